@@ -1,0 +1,129 @@
+//! `kernel_details_summary` and `trunc_kernel_details` (spec 02 §5.4, §5.5):
+//! per-position kernel statistics over the instances of a group.
+
+use crate::numeric::{median, np_mean, np_round2, np_std_pop, pairwise_sum};
+use crate::pyfmt::{np_float, np_int, str_repr};
+use crate::trace::{NO_INT, Trace};
+
+/// One summarised kernel position.
+#[derive(Debug, Clone)]
+pub struct KernelStat {
+    name: String,
+    stream: i64,
+    count: usize,
+    all_int: bool,
+    total: f64,
+    mean: f64,
+    median: f64,
+    std: f64,
+    min: f64,
+    max: f64,
+}
+
+fn stream_repr(s: i64) -> String {
+    if s == NO_INT {
+        "None".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: f64, as_int: bool) -> String {
+    if as_int {
+        np_int(v as i64)
+    } else {
+        np_float(v)
+    }
+}
+
+/// Summarises the kernel lists of one group's rows. The first non-empty list
+/// is the template; rows with another length are left out; positions are
+/// aligned by index only. Sorted by (total, name) ascending.
+pub fn summarise(trace: &Trace, lists: &[&[u32]]) -> Vec<KernelStat> {
+    let Some(template) = lists.iter().find(|l| !l.is_empty()) else {
+        return Vec::new();
+    };
+    let n = template.len();
+    let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut ints = vec![true; n];
+    for l in lists.iter().filter(|l| l.len() == n) {
+        for (i, &k) in l.iter().enumerate() {
+            let e = &trace.events[k as usize];
+            buckets[i].push(e.dur);
+            ints[i] &= e.dur_is_int;
+        }
+    }
+    let mut out: Vec<KernelStat> = template
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let b = &buckets[i];
+            let stream = trace.args_of(k).map(|a| a.stream).unwrap_or(NO_INT);
+            KernelStat {
+                name: trace.name(k).to_string(),
+                stream,
+                count: b.len(),
+                all_int: ints[i],
+                total: pairwise_sum(b),
+                mean: np_mean(b),
+                median: median(b),
+                std: np_std_pop(b),
+                min: b.iter().copied().fold(f64::INFINITY, f64::min),
+                max: b.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.total
+            .total_cmp(&b.total)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+/// The `kernel_details_summary` cell text (a Python list of dicts).
+pub fn summary_text(stats: &[KernelStat]) -> String {
+    let items: Vec<String> = stats
+        .iter()
+        .map(|s| {
+            format!(
+                "{{'name': {}, 'stream': {}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, 'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
+                str_repr(&s.name),
+                stream_repr(s.stream),
+                s.count,
+                num(s.total, s.all_int),
+                np_float(s.mean),
+                np_float(s.median),
+                np_float(s.std),
+                num(s.min, s.all_int),
+                num(s.max, s.all_int),
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The `trunc_kernel_details` cell text; None (an empty cell) for no kernels.
+pub fn trunc_text(stats: &[KernelStat]) -> Option<String> {
+    if stats.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = stats
+        .iter()
+        .map(|s| {
+            let name = if s.name.chars().count() > 64 {
+                let cut: String = s.name.chars().take(64).collect();
+                format!("{cut}...")
+            } else {
+                s.name.clone()
+            };
+            format!(
+                "{{'name': {}, 'stream': {}, 'mean_duration_us': {}}}",
+                str_repr(&name),
+                stream_repr(s.stream),
+                np_float(np_round2(s.mean))
+            )
+        })
+        .collect();
+    Some(format!("[{}]", items.join(", ")))
+}

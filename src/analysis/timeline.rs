@@ -1,0 +1,215 @@
+//! The `gpu_timeline` sheet (spec 01 §3): where GPU time went, as the union
+//! of computation, exposed communication, exposed memcpy and idle time.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::categories::is_comm_name;
+use super::intervals::{Interval, length, subtract, union};
+use crate::report::{Cell, Sheet};
+use crate::trace::tree::Tree;
+use crate::trace::{Cat, Trace};
+
+/// The timeline metrics in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timeline {
+    /// Union of computation kernels.
+    pub computation: f64,
+    /// Communication not hidden under computation.
+    pub exposed_comm: f64,
+    /// Copies hidden under neither computation nor communication.
+    pub exposed_memcpy: f64,
+    /// Union of all GPU activity.
+    pub busy: f64,
+    /// `total - busy`.
+    pub idle: f64,
+    /// Idle gaps shorter than the micro-idle threshold (when one is set).
+    pub micro_idle: Option<f64>,
+    /// Idle gaps at least as long as the threshold (when one is set).
+    pub macro_idle: Option<f64>,
+    /// From the first start to the last end of GPU activity.
+    pub total: f64,
+    /// Union of communication.
+    pub total_comm: f64,
+    /// Union of copies.
+    pub total_memcpy: f64,
+}
+
+fn rocm_copy_kernel() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$")
+            .expect("valid regex")
+    })
+}
+
+fn rocm_fill_kernel() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"^__amd_rocclr_fillBuffer(Aligned)?(\.kd)?$").expect("valid regex")
+    })
+}
+
+/// Which timeline bucket a GPU event falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    /// Kernels and fills.
+    Computation,
+    /// NCCL/RCCL and custom all-reduce.
+    Communication,
+    /// Copies (incl. ROCm copy kernels).
+    Memcpy,
+}
+
+/// Classifies one GPU event (spec 01 §3.2).
+pub fn classify(cat: Cat, name: &str) -> Bucket {
+    if cat == Cat::GpuMemcpy {
+        return Bucket::Memcpy;
+    }
+    if cat == Cat::Kernel {
+        if rocm_copy_kernel().is_match(name) {
+            return Bucket::Memcpy;
+        }
+        if rocm_fill_kernel().is_match(name) {
+            return Bucket::Computation;
+        }
+    }
+    if is_comm_name(name) {
+        Bucket::Communication
+    } else {
+        Bucket::Computation
+    }
+}
+
+/// Computes the timeline over GPU events (linked ones unless
+/// `include_unlinked`). None when there is no GPU event to count.
+pub fn compute(
+    trace: &Trace,
+    tree: &Tree,
+    include_unlinked: bool,
+    micro_idle_thresh_us: Option<f64>,
+) -> Option<Timeline> {
+    let mut all: Vec<Interval> = Vec::new();
+    let mut comp: Vec<Interval> = Vec::new();
+    let mut comm: Vec<Interval> = Vec::new();
+    let mut copy: Vec<Interval> = Vec::new();
+    // Classification is per name; names repeat a lot.
+    let mut cache: std::collections::HashMap<(u32, bool), Bucket> = Default::default();
+    for (i, e) in trace.events.iter().enumerate() {
+        if !e.cat.is_gpu() || !(include_unlinked || tree.parent[i] != crate::trace::NONE) {
+            continue;
+        }
+        let iv = (e.ts, e.t_end());
+        let b = *cache
+            .entry((e.name, e.cat == Cat::Kernel))
+            .or_insert_with(|| classify(e.cat, trace.strings.get(e.name)));
+        all.push(iv);
+        match b {
+            Bucket::Computation => comp.push(iv),
+            Bucket::Communication => comm.push(iv),
+            Bucket::Memcpy => copy.push(iv),
+        }
+    }
+    if all.is_empty() {
+        return None;
+    }
+    let c = union(comp);
+    let m = union(comm);
+    let y = union(copy);
+    let u = union(all);
+    let total = u.last().map(|l| l.1).unwrap_or(0.0) - u.first().map(|f| f.0).unwrap_or(0.0);
+    let busy = length(&u);
+    let (micro_idle, macro_idle) = match micro_idle_thresh_us {
+        Some(th) => {
+            let span = [(u[0].0, u[u.len() - 1].1)];
+            let gaps = subtract(&span, &u);
+            let micro = gaps
+                .iter()
+                .filter(|g| g.1 - g.0 < th)
+                .fold(0.0, |a, g| a + (g.1 - g.0));
+            let mac = gaps
+                .iter()
+                .filter(|g| g.1 - g.0 >= th)
+                .fold(0.0, |a, g| a + (g.1 - g.0));
+            (Some(micro), Some(mac))
+        }
+        None => (None, None),
+    };
+    Some(Timeline {
+        computation: length(&c),
+        exposed_comm: length(&subtract(&m, &c)),
+        exposed_memcpy: length(&subtract(&subtract(&y, &c), &m)),
+        busy,
+        idle: total - busy,
+        micro_idle,
+        macro_idle,
+        total,
+        total_comm: length(&m),
+        total_memcpy: length(&y),
+    })
+}
+
+/// The `gpu_timeline` sheet: `type`, `time ms`, `percent`.
+pub fn sheet(t: &Timeline) -> Sheet {
+    let mut s = Sheet::new("gpu_timeline", &["type", "time ms", "percent"]);
+    let mut rows: Vec<(&str, f64)> = vec![
+        ("computation_time", t.computation),
+        ("exposed_comm_time", t.exposed_comm),
+        ("exposed_memcpy_time", t.exposed_memcpy),
+        ("busy_time", t.busy),
+    ];
+    match (t.micro_idle, t.macro_idle) {
+        (Some(mi), Some(ma)) => {
+            rows.push(("micro_idle_time", mi));
+            rows.push(("macro_idle_time", ma));
+        }
+        _ => rows.push(("idle_time", t.idle)),
+    }
+    rows.push(("total_time", t.total));
+    rows.push(("total_comm_time", t.total_comm));
+    rows.push(("total_memcpy_time", t.total_memcpy));
+    for (name, us) in rows {
+        s.rows.push(vec![
+            Cell::Text(name.to_string()),
+            Cell::Float(us / 1e3),
+            Cell::Float((us / t.total) * 100.0),
+        ]);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_follows_the_reference_order() {
+        assert_eq!(classify(Cat::GpuMemcpy, "Memcpy HtoD"), Bucket::Memcpy);
+        assert_eq!(
+            classify(Cat::Kernel, "__amd_rocclr_copyBuffer.kd"),
+            Bucket::Memcpy
+        );
+        assert_eq!(
+            classify(Cat::Kernel, "MEMORY_COPY_DEVICE_TO_HOST"),
+            Bucket::Memcpy
+        );
+        assert_eq!(
+            classify(Cat::Kernel, "__amd_rocclr_fillBufferAligned"),
+            Bucket::Computation
+        );
+        assert_eq!(
+            classify(Cat::Kernel, "ncclKernel_AllReduce"),
+            Bucket::Communication
+        );
+        assert_eq!(
+            classify(Cat::GpuMemset, "Memset (Device)"),
+            Bucket::Computation
+        );
+        // Full match only: a longer name is an ordinary kernel.
+        assert_eq!(
+            classify(Cat::Kernel, "__amd_rocclr_copyBufferX"),
+            Bucket::Computation
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! Subcommands and their options. No analysis logic lives here.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, anyhow};
+use clap::{Args, Parser, Subcommand};
+
+use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
+use tracelens::analysis::{ReportOptions, run_report};
+use tracelens::load::load_trace;
+use tracelens::report::{csv, xlsx};
+use tracelens::summary;
+use tracelens::trace::Trace;
+use tracelens::trace::tree::{TreeOptions, build};
+
+/// Performance reports from PyTorch profiler traces: where the GPU time went,
+/// by op category, op, input shape and kernel.
+#[derive(Parser)]
+#[command(name = "tracelens", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the performance report (Excel, CSV, Markdown) for one trace.
+    Report(ReportArgs),
+    /// Print the call tree: Python frames and ops down to GPU kernels.
+    Tree(TreeArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Trace file: .json, .json.gz or .zip (detected by content); - for stdin.
+    trace: PathBuf,
+    /// Excel workbook to write [default: <trace stem>_perf_report.xlsx beside
+    /// the trace, unless --csv is given].
+    #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
+    output: Option<PathBuf>,
+    /// Write one <sheet>.csv per sheet into DIR (alone, replaces the Excel output).
+    #[arg(long, value_name = "DIR")]
+    csv: Option<PathBuf>,
+    /// Write a Markdown summary to FILE (- for stdout).
+    #[arg(long, value_name = "FILE")]
+    md: Option<PathBuf>,
+    /// Kernels shorter than this are "short" (short_kernel sheets).
+    #[arg(long, default_value_t = 10, value_name = "US")]
+    short_kernel_threshold_us: u32,
+    /// Bins of short_kernel_histogram.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    short_kernel_histogram_bins: usize,
+    /// Keep only the top N rows of short_kernels_summary.
+    #[arg(long, value_name = "N")]
+    topk_short_kernels: Option<usize>,
+    /// Split idle time into micro (< US) and macro idle.
+    #[arg(long, value_name = "US")]
+    micro_idle_thresh_us: Option<u32>,
+    /// Count GPU events without a host launch in gpu_timeline too.
+    #[arg(long)]
+    include_unlinked_kernels: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct TreeArgs {
+    /// Trace file: .json, .json.gz or .zip; - for stdin.
+    trace: PathBuf,
+    /// Show the nn.Module hierarchy with GPU time per module (µs).
+    #[arg(long)]
+    modules: bool,
+    /// Print at most N levels below each root.
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Print only subtrees whose root name matches this regular expression.
+    #[arg(long, value_name = "PATTERN")]
+    grep: Option<String>,
+    /// Also show branches that launch no GPU work.
+    #[arg(long)]
+    all: bool,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Report(a) => report(a),
+        Command::Tree(a) => tree(a),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tracelens: error: {e:#}");
+            1
+        }
+    }
+}
+
+/// Shows what is going on during long work, only on a terminal.
+struct Progress {
+    on: bool,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool, path: &Path) -> Progress {
+        let big = std::fs::metadata(path)
+            .map(|m| m.len() > 8 << 20)
+            .unwrap_or(false);
+        Progress {
+            on: !quiet && big && std::io::stderr().is_terminal(),
+            start: Instant::now(),
+        }
+    }
+
+    fn step(&self, what: &str) {
+        if self.on {
+            eprint!(
+                "\r\x1b[2K[{:6.2}s] {what}…",
+                self.start.elapsed().as_secs_f64()
+            );
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn done(&self) {
+        if self.on {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<Trace> {
+    load_trace(path).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+/// `a/trace.json.gz` -> `a/trace_perf_report.xlsx` (everything from the
+/// last `.json` is dropped, as the reference does).
+fn default_xlsx_path(trace: &Path) -> PathBuf {
+    let s = trace.to_string_lossy();
+    let stem = match s.rfind(".json") {
+        Some(i) => &s[..i],
+        None => &s[..],
+    };
+    PathBuf::from(format!("{stem}_perf_report.xlsx"))
+}
+
+fn report(a: ReportArgs) -> Result<()> {
+    let is_stdin = a.trace.as_os_str() == "-";
+    let xlsx_path = match (&a.output, &a.csv) {
+        (Some(o), _) => Some(o.clone()),
+        (None, Some(_)) => None,
+        (None, None) if is_stdin => {
+            return Err(anyhow!(
+                "reading the trace from stdin: say where to write with -o FILE.xlsx or --csv DIR"
+            ));
+        }
+        (None, None) => Some(default_xlsx_path(&a.trace)),
+    };
+    let progress = Progress::new(a.quiet, &a.trace);
+    progress.step("loading trace");
+    let trace = load(&a.trace)?;
+    progress.step("building call tree");
+    let tree = build(&trace, TreeOptions::default());
+    progress.step("computing sheets");
+    let opts = ReportOptions {
+        short_kernel_threshold_us: a.short_kernel_threshold_us as f64,
+        histogram_bins: a.short_kernel_histogram_bins,
+        topk_short_kernels: a.topk_short_kernels,
+        micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
+        include_unlinked_kernels: a.include_unlinked_kernels,
+    };
+    let report = run_report(&trace, &tree, &opts);
+    progress.step("writing outputs");
+    let mut written: Vec<String> = Vec::new();
+    if let Some(dir) = &a.csv {
+        csv::write_csv_dir(&report.sheets, dir)
+            .with_context(|| format!("writing CSV sheets to {}", dir.display()))?;
+        written.push(format!(
+            "{}/ ({} CSV sheets)",
+            dir.display(),
+            report.sheets.len()
+        ));
+    }
+    if let Some(x) = &xlsx_path {
+        xlsx::write_xlsx(&report.sheets, x).with_context(|| format!("writing {}", x.display()))?;
+        written.push(x.display().to_string());
+    }
+    let title = a
+        .trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "stdin".into());
+    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    if let Some(md) = &a.md {
+        let text = summary::markdown(&report, &title);
+        if md_to_stdout {
+            print!("{text}");
+        } else {
+            write_atomic(md, text.as_bytes())
+                .with_context(|| format!("writing {}", md.display()))?;
+            written.push(md.display().to_string());
+        }
+    }
+    progress.done();
+    if !a.quiet {
+        let mut text = summary::terminal(&report);
+        for w in &written {
+            text.push_str(&format!("wrote {w}\n"));
+        }
+        // Keep stdout clean when it carries the Markdown.
+        if md_to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    } else {
+        for n in report.quality.notes() {
+            eprintln!("tracelens: note: {n}");
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
+    Ok(())
+}
+
+fn tree(a: TreeArgs) -> Result<()> {
+    let trace = load(&a.trace)?;
+    let tree = build(
+        &trace,
+        TreeOptions {
+            include_python: true,
+        },
+    );
+    let grep = match &a.grep {
+        Some(p) => Some(regex::Regex::new(p).map_err(|e| anyhow!("--grep: invalid pattern: {e}"))?),
+        None => None,
+    };
+    let opts = TreeViewOptions {
+        depth: a.depth,
+        grep,
+        show_all: a.all,
+    };
+    let text = if a.modules {
+        let t = render_modules(&trace, &tree, &opts);
+        if t.is_empty() {
+            return Err(anyhow!(
+                "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
+                a.trace.display()
+            ));
+        }
+        t
+    } else {
+        render_tree(&trace, &tree, &opts)
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (e.g. `| head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! tracelens: performance reports from AI profiler traces.
+//!
+//! Data flows one way: [`load`] turns bytes into a [`trace::Trace`] (a flat
+//! arena of events with interned strings), [`trace::tree`] links the events
+//! into a call tree, the [`analysis`] passes turn the tree into
+//! [`report::Sheet`]s, and the [`report`] writers emit CSV, Excel and Markdown.
+
+pub mod analysis;
+pub mod load;
+pub mod numeric;
+pub mod pyfmt;
+pub mod report;
+pub mod summary;
+pub mod trace;

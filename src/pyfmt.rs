@@ -1,0 +1,452 @@
+//! Python / pandas / numpy text formatting.
+//!
+//! The reference tool writes its reports with pandas, so every float, string
+//! and container that ends up in a cell must be spelled exactly the way
+//! Python would spell it: `repr(float)`, `repr(str)`, `str(tuple)` and the
+//! numpy 2 scalar reprs (`np.float64(...)`).
+
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// Python `repr(float)`: the shortest digits that round-trip, laid out the
+/// way CPython does it.
+///
+/// Fixed notation is used when the decimal exponent `e` (as in `d.ddd×10^e`)
+/// satisfies `-4 <= e < 16`; integral values keep a trailing `.0`. Otherwise
+/// scientific notation like `1e-05` or `1.5e+16` (explicit sign, at least two
+/// exponent digits, no `.0` on a one-digit mantissa). Non-finite values are
+/// `inf`, `-inf` and `nan`.
+pub fn float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    let neg = x.is_sign_negative();
+    if x.is_infinite() {
+        return if neg { "-inf" } else { "inf" }.to_string();
+    }
+    let (digits, exp) = shortest_digits(x.abs());
+    let mut out = String::with_capacity(digits.len() + 8);
+    if neg {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        let _ = write!(out, "e{sign}{:02}", exp.unsigned_abs());
+    }
+    out
+}
+
+/// Splits Rust's `{:e}` output into its digit string and decimal exponent:
+/// `d1.d2d3...e<exp>` becomes (`"d1d2d3..."`, `exp`).
+fn split_sci(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = match sci.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (sci, 0),
+    };
+    (
+        mantissa.chars().filter(|c| c.is_ascii_digit()).collect(),
+        exp,
+    )
+}
+
+/// Shortest round-trip digits of a finite, non-negative `x` and the
+/// exponent of the first digit, as CPython's `repr` chooses them.
+///
+/// Rust's `{:e}` yields the shortest digit count, but when `x` lies exactly
+/// halfway between two shortest candidates it rounds the last digit up,
+/// while CPython's dtoa rounds half to even (`1227.43072509765625` is
+/// `1227.4307250976562` in Python). Such ties are detected exactly and
+/// resolved the Python way.
+fn shortest_digits(x: f64) -> (String, i32) {
+    let (digits, exp) = split_sci(&format!("{x:e}"));
+    let n = digits.len();
+    // One more significant digit than the shortest form; printed exactly
+    // when `x` is a tie, because then `x` has exactly n + 1 digits.
+    let (longer, longer_exp) = split_sci(&format!("{x:.n$e}"));
+    if !longer.ends_with('5') || longer.len() != n + 1 || n + 1 > 18 {
+        return (digits, exp);
+    }
+    let Ok(t) = longer.parse::<u64>() else {
+        return (digits, exp);
+    };
+    // x == t * 10^q exactly, or this is no tie.
+    let q = longer_exp - n as i32;
+    if !equals_decimal(x, t, q) {
+        return (digits, exp);
+    }
+    let down = t / 10;
+    let (even, odd) = if down % 2 == 0 {
+        (down, down + 1)
+    } else {
+        (down + 1, down)
+    };
+    for cand in [even, odd] {
+        let text = format!("{cand}e{}", q + 1);
+        if text.parse::<f64>().ok() == Some(x) {
+            let s = cand.to_string();
+            let e = q + 1 + s.len() as i32 - 1;
+            let trimmed = s.trim_end_matches('0');
+            return (trimmed.to_string(), e);
+        }
+    }
+    (digits, exp)
+}
+
+/// Whether the finite, non-negative `x` equals `t * 10^q` exactly, using
+/// integer arithmetic on `x = m * 2^e`.
+fn equals_decimal(x: f64, t: u64, q: i32) -> bool {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7FF) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    let (m, t) = (u128::from(m), u128::from(t));
+    // m * 2^e == t * 2^q * 5^q. With t < 10^18 and m < 2^53, a power of five
+    // above 5^25 can divide neither side, so larger |q| never matches, and
+    // every product below stays under 2^128.
+    if q.unsigned_abs() > 25 {
+        return false;
+    }
+    let five = 5u128.pow(q.unsigned_abs());
+    // Gather the powers of five on the side where they are positive:
+    // lhs * 2^(e - q) == rhs.
+    let (lhs, rhs) = if q >= 0 { (m, t * five) } else { (m * five, t) };
+    let shift = e - q;
+    if shift >= 0 {
+        shifted_eq(lhs, shift.unsigned_abs(), rhs)
+    } else {
+        shifted_eq(rhs, shift.unsigned_abs(), lhs)
+    }
+}
+
+/// Whether `a * 2^k == b`, without overflow for any `k`.
+fn shifted_eq(a: u128, k: u32, b: u128) -> bool {
+    if b == 0 {
+        return a == 0;
+    }
+    b.trailing_zeros() >= k && (b >> k) == a
+}
+
+/// Whether Python's `str.isprintable()` would call `c` printable.
+///
+/// Python consults the full Unicode database (categories Cc, Cf, Cs, Co, Cn,
+/// Zl, Zp and Zs other than the ASCII space are non-printable). This is an
+/// approximation: exact for ASCII and Latin-1, and covering the format,
+/// separator, private-use and non-character code points one meets in
+/// practice; code points unassigned within otherwise used blocks are treated
+/// as printable.
+fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    if c.is_control() {
+        return false;
+    }
+    !matches!(
+        u,
+        // Zs (except U+0020), Zl, Zp
+        0xA0 | 0x1680 | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000
+        // Cf
+        | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2 | 0x180E
+        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE007F
+        // Co
+        | 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD
+        // Cn: non-characters and wholly unassigned planes 4 to 13 and 14
+        // (except its variation selectors, which are printable marks)
+        | 0xFDD0..=0xFDEF | 0x40000..=0xDFFFF | 0xE0080..=0xE00FF | 0xE01F0..=0xEFFFF
+    ) && (u & 0xFFFE) != 0xFFFE
+}
+
+/// Python `repr(str)`.
+///
+/// Single quotes unless the text contains `'` but no `"`; backslash, the
+/// chosen quote, `\n`, `\r` and `\t` are escaped; other non-printable
+/// characters become `\xhh`, `\uhhhh` or `\Uhhhhhhhh`; printable non-ASCII
+/// characters are kept as they are.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => {
+                let u = c as u32;
+                let _ = if u < 0x100 {
+                    write!(out, "\\x{u:02x}")
+                } else if u < 0x10000 {
+                    write!(out, "\\u{u:04x}")
+                } else {
+                    write!(out, "\\U{u:08x}")
+                };
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python `str()` of the object `json.loads` would build from `v`.
+///
+/// With `lists_as_tuples`, arrays are rendered as tuples at every depth
+/// (the reference turns `Input Dims` and friends into nested tuples so they
+/// are hashable): `(a, b)`, `(a,)`, `()`. Otherwise lists: `[a, b]`.
+/// Objects render as `{'k': v}` in the map's key order (serde_json is built
+/// without `preserve_order`, so keys come out sorted rather than in document
+/// order). Integers print as integers, other numbers via [`float_repr`]
+/// (an integer too large for 64 bits has already become a float in
+/// serde_json, unlike in Python), strings via [`str_repr`], and `null`,
+/// `true`, `false` as `None`, `True`, `False`.
+pub fn json_to_py(v: &Value, lists_as_tuples: bool) -> String {
+    let mut out = String::new();
+    write_py(&mut out, v, lists_as_tuples);
+    out
+}
+
+/// Appends the Python rendering of `v` to `out` (see [`json_to_py`]).
+fn write_py(out: &mut String, v: &Value, tuples: bool) {
+    match v {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                let _ = write!(out, "{i}");
+            } else if let Some(u) = n.as_u64() {
+                let _ = write!(out, "{u}");
+            } else {
+                out.push_str(&float_repr(n.as_f64().unwrap_or(f64::NAN)));
+            }
+        }
+        Value::String(s) => out.push_str(&str_repr(s)),
+        Value::Array(items) => {
+            let (open, close) = if tuples { ('(', ')') } else { ('[', ']') };
+            out.push(open);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_py(out, item, tuples);
+            }
+            // A one-element tuple needs its trailing comma: `(1,)`.
+            if tuples && items.len() == 1 {
+                out.push(',');
+            }
+            out.push(close);
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&str_repr(k));
+                out.push_str(": ");
+                write_py(out, item, tuples);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// numpy 2 `repr` of a `float64` scalar: `np.float64(1.5)`.
+pub fn np_float(x: f64) -> String {
+    format!("np.float64({})", float_repr(x))
+}
+
+/// numpy 2 `repr` of an `int64` scalar: `np.int64(5)`.
+pub fn np_int(x: i64) -> String {
+    format!("np.int64({x})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn float_repr_fixed() {
+        assert_eq!(float_repr(0.1), "0.1");
+        assert_eq!(float_repr(0.0), "0.0");
+        assert_eq!(float_repr(-0.0), "-0.0");
+        assert_eq!(float_repr(5.0), "5.0");
+        assert_eq!(float_repr(-5.0), "-5.0");
+        assert_eq!(float_repr(1.5), "1.5");
+        assert_eq!(float_repr(100.0), "100.0");
+        assert_eq!(float_repr(123.456), "123.456");
+        assert_eq!(float_repr(1e-4), "0.0001");
+        assert_eq!(float_repr(0.00012), "0.00012");
+        assert_eq!(float_repr(123456789012345.6), "123456789012345.6");
+        assert_eq!(float_repr(1e15), "1000000000000000.0");
+        assert_eq!(float_repr(9999999999999998.0), "9999999999999998.0");
+        assert_eq!(float_repr(5.7919921875), "5.7919921875");
+        // 2**-12 = 0.000244140625 exactly; exponent -4 stays fixed.
+        assert_eq!(float_repr(2f64.powi(-12)), "0.000244140625");
+        assert_eq!(float_repr(100.00000000000001), "100.00000000000001");
+        assert_eq!(float_repr(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(float_repr(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(float_repr(-2.5e-3), "-0.0025");
+    }
+
+    #[test]
+    fn float_repr_scientific() {
+        assert_eq!(float_repr(1e-5), "1e-05");
+        assert_eq!(float_repr(7.2192e-05), "7.2192e-05");
+        assert_eq!(float_repr(1.6e-08), "1.6e-08");
+        assert_eq!(float_repr(-1.6e-08), "-1.6e-08");
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(1.5e16), "1.5e+16");
+        assert_eq!(float_repr(1e100), "1e+100");
+        assert_eq!(float_repr(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(float_repr(f64::MIN_POSITIVE), "2.2250738585072014e-308");
+        assert_eq!(float_repr(5e-324), "5e-324");
+        assert_eq!(float_repr(-5e-324), "-5e-324");
+    }
+
+    #[test]
+    fn float_repr_ties_go_to_even() {
+        // 1227.43072509765625 = 1227 + 7057/16384 is exact in binary and sits
+        // halfway between the 17-digit candidates ...562 and ...563; CPython
+        // picks the even digit.
+        assert_eq!(float_repr(1227.0 + 7057.0 / 16384.0), "1227.4307250976562");
+        assert_eq!(
+            float_repr(-(9319412.0 + 133.0 / 1024.0)),
+            "-9319412.129882812"
+        );
+        assert_eq!(float_repr(15137.0 / 524288.0), "0.028871536254882812");
+        // 2**-10 + 2**-30 = 0.0009765634313225746154785156250 has far more
+        // digits than 17, so it is no tie: plain shortest digits.
+        assert_eq!(
+            float_repr(2f64.powi(-10) + 2f64.powi(-30)),
+            "0.0009765634313225746"
+        );
+    }
+
+    #[test]
+    fn exact_decimal_check() {
+        assert!(equals_decimal(1.5, 15, -1));
+        assert!(equals_decimal(1.5, 150, -2));
+        assert!(!equals_decimal(0.1, 1, -1));
+        assert!(equals_decimal(1e22, 1, 22));
+        // 1e23 is not representable; the nearest double is 99999999999999991611392.
+        assert!(!equals_decimal(1e23, 1, 23));
+        assert!(!equals_decimal(5e-324, 0, 0));
+        assert!(equals_decimal(0.25, 25, -2));
+        assert!(equals_decimal(0.0, 0, 5));
+    }
+
+    #[test]
+    fn float_repr_non_finite() {
+        assert_eq!(float_repr(f64::INFINITY), "inf");
+        assert_eq!(float_repr(f64::NEG_INFINITY), "-inf");
+        assert_eq!(float_repr(f64::NAN), "nan");
+        assert_eq!(float_repr(-f64::NAN), "nan");
+    }
+
+    #[test]
+    fn str_repr_quotes() {
+        assert_eq!(str_repr(""), "''");
+        assert_eq!(str_repr("abc"), "'abc'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("say \"hi\""), "'say \"hi\"'");
+        assert_eq!(str_repr("it's \"q\""), "'it\\'s \"q\"'");
+        assert_eq!(str_repr("a\\b"), "'a\\\\b'");
+    }
+
+    #[test]
+    fn str_repr_escapes() {
+        assert_eq!(str_repr("a\nb\rc\td"), "'a\\nb\\rc\\td'");
+        assert_eq!(str_repr("\0\x07\x1b\x7f"), "'\\x00\\x07\\x1b\\x7f'");
+        assert_eq!(str_repr("\u{80}\u{a0}\u{ad}"), "'\\x80\\xa0\\xad'");
+        assert_eq!(
+            str_repr("\u{200b}\u{2028}\u{e000}"),
+            "'\\u200b\\u2028\\ue000'"
+        );
+        assert_eq!(str_repr("\u{e0001}"), "'\\U000e0001'");
+        assert_eq!(str_repr("\u{ffff}"), "'\\uffff'");
+        // Printable non-ASCII is kept.
+        assert_eq!(str_repr("é µs 😀 中"), "'é µs 😀 中'");
+        assert_eq!(str_repr(" "), "' '");
+    }
+
+    #[test]
+    fn json_tuples() {
+        let v = json!([[512], [141, 512], [], []]);
+        assert_eq!(json_to_py(&v, true), "((512,), (141, 512), (), ())");
+        assert_eq!(json_to_py(&v, false), "[[512], [141, 512], [], []]");
+        assert_eq!(json_to_py(&json!(["", "1", "0."]), true), "('', '1', '0.')");
+        assert_eq!(
+            json_to_py(&json!(["c10::BFloat16", "Scalar"]), true),
+            "('c10::BFloat16', 'Scalar')"
+        );
+        assert_eq!(json_to_py(&json!([]), true), "()");
+        assert_eq!(json_to_py(&json!([[]]), true), "((),)");
+        assert_eq!(json_to_py(&json!([1]), false), "[1]");
+    }
+
+    #[test]
+    fn json_scalars_and_dicts() {
+        assert_eq!(json_to_py(&json!(null), true), "None");
+        assert_eq!(json_to_py(&json!(true), true), "True");
+        assert_eq!(json_to_py(&json!(false), true), "False");
+        assert_eq!(json_to_py(&json!(-3), true), "-3");
+        assert_eq!(json_to_py(&json!(u64::MAX), true), "18446744073709551615");
+        assert_eq!(json_to_py(&json!(1.0), true), "1.0");
+        assert_eq!(json_to_py(&json!(1e-5), true), "1e-05");
+        assert_eq!(json_to_py(&json!("it's"), true), "\"it's\"");
+        let v: Value = serde_json::from_str(r#"{"b": [1, 2.5], "a": {"x": null}}"#).unwrap();
+        assert_eq!(json_to_py(&v, true), "{'a': {'x': None}, 'b': (1, 2.5)}");
+        assert_eq!(json_to_py(&v, false), "{'a': {'x': None}, 'b': [1, 2.5]}");
+        assert_eq!(json_to_py(&json!({}), true), "{}");
+        assert_eq!(
+            json_to_py(&json!([true, null, [1.5, "a"]]), true),
+            "(True, None, (1.5, 'a'))"
+        );
+    }
+
+    #[test]
+    fn numpy_scalars() {
+        assert_eq!(np_float(5.0), "np.float64(5.0)");
+        assert_eq!(np_float(1e-5), "np.float64(1e-05)");
+        assert_eq!(np_float(f64::NAN), "np.float64(nan)");
+        assert_eq!(np_int(5), "np.int64(5)");
+        assert_eq!(np_int(-7), "np.int64(-7)");
+    }
+}
