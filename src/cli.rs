@@ -214,6 +214,10 @@ fn report(a: ReportArgs) -> Result<()> {
         }
     }
     progress.done();
+    // Trace-quality notes always go to stderr, even with --quiet.
+    for n in report.quality.notes() {
+        eprintln!("tracelens: warning: {}: {n}", a.trace.display());
+    }
     if !a.quiet {
         let mut text = summary::terminal(&report);
         for w in &written {
@@ -224,10 +228,6 @@ fn report(a: ReportArgs) -> Result<()> {
             eprint!("{text}");
         } else {
             print!("{text}");
-        }
-    } else {
-        for n in report.quality.notes() {
-            eprintln!("tracelens: note: {n}");
         }
     }
     Ok(())

@@ -115,8 +115,5 @@ pub fn terminal(report: &Report) -> String {
             );
         }
     }
-    for n in report.quality.notes() {
-        let _ = writeln!(out, "note: {n}");
-    }
     out
 }
