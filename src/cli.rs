@@ -110,6 +110,8 @@ pub fn run() -> i32 {
 /// Shows what is going on during long work, only on a terminal.
 struct Progress {
     on: bool,
+    /// `TRACELENS_TIMINGS=1`: print phase start times (for benchmarks).
+    timings: bool,
     start: Instant,
 }
 
@@ -120,11 +122,15 @@ impl Progress {
             .unwrap_or(false);
         Progress {
             on: !quiet && big && std::io::stderr().is_terminal(),
+            timings: std::env::var_os("TRACELENS_TIMINGS").is_some(),
             start: Instant::now(),
         }
     }
 
     fn step(&self, what: &str) {
+        if self.timings {
+            eprintln!("[{:8.3}s] {what}", self.start.elapsed().as_secs_f64());
+        }
         if self.on {
             eprint!(
                 "\r\x1b[2K[{:6.2}s] {what}…",

@@ -1,8 +1,8 @@
 //! PyTorch profiler (Kineto) JSON: turns each event into the compact
 //! [`Event`] of the arena, keeping only the fields some pass reads.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
@@ -175,6 +175,7 @@ struct RawArgs<'a> {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "an event object")]
 struct RawEvent<'a> {
     #[serde(borrow, default)]
     ph: Option<Cow<'a, str>>,
@@ -380,20 +381,124 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Parses a Kineto JSON document from `reader` (already decompressed).
-pub fn parse<R: Read>(reader: R, packing: Packing) -> Result<Trace, LoadError> {
+/// Work handed from the splitter thread to the builder thread, in file order.
+enum Batch {
+    /// Consecutive events: their bytes packed in `buf`, bounds in `ends`.
+    Events {
+        first_index: usize,
+        buf: Vec<u8>,
+        ends: Vec<usize>,
+    },
+    /// A top-level key other than `traceEvents`.
+    Other { key: String, json: Vec<u8> },
+}
+
+const BATCH_BYTES: usize = 2 << 20;
+
+/// The splitter's sink: packs events into batches for the builder thread.
+struct BatchSink {
+    tx: std::sync::mpsc::SyncSender<Batch>,
+    first_index: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl BatchSink {
+    fn flush(&mut self) -> Result<(), String> {
+        if self.ends.is_empty() {
+            return Ok(());
+        }
+        let batch = Batch::Events {
+            first_index: self.first_index,
+            buf: std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH_BYTES + (64 << 10))),
+            ends: std::mem::take(&mut self.ends),
+        };
+        self.tx.send(batch).map_err(|_| BUILDER_STOPPED.to_string())
+    }
+}
+
+/// The builder thread hung up (it found an error, which takes precedence).
+const BUILDER_STOPPED: &str = "builder stopped";
+
+impl Sink for BatchSink {
+    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+        if self.ends.is_empty() {
+            self.first_index = index;
+        }
+        self.buf.extend_from_slice(json);
+        self.ends.push(self.buf.len());
+        if self.buf.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
+        self.flush()?;
+        let batch = Batch::Other {
+            key: key.to_string(),
+            json: json.to_vec(),
+        };
+        self.tx.send(batch).map_err(|_| BUILDER_STOPPED.to_string())
+    }
+}
+
+fn build_from(rx: std::sync::mpsc::Receiver<Batch>) -> Result<Builder, String> {
     let mut b = Builder {
         trace: Trace::default(),
-        idents: HashMap::new(),
-        unknown_phases: HashMap::new(),
+        idents: HashMap::default(),
+        unknown_phases: HashMap::default(),
         missing_ph: 0,
         gpu_without_dur: 0,
+    };
+    for batch in rx {
+        match batch {
+            Batch::Events {
+                first_index,
+                buf,
+                ends,
+            } => {
+                let mut start = 0;
+                for (i, &end) in ends.iter().enumerate() {
+                    b.event(first_index + i, &buf[start..end])?;
+                    start = end;
+                }
+            }
+            Batch::Other { key, json } => b.other(&key, &json)?,
+        }
+    }
+    Ok(b)
+}
+
+/// Parses a Kineto JSON document from `reader` (already decompressed).
+///
+/// The splitter runs on the calling thread; parsing events and building the
+/// arena run on a second thread, fed in file order through a bounded channel.
+pub fn parse<R: Read>(reader: R, packing: Packing) -> Result<Trace, LoadError> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
+    let builder = std::thread::spawn(move || build_from(rx));
+    let mut sink = BatchSink {
+        tx,
+        first_index: 0,
+        buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+        ends: Vec::new(),
     };
     let mut counted = Counted {
         inner: reader,
         bytes: 0,
     };
-    let outline = scan::split(&mut counted, &mut b).map_err(|e| match e {
+    let split = scan::split(&mut counted, &mut sink);
+    // Events before a syntax error are still checked: their errors come first.
+    let flushed = sink.flush();
+    drop(sink);
+    let built = builder
+        .join()
+        .map_err(|_| LoadError("internal error: the parser thread panicked".into()))?;
+    let b = match built {
+        Err(m) => return Err(LoadError(format!("invalid trace: {m}"))),
+        Ok(b) => b,
+    };
+    let outline = split.map_err(|e| match e {
         ScanError::Io(io) => {
             let what = match packing {
                 Packing::Gzip => "truncated or corrupt gzip data",
@@ -405,6 +510,7 @@ pub fn parse<R: Read>(reader: R, packing: Packing) -> Result<Trace, LoadError> {
         ScanError::Syntax(m) => LoadError(m),
         ScanError::Callback(m) => LoadError(format!("invalid trace: {m}")),
     })?;
+    flushed.map_err(|m| LoadError(format!("invalid trace: {m}")))?;
     if !outline.has_trace_events {
         return Err(LoadError(
             "not a trace: the JSON object has no \"traceEvents\" array".into(),

@@ -8,6 +8,8 @@ pub mod tree;
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 /// Marker for "no value" in `u32` handle fields.
 pub const NONE: u32 = u32::MAX;
 /// Marker for "no value" in the integer argument fields of [`Args`].
@@ -19,7 +21,7 @@ pub type StrId = u32;
 /// A string table: every distinct string is stored once and named by a [`StrId`].
 #[derive(Debug, Default)]
 pub struct Interner {
-    map: HashMap<Box<str>, StrId>,
+    map: FxHashMap<Box<str>, StrId>,
     strings: Vec<Box<str>>,
 }
 
