@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Benchmark: wall time, throughput (MB/s of uncompressed JSON) and peak RSS of
+# the whole `tracelens report` (Excel + CSV written) on the corpus traces and
+# on x4 / x16 copies of the largest one made with ../shared/tools/scale_trace.py.
+#
+# usage: bench/run.sh [--no-scaled] [RUNS]
+# Needs GNU time (/usr/bin/time) and python3. Scaled copies are cached in
+# ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}. This is not a test: it asserts nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scaled=1
+if [ "${1:-}" = "--no-scaled" ]; then scaled=0; shift; fi
+runs=${1:-3}
+shared=../shared
+cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
+mkdir -p "$cache"
+cargo build --release --quiet
+bin=target/release/tracelens
+[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
+
+traces=()
+if [ -d "$shared/corpus/pytorch" ]; then
+  for t in "$shared"/corpus/pytorch/*.json.gz; do traces+=("$t"); done
+  big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
+  if [ "$scaled" = 1 ] && [ -f "$big" ]; then
+    for n in 4 16; do
+      out="$cache/owlv2_x$n.json"
+      if [ ! -f "$out" ]; then
+        echo "making $out (scale_trace.py x$n)..." >&2
+        python3 "$shared/tools/scale_trace.py" "$big" "$n" "$out"
+      fi
+      traces+=("$out")
+    done
+  fi
+else
+  echo "bench: ../shared/corpus not found; measuring testdata only" >&2
+  traces+=(testdata/example.json)
+fi
+
+json_mb() {
+  case "$1" in
+    *.gz) gzip -dc "$1" | wc -c ;;
+    *) wc -c < "$1" ;;
+  esac | awk '{printf "%.1f", $1 / 1e6}'
+}
+
+printf "%-34s %9s %9s %9s %10s\n" trace "JSON MB" "wall s" "MB/s" "peak MB"
+for t in "${traces[@]}"; do
+  mb=$(json_mb "$t")
+  best_wall=""; best_rss=""
+  for _ in $(seq "$runs"); do
+    work=$(mktemp -d)
+    t0=$(date +%s%N)
+    /usr/bin/time -f "%M" -o "$work/time" "$bin" report "$t" -o "$work/r.xlsx" --csv "$work/csv" -q 2>/dev/null
+    t1=$(date +%s%N)
+    wall=$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")
+    read -r rss < "$work/time"
+    rm -rf "$work"
+    if [ -z "$best_wall" ] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
+    if [ -z "$best_rss" ] || [ "$rss" -gt "$best_rss" ]; then best_rss=$rss; fi
+  done
+  printf "%-34s %9s %9s %9.0f %10.1f\n" "$(basename "$t")" "$mb" "$best_wall" \
+    "$(awk "BEGIN{print ($best_wall > 0) ? $mb / $best_wall : 0}")" "$(awk "BEGIN{print $best_rss / 1024}")"
+done
+echo "(wall: best of $runs runs; peak: highest RSS of the runs; report = Excel + all CSV sheets)"
