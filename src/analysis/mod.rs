@@ -7,6 +7,7 @@ pub mod intervals;
 pub mod kernel_details;
 pub mod kernels;
 pub mod ops;
+pub mod perf_model;
 pub mod registry;
 pub mod timeline;
 pub mod treeview;

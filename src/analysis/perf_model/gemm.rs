@@ -1,0 +1,6 @@
+//! PLACEHOLDER: being implemented.
+use super::{ModelResult, OpInput, Evaluation, ModelError};
+/// Evaluates a model of this family.
+pub fn evaluate(class: &str, _input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
+    Err(ModelError::Invalid(format!("{class} not implemented yet")))
+}

@@ -1,0 +1,174 @@
+//! Analytical FLOP and byte models of ops (spec 03): one module per op
+//! family, each a set of small pure functions from an op's recorded
+//! arguments to its parameters, FLOPs and bytes moved.
+//!
+//! Dispatch: [`lookup`] finds the reference's model class for an op name
+//! (the table of [`table::CLASSES`]); [`evaluate`] runs it.
+
+pub mod conv;
+pub mod elementwise;
+pub mod gemm;
+pub mod norm;
+pub mod py;
+pub mod reduce;
+pub mod sdpa;
+pub mod table;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use py::Py;
+
+/// One perf-model class of the reference and the ops it models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelClass {
+    /// The reference's class name, e.g. `aten_addmm`.
+    pub class: &'static str,
+    /// Sheet family: `GEMM`, `SDPA`, `CONV`, `UnaryElementwise`, … (spec 03 §1.2).
+    pub family: &'static str,
+    /// The `op category` label, e.g. `GEMM`, `SDPA_fwd`, `elementwise`.
+    pub category: &'static str,
+    /// Category of the backward of this forward op, if the model has one.
+    pub bwd_category: Option<&'static str>,
+    /// True for classes of the reference's core (false: bundled extensions).
+    pub core: bool,
+    /// Op names mapped to this class.
+    pub ops: &'static [&'static str],
+}
+
+impl ModelClass {
+    /// True when the family writes one sheet named like the family; other
+    /// families write `<family>_fwd` and `<family>_bwd`.
+    pub fn single_sheet(&self) -> bool {
+        matches!(
+            self.family,
+            "GEMM" | "UnaryElementwise" | "BinaryElementwise" | "Normalization"
+        )
+    }
+}
+
+fn by_name() -> &'static HashMap<&'static str, &'static ModelClass> {
+    static MAP: OnceLock<HashMap<&'static str, &'static ModelClass>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut m = HashMap::new();
+        for c in table::CLASSES {
+            for &op in c.ops {
+                m.insert(op, c);
+            }
+        }
+        m
+    })
+}
+
+/// The model class of an op name (exact match), if it has one.
+pub fn lookup(name: &str) -> Option<&'static ModelClass> {
+    by_name().get(name).copied()
+}
+
+/// True for compiled Triton kernels' ops (`triton_poi_*`, `triton_red_*`,
+/// `triton_per_*`), which the reference models with its Triton matcher in the
+/// unified table only.
+pub fn is_triton_compiled(name: &str) -> bool {
+    name.starts_with("triton_poi_") || name.starts_with("triton_red_") || name.starts_with("triton_per_")
+}
+
+/// An op's recorded arguments, parsed from the trace (`record_shapes=True`).
+#[derive(Debug, Clone, Default)]
+pub struct OpInput<'a> {
+    /// Op name, e.g. `aten::addmm`.
+    pub name: &'a str,
+    /// `Input Dims`: one JSON value per argument (a shape list, `[]` for
+    /// non-tensors, a list of shapes for tensor lists). None when absent.
+    pub dims: Option<Vec<serde_json::Value>>,
+    /// `Input type`: one dtype string per argument. None when absent.
+    pub types: Option<Vec<String>>,
+    /// `Input Strides`, parallel to `dims`. None when absent.
+    pub strides: Option<Vec<serde_json::Value>>,
+    /// `Concrete Inputs`: one string per argument. None when absent.
+    pub concrete: Option<Vec<String>>,
+    /// Names of the op's GPU kernels in start-time order (GEMM transpose detection).
+    pub kernel_names: Vec<&'a str>,
+}
+
+/// Why a model produced no numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelError {
+    /// The reference raises `NotImplementedError`: the row silently disappears.
+    NotImplemented,
+    /// Any other failure (missing argument, bad shape, dtype mismatch): the
+    /// reference drops the row from roofline sheets and keeps it without
+    /// metrics in `unified_perf_summary`.
+    Invalid(String),
+}
+
+/// Shorthand for model results.
+pub type ModelResult<T> = Result<T, ModelError>;
+
+/// What a model says about one op instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// `param: <key>` values in the reference's key order.
+    pub params: Vec<(&'static str, Py)>,
+    /// Floating-point operations (the reference's Python int or float).
+    pub flops: f64,
+    /// Bytes moved; None when a dtype size is unknown.
+    pub bytes: Option<f64>,
+    /// `matrix` or `vector` (None: no Compute Spec).
+    pub maf: Option<&'static str>,
+    /// `fp32`, `bf16`, … from the primary dtype (None: no Compute Spec).
+    pub precision: Option<&'static str>,
+}
+
+impl Evaluation {
+    /// The `Compute Spec` text: `<maf>_<precision>`, or empty.
+    pub fn compute_spec(&self) -> String {
+        match (self.maf, self.precision) {
+            (Some(m), Some(p)) => format!("{m}_{p}"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Runs the model of `class` on `input`; `bwd` asks for the backward FLOPs
+/// and bytes of a forward op (spec 03 §2).
+pub fn evaluate(class: &ModelClass, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    match class.family {
+        "GEMM" => gemm::evaluate(class.class, input, bwd),
+        "SDPA" => sdpa::evaluate(class.class, input, bwd),
+        "CONV" => conv::evaluate(class.class, input, bwd),
+        "UnaryElementwise" | "BinaryElementwise" => elementwise::evaluate(class.class, input, bwd),
+        "Normalization" => norm::evaluate(class.class, input, bwd),
+        "Reduce" => reduce::evaluate(class.class, input, bwd),
+        _ => Err(ModelError::Invalid(format!(
+            "the {} model is not implemented in tracelens",
+            class.class
+        ))),
+    }
+}
+
+/// Bytes per element of a dtype string (spec 03 §3), case-insensitive.
+pub fn bytes_per_element(dtype: Option<&str>) -> Option<f64> {
+    let d = dtype?.to_ascii_lowercase();
+    Some(match d.as_str() {
+        "double" | "long int" => 8.0,
+        "float" | "scalar" | "int" => 4.0,
+        "c10::half" | "c10::bfloat16" => 2.0,
+        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "c10::float8_e5m2" | "c10::float8_e8m0fnu"
+        | "unsigned char" | "signed char" | "fp8" | "c10::float4_e2m1fn_x2" | "fp4" => 1.0,
+        _ => return None,
+    })
+}
+
+/// Compute precision of a dtype string (spec 03 §3), case-insensitive.
+pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
+    let d = dtype?.to_ascii_lowercase();
+    Some(match d.as_str() {
+        "float" => "fp32",
+        "double" => "fp64",
+        "c10::half" => "fp16",
+        "c10::bfloat16" => "bf16",
+        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "unsigned char" | "fp8" => "fp8",
+        "fp4" | "mxfp4" | "c10::float4_e2m1fn_x2" => "fp4",
+        _ => return None,
+    })
+}

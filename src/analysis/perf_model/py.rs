@@ -1,0 +1,112 @@
+//! Python values as the reference's models store them in `param_details`,
+//! rendered with Python's `str()` (the text pandas groups and prints).
+
+use crate::pyfmt::{float_repr, str_repr};
+
+/// A Python object held in a model parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Py {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// A Python int.
+    Int(i64),
+    /// A Python float.
+    Float(f64),
+    /// A Python str.
+    Str(String),
+    /// A tuple.
+    Tuple(Vec<Py>),
+    /// A list.
+    List(Vec<Py>),
+}
+
+impl Py {
+    /// Python `repr()`.
+    pub fn repr(&self) -> String {
+        match self {
+            Py::None => "None".to_string(),
+            Py::Bool(true) => "True".to_string(),
+            Py::Bool(false) => "False".to_string(),
+            Py::Int(i) => i.to_string(),
+            Py::Float(f) => float_repr(*f),
+            Py::Str(s) => str_repr(s),
+            Py::Tuple(v) if v.len() == 1 => format!("({},)", v[0].repr()),
+            Py::Tuple(v) => format!("({})", join(v)),
+            Py::List(v) => format!("[{}]", join(v)),
+        }
+    }
+
+    /// Python `str()`: strings bare, everything else as `repr()`.
+    pub fn to_str(&self) -> String {
+        match self {
+            Py::Str(s) => s.clone(),
+            other => other.repr(),
+        }
+    }
+
+    /// A JSON value as Python would hold it after `json.loads`, with arrays
+    /// turned into tuples (the reference's `tuple(...)` of shapes) when
+    /// `as_tuples` is set.
+    pub fn from_json(v: &serde_json::Value, as_tuples: bool) -> Py {
+        use serde_json::Value;
+        match v {
+            Value::Null => Py::None,
+            Value::Bool(b) => Py::Bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Py::Int(i),
+                None => Py::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => Py::Str(s.clone()),
+            Value::Array(a) => {
+                let items = a.iter().map(|x| Py::from_json(x, as_tuples)).collect();
+                if as_tuples {
+                    Py::Tuple(items)
+                } else {
+                    Py::List(items)
+                }
+            }
+            Value::Object(_) => Py::Str(v.to_string()),
+        }
+    }
+
+    /// A tuple of ints.
+    pub fn ints(v: &[i64]) -> Py {
+        Py::Tuple(v.iter().map(|&i| Py::Int(i)).collect())
+    }
+
+    /// A string, or None.
+    pub fn opt_str(s: Option<&str>) -> Py {
+        s.map(|s| Py::Str(s.to_string())).unwrap_or(Py::None)
+    }
+
+    /// True for `Int` and `Float` (numeric pandas columns).
+    pub fn is_number(&self) -> bool {
+        matches!(self, Py::Int(_) | Py::Float(_))
+    }
+}
+
+fn join(v: &[Py]) -> String {
+    v.iter().map(Py::repr).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_like_python() {
+        assert_eq!(Py::ints(&[5]).repr(), "(5,)");
+        assert_eq!(Py::ints(&[]).repr(), "()");
+        assert_eq!(Py::ints(&[1, 5184, 768]).to_str(), "(1, 5184, 768)");
+        let t = Py::Tuple(vec![Py::Str("c10::BFloat16".into()), Py::None]);
+        assert_eq!(t.to_str(), "('c10::BFloat16', None)");
+        assert_eq!(Py::List(vec![Py::Bool(true), Py::Bool(false)]).to_str(), "[True, False]");
+        assert_eq!(Py::Str("fp8".into()).to_str(), "fp8");
+        assert_eq!(Py::Float(16.0).to_str(), "16.0");
+        let j: serde_json::Value = serde_json::from_str("[[1, 2], [], 3.5, \"x\"]").unwrap();
+        assert_eq!(Py::from_json(&j, true).repr(), "((1, 2), (), 3.5, 'x')");
+        assert_eq!(Py::from_json(&j, false).repr(), "[[1, 2], [], 3.5, 'x']");
+    }
+}
