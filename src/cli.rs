@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
 use tracelens::analysis::{ReportOptions, run_report};
+use tracelens::gpu_arch::GpuArch;
 use tracelens::load::load_trace;
 use tracelens::report::{csv, xlsx};
 use tracelens::summary;
@@ -61,6 +62,10 @@ struct ReportArgs {
     /// Count GPU events without a host launch in gpu_timeline too.
     #[arg(long)]
     include_unlinked_kernels: bool,
+    /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
+    /// or a JSON file in the reference's schema.
+    #[arg(long, value_name = "NAME|FILE")]
+    gpu_arch: Option<String>,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -174,6 +179,10 @@ fn report(a: ReportArgs) -> Result<()> {
         }
         (None, None) => Some(default_xlsx_path(&a.trace)),
     };
+    let arch = match &a.gpu_arch {
+        Some(g) => Some(GpuArch::resolve(g).map_err(|e| anyhow!("--gpu-arch: {e}"))?),
+        None => None,
+    };
     let progress = Progress::new(a.quiet, &a.trace);
     progress.step("loading trace");
     let trace = load(&a.trace)?;
@@ -186,6 +195,7 @@ fn report(a: ReportArgs) -> Result<()> {
         topk_short_kernels: a.topk_short_kernels,
         micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
         include_unlinked_kernels: a.include_unlinked_kernels,
+        arch,
     };
     let report = run_report(&trace, &tree, &opts);
     progress.step("writing outputs");

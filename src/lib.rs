@@ -6,6 +6,7 @@
 //! [`report::Sheet`]s, and the [`report`] writers emit CSV, Excel and Markdown.
 
 pub mod analysis;
+pub mod gpu_arch;
 pub mod load;
 pub mod numeric;
 pub mod pyfmt;

@@ -8,9 +8,12 @@ pub mod kernel_details;
 pub mod kernels;
 pub mod ops;
 pub mod perf_model;
+pub mod perf_sheets;
 pub mod registry;
+pub mod roofline;
 pub mod timeline;
 pub mod treeview;
+pub mod unified;
 
 use std::collections::HashMap;
 
@@ -33,6 +36,8 @@ pub struct ReportOptions {
     pub micro_idle_thresh_us: Option<f64>,
     /// Count GPU events without a launcher in the timeline too.
     pub include_unlinked_kernels: bool,
+    /// GPU spec for roofline columns (`--gpu-arch`).
+    pub arch: Option<crate::gpu_arch::GpuArch>,
 }
 
 impl Default for ReportOptions {
@@ -43,6 +48,7 @@ impl Default for ReportOptions {
             topk_short_kernels: None,
             micro_idle_thresh_us: None,
             include_unlinked_kernels: false,
+            arch: None,
         }
     }
 }
@@ -61,6 +67,8 @@ pub struct Context<'a> {
     pub timeline: Option<Timeline>,
     /// True when the trace has no `cpu_op` events (GPU-only mode).
     pub gpu_only: bool,
+    /// GPU spec for roofline columns.
+    pub arch: Option<&'a crate::gpu_arch::GpuArch>,
     /// Interned id of the integer ident 0 (process metadata lives at tid 0).
     tid_zero: Option<u32>,
 }
@@ -87,6 +95,7 @@ impl<'a> Context<'a> {
             attribution,
             timeline,
             gpu_only: !trace.events.iter().any(|e| e.cat == Cat::CpuOp),
+            arch: opts.arch.as_ref(),
             tid_zero: trace
                 .idents
                 .iter()
@@ -196,16 +205,24 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
             if rows.is_empty() {
                 return Vec::new();
             }
-            let ((by_cat, summary), unique) = rayon::join(
+            let (((by_cat, summary), unique), (unified, perf)) = rayon::join(
                 || {
                     rayon::join(
-                        || ops::summary_by_category(&rows),
-                        || ops::summary(&cx, &rows),
+                        || {
+                            rayon::join(
+                                || ops::summary_by_category(&rows),
+                                || ops::summary(&cx, &rows),
+                            )
+                        },
+                        || ops::unique_args(&cx, &rows),
                     )
                 },
-                || ops::unique_args(&cx, &rows),
+                || rayon::join(|| unified::sheet(&cx), || perf_sheets::sheets(&cx)),
             );
-            vec![by_cat, summary, unique]
+            let mut out = vec![by_cat, summary, unique];
+            out.extend(unified);
+            out.extend(perf);
+            out
         },
         || kernels::sheets(&cx),
     );

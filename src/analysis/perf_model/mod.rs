@@ -69,7 +69,9 @@ pub fn lookup(name: &str) -> Option<&'static ModelClass> {
 /// `triton_per_*`), which the reference models with its Triton matcher in the
 /// unified table only.
 pub fn is_triton_compiled(name: &str) -> bool {
-    name.starts_with("triton_poi_") || name.starts_with("triton_red_") || name.starts_with("triton_per_")
+    name.starts_with("triton_poi_")
+        || name.starts_with("triton_red_")
+        || name.starts_with("triton_per_")
 }
 
 /// An op's recorded arguments, parsed from the trace (`record_shapes=True`).
@@ -153,8 +155,15 @@ pub fn bytes_per_element(dtype: Option<&str>) -> Option<f64> {
         "double" | "long int" => 8.0,
         "float" | "scalar" | "int" => 4.0,
         "c10::half" | "c10::bfloat16" => 2.0,
-        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "c10::float8_e5m2" | "c10::float8_e8m0fnu"
-        | "unsigned char" | "signed char" | "fp8" | "c10::float4_e2m1fn_x2" | "fp4" => 1.0,
+        "c10::float8_e4m3fnuz"
+        | "c10::float8_e4m3fn"
+        | "c10::float8_e5m2"
+        | "c10::float8_e8m0fnu"
+        | "unsigned char"
+        | "signed char"
+        | "fp8"
+        | "c10::float4_e2m1fn_x2"
+        | "fp4" => 1.0,
         _ => return None,
     })
 }

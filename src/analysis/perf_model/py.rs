@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(Py::ints(&[1, 5184, 768]).to_str(), "(1, 5184, 768)");
         let t = Py::Tuple(vec![Py::Str("c10::BFloat16".into()), Py::None]);
         assert_eq!(t.to_str(), "('c10::BFloat16', None)");
-        assert_eq!(Py::List(vec![Py::Bool(true), Py::Bool(false)]).to_str(), "[True, False]");
+        assert_eq!(
+            Py::List(vec![Py::Bool(true), Py::Bool(false)]).to_str(),
+            "[True, False]"
+        );
         assert_eq!(Py::Str("fp8".into()).to_str(), "fp8");
         assert_eq!(Py::Float(16.0).to_str(), "16.0");
         let j: serde_json::Value = serde_json::from_str("[[1, 2], [], 3.5, \"x\"]").unwrap();

@@ -27,7 +27,11 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: true,
-        ops: &["aten::_scaled_mm", "trtllm::cublas_scaled_mm", "bitsandbytes::int8_linear_matmul"],
+        ops: &[
+            "aten::_scaled_mm",
+            "trtllm::cublas_scaled_mm",
+            "bitsandbytes::int8_linear_matmul",
+        ],
     },
     ModelClass {
         class: "aten_bmm",
@@ -67,7 +71,14 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: true,
-        ops: &["_Linear_yfwd_mm", "_LinearBackward_xgrad_mm", "_LinearBackward_wgrad_mm", "_LayerNormLinear_yfwd_mm", "_LayerNormLinearBackward_xgrad_mm", "_LayerNormLinearBackward_wgrad_mm"],
+        ops: &[
+            "_Linear_yfwd_mm",
+            "_LinearBackward_xgrad_mm",
+            "_LinearBackward_wgrad_mm",
+            "_LayerNormLinear_yfwd_mm",
+            "_LayerNormLinearBackward_xgrad_mm",
+            "_LayerNormLinearBackward_wgrad_mm",
+        ],
     },
     ModelClass {
         class: "hipblaslt_gemm_fp8",
@@ -75,7 +86,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: true,
-        ops: &["primus_turbo_cpp_extension::hipblaslt_gemm_fp8", "primus_turbo::hipblaslt_gemm_fp8"],
+        ops: &[
+            "primus_turbo_cpp_extension::hipblaslt_gemm_fp8",
+            "primus_turbo::hipblaslt_gemm_fp8",
+        ],
     },
     ModelClass {
         class: "hipblaslt_gemm_fp4",
@@ -83,7 +97,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: true,
-        ops: &["primus_turbo_cpp_extension::hipblaslt_gemm_fp4", "primus_turbo::hipblaslt_gemm_fp4"],
+        ops: &[
+            "primus_turbo_cpp_extension::hipblaslt_gemm_fp4",
+            "primus_turbo::hipblaslt_gemm_fp4",
+        ],
     },
     ModelClass {
         class: "aiter_gemm_a4w4",
@@ -107,7 +124,22 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: false,
-        ops: &["sglang_profiler::fp8_utils_gemm_a8w8_blockscale", "sglang_profiler::gemm_a8w8_blockscale_gemm_a8w8_blockscale", "vllm::rocm_aiter_triton_gemm_a8w8_blockscale", "aiter::gemm_a8w8_blockscale_ck", "aiter::gemm_a8w8_blockscale_cktile", "aiter::gemm_a8w8_blockscale_bpreshuffle_ck", "aiter::gemm_a8w8_blockscale_bpreshuffle_cktile", "aiter::flatmm_a8w8_blockscale_asm", "aiter::gfx950_a8w8_blockscale_asm", "aiter::gemm_a8w8_ck", "aiter::gemm_a8w8_bpreshuffle_ck", "aiter::gemm_a8w8_bpreshuffle", "vllm::_rocm_aiter_preshuffled_per_token_w8a8_gemm", "aiter::_gemm_a8w8_blockscale_bpreshuffle_asm"],
+        ops: &[
+            "sglang_profiler::fp8_utils_gemm_a8w8_blockscale",
+            "sglang_profiler::gemm_a8w8_blockscale_gemm_a8w8_blockscale",
+            "vllm::rocm_aiter_triton_gemm_a8w8_blockscale",
+            "aiter::gemm_a8w8_blockscale_ck",
+            "aiter::gemm_a8w8_blockscale_cktile",
+            "aiter::gemm_a8w8_blockscale_bpreshuffle_ck",
+            "aiter::gemm_a8w8_blockscale_bpreshuffle_cktile",
+            "aiter::flatmm_a8w8_blockscale_asm",
+            "aiter::gfx950_a8w8_blockscale_asm",
+            "aiter::gemm_a8w8_ck",
+            "aiter::gemm_a8w8_bpreshuffle_ck",
+            "aiter::gemm_a8w8_bpreshuffle",
+            "vllm::_rocm_aiter_preshuffled_per_token_w8a8_gemm",
+            "aiter::_gemm_a8w8_blockscale_bpreshuffle_asm",
+        ],
     },
     ModelClass {
         class: "vllm_rocm_unquantized_gemm",
@@ -131,7 +163,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: false,
-        ops: &["aiter::gemm_a16w16_atomic_", "sglang_profiler::gemm_kernels_flydsl_hgemm"],
+        ops: &[
+            "aiter::gemm_a16w16_atomic_",
+            "sglang_profiler::gemm_kernels_flydsl_hgemm",
+        ],
     },
     ModelClass {
         class: "gemm_a16w16_asm",
@@ -155,7 +190,9 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GEMM",
         bwd_category: None,
         core: false,
-        ops: &["sglang_profiler::batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant_batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant"],
+        ops: &[
+            "sglang_profiler::batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant_batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant",
+        ],
     },
     ModelClass {
         class: "flash_attention",
@@ -443,7 +480,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "InferenceAttention",
         bwd_category: None,
         core: false,
-        ops: &["vllm::gdn_attention_core", "aiter::linear_attention_with_output_base"],
+        ops: &[
+            "vllm::gdn_attention_core",
+            "aiter::linear_attention_with_output_base",
+        ],
     },
     ModelClass {
         class: "sglang_store_cache",
@@ -467,7 +507,11 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GroupQuant",
         bwd_category: None,
         core: false,
-        ops: &["aiter::dynamic_per_token_scaled_quant", "aiter::dynamic_per_group_scaled_quant", "aiter::dynamic_per_tensor_quant"],
+        ops: &[
+            "aiter::dynamic_per_token_scaled_quant",
+            "aiter::dynamic_per_group_scaled_quant",
+            "aiter::dynamic_per_tensor_quant",
+        ],
     },
     ModelClass {
         class: "vllm_triton_per_token_group_quant_fp8",
@@ -483,7 +527,16 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["aten::div", "aten::div_", "aten::mul", "aten::mul_", "aten::add", "aten::add_", "aten::sigmoid_backward", "aten::threshold_backward"],
+        ops: &[
+            "aten::div",
+            "aten::div_",
+            "aten::mul",
+            "aten::mul_",
+            "aten::add",
+            "aten::add_",
+            "aten::sigmoid_backward",
+            "aten::threshold_backward",
+        ],
     },
     ModelClass {
         class: "primus_turbo_grouped_gemm",
@@ -491,7 +544,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GroupedGEMM_fwd",
         bwd_category: Some("GroupedGEMM_bwd"),
         core: true,
-        ops: &["primus_turbo::grouped_gemm", "primus_turbo::grouped_gemm_impl", "primus_turbo_cpp_extension::grouped_gemm", "primus_turbo_cpp_extension::ck_grouped_gemm"],
+        ops: &[
+            "primus_turbo::grouped_gemm",
+            "primus_turbo::grouped_gemm_impl",
+            "primus_turbo_cpp_extension::grouped_gemm",
+            "primus_turbo_cpp_extension::ck_grouped_gemm",
+        ],
     },
     ModelClass {
         class: "primus_turbo_grouped_gemm_variable_k",
@@ -499,7 +557,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "GroupedGEMM_fwd",
         bwd_category: Some("GroupedGEMM_bwd"),
         core: true,
-        ops: &["primus_turbo::grouped_gemm_variable_k", "primus_turbo::grouped_gemm_variable_k_impl", "primus_turbo_cpp_extension::grouped_gemm_variable_k", "primus_turbo_cpp_extension::ck_grouped_gemm_variable_k"],
+        ops: &[
+            "primus_turbo::grouped_gemm_variable_k",
+            "primus_turbo::grouped_gemm_variable_k_impl",
+            "primus_turbo_cpp_extension::grouped_gemm_variable_k",
+            "primus_turbo_cpp_extension::ck_grouped_gemm_variable_k",
+        ],
     },
     ModelClass {
         class: "moe_dispatch",
@@ -571,7 +634,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["primus_turbo_cpp_extension::quantize_fp8_tensorwise", "primus_turbo::quantize_fp8_tensorwise"],
+        ops: &[
+            "primus_turbo_cpp_extension::quantize_fp8_tensorwise",
+            "primus_turbo::quantize_fp8_tensorwise",
+        ],
     },
     ModelClass {
         class: "primus_turbo_quantize_mxfp4_dual",
@@ -579,7 +645,11 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["primus_turbo_cpp_extension::quantize_mxfp4_dual", "primus_turbo::quantize_mxfp4_dual", "primus::quantize_mxfp4_dual"],
+        ops: &[
+            "primus_turbo_cpp_extension::quantize_mxfp4_dual",
+            "primus_turbo::quantize_mxfp4_dual",
+            "primus::quantize_mxfp4_dual",
+        ],
     },
     ModelClass {
         class: "aiter_silu_and_mul",
@@ -619,7 +689,19 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["aten::copy", "aten::copy_", "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max", "aten::clamp_max_", "aten::sigmoid", "aten::rsqrt", "aten::silu", "aten::neg", "aten::pow"],
+        ops: &[
+            "aten::copy",
+            "aten::copy_",
+            "aten::clamp_min",
+            "aten::clamp_min_",
+            "aten::clamp_max",
+            "aten::clamp_max_",
+            "aten::sigmoid",
+            "aten::rsqrt",
+            "aten::silu",
+            "aten::neg",
+            "aten::pow",
+        ],
     },
     ModelClass {
         class: "aten_replication_pad",
@@ -627,7 +709,11 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"],
+        ops: &[
+            "aten::replication_pad1d",
+            "aten::replication_pad2d",
+            "aten::replication_pad3d",
+        ],
     },
     ModelClass {
         class: "aten_upsample_nearest",
@@ -635,7 +721,11 @@ pub const CLASSES: &[ModelClass] = &[
         category: "elementwise",
         bwd_category: None,
         core: true,
-        ops: &["aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d"],
+        ops: &[
+            "aten::upsample_nearest1d",
+            "aten::upsample_nearest2d",
+            "aten::upsample_nearest3d",
+        ],
     },
     ModelClass {
         class: "moe_aiter_fused_1stage",
@@ -779,7 +869,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "RMSNorm",
         bwd_category: None,
         core: false,
-        ops: &["aiter::fused_add_rmsnorm_pad_", "vllm::rocm_aiter_triton_add_rmsnorm_pad"],
+        ops: &[
+            "aiter::fused_add_rmsnorm_pad_",
+            "vllm::rocm_aiter_triton_add_rmsnorm_pad",
+        ],
     },
     ModelClass {
         class: "aiter_rms_norm",
@@ -835,7 +928,10 @@ pub const CLASSES: &[ModelClass] = &[
         category: "RMSNorm",
         bwd_category: None,
         core: false,
-        ops: &["sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant", "aiter::_fuse_rmsnorm_fp4_quant"],
+        ops: &[
+            "sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant",
+            "aiter::_fuse_rmsnorm_fp4_quant",
+        ],
     },
     ModelClass {
         class: "aiter_rmsnorm_quant",
@@ -1019,7 +1115,13 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_fwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aiter::_groupnorm_run", "aten::group_norm", "aten::native_group_norm", "aten::miopen_group_norm", "aten::cudnn_group_norm"],
+        ops: &[
+            "aiter::_groupnorm_run",
+            "aten::group_norm",
+            "aten::native_group_norm",
+            "aten::miopen_group_norm",
+            "aten::cudnn_group_norm",
+        ],
     },
     ModelClass {
         class: "BatchNorm",
@@ -1027,7 +1129,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_fwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::batch_norm", "aten::native_batch_norm", "aten::miopen_batch_norm", "aten::cudnn_batch_norm"],
+        ops: &[
+            "aten::batch_norm",
+            "aten::native_batch_norm",
+            "aten::miopen_batch_norm",
+            "aten::cudnn_batch_norm",
+        ],
     },
     ModelClass {
         class: "LayerNorm",
@@ -1035,7 +1142,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_fwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::layer_norm", "aten::native_layer_norm", "aten::miopen_layer_norm", "aten::cudnn_layer_norm"],
+        ops: &[
+            "aten::layer_norm",
+            "aten::native_layer_norm",
+            "aten::miopen_layer_norm",
+            "aten::cudnn_layer_norm",
+        ],
     },
     ModelClass {
         class: "InstanceNorm",
@@ -1043,7 +1155,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_fwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::instance_norm", "aten::native_instance_norm", "aten::miopen_instance_norm", "aten::cudnn_instance_norm"],
+        ops: &[
+            "aten::instance_norm",
+            "aten::native_instance_norm",
+            "aten::miopen_instance_norm",
+            "aten::cudnn_instance_norm",
+        ],
     },
     ModelClass {
         class: "RMSNorm",
@@ -1059,7 +1176,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_bwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::batch_norm_backward", "aten::native_batch_norm_backward", "aten::miopen_batch_norm_backward", "aten::cudnn_batch_norm_backward"],
+        ops: &[
+            "aten::batch_norm_backward",
+            "aten::native_batch_norm_backward",
+            "aten::miopen_batch_norm_backward",
+            "aten::cudnn_batch_norm_backward",
+        ],
     },
     ModelClass {
         class: "LayerNormBwd",
@@ -1067,7 +1189,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_bwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::layer_norm_backward", "aten::native_layer_norm_backward", "aten::miopen_layer_norm_backward", "aten::cudnn_layer_norm_backward"],
+        ops: &[
+            "aten::layer_norm_backward",
+            "aten::native_layer_norm_backward",
+            "aten::miopen_layer_norm_backward",
+            "aten::cudnn_layer_norm_backward",
+        ],
     },
     ModelClass {
         class: "GroupNormBwd",
@@ -1075,7 +1202,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_bwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::group_norm_backward", "aten::native_group_norm_backward", "aten::miopen_group_norm_backward", "aten::cudnn_group_norm_backward"],
+        ops: &[
+            "aten::group_norm_backward",
+            "aten::native_group_norm_backward",
+            "aten::miopen_group_norm_backward",
+            "aten::cudnn_group_norm_backward",
+        ],
     },
     ModelClass {
         class: "InstanceNormBwd",
@@ -1083,7 +1215,12 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_bwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::instance_norm_backward", "aten::native_instance_norm_backward", "aten::miopen_instance_norm_backward", "aten::cudnn_instance_norm_backward"],
+        ops: &[
+            "aten::instance_norm_backward",
+            "aten::native_instance_norm_backward",
+            "aten::miopen_instance_norm_backward",
+            "aten::cudnn_instance_norm_backward",
+        ],
     },
     ModelClass {
         class: "RMSNormBwd",
@@ -1091,7 +1228,13 @@ pub const CLASSES: &[ModelClass] = &[
         category: "NORM_bwd",
         bwd_category: Some("NORM_bwd"),
         core: true,
-        ops: &["aten::rms_norm_backward", "aten::native_rms_norm_backward", "aten::miopen_rms_norm_backward", "aten::cudnn_rms_norm_backward", "aten::_fused_rms_norm_backward"],
+        ops: &[
+            "aten::rms_norm_backward",
+            "aten::native_rms_norm_backward",
+            "aten::miopen_rms_norm_backward",
+            "aten::cudnn_rms_norm_backward",
+            "aten::_fused_rms_norm_backward",
+        ],
     },
     ModelClass {
         class: "FusedLnModulate",
@@ -1115,6 +1258,20 @@ pub const CLASSES: &[ModelClass] = &[
         category: "reduce",
         bwd_category: None,
         core: true,
-        ops: &["aten::sum", "aten::mean", "aten::max", "aten::min", "aten::norm", "aten::linalg_norm", "aten::std", "aten::var", "aten::logsumexp", "aten::cumsum", "aten::cumprod", "aten::amin", "aten::amax"],
+        ops: &[
+            "aten::sum",
+            "aten::mean",
+            "aten::max",
+            "aten::min",
+            "aten::norm",
+            "aten::linalg_norm",
+            "aten::std",
+            "aten::var",
+            "aten::logsumexp",
+            "aten::cumsum",
+            "aten::cumprod",
+            "aten::amin",
+            "aten::amax",
+        ],
     },
 ];

@@ -1,0 +1,229 @@
+//! The per-event metric pipeline of the roofline sheets (spec 03 §2, §6):
+//! kernel set and busy time, the op's model, achieved TFLOPS/s and TB/s,
+//! and, with a GPU spec, the roofline time and bound.
+
+use super::intervals::busy_time;
+use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
+use crate::gpu_arch::GpuArch;
+use crate::trace::tree::Tree;
+use crate::trace::{Cat, NONE, Trace};
+
+/// Roofline numbers of one op instance against a GPU spec.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Roofline {
+    /// `max(compute time, memory time)` at peak, µs.
+    pub time_us: f64,
+    /// True when the compute time is at least the memory time.
+    pub compute_bound: bool,
+    /// Roofline time over measured kernel time, in %; NaN without kernel time.
+    pub pct: f64,
+}
+
+impl Roofline {
+    /// `COMPUTE_BOUND` or `MEMORY_BOUND`.
+    pub fn bound_text(&self) -> &'static str {
+        if self.compute_bound {
+            "COMPUTE_BOUND"
+        } else {
+            "MEMORY_BOUND"
+        }
+    }
+}
+
+/// Everything the sheets print about one modelled op instance.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    /// The model's parameters, FLOPs and bytes.
+    pub eval: Evaluation,
+    /// GPU events timed for this instance, in start-time order.
+    pub kernels: Vec<u32>,
+    /// Busy time of those events, µs.
+    pub kernel_time: f64,
+    /// `flops / 1e9`.
+    pub gflops: f64,
+    /// Achieved TFLOP/s (NaN without kernel time).
+    pub tflops_s: f64,
+    /// `bytes / 2^20` (NaN when bytes are unknown).
+    pub data_moved_mb: f64,
+    /// Arithmetic intensity, FLOPs per byte (NaN when unknown).
+    pub flops_per_byte: f64,
+    /// Achieved TB/s (NaN when unknown).
+    pub tb_s: f64,
+    /// `<maf>_<precision>` or empty.
+    pub compute_spec: String,
+    /// Present only with a GPU spec that knows this Compute Spec.
+    pub roofline: Option<Roofline>,
+}
+
+/// Parses the recorded arguments of event `uid` for the models.
+pub fn op_input<'t>(trace: &'t Trace, uid: u32, kernel_names: Vec<&'t str>) -> OpInput<'t> {
+    let a = trace.args_of(uid).copied().unwrap_or_default();
+    let list = |id: u32| -> Option<Vec<serde_json::Value>> {
+        if id == NONE {
+            return None;
+        }
+        match serde_json::from_str::<serde_json::Value>(trace.strings.get(id)) {
+            Ok(serde_json::Value::Array(v)) => Some(v),
+            _ => None,
+        }
+    };
+    let strings = |id: u32| -> Option<Vec<String>> {
+        list(id).map(|v| {
+            v.into_iter()
+                .map(|x| match x {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                })
+                .collect()
+        })
+    };
+    OpInput {
+        name: trace.name(uid),
+        dims: list(a.input_dims),
+        types: strings(a.input_type),
+        strides: list(a.input_strides),
+        concrete: strings(a.concrete_inputs),
+        kernel_names,
+    }
+}
+
+/// GPU events of the whole subtree of `root`, not descending below GPU events.
+fn subtree_gpu(trace: &Trace, tree: &Tree, root: u32, out: &mut Vec<u32>) {
+    out.extend(tree.gpu_events(trace, root));
+}
+
+/// The backward ops linked to `uid` or to any of its host descendants.
+pub fn linked_backward(trace: &Trace, tree: &Tree, uid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut stack = vec![uid];
+    while let Some(n) = stack.pop() {
+        if let Some(b) = tree.bwd_events.get(&n) {
+            out.extend_from_slice(b);
+        }
+        for c in tree.children(n) {
+            if !trace.events[c as usize].cat.is_gpu() {
+                stack.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The GPU events an instance is timed by: its own subtree (forward), or
+/// the subtrees of its linked backward ops (`bwd`). Sorted by start.
+pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
+    let mut ks = Vec::new();
+    if bwd {
+        for b in linked_backward(trace, tree, uid) {
+            subtree_gpu(trace, tree, b, &mut ks);
+        }
+    } else {
+        subtree_gpu(trace, tree, uid, &mut ks);
+    }
+    ks.sort_by(|&a, &b| {
+        trace.events[a as usize]
+            .ts
+            .total_cmp(&trace.events[b as usize].ts)
+    });
+    ks
+}
+
+/// Busy time of a set of GPU events, µs.
+pub fn busy_of(trace: &Trace, ks: &[u32]) -> f64 {
+    busy_time(
+        ks.iter()
+            .map(|&k| {
+                let e = &trace.events[k as usize];
+                (e.ts, e.t_end())
+            })
+            .collect(),
+    )
+}
+
+/// Runs the pipeline of spec 03 §2 for one event.
+pub fn compute(
+    trace: &Trace,
+    tree: &Tree,
+    uid: u32,
+    class: &ModelClass,
+    bwd: bool,
+    arch: Option<&GpuArch>,
+) -> ModelResult<Metrics> {
+    let kernels = kernel_set(trace, tree, uid, bwd);
+    let t = busy_of(trace, &kernels);
+    let names = kernels.iter().map(|&k| trace.name(k)).collect();
+    let input = op_input(trace, uid, names);
+    let eval = perf_model::evaluate(class, &input, bwd)?;
+    Ok(metrics_from(eval, kernels, t, arch))
+}
+
+/// Derived rates and roofline numbers from a model evaluation and a time.
+pub fn metrics_from(
+    eval: Evaluation,
+    kernels: Vec<u32>,
+    t: f64,
+    arch: Option<&GpuArch>,
+) -> Metrics {
+    let gflops = eval.flops / 1e9;
+    let tflops_s = if t > 0.0 {
+        (gflops / 1e3) / (t / 1e6)
+    } else {
+        f64::NAN
+    };
+    let (data_moved_mb, flops_per_byte, tb_s) = match eval.bytes {
+        Some(b) => (
+            b / 1048576.0,
+            if b > 0.0 {
+                (gflops * 1e9) / b
+            } else {
+                f64::NAN
+            },
+            if t > 0.0 {
+                (b / 1e12) / (t / 1e6)
+            } else {
+                f64::NAN
+            },
+        ),
+        None => (f64::NAN, f64::NAN, f64::NAN),
+    };
+    let compute_spec = eval.compute_spec();
+    let roofline = arch.and_then(|a| {
+        let peak = a.peak_tflops(&compute_spec)?;
+        let bytes = eval.bytes?;
+        if gflops.is_nan() || gflops <= 0.0 {
+            return None;
+        }
+        let compute_us = (gflops * 1e9 / (peak * 1e12)) * 1e6;
+        let memory_us = (bytes / (a.mem_bw_gbps * 1e9)) * 1e6;
+        let time_us = compute_us.max(memory_us);
+        Some(Roofline {
+            time_us,
+            compute_bound: compute_us >= memory_us,
+            pct: if t > 0.0 {
+                time_us / t * 100.0
+            } else {
+                f64::NAN
+            },
+        })
+    });
+    Metrics {
+        eval,
+        kernels,
+        kernel_time: t,
+        gflops,
+        tflops_s,
+        data_moved_mb,
+        flops_per_byte,
+        tb_s,
+        compute_spec,
+        roofline,
+    }
+}
+
+/// True when the event is a host op the sheets may model.
+pub fn is_host_op(cat: Cat) -> bool {
+    matches!(
+        cat,
+        Cat::CpuOp | Cat::CudaRuntime | Cat::CudaDriver | Cat::PythonFunction
+    )
+}
