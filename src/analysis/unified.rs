@@ -42,6 +42,8 @@ enum Collect {
     Plain,
     /// Its own model.
     Model(&'static ModelClass),
+    /// The compiled-Triton model.
+    Triton,
     /// A sole backward op, measured with its forward op's backward model.
     Backward {
         fwd: u32,
@@ -60,6 +62,13 @@ fn own_model(cx: &Context, uid: u32) -> Option<&'static ModelClass> {
     perf_model::lookup(cx.trace.name(uid))
 }
 
+/// A compiled Triton op whose arguments the Triton model can use.
+fn triton_model(cx: &Context, uid: u32) -> bool {
+    let name = cx.trace.name(uid);
+    perf_model::is_triton_compiled(name)
+        && perf_model::triton::can_model(&roofline::op_input(cx.trace, uid, Vec::new()))
+}
+
 impl Walker<'_, '_> {
     fn gpu(&self, n: u32) -> bool {
         self.cx.tree.gpu_count[n as usize] > 0
@@ -72,7 +81,8 @@ impl Walker<'_, '_> {
         while let Some(c) = stack.pop() {
             match trace.events[c as usize].cat {
                 Cat::CpuOp => {
-                    if own_model(self.cx, c).is_some() && self.gpu(c) {
+                    if (own_model(self.cx, c).is_some() || triton_model(self.cx, c)) && self.gpu(c)
+                    {
                         return true;
                     }
                     stack.extend(tree.children(c));
@@ -145,6 +155,10 @@ impl Walker<'_, '_> {
                 self.collected.push((n, Collect::Model(class)));
                 return;
             }
+            if triton_model(self.cx, n) {
+                self.collected.push((n, Collect::Triton));
+                return;
+            }
             if let Some((fwd, class)) = self.sole_backward(n) {
                 if self.modelled_descendant(n) {
                     self.visit_children(n);
@@ -215,6 +229,18 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
                     Err(ModelError::Invalid(_)) => {
                         (categorize(&name, first).to_string(), None, true)
                     }
+                }
+            }
+            Collect::Triton => {
+                let input = roofline::op_input(trace, uid, Vec::new());
+                match perf_model::triton::evaluate(&input) {
+                    Ok(ev) => {
+                        let ks = roofline::kernel_set(trace, tree, uid, false);
+                        let t = roofline::busy_of(trace, &ks);
+                        let m = roofline::metrics_from(ev, ks, t, cx.arch);
+                        (categorize(&name, first).to_string(), Some(m), true)
+                    }
+                    Err(_) => (categorize(&name, first).to_string(), None, true),
                 }
             }
             Collect::Backward { fwd, class } => {

@@ -13,6 +13,7 @@ pub mod py;
 pub mod reduce;
 pub mod sdpa;
 pub mod table;
+pub mod triton;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
