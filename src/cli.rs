@@ -31,6 +31,91 @@ enum Command {
     Report(ReportArgs),
     /// Print the call tree: Python frames and ops down to GPU kernels.
     Tree(TreeArgs),
+    /// FLOPs, bytes and roofline of one GEMM, attention or convolution,
+    /// without a trace.
+    Roofline(RooflineArgs),
+}
+
+#[derive(Args)]
+struct RooflineArgs {
+    #[command(subcommand)]
+    op: RooflineOp,
+    /// GPU spec: a bundled name (MI300X, H100, …) or a JSON file.
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    gpu_arch: Option<String>,
+    /// Measured kernel time, for achieved TFLOP/s, TB/s and % of roofline.
+    #[arg(long, global = true, value_name = "US")]
+    time_us: Option<f64>,
+    /// Data type: bf16, fp16, fp32, fp64, fp8.
+    #[arg(long, global = true, default_value = "bf16")]
+    dtype: String,
+}
+
+#[derive(Subcommand)]
+enum RooflineOp {
+    /// [batch ×] (M×K)·(K×N) matrix multiply (aten::mm / addmm / bmm / baddbmm).
+    Gemm {
+        /// Rows of A and of the output.
+        #[arg(long)]
+        m: i64,
+        /// Columns of B and of the output.
+        #[arg(long)]
+        n: i64,
+        /// The reduction dimension.
+        #[arg(long)]
+        k: i64,
+        /// Batch count (bmm).
+        #[arg(long)]
+        batch: Option<i64>,
+        /// Add a bias (addmm / baddbmm).
+        #[arg(long)]
+        bias: bool,
+    },
+    /// Scaled dot-product attention (flash layout).
+    Sdpa {
+        /// Batch size.
+        #[arg(long)]
+        batch: i64,
+        /// Query heads.
+        #[arg(long)]
+        heads: i64,
+        /// Key/value heads (grouped-query attention) [default: heads].
+        #[arg(long)]
+        kv_heads: Option<i64>,
+        /// Query sequence length.
+        #[arg(long)]
+        seq_q: i64,
+        /// Key/value sequence length [default: seq-q].
+        #[arg(long)]
+        seq_kv: Option<i64>,
+        /// Head dimension.
+        #[arg(long)]
+        head_dim: i64,
+        /// Causal mask (halves the FLOPs; needs seq-q == seq-kv).
+        #[arg(long)]
+        causal: bool,
+    },
+    /// Forward convolution (aten::convolution).
+    Conv {
+        /// Input shape N,C,H,W (or N,C,L / N,C,D,H,W).
+        #[arg(long, value_delimiter = ',', required = true)]
+        input: Vec<i64>,
+        /// Weight shape C_out,C_in/groups,R,S.
+        #[arg(long, value_delimiter = ',', required = true)]
+        weight: Vec<i64>,
+        /// Stride per spatial dimension [default: 1].
+        #[arg(long, value_delimiter = ',')]
+        stride: Vec<i64>,
+        /// Padding per spatial dimension [default: 0].
+        #[arg(long, value_delimiter = ',')]
+        padding: Vec<i64>,
+        /// Dilation per spatial dimension [default: 1].
+        #[arg(long, value_delimiter = ',')]
+        dilation: Vec<i64>,
+        /// Groups.
+        #[arg(long, default_value_t = 1)]
+        groups: i64,
+    },
 }
 
 #[derive(Args)]
@@ -102,6 +187,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Report(a) => report(a),
         Command::Tree(a) => tree(a),
+        Command::Roofline(a) => roofline(a),
     };
     match result {
         Ok(()) => 0,
@@ -301,5 +387,97 @@ fn tree(a: TreeArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes());
+    Ok(())
+}
+
+fn roofline(a: RooflineArgs) -> Result<()> {
+    use tracelens::analysis::calculator;
+    let dtype = calculator::trace_dtype(&a.dtype).ok_or_else(|| {
+        anyhow!(
+            "--dtype: unknown \"{}\" (known: {})",
+            a.dtype,
+            calculator::DTYPES
+        )
+    })?;
+    let arch = match &a.gpu_arch {
+        Some(g) => Some(GpuArch::resolve(g).map_err(|e| anyhow!("--gpu-arch: {e}"))?),
+        None => None,
+    };
+    let positive = |what: &str, v: i64| {
+        if v > 0 {
+            Ok(v)
+        } else {
+            Err(anyhow!("{what} must be positive, got {v}"))
+        }
+    };
+    let eval = match a.op {
+        RooflineOp::Gemm {
+            m,
+            n,
+            k,
+            batch,
+            bias,
+        } => {
+            let b = batch.map(|b| positive("--batch", b)).transpose()?;
+            calculator::gemm(
+                positive("--m", m)?,
+                positive("--n", n)?,
+                positive("--k", k)?,
+                b,
+                bias,
+                dtype,
+            )
+        }
+        RooflineOp::Sdpa {
+            batch,
+            heads,
+            kv_heads,
+            seq_q,
+            seq_kv,
+            head_dim,
+            causal,
+        } => calculator::sdpa(
+            positive("--batch", batch)?,
+            positive("--heads", heads)?,
+            positive("--kv-heads", kv_heads.unwrap_or(heads))?,
+            positive("--seq-q", seq_q)?,
+            positive("--seq-kv", seq_kv.unwrap_or(seq_q))?,
+            positive("--head-dim", head_dim)?,
+            causal,
+            dtype,
+        ),
+        RooflineOp::Conv {
+            input,
+            weight,
+            stride,
+            padding,
+            dilation,
+            groups,
+        } => {
+            if !(3..=5).contains(&input.len()) || weight.len() != input.len() {
+                return Err(anyhow!(
+                    "--input needs 3 to 5 dimensions (N,C,spatial…) and --weight as many"
+                ));
+            }
+            let nd = input.len() - 2;
+            let or = |v: Vec<i64>, d: i64| if v.is_empty() { vec![d; nd] } else { v };
+            calculator::conv(
+                &input,
+                &weight,
+                &or(stride, 1),
+                &or(padding, 0),
+                &or(dilation, 1),
+                positive("--groups", groups)?,
+                dtype,
+            )
+        }
+    }
+    .map_err(|e| anyhow!("the model rejects these shapes: {e:?}"))?;
+    if let Some(t) = a.time_us
+        && !(t > 0.0)
+    {
+        return Err(anyhow!("--time-us must be positive"));
+    }
+    print!("{}", calculator::describe(&eval, arch.as_ref(), a.time_us));
     Ok(())
 }

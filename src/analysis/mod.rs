@@ -2,6 +2,7 @@
 //! return sheets. Independent passes run in parallel.
 
 pub mod attribution;
+pub mod calculator;
 pub mod categories;
 pub mod intervals;
 pub mod kernel_details;

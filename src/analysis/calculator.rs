@@ -1,0 +1,289 @@
+//! Back-of-the-envelope roofline numbers without a trace
+//! (`tracelens roofline gemm|sdpa|conv`): the same models the report uses,
+//! fed with shapes typed on the command line.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::perf_model::{self, Evaluation, ModelResult, OpInput};
+use super::roofline::metrics_from;
+use crate::gpu_arch::GpuArch;
+
+/// The trace dtype string for a short dtype name (`bf16`, `fp16`, …).
+pub fn trace_dtype(short: &str) -> Option<&'static str> {
+    Some(match short.to_ascii_lowercase().as_str() {
+        "bf16" | "bfloat16" => "c10::BFloat16",
+        "fp16" | "half" | "float16" => "c10::Half",
+        "fp32" | "float" | "float32" => "float",
+        "fp64" | "double" | "float64" => "double",
+        "fp8" | "float8" | "e4m3" => "c10::Float8_e4m3fn",
+        _ => return None,
+    })
+}
+
+/// Short names accepted by [`trace_dtype`].
+pub const DTYPES: &str = "bf16, fp16, fp32, fp64, fp8";
+
+fn run(
+    op: &str,
+    dims: Value,
+    types: Vec<&str>,
+    strides: Value,
+    concrete: Vec<String>,
+) -> ModelResult<Evaluation> {
+    let class = perf_model::lookup(op).expect("calculator ops have models");
+    let as_vec = |v: Value| match v {
+        Value::Array(a) => Some(a),
+        _ => None,
+    };
+    let input = OpInput {
+        name: op,
+        dims: as_vec(dims),
+        types: Some(types.into_iter().map(String::from).collect()),
+        strides: as_vec(strides),
+        concrete: Some(concrete),
+        kernel_names: Vec::new(),
+    };
+    perf_model::evaluate(class, &input, false)
+}
+
+fn contiguous(shape: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// A GEMM `[batch ×] (M×K) · (K×N)`, optionally with a bias.
+pub fn gemm(
+    m: i64,
+    n: i64,
+    k: i64,
+    batch: Option<i64>,
+    bias: bool,
+    dtype: &str,
+) -> ModelResult<Evaluation> {
+    match (batch, bias) {
+        (Some(b), false) => run(
+            "aten::bmm",
+            json!([[b, m, k], [b, k, n]]),
+            vec![dtype, dtype],
+            json!([contiguous(&[b, m, k]), contiguous(&[b, k, n])]),
+            vec![String::new(), String::new()],
+        ),
+        (Some(b), true) => run(
+            "aten::baddbmm",
+            json!([[b, m, n], [b, m, k], [b, k, n], [], []]),
+            vec![dtype, dtype, dtype, "Scalar", "Scalar"],
+            json!([
+                contiguous(&[b, m, n]),
+                contiguous(&[b, m, k]),
+                contiguous(&[b, k, n]),
+                [],
+                []
+            ]),
+            vec![
+                String::new(),
+                String::new(),
+                String::new(),
+                "1".into(),
+                "1".into(),
+            ],
+        ),
+        (None, false) => run(
+            "aten::mm",
+            json!([[m, k], [k, n]]),
+            vec![dtype, dtype],
+            json!([contiguous(&[m, k]), contiguous(&[k, n])]),
+            vec![String::new(), String::new()],
+        ),
+        (None, true) => run(
+            "aten::addmm",
+            json!([[n], [m, k], [k, n], [], []]),
+            vec![dtype, dtype, dtype, "Scalar", "Scalar"],
+            json!([[1], contiguous(&[m, k]), contiguous(&[k, n]), [], []]),
+            vec![
+                String::new(),
+                String::new(),
+                String::new(),
+                "1".into(),
+                "1".into(),
+            ],
+        ),
+    }
+}
+
+/// Attention (flash SDPA layout `B, H, N, d`) with grouped-query heads.
+#[allow(clippy::too_many_arguments)]
+pub fn sdpa(
+    batch: i64,
+    heads: i64,
+    kv_heads: i64,
+    seq_q: i64,
+    seq_kv: i64,
+    head_dim: i64,
+    causal: bool,
+    dtype: &str,
+) -> ModelResult<Evaluation> {
+    let q = [batch, heads, seq_q, head_dim];
+    let kv = [batch, kv_heads, seq_kv, head_dim];
+    run(
+        "aten::_scaled_dot_product_flash_attention",
+        json!([q, kv, kv, [], [], [], []]),
+        vec![dtype, dtype, dtype, "Scalar", "", "", ""],
+        json!([
+            contiguous(&q),
+            contiguous(&kv),
+            contiguous(&kv),
+            [],
+            [],
+            [],
+            []
+        ]),
+        vec![
+            String::new(),
+            String::new(),
+            String::new(),
+            "0.".into(),
+            if causal {
+                "True".into()
+            } else {
+                "False".into()
+            },
+            "False".into(),
+            String::new(),
+        ],
+    )
+}
+
+fn list_text(v: &[i64]) -> String {
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// A forward convolution (`aten::convolution`), input `N, C, spatial…` and
+/// weight `C_out, C_in/groups, kernel…`.
+pub fn conv(
+    input: &[i64],
+    weight: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    groups: i64,
+    dtype: &str,
+) -> ModelResult<Evaluation> {
+    let nd = input.len().saturating_sub(2);
+    let zeros = vec![0i64; nd];
+    run(
+        "aten::convolution",
+        json!([input, weight, [], [], [], [], [], [], []]),
+        vec![
+            dtype,
+            dtype,
+            "",
+            "ScalarList",
+            "ScalarList",
+            "ScalarList",
+            "Scalar",
+            "ScalarList",
+            "Scalar",
+        ],
+        json!([
+            contiguous(input),
+            contiguous(weight),
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            []
+        ]),
+        vec![
+            String::new(),
+            String::new(),
+            String::new(),
+            list_text(stride),
+            list_text(padding),
+            list_text(dilation),
+            "False".into(),
+            list_text(&zeros),
+            groups.to_string(),
+        ],
+    )
+}
+
+fn si(v: f64, unit: &str) -> String {
+    let (scale, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(s, _)| v.abs() >= *s)
+        .unwrap_or((1.0, ""));
+    format!("{:.4} {prefix}{unit}", v / scale)
+}
+
+/// The text report of one calculation.
+pub fn describe(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) -> String {
+    let mut out = String::new();
+    let params: Vec<String> = eval
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.to_str()))
+        .collect();
+    let _ = writeln!(out, "params:       {}", params.join(", "));
+    let _ = writeln!(
+        out,
+        "FLOPs:        {} ({})",
+        eval.flops,
+        si(eval.flops, "FLOP")
+    );
+    match eval.bytes {
+        Some(b) => {
+            let _ = writeln!(out, "bytes moved:  {b} ({})", si(b, "B"));
+            let _ = writeln!(out, "intensity:    {:.3} FLOPs/byte", eval.flops / b);
+        }
+        None => {
+            let _ = writeln!(out, "bytes moved:  unknown (dtype size unknown)");
+        }
+    }
+    let spec = eval.compute_spec();
+    let _ = writeln!(
+        out,
+        "compute spec: {}",
+        if spec.is_empty() { "(none)" } else { &spec }
+    );
+    let m = metrics_from(eval.clone(), Vec::new(), time_us.unwrap_or(0.0), arch);
+    if let Some(a) = arch {
+        match (a.peak_tflops(&spec), &m.roofline) {
+            (Some(peak), Some(r)) => {
+                let ridge = peak * 1e12 / (a.mem_bw_gbps * 1e9);
+                let _ = writeln!(
+                    out,
+                    "{}:        peak {peak} TFLOP/s, {} GB/s, ridge {ridge:.1} FLOPs/byte",
+                    a.name, a.mem_bw_gbps
+                );
+                let _ = writeln!(out, "roofline:     {:.3} µs, {}", r.time_us, r.bound_text());
+            }
+            _ => {
+                let _ = writeln!(out, "{}: no peak for {spec:?}; no roofline", a.name);
+            }
+        }
+    }
+    if let Some(t) = time_us {
+        let _ = writeln!(
+            out,
+            "achieved:     {:.3} TFLOP/s, {:.3} TB/s in {t} µs",
+            m.tflops_s, m.tb_s
+        );
+        if let Some(r) = &m.roofline {
+            let _ = writeln!(out, "of roofline:  {:.1}%", r.pct);
+        }
+    }
+    out
+}
