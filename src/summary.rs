@@ -61,6 +61,25 @@ pub fn markdown(report: &Report, title: &str) -> String {
             )
         );
     }
+    if let Some(s) = sheet(report, "unified_perf_summary") {
+        let mut cols = vec![
+            "name",
+            "op category",
+            "operation_count",
+            "Kernel Time (µs)_sum",
+            "TFLOPS/s_mean",
+            "TB/s_mean",
+            "FLOPS/Byte",
+        ];
+        if s.column("Pct Roofline_mean").is_some() {
+            cols.extend(["Roofline Bound", "Pct Roofline_mean"]);
+        }
+        let _ = writeln!(
+            md,
+            "### Roofline: top ops by kernel time\n\n{}",
+            table(s, &cols, 15, 3)
+        );
+    }
     let notes = report.quality.notes();
     md.push_str("### Trace quality\n\n");
     if notes.is_empty() {

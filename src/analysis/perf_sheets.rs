@@ -320,3 +320,69 @@ pub fn sheets(cx: &Context) -> Vec<Sheet> {
     }
     out
 }
+
+/// One plotted point of a roofline sheet row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotPoint {
+    /// Op name and its distinguishing parameters.
+    pub label: String,
+    /// FLOPs per byte.
+    pub intensity: f64,
+    /// Mean achieved TFLOP/s.
+    pub tflops_s: f64,
+    /// Total kernel time of the row, µs.
+    pub kernel_time_us: f64,
+    /// The row's Compute Spec (selects the compute roof).
+    pub compute_spec: String,
+}
+
+/// The plottable points of a roofline sheet: rows with a positive, finite
+/// intensity and achieved rate.
+pub fn plot_points(sheet: &Sheet) -> Vec<PlotPoint> {
+    let col = |n: &str| sheet.column(n);
+    let (Some(fb), Some(tf), Some(kt)) = (
+        col("FLOPS/Byte_first"),
+        col("TFLOPS/s_mean"),
+        col("Kernel Time (µs)_sum"),
+    ) else {
+        return Vec::new();
+    };
+    let spec = col("Compute Spec");
+    let params: Vec<usize> = (0..sheet.columns.len())
+        .filter(|&i| sheet.columns[i].starts_with("param: "))
+        .collect();
+    let num = |c: &Cell| match c {
+        Cell::Float(f) => *f,
+        Cell::Int(i) => *i as f64,
+        _ => f64::NAN,
+    };
+    let txt = |c: &Cell| match c {
+        Cell::Text(t) => t.clone(),
+        Cell::Int(i) => i.to_string(),
+        Cell::Float(f) => crate::pyfmt::float_repr(*f),
+        Cell::Bool(b) => b.to_string(),
+        Cell::Empty => String::new(),
+    };
+    sheet
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let (x, y) = (num(&r[fb]), num(&r[tf]));
+            if !(x.is_finite() && y.is_finite() && x > 0.0 && y > 0.0) {
+                return None;
+            }
+            let p: Vec<String> = params
+                .iter()
+                .filter(|&&i| !matches!(r[i], Cell::Empty))
+                .map(|&i| format!("{}={}", &sheet.columns[i][7..], txt(&r[i])))
+                .collect();
+            Some(PlotPoint {
+                label: format!("{} {}", txt(&r[0]), p.join(" ")),
+                intensity: x,
+                tflops_s: y,
+                kernel_time_us: num(&r[kt]),
+                compute_spec: spec.map(|s| txt(&r[s])).unwrap_or_default(),
+            })
+        })
+        .collect()
+}
