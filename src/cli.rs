@@ -474,7 +474,7 @@ fn roofline(a: RooflineArgs) -> Result<()> {
     }
     .map_err(|e| anyhow!("the model rejects these shapes: {e:?}"))?;
     if let Some(t) = a.time_us
-        && !(t > 0.0)
+        && (t.is_nan() || t <= 0.0)
     {
         return Err(anyhow!("--time-us must be positive"));
     }

@@ -1,6 +1,643 @@
-//! PLACEHOLDER: being implemented.
-use super::{Evaluation, ModelError, ModelResult, OpInput};
-/// Evaluates a model of this family.
-pub fn evaluate(class: &str, _input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    Err(ModelError::Invalid(format!("{class} not implemented yet")))
+//! Convolution models (spec 03 §4.2): `aten::convolution` (`aten_conv`) and
+//! `aten::convolution_backward` (`aten_conv_bwd`).
+//!
+//! Quirks kept from the reference: `aten::convolution` records nine
+//! arguments, so its `bias` (`len(Input Dims) == 3`) is always False and bias
+//! FLOPs/bytes are never counted; the backward op's `bias` is the empty list
+//! `[]` itself (Python short-circuit), printed as `[]`; backward bias bytes
+//! are a raw element count, not multiplied by the element size. The fused
+//! `ConvBias_` / `ConvBiasReLU_` classes and their backwards need a
+//! process-wide cache keyed by sequence number and are not supported here.
+
+use serde_json::Value;
+
+use super::gemm::{
+    add, at, bpe, concrete_of, dims_of, invalid, mul, mul_all, prod, py_eval, py_int, py_tuple,
+    shape_of, str_tuple, truthy, types_of,
+};
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+
+/// A convolution as the CONV base class holds it.
+struct Conv {
+    params: Vec<(&'static str, Py)>,
+    x: Vec<i64>,
+    w: Vec<i64>,
+    out: Vec<i64>,
+    bias: bool,
+    transposed: bool,
+    dtype: String,
+}
+
+/// `aten_conv.str_to_tuple`: `"[a, b]"` → `(a, b)`, dropping the first and
+/// last character and splitting on commas.
+fn str_to_tuple(s: &str) -> ModelResult<Vec<i64>> {
+    let chars: Vec<char> = s.chars().collect();
+    let inner: String = if chars.len() >= 2 {
+        chars[1..chars.len() - 1].iter().collect()
+    } else {
+        String::new()
+    };
+    inner.split(',').map(py_int).collect()
+}
+
+/// A list argument from its concrete text, or `(default,)*nd` when empty.
+fn list_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<i64>> {
+    let s = at(ci, i, "Concrete Inputs")?;
+    let v = if s.is_empty() {
+        vec![default; nd.max(0) as usize]
+    } else {
+        str_to_tuple(s)?
+    };
+    // A 1-tuple is repeated once per spatial dimension.
+    Ok(if v.len() == 1 {
+        v.repeat(nd.max(0) as usize)
+    } else {
+        v
+    })
+}
+
+/// `conv1d`/`conv2d`/`conv3d` from the input rank.
+fn conv_nd(rank: usize) -> ModelResult<&'static str> {
+    match rank {
+        3 => Ok("conv1d"),
+        4 => Ok("conv2d"),
+        5 => Ok("conv3d"),
+        r => invalid(format!("Unknown convolution dimension: {r}")),
+    }
+}
+
+/// Python `int((x + 2p - d(k-1) - 1) / s + 1)`: true division, then
+/// truncation toward zero.
+fn conv_out_dim(x: i64, k: i64, s: i64, p: i64, d: i64) -> ModelResult<i64> {
+    let (x, k, s, p, d) = (x as i128, k as i128, s as i128, p as i128, d as i128);
+    let num = add(add(x, mul(2, p)?)?, -add(mul(d, k - 1)?, 1)?)?;
+    if s == 0 {
+        return invalid("float division by zero");
+    }
+    let q = num as f64 / s as f64 + 1.0;
+    if !q.is_finite() || q.abs() >= 9.0e18 {
+        return invalid("conv output size out of range");
+    }
+    Ok(q.trunc() as i64)
+}
+
+/// `(x - 1)·s - 2p + d(k-1) + out_pad + 1`.
+fn transposed_out_dim(x: i64, k: i64, s: i64, p: i64, d: i64, op: i64) -> ModelResult<i64> {
+    let (x, k, s, p, d, op) = (
+        x as i128, k as i128, s as i128, p as i128, d as i128, op as i128,
+    );
+    let v = add(mul(x - 1, s)?, -mul(2, p)?)?;
+    let v = add(add(v, mul(d, k - 1)?)?, op + 1)?;
+    i64::try_from(v).or_else(|_| invalid("conv output size out of range"))
+}
+
+/// Shared parser of `aten::convolution` (`off = 0`) and
+/// `aten::convolution_backward` (`off = 1`: input, weight and the list
+/// arguments all sit one slot later).
+fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
+    let off = usize::from(backward);
+    let dims = dims_of(input)?;
+    let ci = concrete_of(input)?;
+    let x_val = at(dims, off, "Input Dims")?;
+    let x_py = py_tuple(x_val)?;
+    let nd = match &x_py {
+        Py::Tuple(v) => v.len() as i64 - 2,
+        _ => -2,
+    };
+    let w_val = at(dims, off + 1, "Input Dims")?;
+    let w_py = py_tuple(w_val)?;
+    let bias_py = if backward {
+        // `len(dims) > 3 and dims[3] and len(dims[3]) > 0`.
+        match dims.get(3) {
+            None => Py::Bool(false),
+            Some(d3) => {
+                let p = Py::from_json(d3, false);
+                if !truthy(&p) {
+                    p
+                } else {
+                    match d3 {
+                        Value::Array(a) => Py::Bool(!a.is_empty()),
+                        Value::String(s) => Py::Bool(!s.is_empty()),
+                        Value::Object(o) => Py::Bool(!o.is_empty()),
+                        _ => return invalid("object of this type has no len()"),
+                    }
+                }
+            }
+        }
+    } else {
+        Py::Bool(dims.len() == 3)
+    };
+    let base = off + 3;
+    let stride = list_arg(ci, base, 1, nd)?;
+    let padding = list_arg(ci, base + 1, 0, nd)?;
+    let dilation = list_arg(ci, base + 2, 1, nd)?;
+    let transposed_py = py_eval(at(ci, base + 3, "Concrete Inputs")?)?;
+    let output_padding = list_arg(ci, base + 4, 0, nd)?;
+    let groups = py_int(at(ci, base + 5, "Concrete Inputs")?)?;
+
+    let types = types_of(input)?;
+    let dtypes = [
+        at(types, off, "Input type")?.clone(),
+        at(types, off + 1, "Input type")?.clone(),
+    ];
+    if dtypes[0] != dtypes[1] {
+        return invalid(format!(
+            "Data types of input and weight are different: {:?}",
+            dtypes
+        ));
+    }
+    let (x_stride, w_stride) = match input.strides.as_deref() {
+        None => (Py::None, Py::None),
+        Some(s) => (
+            py_tuple(at(s, off, "Input Strides")?)?,
+            py_tuple(at(s, off + 1, "Input Strides")?)?,
+        ),
+    };
+    let conv_nd = conv_nd((nd + 2).max(0) as usize)?;
+    let params = vec![
+        ("convNd", Py::Str(conv_nd.to_string())),
+        ("input_shape", x_py),
+        ("filter_shape", w_py),
+        ("dtype_input_weight", str_tuple(&dtypes)),
+        ("input_stride", x_stride),
+        ("weight_stride", w_stride),
+        ("bias", bias_py.clone()),
+        ("stride", Py::ints(&stride)),
+        ("padding", Py::ints(&padding)),
+        ("dilation", Py::ints(&dilation)),
+        ("transposed_conv", transposed_py.clone()),
+        ("output_padding", Py::ints(&output_padding)),
+        ("groups", Py::Int(groups)),
+    ];
+
+    // CONV.__init__: the output shape.
+    let x = shape_of(x_val)?;
+    let w = shape_of(w_val)?;
+    let transposed = truthy(&transposed_py);
+    let spatial = x.len().saturating_sub(2);
+    let mut out = vec![x[0], *at(&w, usize::from(transposed), "filter_shape")?];
+    for i in 0..spatial {
+        let xi = x[i + 2];
+        let ki = *at(&w, i + 2, "filter_shape")?;
+        let s = *at(&stride, i, "stride")?;
+        let p = *at(&padding, i, "padding")?;
+        let d = *at(&dilation, i, "dilation")?;
+        out.push(if transposed {
+            let op = *at(&output_padding, i, "output_padding")?;
+            transposed_out_dim(xi, ki, s, p, d, op)?
+        } else {
+            conv_out_dim(xi, ki, s, p, d)?
+        });
+    }
+    Ok(Conv {
+        params,
+        x,
+        w,
+        out,
+        bias: truthy(&bias_py),
+        transposed,
+        dtype: dtypes[0].clone(),
+    })
+}
+
+/// `CONV.flops_func`: `2·prod(w[1:])` per output (or, transposed, per
+/// input) element, plus `prod(out)` with a bias.
+fn flops_func(
+    x: &[i64],
+    w: &[i64],
+    out: &[i64],
+    bias: bool,
+    transposed: bool,
+) -> ModelResult<i128> {
+    let per = mul(2, prod(w.get(1..).unwrap_or(&[]))?)?;
+    let conv = mul(prod(if transposed { x } else { out })?, per)?;
+    add(conv, if bias { prod(out)? } else { 0 })
+}
+
+/// `CONV.t`: swap the first two dimensions.
+fn t(s: &[i64]) -> ModelResult<Vec<i64>> {
+    if s.len() < 2 {
+        return invalid("shape has fewer than two dimensions");
+    }
+    let mut v = vec![s[1], s[0]];
+    v.extend_from_slice(&s[2..]);
+    Ok(v)
+}
+
+/// `CONV.flops_bwd_func`: input grad + weight grad (+ bias grad).
+fn flops_bwd(c: &Conv) -> ModelResult<i128> {
+    let input_grad = flops_func(&c.out, &c.w, &c.x, false, !c.transposed)?;
+    let weight_grad = if c.transposed {
+        flops_func(&t(&c.out)?, &t(&c.x)?, &t(&c.w)?, false, false)?
+    } else {
+        flops_func(&t(&c.x)?, &t(&c.out)?, &t(&c.w)?, false, false)?
+    };
+    let total = add(input_grad, weight_grad)?;
+    add(total, if c.bias { prod(&c.out)? } else { 0 })
+}
+
+/// The element count of `CONV.bytes_func` (input, weight, bias, output).
+fn elems(x: &[i64], w: &[i64], out: &[i64], bias: bool) -> ModelResult<i128> {
+    let bias_elems = if bias {
+        *at(out, 1, "out_shape")? as i128
+    } else {
+        0
+    };
+    add(add(add(prod(x)?, prod(w)?)?, bias_elems)?, prod(out)?)
+}
+
+/// `CONV.bytes_bwd_func`: both gradient GEMMs read/write every tensor once;
+/// the bias term is added as a raw element count.
+fn bytes_bwd(c: &Conv, bpe: Option<i128>) -> ModelResult<Option<i128>> {
+    let Some(b) = bpe else { return Ok(None) };
+    let input_grad = mul(elems(&c.out, &c.w, &c.x, false)?, b)?;
+    let weight_grad = mul(elems(&c.out, &c.x, &c.w, false)?, b)?;
+    let bias = if c.bias {
+        add(prod(&c.out)?, *at(&c.out, 1, "out_shape")? as i128)?
+    } else {
+        0
+    };
+    Ok(Some(add(add(input_grad, weight_grad)?, bias)?))
+}
+
+/// Evaluates a CONV-family model (spec 03 §4.2) for `class` on `input`.
+///
+/// `aten_conv` gives the forward numbers, or with `bwd` the backward ones;
+/// `aten_conv_bwd` gives the backward numbers either way. The fused
+/// `ConvBias*` classes are [`ModelError::Invalid`] ("not supported"), as are
+/// unknown class names.
+pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let backward_op = match class {
+        "aten_conv" => false,
+        "aten_conv_bwd" => true,
+        "ConvBias_" | "ConvBiasReLU_" | "ConvBias_Backward" | "ConvBiasReLU_Backward" => {
+            return Err(ModelError::Invalid(format!(
+                "{class} is not supported (needs the forward-pass cache)"
+            )));
+        }
+        _ => return invalid(format!("{class} is not a CONV model")),
+    };
+    let c = parse(input, backward_op)?;
+    let size = bpe(&c.dtype);
+    let (flops, bytes) = if backward_op || bwd {
+        (flops_bwd(&c)?, bytes_bwd(&c, size)?)
+    } else {
+        let f = flops_func(&c.x, &c.w, &c.out, c.bias, c.transposed)?;
+        let b = match size {
+            Some(b) => Some(mul_all(&[elems(&c.x, &c.w, &c.out, c.bias)?, b])?),
+            None => None,
+        };
+        (f, b)
+    };
+    Ok(Evaluation {
+        params: c.params,
+        flops: flops as f64,
+        bytes: bytes.map(|b| b as f64),
+        maf: Some("matrix"),
+        precision: precision_of(Some(&c.dtype)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const BF16: &str = "c10::BFloat16";
+
+    fn arr(v: Value) -> Option<Vec<Value>> {
+        match v {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    fn strs(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn conv_input(
+        dims: Value,
+        types: &[&str],
+        strides: Option<Value>,
+        ci: &[&str],
+    ) -> OpInput<'static> {
+        OpInput {
+            name: "aten::convolution",
+            dims: arr(dims),
+            types: strs(types),
+            strides: strides.and_then(arr),
+            concrete: strs(ci),
+            kernel_names: vec![],
+        }
+    }
+
+    fn param<'a>(e: &'a Evaluation, key: &str) -> &'a Py {
+        &e.params.iter().find(|(k, _)| *k == key).unwrap().1
+    }
+
+    fn vit_patch_conv() -> OpInput<'static> {
+        conv_input(
+            json!([
+                [4, 3, 224, 224],
+                [768, 3, 16, 16],
+                [768],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ]),
+            &[
+                BF16,
+                BF16,
+                BF16,
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+            ],
+            Some(json!([
+                [150528, 50176, 224, 1],
+                [768, 256, 16, 1],
+                [1],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ])),
+            &[
+                "", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1",
+            ],
+        )
+    }
+
+    #[test]
+    fn conv2d_forward_ignores_bias() {
+        let e = evaluate("aten_conv", &vit_patch_conv(), false).unwrap();
+        // out spatial = int((224 + 0 - 1*15 - 1)/16 + 1) = 14 -> out (4, 768, 14, 14)
+        // flops = prod(out) * 2*prod(W[1:]) = 602112 * 2*768 = 924844032 (no bias term)
+        assert_eq!(e.flops, 924_844_032.0);
+        // (prod(x) + prod(W) + prod(out)) * 2 = (602112 + 589824 + 602112) * 2
+        assert_eq!(e.bytes, Some(3_588_096.0));
+        assert_eq!(e.bytes.unwrap() / 1048576.0, 3.421875);
+        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            keys,
+            [
+                "convNd",
+                "input_shape",
+                "filter_shape",
+                "dtype_input_weight",
+                "input_stride",
+                "weight_stride",
+                "bias",
+                "stride",
+                "padding",
+                "dilation",
+                "transposed_conv",
+                "output_padding",
+                "groups"
+            ]
+        );
+        let cells: Vec<String> = e.params.iter().map(|(_, v)| v.to_str()).collect();
+        assert_eq!(
+            cells,
+            [
+                "conv2d",
+                "(4, 3, 224, 224)",
+                "(768, 3, 16, 16)",
+                "('c10::BFloat16', 'c10::BFloat16')",
+                "(150528, 50176, 224, 1)",
+                "(768, 256, 16, 1)",
+                "False",
+                "(16, 16)",
+                "(0, 0)",
+                "(1, 1)",
+                "False",
+                "(0, 0)",
+                "1"
+            ]
+        );
+        assert_eq!(e.compute_spec(), "matrix_bf16");
+    }
+
+    #[test]
+    fn conv2d_backward_of_forward_op() {
+        let e = evaluate("aten_conv", &vit_patch_conv(), true).unwrap();
+        // normal conv: exactly 2 x forward = 2 * 924844032
+        assert_eq!(e.flops, 1_849_688_064.0);
+        // 2 * (prod(out) + prod(W) + prod(x)) * 2 = 2 * 1794048 * 2
+        assert_eq!(e.bytes, Some(7_176_192.0));
+    }
+
+    #[test]
+    fn conv1d_broadcast_padding_groups_and_no_strides() {
+        let inp = conv_input(
+            json!([[2, 8, 10], [8, 1, 3], [], [], [], [], [], [], []]),
+            &[
+                "float",
+                "float",
+                "",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+            ],
+            None,
+            &["", "", "", "[2]", "[1]", "", "False", "", "8"],
+        );
+        let e = evaluate("aten_conv", &inp, false).unwrap();
+        // out = int((10 + 2 - 1*2 - 1)/2 + 1) = int(5.5) = 5 -> (2, 8, 5)
+        // flops = 80 * 2*(1*3) = 480
+        assert_eq!(e.flops, 480.0);
+        // (prod(x)=160 + prod(W)=24 + prod(out)=80) * 4 = 264*4
+        assert_eq!(e.bytes, Some(1_056.0));
+        assert_eq!(param(&e, "stride").to_str(), "(2,)");
+        assert_eq!(param(&e, "dilation").to_str(), "(1,)");
+        assert_eq!(param(&e, "input_stride"), &Py::None);
+        assert_eq!(param(&e, "groups"), &Py::Int(8));
+        assert_eq!(param(&e, "convNd").to_str(), "conv1d");
+        assert_eq!(e.compute_spec(), "matrix_fp32");
+    }
+
+    #[test]
+    fn transposed_conv() {
+        let inp = conv_input(
+            json!([[1, 4, 5, 5], [4, 2, 3, 3], [], [], [], [], [], [], []]),
+            &[
+                BF16,
+                BF16,
+                "",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+            ],
+            None,
+            &[
+                "", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[1, 1]", "1",
+            ],
+        );
+        let e = evaluate("aten_conv", &inp, false).unwrap();
+        // o = (5-1)*2 - 2*1 + 1*(3-1) + 1 + 1 = 10 -> out (1, W[1]=2, 10, 10)
+        // flops = prod(x) * 2*prod(W[1:]) = 100 * 2*18 = 3600
+        assert_eq!(e.flops, 3_600.0);
+        // (prod(x)=100 + prod(W)=72 + prod(out)=200) * 2 = 744
+        assert_eq!(e.bytes, Some(744.0));
+        assert_eq!(param(&e, "transposed_conv"), &Py::Bool(true));
+        let b = evaluate("aten_conv", &inp, true).unwrap();
+        // input grad = 2*prod(W[1:]) * prod(x) = 36*100 = 3600
+        // weight grad = 2*prod(W) * N * prod(x spatial) = 2*72*1*25 = 3600
+        assert_eq!(b.flops, 7_200.0);
+        // 2 * (200 + 72 + 100) * 2 = 1488
+        assert_eq!(b.bytes, Some(1_488.0));
+    }
+
+    fn conv_bwd_input(d3: Value) -> OpInput<'static> {
+        OpInput {
+            name: "aten::convolution_backward",
+            dims: arr(json!([
+                [10, 64, 56, 56],
+                [10, 64, 56, 56],
+                [64, 64, 3, 3],
+                d3,
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ])),
+            types: strs(&[
+                BF16,
+                BF16,
+                BF16,
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+            ]),
+            strides: arr(json!([
+                [200704, 1, 3584, 64],
+                [200704, 1, 3584, 64],
+                [576, 1, 192, 64],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ])),
+            concrete: strs(&[
+                "",
+                "",
+                "",
+                "[0]",
+                "[1, 1]",
+                "[1, 1]",
+                "[1, 1]",
+                "False",
+                "[0, 0]",
+                "1",
+                "[True, True, False]",
+            ]),
+            kernel_names: vec![],
+        }
+    }
+
+    #[test]
+    fn convolution_backward_op() {
+        let e = evaluate("aten_conv_bwd", &conv_bwd_input(json!([])), false).unwrap();
+        // out = (10, 64, 56, 56): prod = 2007040; 2*prod(W[1:]) = 2*576 = 1152
+        // input grad = 1152 * 2007040 = 2312110080; weight grad = 2*36864*10*3136 = 2312110080
+        assert_eq!(e.flops, 4_624_220_160.0);
+        // 2 * (2007040 + 36864 + 2007040) * 2 = 16203776 bytes = 15.453125 MB
+        assert_eq!(e.bytes, Some(16_203_776.0));
+        assert_eq!(e.bytes.unwrap() / 1048576.0, 15.453125);
+        assert_eq!(param(&e, "bias").to_str(), "[]");
+        assert_eq!(param(&e, "input_stride").to_str(), "(200704, 1, 3584, 64)");
+        // Same numbers when asked for the backward of the backward class.
+        let b = evaluate("aten_conv_bwd", &conv_bwd_input(json!([])), true).unwrap();
+        assert_eq!((b.flops, b.bytes), (e.flops, e.bytes));
+
+        // A bias_sizes shape: bias True; bias bytes are a raw element count.
+        let e = evaluate("aten_conv_bwd", &conv_bwd_input(json!([64])), false).unwrap();
+        assert_eq!(param(&e, "bias"), &Py::Bool(true));
+        // + prod(out) = 2007040 flops
+        assert_eq!(e.flops, 4_626_227_200.0);
+        // + prod(out) + out[1] = 2007040 + 64 (not x2)
+        assert_eq!(e.bytes, Some(18_210_880.0));
+    }
+
+    #[test]
+    fn failures() {
+        // Mixed dtypes.
+        let mut inp = vit_patch_conv();
+        inp.types = strs(&[BF16, "float", BF16]);
+        assert!(matches!(
+            evaluate("aten_conv", &inp, false),
+            Err(ModelError::Invalid(_))
+        ));
+        // eval('') of the transposed flag.
+        let mut inp = vit_patch_conv();
+        inp.concrete = strs(&[
+            "", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "", "[0, 0]", "1",
+        ]);
+        assert!(matches!(
+            evaluate("aten_conv", &inp, false),
+            Err(ModelError::Invalid(_))
+        ));
+        // Rank-2 input.
+        let inp = conv_input(
+            json!([[3, 4], [2, 3], [], [], [], [], [], [], []]),
+            &["float", "float"],
+            None,
+            &["", "", "", "", "", "", "False", "", "1"],
+        );
+        assert!(evaluate("aten_conv", &inp, false).is_err());
+        // Short filter / missing keys / zero stride never panic.
+        let inp = conv_input(
+            json!([[1, 2, 5, 5], [2], [], [], [], [], [], [], []]),
+            &["float", "float"],
+            None,
+            &["", "", "", "[0, 0]", "", "", "False", "", "1"],
+        );
+        assert!(evaluate("aten_conv", &inp, false).is_err());
+        let inp = OpInput {
+            name: "aten::convolution",
+            ..Default::default()
+        };
+        assert!(evaluate("aten_conv", &inp, false).is_err());
+        assert!(matches!(
+            evaluate("ConvBias_", &vit_patch_conv(), false),
+            Err(ModelError::Invalid(_))
+        ));
+        assert!(matches!(
+            evaluate("what", &vit_patch_conv(), false),
+            Err(ModelError::Invalid(_))
+        ));
+        // A zero stride is a division by zero.
+        let mut inp = vit_patch_conv();
+        inp.concrete = strs(&[
+            "", "", "", "[0, 0]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1",
+        ]);
+        assert!(evaluate("aten_conv", &inp, false).is_err());
+    }
 }

@@ -1,6 +1,1169 @@
-//! PLACEHOLDER: being implemented.
-use super::{Evaluation, ModelError, ModelResult, OpInput};
-/// Evaluates a model of this family.
-pub fn evaluate(class: &str, _input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    Err(ModelError::Invalid(format!("{class} not implemented yet")))
+//! Unary and binary elementwise models (spec 03 §4.4, §4.5), plus the small
+//! argument readers that the normalization and reduce models share.
+//!
+//! Every reader mirrors the Python access it replaces: a missing args key
+//! (`KeyError`), a short list (`IndexError`) or a value of the wrong kind
+//! (`TypeError`) becomes [`ModelError::Invalid`], the reference's dropped row.
+
+use serde_json::Value;
+
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+
+/// Largest magnitude accepted for an element count (a Python int the sheets
+/// can print as `i64`); every later product with small constants stays far
+/// inside `i128`.
+const MAX_COUNT: i128 = i64::MAX as i128;
+
+/// Shorthand for an [`ModelError::Invalid`] result.
+pub(super) fn invalid<T>(msg: impl Into<String>) -> ModelResult<T> {
+    Err(ModelError::Invalid(msg.into()))
+}
+
+/// Read access to an op's recorded arguments with Python's failure modes.
+pub(super) struct Args<'a> {
+    input: &'a OpInput<'a>,
+}
+
+impl<'a> Args<'a> {
+    /// Wraps an op input.
+    pub(super) fn new(input: &'a OpInput<'a>) -> Self {
+        Args { input }
+    }
+
+    /// The op name.
+    pub(super) fn name(&self) -> &'a str {
+        self.input.name
+    }
+
+    /// `args["Input Dims"]` (KeyError when absent).
+    pub(super) fn dims(&self) -> ModelResult<&'a [Value]> {
+        match &self.input.dims {
+            Some(d) => Ok(d),
+            None => invalid("missing Input Dims"),
+        }
+    }
+
+    /// `args["Input Dims"][i]`.
+    pub(super) fn dim(&self, i: usize) -> ModelResult<&'a Value> {
+        item(self.dims()?, i, "Input Dims")
+    }
+
+    /// `args["Input type"][i]`.
+    pub(super) fn ty(&self, i: usize) -> ModelResult<&'a str> {
+        match &self.input.types {
+            Some(t) => item(t, i, "Input type").map(String::as_str),
+            None => invalid("missing Input type"),
+        }
+    }
+
+    /// `args["Input Strides"]` (KeyError when absent).
+    fn strides(&self) -> ModelResult<&'a [Value]> {
+        match &self.input.strides {
+            Some(s) => Ok(s),
+            None => invalid("missing Input Strides"),
+        }
+    }
+
+    /// `tuple(args["Input Strides"][i])`, the key required.
+    pub(super) fn stride(&self, i: usize) -> ModelResult<Py> {
+        tuple_of(item(self.strides()?, i, "Input Strides")?)
+    }
+
+    /// `tuple(args["Input Strides"][i])` inside `try/except (KeyError,
+    /// IndexError)`: None when the key or the slot is missing.
+    pub(super) fn stride_or_none(&self, i: usize) -> ModelResult<Py> {
+        match self.input.strides.as_ref().and_then(|s| s.get(i)) {
+            Some(v) => tuple_of(v),
+            None => Ok(Py::None),
+        }
+    }
+
+    /// `args["Concrete Inputs"][i]`.
+    pub(super) fn ci(&self, i: usize) -> ModelResult<&'a str> {
+        match &self.input.concrete {
+            Some(c) => item(c, i, "Concrete Inputs").map(String::as_str),
+            None => invalid("missing Concrete Inputs"),
+        }
+    }
+}
+
+/// `list[i]` for a non-negative index (IndexError when short).
+pub(super) fn item<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a T> {
+    match list.get(i) {
+        Some(v) => Ok(v),
+        None => invalid(format!("{what} index {i} out of range")),
+    }
+}
+
+/// Python `tuple(v)` of a JSON value: lists become tuples (their elements
+/// kept as Python holds them), strings tuples of characters; anything else
+/// is not iterable.
+pub(super) fn tuple_of(v: &Value) -> ModelResult<Py> {
+    match v {
+        Value::Array(a) => Ok(Py::Tuple(
+            a.iter().map(|x| Py::from_json(x, false)).collect(),
+        )),
+        Value::String(s) => Ok(Py::Tuple(
+            s.chars().map(|c| Py::Str(c.to_string())).collect(),
+        )),
+        other => invalid(format!("{other} is not iterable")),
+    }
+}
+
+/// The integers of a shape list (anything else is a malformed shape).
+pub(super) fn shape_of(v: &Value) -> ModelResult<Vec<i128>> {
+    let Value::Array(a) = v else {
+        return invalid(format!("shape {v} is not a list"));
+    };
+    a.iter()
+        .map(|x| match x.as_i64() {
+            Some(i) => Ok(i as i128),
+            None => invalid(format!("shape entry {x} is not an integer")),
+        })
+        .collect()
+}
+
+/// `math.prod` of integers, refusing absurd magnitudes.
+pub(super) fn prod(shape: &[i128]) -> ModelResult<i128> {
+    let mut p: i128 = 1;
+    for &d in shape {
+        p = match p.checked_mul(d) {
+            Some(v) if v.unsigned_abs() <= MAX_COUNT as u128 => v,
+            _ => return invalid("element count too large"),
+        };
+    }
+    Ok(p)
+}
+
+/// Python truthiness of a JSON value.
+pub(super) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// `name2bpe` as an exact integer.
+pub(super) fn bpe(dtype: Option<&str>) -> Option<i128> {
+    bytes_per_element(dtype).map(|b| b as i128)
+}
+
+/// Compute precision of a dtype, None for an empty or absent one
+/// (`torch_dtype_map(dtype) if dtype else None`).
+pub(super) fn precision(dtype: Option<&str>) -> Option<&'static str> {
+    dtype
+        .filter(|d| !d.is_empty())
+        .and_then(|d| precision_of(Some(d)))
+}
+
+/// A Python literal as `ast.literal_eval` returns it (the subset traces use).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Lit {
+    /// An int.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A string.
+    Str(String),
+    /// A list or tuple.
+    Seq(Vec<Lit>),
+}
+
+impl Lit {
+    /// Python `int(x)`.
+    pub(super) fn to_int(&self) -> ModelResult<i128> {
+        match self {
+            Lit::Int(i) => Ok(*i),
+            Lit::Bool(b) => Ok(*b as i128),
+            Lit::Float(f) if f.is_finite() && f.abs() < 1e30 => Ok(f.trunc() as i128),
+            Lit::Str(s) => py_int(s),
+            other => invalid(format!("int() of {other:?}")),
+        }
+    }
+
+    /// Python `bool(x)`.
+    pub(super) fn truthy(&self) -> bool {
+        match self {
+            Lit::Int(i) => *i != 0,
+            Lit::Float(f) => *f != 0.0,
+            Lit::Bool(b) => *b,
+            Lit::None => false,
+            Lit::Str(s) => !s.is_empty(),
+            Lit::Seq(v) => !v.is_empty(),
+        }
+    }
+
+    /// The items of an iterable literal (lists, tuples, strings).
+    pub(super) fn items(self) -> ModelResult<Vec<Lit>> {
+        match self {
+            Lit::Seq(v) => Ok(v),
+            Lit::Str(s) => Ok(s.chars().map(|c| Lit::Str(c.to_string())).collect()),
+            other => invalid(format!("{other:?} is not iterable")),
+        }
+    }
+}
+
+/// Python `int(text)` of a string: surrounding whitespace, a sign and
+/// underscores between digits allowed.
+pub(super) fn py_int(text: &str) -> ModelResult<i128> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let ok = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__")
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
+    let value = ok
+        .then(|| digits.replace('_', "").parse::<i128>().ok())
+        .flatten();
+    match value {
+        Some(v) => Ok(if neg { -v } else { v }),
+        None => invalid(format!("invalid literal for int(): {text:?}")),
+    }
+}
+
+/// `ast.literal_eval(text)` for numbers, booleans, None, strings, lists and
+/// tuples.
+pub(super) fn literal_eval(text: &str) -> ModelResult<Lit> {
+    let mut p = LitParser {
+        s: text.trim_start_matches([' ', '\t']).as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.s.len() {
+        return invalid(format!("malformed literal {text:?}"));
+    }
+    Ok(v)
+}
+
+/// `[int(x) for x in ast.literal_eval(text)]`.
+pub(super) fn parse_int_list(text: &str) -> ModelResult<Vec<i128>> {
+    literal_eval(text)?
+        .items()?
+        .iter()
+        .map(Lit::to_int)
+        .collect()
+}
+
+/// `[bool(x) for x in ast.literal_eval(text)]`.
+pub(super) fn parse_bool_list(text: &str) -> ModelResult<Vec<bool>> {
+    Ok(literal_eval(text)?
+        .items()?
+        .iter()
+        .map(Lit::truthy)
+        .collect())
+}
+
+struct LitParser<'s> {
+    s: &'s [u8],
+    i: usize,
+    /// Nesting depth, bounded so hostile text cannot exhaust the stack.
+    depth: usize,
+}
+
+/// Deepest literal nesting accepted.
+const MAX_DEPTH: usize = 64;
+
+impl LitParser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn bad<T>(&self) -> ModelResult<T> {
+        invalid(format!(
+            "malformed literal {:?}",
+            String::from_utf8_lossy(self.s)
+        ))
+    }
+
+    fn value(&mut self) -> ModelResult<Lit> {
+        if self.depth >= MAX_DEPTH {
+            return self.bad();
+        }
+        self.depth += 1;
+        let v = self.value_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn value_inner(&mut self) -> ModelResult<Lit> {
+        self.ws();
+        match self.peek() {
+            Some(b'[') => self.seq(b']', false),
+            Some(b'(') => self.seq(b')', true),
+            Some(b'\'') | Some(b'"') => self.string(),
+            Some(c) if c == b'-' || c == b'+' => {
+                self.i += 1;
+                match self.value()? {
+                    Lit::Int(i) if c == b'-' => Ok(Lit::Int(-i)),
+                    Lit::Float(f) if c == b'-' => Ok(Lit::Float(-f)),
+                    v @ (Lit::Int(_) | Lit::Float(_)) => Ok(v),
+                    _ => self.bad(),
+                }
+            }
+            Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
+            Some(c) if c.is_ascii_alphabetic() => {
+                let start = self.i;
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.i += 1;
+                }
+                match &self.s[start..self.i] {
+                    b"True" => Ok(Lit::Bool(true)),
+                    b"False" => Ok(Lit::Bool(false)),
+                    b"None" => Ok(Lit::None),
+                    _ => self.bad(),
+                }
+            }
+            _ => self.bad(),
+        }
+    }
+
+    fn seq(&mut self, close: u8, tuple: bool) -> ModelResult<Lit> {
+        self.i += 1;
+        let mut items = Vec::new();
+        let mut trailing_comma = false;
+        loop {
+            self.ws();
+            if self.peek() == Some(close) {
+                self.i += 1;
+                break;
+            }
+            items.push(self.value()?);
+            self.ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    trailing_comma = true;
+                }
+                Some(c) if c == close => {
+                    self.i += 1;
+                    trailing_comma = false;
+                    break;
+                }
+                _ => return self.bad(),
+            }
+        }
+        // `(5)` is the int 5, `(5,)` a 1-tuple.
+        if tuple && items.len() == 1 && !trailing_comma {
+            return Ok(items.pop().unwrap_or(Lit::None));
+        }
+        Ok(Lit::Seq(items))
+    }
+
+    fn string(&mut self) -> ModelResult<Lit> {
+        let quote = self.s[self.i];
+        self.i += 1;
+        let mut out = Vec::new();
+        while let Some(c) = self.peek() {
+            self.i += 1;
+            if c == quote {
+                return Ok(Lit::Str(String::from_utf8_lossy(&out).into_owned()));
+            }
+            if c == b'\\' {
+                if let Some(n) = self.peek() {
+                    self.i += 1;
+                    out.push(n);
+                }
+                continue;
+            }
+            out.push(c);
+        }
+        self.bad()
+    }
+
+    fn number(&mut self) -> ModelResult<Lit> {
+        let start = self.i;
+        let mut float = false;
+        while let Some(c) = self.peek() {
+            match c {
+                b'0'..=b'9' | b'_' => {}
+                b'.' => float = true,
+                b'e' | b'E' => {
+                    float = true;
+                    if matches!(self.s.get(self.i + 1), Some(b'+') | Some(b'-')) {
+                        self.i += 1;
+                    }
+                }
+                _ => break,
+            }
+            self.i += 1;
+        }
+        let text = String::from_utf8_lossy(&self.s[start..self.i]).replace('_', "");
+        if float {
+            match text.parse::<f64>() {
+                Ok(f) => Ok(Lit::Float(f)),
+                Err(_) => self.bad(),
+            }
+        } else {
+            match text.parse::<i128>() {
+                Ok(i) => Ok(Lit::Int(i)),
+                Err(_) => self.bad(),
+            }
+        }
+    }
+}
+
+/// Converts an exact integer count to the f64 the sheets hold.
+pub(super) fn f(v: i128) -> f64 {
+    v as f64
+}
+
+/// Evaluates an elementwise model: `aten_unary_elementwise`,
+/// `aten_replication_pad`, `aten_upsample_nearest`, `primus_turbo_quantize_fp8`,
+/// `primus_turbo_quantize_mxfp4_dual` (UnaryElementwise) and
+/// `aten_binary_elementwise`, `liger_silu_mul_function` (BinaryElementwise).
+/// Other classes of these sheet families are not implemented. These models
+/// have no backward: `bwd` gives [`ModelError::NotImplemented`] once the
+/// arguments parse.
+pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let a = Args::new(input);
+    let ev = match class {
+        "aten_unary_elementwise" => unary_aten(&a)?,
+        "aten_replication_pad" => replication_pad(&a)?,
+        "aten_upsample_nearest" => upsample_nearest(&a)?,
+        "primus_turbo_quantize_fp8" => quantize(&a, "c10::Float8_e4m3fnuz", false)?,
+        "primus_turbo_quantize_mxfp4_dual" => quantize(&a, "c10::Float4_e2m1fn_x2", true)?,
+        "aten_binary_elementwise" => binary_aten(&a)?,
+        "liger_silu_mul_function" => binary_liger(&a)?,
+        _ => return invalid("not implemented"),
+    };
+    if bwd {
+        return Err(ModelError::NotImplemented);
+    }
+    Ok(ev)
+}
+
+/// The `UnaryElementwise` base: flops = nelems, bytes = nelems·(bpe_in + bpe_out).
+fn unary_base(
+    params: Vec<(&'static str, Py)>,
+    nelems: i128,
+    dtype_in: &str,
+    dtype_out: Option<&str>,
+) -> Evaluation {
+    let bpe_in = bpe(Some(dtype_in));
+    let bpe_out = match dtype_out {
+        Some(d) => bpe(Some(d)),
+        None => bpe_in,
+    };
+    let bytes = match (bpe_in, bpe_out) {
+        (Some(i), Some(o)) => Some(f(nelems * i + nelems * o)),
+        _ => None,
+    };
+    Evaluation {
+        params,
+        flops: f(nelems),
+        bytes,
+        maf: Some("vector"),
+        precision: precision(Some(dtype_in)),
+    }
+}
+
+fn dtype_pair(dtype_in: &str, dtype_out: Option<&str>) -> Py {
+    Py::Tuple(vec![Py::Str(dtype_in.to_string()), Py::opt_str(dtype_out)])
+}
+
+fn unary_aten(a: &Args) -> ModelResult<Evaluation> {
+    let dims = a.dims()?;
+    let op_shape_v = item(dims, 0, "Input Dims")?;
+    let op_shape = tuple_of(op_shape_v)?;
+    let dtype_in = a.ty(0)?;
+    let stride_input = a.stride(0)?;
+    let (dtype_out, stride_output) = if dims.len() > 1 && truthy(&dims[1]) {
+        (Some(a.ty(1)?), a.stride(1)?)
+    } else {
+        (None, Py::None)
+    };
+    let nelems = prod(&shape_of(op_shape_v)?)?;
+    let params = vec![
+        ("op_shape", op_shape),
+        ("dtype_in_out", dtype_pair(dtype_in, dtype_out)),
+        ("stride_input", stride_input),
+        ("stride_output", stride_output),
+    ];
+    Ok(unary_base(params, nelems, dtype_in, dtype_out))
+}
+
+/// A shape as a tuple of ints.
+fn int_tuple(shape: &[i128]) -> ModelResult<Py> {
+    shape
+        .iter()
+        .map(|&d| match i64::try_from(d) {
+            Ok(v) => Ok(Py::Int(v)),
+            Err(_) => invalid("shape entry too large"),
+        })
+        .collect::<ModelResult<Vec<Py>>>()
+        .map(Py::Tuple)
+}
+
+/// Shape-changing unary ops (pad, upsample): flops = prod(output),
+/// bytes = prod(input)·bpe + prod(output)·bpe.
+fn resize_eval(
+    params: Vec<(&'static str, Py)>,
+    input: &[i128],
+    output: &[i128],
+    dtype: &str,
+) -> ModelResult<Evaluation> {
+    let n_in = prod(input)?;
+    let n_out = prod(output)?;
+    let b = bpe(Some(dtype));
+    Ok(Evaluation {
+        params,
+        flops: f(n_out),
+        bytes: b.map(|b| f(n_in * b + n_out * b)),
+        maf: Some("vector"),
+        precision: precision(Some(dtype)),
+    })
+}
+
+fn replication_pad(a: &Args) -> ModelResult<Evaluation> {
+    let input = shape_of(a.dim(0)?)?;
+    let padding = parse_int_list(a.ci(1)?)?;
+    let mut output = input.clone();
+    let rank = output.len() as i128;
+    for (j, pair) in padding.chunks_exact(2).enumerate() {
+        // Python list index `rank - 1 - j`: negative values count from the end.
+        let mut idx = rank - 1 - j as i128;
+        if idx < 0 {
+            idx += rank;
+        }
+        if idx < 0 || idx >= rank {
+            return invalid("padding has more pairs than the input has dimensions");
+        }
+        let slot = &mut output[idx as usize];
+        *slot = match slot
+            .checked_add(pair[0])
+            .and_then(|v| v.checked_add(pair[1]))
+        {
+            Some(v) => v,
+            None => return invalid("padded size too large"),
+        };
+    }
+    let dtype = a.ty(0)?;
+    let stride_input = a.stride(0)?;
+    let params = vec![
+        ("input_shape", int_tuple(&input)?),
+        ("output_shape", int_tuple(&output)?),
+        ("padding", int_tuple(&padding)?),
+        ("op_shape", int_tuple(&output)?),
+        ("dtype_in_out", dtype_pair(dtype, Some(dtype))),
+        ("stride_input", stride_input),
+        ("stride_output", Py::None),
+    ];
+    resize_eval(params, &input, &output, dtype)
+}
+
+fn upsample_nearest(a: &Args) -> ModelResult<Evaluation> {
+    let input = shape_of(a.dim(0)?)?;
+    let sizes = literal_eval(a.ci(1)?)?;
+    let Lit::Seq(sizes) = sizes else {
+        return invalid("upsample output size is not a list");
+    };
+    let mut output: Vec<i128> = input.iter().take(2).copied().collect();
+    for s in &sizes {
+        match s {
+            Lit::Int(i) => output.push(*i),
+            _ => return invalid("upsample output size is not a list of ints"),
+        }
+    }
+    let dtype = a.ty(0)?;
+    let stride_input = a.stride(0)?;
+    let params = vec![
+        ("input_shape", int_tuple(&input)?),
+        ("output_shape", int_tuple(&output)?),
+        ("op_shape", int_tuple(&output)?),
+        ("dtype_in_out", dtype_pair(dtype, Some(dtype))),
+        ("stride_input", stride_input),
+        ("stride_output", Py::None),
+    ];
+    resize_eval(params, &input, &output, dtype)
+}
+
+/// Primus quantize ops: input at slot 0, fixed output dtype. The MXFP4 dual
+/// quantize replaces the bytes by its packed-output formula.
+fn quantize(a: &Args, dtype_out: &str, mxfp4: bool) -> ModelResult<Evaluation> {
+    let op_shape_v = a.dim(0)?;
+    let op_shape = tuple_of(op_shape_v)?;
+    let dtype_in = a.ty(0)?;
+    let stride_input = a.stride_or_none(0)?;
+    let shape = shape_of(op_shape_v)?;
+    let nelems = prod(&shape)?;
+    let params = vec![
+        ("op_shape", op_shape),
+        ("dtype_in_out", dtype_pair(dtype_in, Some(dtype_out))),
+        ("stride_input", stride_input),
+        ("stride_output", Py::None),
+    ];
+    let mut ev = unary_base(params, nelems, dtype_in, Some(dtype_out));
+    if mxfp4 {
+        let [m, n] = shape[..] else {
+            return invalid("quantize_mxfp4_dual expects a 2-D input");
+        };
+        ev.bytes = bpe(Some(dtype_in)).map(|b| {
+            let mn = m * n;
+            let packed = 2 * (mn + 1).div_euclid(2);
+            let scales = m * (n + 31).div_euclid(32) + n * (m + 31).div_euclid(32);
+            f(mn * b + packed + scales)
+        });
+    }
+    Ok(ev)
+}
+
+/// Numpy-style broadcast of two shapes (ValueError when incompatible).
+fn broadcast(s1: &[i128], s2: &[i128]) -> ModelResult<Vec<i128>> {
+    let n = s1.len().max(s2.len());
+    let pad = |s: &[i128]| -> Vec<i128> {
+        let mut v = vec![1; n - s.len()];
+        v.extend_from_slice(s);
+        v
+    };
+    let (a, b) = (pad(s1), pad(s2));
+    a.iter()
+        .zip(&b)
+        .map(|(&x, &y)| {
+            if x != y && x != 1 && y != 1 {
+                invalid(format!("shapes not broadcastable: {s1:?} and {s2:?}"))
+            } else {
+                Ok(x.max(y))
+            }
+        })
+        .collect()
+}
+
+/// The `BinaryElementwise` base on parsed fields.
+fn binary_base(
+    params: Vec<(&'static str, Py)>,
+    shapes: [&Value; 2],
+    dtypes: [&str; 2],
+    dtype_out: Option<&str>,
+) -> ModelResult<Evaluation> {
+    let s1 = shape_of(shapes[0])?;
+    let s2 = shape_of(shapes[1])?;
+    let out = broadcast(&s1, &s2)?;
+    let n1 = prod(&s1)?;
+    let n2 = prod(&s2)?;
+    let n_out = prod(&out)?;
+    let bpe1 = bpe(Some(dtypes[0]));
+    let bpe2 = bpe(Some(dtypes[1]));
+    let bpe_out = match (dtype_out, bpe1, bpe2) {
+        (Some(d), _, _) => bpe(Some(d)),
+        (None, Some(b1), Some(b2)) if b1 != 0 && b2 != 0 => {
+            if !s1.is_empty() && !s2.is_empty() {
+                Some(b1.max(b2))
+            } else {
+                Some(b1)
+            }
+        }
+        _ => None,
+    };
+    let bytes = match (bpe1, bpe2, bpe_out) {
+        (Some(b1), Some(b2), Some(bo)) => Some(f(n1 * b1 + n2 * b2 + n_out * bo)),
+        _ => None,
+    };
+    Ok(Evaluation {
+        params,
+        flops: f(n_out),
+        bytes,
+        maf: Some("vector"),
+        precision: precision(Some(dtypes[0])),
+    })
+}
+
+fn binary_aten(a: &Args) -> ModelResult<Evaluation> {
+    let dims = a.dims()?;
+    let v1 = item(dims, 0, "Input Dims")?;
+    let v2 = item(dims, 1, "Input Dims")?;
+    let shape_in1 = tuple_of(v1)?;
+    let shape_in2 = tuple_of(v2)?;
+    let t1 = a.ty(0)?;
+    let t2 = a.ty(1)?;
+    let stride1 = a.stride(0)?;
+    let stride2 = a.stride(1)?;
+    let (t_out, stride_out) = if dims.len() > 2 && truthy(&dims[2]) {
+        (Some(a.ty(2)?), a.stride(2)?)
+    } else {
+        (None, Py::None)
+    };
+    let params = vec![
+        ("shape_in1", shape_in1),
+        ("shape_in2", shape_in2),
+        (
+            "dtype_in1_in2_out",
+            Py::Tuple(vec![
+                Py::Str(t1.to_string()),
+                Py::Str(t2.to_string()),
+                Py::opt_str(t_out),
+            ]),
+        ),
+        ("stride_input1", stride1),
+        ("stride_input2", stride2),
+        ("stride_output", stride_out),
+    ];
+    binary_base(params, [v1, v2], [t1, t2], t_out)
+}
+
+fn binary_liger(a: &Args) -> ModelResult<Evaluation> {
+    let dims = a.dims()?;
+    let v1 = item(dims, 0, "Input Dims")?;
+    let v2 = item(dims, 1, "Input Dims")?;
+    let shape_a = tuple_of(v1)?;
+    let shape_b = tuple_of(v2)?;
+    let ta = a.ty(0)?;
+    let tb = a.ty(1)?;
+    let stride_a = a.stride(0)?;
+    let stride_b = a.stride(1)?;
+    let params = vec![
+        ("shape_in1", shape_a),
+        ("shape_in2", shape_b),
+        (
+            "dtype_in1_in2_out",
+            Py::Tuple(vec![
+                Py::Str(ta.to_string()),
+                Py::Str(tb.to_string()),
+                Py::None,
+            ]),
+        ),
+        ("stride_input1", stride_a),
+        ("stride_input2", stride_b),
+        ("stride_output", Py::None),
+    ];
+    binary_base(params, [v1, v2], [ta, tb], None)
+}
+
+/// Builds an [`OpInput`] from JSON texts (tests of this family and its
+/// neighbours). `strides` None leaves `Input Strides` absent.
+#[cfg(test)]
+pub(super) fn test_input(
+    name: &'static str,
+    dims: &str,
+    types: &[&str],
+    strides: Option<&str>,
+    concrete: &[&str],
+) -> OpInput<'static> {
+    let list = |s: &str| match serde_json::from_str::<Value>(s) {
+        Ok(Value::Array(v)) => v,
+        _ => panic!("test JSON must be a list: {s}"),
+    };
+    OpInput {
+        name,
+        dims: Some(list(dims)),
+        types: Some(types.iter().map(|s| s.to_string()).collect()),
+        strides: strides.map(list),
+        concrete: Some(concrete.iter().map(|s| s.to_string()).collect()),
+        kernel_names: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BF16: &str = "c10::BFloat16";
+
+    fn param(ev: &Evaluation, key: &str) -> String {
+        ev.params
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.to_str())
+            .unwrap_or_else(|| panic!("no param {key}"))
+    }
+
+    fn keys(ev: &Evaluation) -> Vec<&'static str> {
+        ev.params.iter().map(|(k, _)| *k).collect()
+    }
+
+    #[test]
+    fn unary_copy_same_dtype() {
+        let i = test_input(
+            "aten::copy_",
+            "[[1, 5184, 768], [1, 5184, 768], []]",
+            &[BF16, BF16, "Scalar"],
+            Some("[[3981312, 768, 1], [3981312, 768, 1], []]"),
+            &["", "", "False"],
+        );
+        let ev = evaluate("aten_unary_elementwise", &i, false).unwrap();
+        assert_eq!(
+            keys(&ev),
+            ["op_shape", "dtype_in_out", "stride_input", "stride_output"]
+        );
+        assert_eq!(param(&ev, "op_shape"), "(1, 5184, 768)");
+        assert_eq!(
+            param(&ev, "dtype_in_out"),
+            "('c10::BFloat16', 'c10::BFloat16')"
+        );
+        assert_eq!(param(&ev, "stride_output"), "(3981312, 768, 1)");
+        // nelems = 1*5184*768 = 3,981,312 flops.
+        assert_eq!(ev.flops, 3_981_312.0);
+        // bytes = 3,981,312*2 (in) + 3,981,312*2 (out) = 15,925,248 = 15.1875 MiB.
+        assert_eq!(ev.bytes, Some(15_925_248.0));
+        assert_eq!(ev.bytes.unwrap() / 1048576.0, 15.1875);
+        assert_eq!(ev.compute_spec(), "vector_bf16");
+    }
+
+    #[test]
+    fn unary_zero_dim_and_scalar_second_arg() {
+        // 0-dim copy from a double scalar: dims[1] == [] gives no output dtype.
+        let i = test_input(
+            "aten::copy_",
+            "[[], [], []]",
+            &[BF16, "double", "Scalar"],
+            Some("[[], [], []]"),
+            &["", "", "False"],
+        );
+        let ev = evaluate("aten_unary_elementwise", &i, false).unwrap();
+        assert_eq!(param(&ev, "op_shape"), "()");
+        assert_eq!(param(&ev, "dtype_in_out"), "('c10::BFloat16', None)");
+        assert_eq!(ev.params[3].1, Py::None);
+        // prod(()) = 1 flop; bytes = 1*2 + 1*2 = 4.
+        assert_eq!(ev.flops, 1.0);
+        assert_eq!(ev.bytes, Some(4.0));
+
+        // aten::pow with a Scalar exponent: (16,559,1024) float.
+        let i = test_input(
+            "aten::pow",
+            "[[16, 559, 1024], []]",
+            &["float", "Scalar"],
+            Some("[[572416, 1024, 1], []]"),
+            &["", "2"],
+        );
+        let ev = evaluate("aten_unary_elementwise", &i, false).unwrap();
+        // N = 16*559*1024 = 9,158,656; bytes = N*4 + N*4 = 73,269,248 = 69.875 MiB.
+        assert_eq!(ev.flops, 9_158_656.0);
+        assert_eq!(ev.bytes.unwrap() / 1048576.0, 69.875);
+        assert_eq!(ev.compute_spec(), "vector_fp32");
+    }
+
+    #[test]
+    fn unary_unknown_sizes_and_precisions() {
+        // bool has no size: bytes None, and no precision.
+        let i = test_input(
+            "aten::copy_",
+            "[[1, 1, 5, 5], [1, 1, 5, 5], []]",
+            &["bool", BF16, "Scalar"],
+            Some("[[25, 25, 5, 1], [25, 25, 5, 1], []]"),
+            &["", "", "False"],
+        );
+        let ev = evaluate("aten_unary_elementwise", &i, false).unwrap();
+        assert_eq!(ev.flops, 25.0);
+        assert_eq!(ev.bytes, None);
+        assert_eq!(ev.compute_spec(), "");
+        // int -> long int: sizes known (5*4 + 5*8 = 60 bytes), precision not.
+        let i = test_input(
+            "aten::copy_",
+            "[[1, 5], [1, 5], []]",
+            &["int", "long int", "Scalar"],
+            Some("[[5, 1], [5, 1], []]"),
+            &["", "", "False"],
+        );
+        let ev = evaluate("aten_unary_elementwise", &i, false).unwrap();
+        assert_eq!(ev.bytes, Some(60.0));
+        assert_eq!(ev.compute_spec(), "");
+    }
+
+    #[test]
+    fn unary_failures() {
+        let no_strides = test_input("aten::silu", "[[4, 4]]", &[BF16], None, &[""]);
+        assert!(matches!(
+            evaluate("aten_unary_elementwise", &no_strides, false),
+            Err(ModelError::Invalid(_))
+        ));
+        let empty = OpInput::default();
+        assert!(matches!(
+            evaluate("aten_unary_elementwise", &empty, false),
+            Err(ModelError::Invalid(_))
+        ));
+        let ok = test_input("aten::silu", "[[4, 4]]", &[BF16], Some("[[4, 1]]"), &[""]);
+        assert_eq!(
+            evaluate("aten_unary_elementwise", &ok, true),
+            Err(ModelError::NotImplemented)
+        );
+        assert_eq!(
+            evaluate("aiter_silu_and_mul", &ok, false),
+            Err(ModelError::Invalid("not implemented".into()))
+        );
+    }
+
+    #[test]
+    fn upsample_nearest1d_timesformer() {
+        let i = test_input(
+            "aten::upsample_nearest1d",
+            "[[1, 768, 8], [], []]",
+            &[BF16, "ScalarList", ""],
+            Some("[[6144, 1, 768], [], []]"),
+            &["", "[128]", ""],
+        );
+        let ev = evaluate("aten_upsample_nearest", &i, false).unwrap();
+        assert_eq!(
+            keys(&ev),
+            [
+                "input_shape",
+                "output_shape",
+                "op_shape",
+                "dtype_in_out",
+                "stride_input",
+                "stride_output"
+            ]
+        );
+        assert_eq!(param(&ev, "input_shape"), "(1, 768, 8)");
+        assert_eq!(param(&ev, "output_shape"), "(1, 768, 128)");
+        assert_eq!(param(&ev, "op_shape"), "(1, 768, 128)");
+        assert_eq!(
+            param(&ev, "dtype_in_out"),
+            "('c10::BFloat16', 'c10::BFloat16')"
+        );
+        // flops = prod(output) = 768*128 = 98,304 = 9.8304e-05 GFLOPS.
+        assert_eq!(ev.flops / 1e9, 9.8304e-05);
+        // bytes = 6,144*2 + 98,304*2 = 208,896 = 0.19921875 MiB.
+        assert_eq!(ev.bytes.unwrap() / 1048576.0, 0.19921875);
+        // An empty output size literal does not parse.
+        let bad = test_input(
+            "aten::upsample_nearest2d",
+            "[[1, 3, 4, 4], [], []]",
+            &[BF16, "ScalarList", ""],
+            Some("[[48, 16, 4, 1], [], []]"),
+            &["", "", ""],
+        );
+        assert!(matches!(
+            evaluate("aten_upsample_nearest", &bad, false),
+            Err(ModelError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn replication_pad2d() {
+        let i = test_input(
+            "aten::replication_pad2d",
+            "[[1, 3, 4, 5], []]",
+            &["float", "ScalarList"],
+            Some("[[60, 20, 5, 1], []]"),
+            &["", "[1, 2, 3, 4]"],
+        );
+        let ev = evaluate("aten_replication_pad", &i, false).unwrap();
+        assert_eq!(
+            keys(&ev),
+            [
+                "input_shape",
+                "output_shape",
+                "padding",
+                "op_shape",
+                "dtype_in_out",
+                "stride_input",
+                "stride_output"
+            ]
+        );
+        // Pair 0 (1, 2) widens the last dim: 5+3 = 8; pair 1 (3, 4) widens
+        // dim 2: 4+7 = 11.
+        assert_eq!(param(&ev, "output_shape"), "(1, 3, 11, 8)");
+        assert_eq!(param(&ev, "padding"), "(1, 2, 3, 4)");
+        // flops = 3*11*8 = 264; bytes = 60*4 + 264*4 = 1,296.
+        assert_eq!(ev.flops, 264.0);
+        assert_eq!(ev.bytes, Some(1296.0));
+    }
+
+    #[test]
+    fn primus_quantize() {
+        let i = test_input(
+            "primus_turbo::quantize_fp8_tensorwise",
+            "[[4, 8], [], []]",
+            &[BF16, "float", "float"],
+            None,
+            &["", "", ""],
+        );
+        let ev = evaluate("primus_turbo_quantize_fp8", &i, false).unwrap();
+        assert_eq!(
+            param(&ev, "dtype_in_out"),
+            "('c10::BFloat16', 'c10::Float8_e4m3fnuz')"
+        );
+        assert_eq!(ev.params[2].1, Py::None);
+        // 32 elements: 32*2 (bf16 in) + 32*1 (fp8 out) = 96 bytes.
+        assert_eq!((ev.flops, ev.bytes), (32.0, Some(96.0)));
+
+        let i = test_input(
+            "primus_turbo::quantize_mxfp4_dual",
+            "[[64, 48], []]",
+            &[BF16, "Scalar"],
+            Some("[[48, 1], []]"),
+            &["", "1"],
+        );
+        let ev = evaluate("primus_turbo_quantize_mxfp4_dual", &i, false).unwrap();
+        // M*N = 3,072: read 3,072*2 = 6,144; packed 2*((3,072+1)//2) = 3,072;
+        // scales 64*ceil(48/32) + 48*ceil(64/32) = 128 + 96 = 224; total 9,440.
+        assert_eq!((ev.flops, ev.bytes), (3072.0, Some(9440.0)));
+        assert_eq!(ev.compute_spec(), "vector_bf16");
+        let three_d = test_input(
+            "primus::quantize_mxfp4_dual",
+            "[[2, 64, 48]]",
+            &[BF16],
+            None,
+            &[""],
+        );
+        assert!(matches!(
+            evaluate("primus_turbo_quantize_mxfp4_dual", &three_d, false),
+            Err(ModelError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn binary_broadcast_examples() {
+        // (1,5185,4096) × () with types (bf16, double): out bpe = bpe1 = 2.
+        let i = test_input(
+            "aten::mul",
+            "[[1, 5185, 4096], []]",
+            &[BF16, "double"],
+            Some("[[21237760, 4096, 1], []]"),
+            &["", "0.5"],
+        );
+        let ev = evaluate("aten_binary_elementwise", &i, false).unwrap();
+        assert_eq!(
+            keys(&ev),
+            [
+                "shape_in1",
+                "shape_in2",
+                "dtype_in1_in2_out",
+                "stride_input1",
+                "stride_input2",
+                "stride_output"
+            ]
+        );
+        assert_eq!(param(&ev, "shape_in2"), "()");
+        assert_eq!(
+            param(&ev, "dtype_in1_in2_out"),
+            "('c10::BFloat16', 'double', None)"
+        );
+        // N = 5185*4096 = 21,237,760; bytes = N*2 + 1*8 + N*2 = 84,951,048.
+        assert_eq!(ev.flops, 21_237_760.0);
+        assert_eq!(ev.bytes, Some(84_951_048.0));
+        assert_eq!(ev.compute_spec(), "vector_bf16");
+
+        // (1,5184,4) + (5184,4), (bf16, float): both tensors, out bpe max = 4.
+        let i = test_input(
+            "aten::add",
+            "[[1, 5184, 4], [5184, 4], []]",
+            &[BF16, "float", "Scalar"],
+            Some("[[20736, 4, 1], [4, 1], []]"),
+            &["", "", "1"],
+        );
+        let ev = evaluate("aten_binary_elementwise", &i, false).unwrap();
+        // 20,736 elements each: 20,736*2 + 20,736*4 + 20,736*4 = 207,360.
+        assert_eq!(ev.flops, 20_736.0);
+        assert_eq!(ev.bytes, Some(207_360.0));
+
+        // (5,) + () long/long: 5*8 + 1*8 + 5*8 = 88 bytes, no Compute Spec.
+        let i = test_input(
+            "aten::add_",
+            "[[5], [], []]",
+            &["long int", "long int", "Scalar"],
+            Some("[[1], [], []]"),
+            &["", "", "1"],
+        );
+        let ev = evaluate("aten_binary_elementwise", &i, false).unwrap();
+        assert_eq!(param(&ev, "shape_in1"), "(5,)");
+        assert_eq!(ev.bytes, Some(88.0));
+        assert_eq!(ev.compute_spec(), "");
+    }
+
+    #[test]
+    fn binary_output_slot_and_failures() {
+        // A third tensor argument sets the output dtype: (4,) float + (4,)
+        // float into half: 4*4 + 4*4 + 4*2 = 40 bytes.
+        let i = test_input(
+            "aten::add",
+            "[[4], [4], [4]]",
+            &["float", "float", "c10::Half"],
+            Some("[[1], [1], [1]]"),
+            &["", "", ""],
+        );
+        let ev = evaluate("aten_binary_elementwise", &i, false).unwrap();
+        assert_eq!(param(&ev, "stride_output"), "(1,)");
+        assert_eq!(ev.bytes, Some(40.0));
+        // (3, 4) and (5, 4) do not broadcast.
+        let i = test_input(
+            "aten::mul",
+            "[[3, 4], [5, 4]]",
+            &["float", "float"],
+            Some("[[4, 1], [4, 1]]"),
+            &["", ""],
+        );
+        assert!(matches!(
+            evaluate("aten_binary_elementwise", &i, false),
+            Err(ModelError::Invalid(_))
+        ));
+        // Broadcasting (3, 1) with (1, 4) gives 12 output elements:
+        // bytes = 3*4 + 4*4 + 12*4 = 76.
+        let i = test_input(
+            "aten::mul",
+            "[[3, 1], [1, 4]]",
+            &["float", "float"],
+            Some("[[1, 1], [4, 1]]"),
+            &["", ""],
+        );
+        let ev = evaluate("aten_binary_elementwise", &i, false).unwrap();
+        assert_eq!((ev.flops, ev.bytes), (12.0, Some(76.0)));
+    }
+
+    #[test]
+    fn liger_silu_mul() {
+        let i = test_input(
+            "LigerSiLUMulFunction",
+            "[[2, 3], [2, 3]]",
+            &[BF16, BF16],
+            Some("[[3, 1], [3, 1]]"),
+            &["", ""],
+        );
+        let ev = evaluate("liger_silu_mul_function", &i, false).unwrap();
+        assert_eq!(
+            param(&ev, "dtype_in1_in2_out"),
+            "('c10::BFloat16', 'c10::BFloat16', None)"
+        );
+        // 6 elements: 6*2 + 6*2 + 6*2 = 36 bytes.
+        assert_eq!((ev.flops, ev.bytes), (6.0, Some(36.0)));
+    }
+
+    #[test]
+    fn literals() {
+        assert_eq!(parse_int_list("[768]").unwrap(), vec![768]);
+        assert_eq!(parse_int_list(" [16, 32, 32]").unwrap(), vec![16, 32, 32]);
+        assert_eq!(parse_int_list("(-1,)").unwrap(), vec![-1]);
+        assert_eq!(parse_int_list("[]").unwrap(), Vec::<i128>::new());
+        assert_eq!(
+            parse_bool_list("[True, False, 1, 0]").unwrap(),
+            vec![true, false, true, false]
+        );
+        assert_eq!(
+            literal_eval("1.0000000000000001e-05").unwrap(),
+            Lit::Float(1e-05)
+        );
+        assert_eq!(literal_eval("(5)").unwrap(), Lit::Int(5));
+        assert_eq!(literal_eval("'ab'").unwrap(), Lit::Str("ab".into()));
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        for bad in ["", "[1, 2", "[1 2]", "foo", "[1]]", deep.as_str()] {
+            assert!(literal_eval(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_int_list("5").is_err());
+        assert_eq!(py_int(" 4 ").unwrap(), 4);
+        assert_eq!(py_int("-1_0").unwrap(), -10);
+        assert!(py_int("4.0").is_err());
+        assert!(py_int("").is_err());
+    }
 }

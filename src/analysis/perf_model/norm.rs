@@ -1,6 +1,932 @@
-//! PLACEHOLDER: being implemented.
-use super::{Evaluation, ModelError, ModelResult, OpInput};
-/// Evaluates a model of this family.
-pub fn evaluate(class: &str, _input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    Err(ModelError::Invalid(format!("{class} not implemented yet")))
+//! Normalization models (spec 03 §4.6): batch, layer, group, instance and
+//! RMS norms, their backwards, and Primus' fused LayerNorm + modulate.
+//!
+//! Quirks kept from the reference: every `Input Dims[i] is not None` test is
+//! true for a recorded `[]`; BatchNorm/InstanceNorm `is_training` is true for
+//! any non-empty Concrete Input (`'False'` included); GroupNormBwd's channel
+//! count is a float; the forward classes have no backward model.
+
+use serde_json::Value;
+
+use super::elementwise::{
+    Args, bpe, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int, shape_of,
+    tuple_of,
+};
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+
+/// A Python number: int arithmetic stays exact until a float enters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    I(i128),
+    F(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::F(x) => x,
+        }
+    }
+
+    /// `self + o`; an int sum beyond `i128` (a big Python int) goes on as a float.
+    fn add(self, o: Num) -> Num {
+        match (self, o) {
+            (Num::I(a), Num::I(b)) if a.checked_add(b).is_some() => Num::I(a + b),
+            (a, b) => Num::F(a.as_f64() + b.as_f64()),
+        }
+    }
+
+    /// `self * o`, with the same overflow rule as [`Num::add`].
+    fn mul(self, o: Num) -> Num {
+        match (self, o) {
+            (Num::I(a), Num::I(b)) if a.checked_mul(b).is_some() => Num::I(a * b),
+            (a, b) => Num::F(a.as_f64() * b.as_f64()),
+        }
+    }
+
+    /// Python `/` (always a float; ZeroDivisionError on zero).
+    fn div(self, o: Num) -> ModelResult<Num> {
+        let d = o.as_f64();
+        if d == 0.0 {
+            return invalid("division by zero");
+        }
+        Ok(Num::F(self.as_f64() / d))
+    }
+
+    fn to_py(self) -> Py {
+        match self {
+            Num::I(i) => Py::Int(i as i64),
+            Num::F(x) => Py::Float(x),
+        }
+    }
+}
+
+fn int(i: i128) -> Num {
+    Num::I(i)
+}
+
+/// Parsed fields of a normalization op (the reference's `param_details`).
+struct Norm {
+    op_shape: Py,
+    dtype_in: String,
+    stride_input: Py,
+    num_channels: Num,
+    has_bias: bool,
+    is_affine: bool,
+    is_training: bool,
+    output_mask: Option<Vec<bool>>,
+    /// `prod(op_shape)`.
+    n: i128,
+    /// The dims of op_shape (FusedLnModulate reads T, B).
+    shape: Vec<i128>,
+}
+
+impl Norm {
+    fn params(&self) -> Vec<(&'static str, Py)> {
+        let mut p = vec![
+            ("op_shape", self.op_shape.clone()),
+            (
+                "dtype_in_out",
+                Py::Tuple(vec![Py::Str(self.dtype_in.clone()), Py::None]),
+            ),
+            ("stride_input", self.stride_input.clone()),
+            ("stride_output", Py::None),
+            ("num_channels", self.num_channels.to_py()),
+            ("has_bias", Py::Bool(self.has_bias)),
+            ("is_affine", Py::Bool(self.is_affine)),
+            ("is_training", Py::Bool(self.is_training)),
+        ];
+        if let Some(m) = &self.output_mask {
+            p.push((
+                "output_mask",
+                Py::List(m.iter().map(|&b| Py::Bool(b)).collect()),
+            ));
+        }
+        p
+    }
+
+    /// `bpe_in` (= `bpe_out`: no parser sets an output dtype); the
+    /// reference multiplies by it unchecked, so an unknown dtype raises.
+    fn bpe(&self) -> ModelResult<Num> {
+        match bpe(Some(&self.dtype_in)) {
+            Some(b) => Ok(int(b)),
+            None => invalid(format!("unknown dtype size: {:?}", self.dtype_in)),
+        }
+    }
+
+    fn mask(&self, i: usize) -> ModelResult<bool> {
+        match &self.output_mask {
+            Some(m) => item(m, i, "output_mask").copied(),
+            None => invalid("no output_mask"),
+        }
+    }
+
+    fn eval(&self, flops: Num, bytes: Num) -> Evaluation {
+        Evaluation {
+            params: self.params(),
+            flops: flops.as_f64(),
+            bytes: Some(bytes.as_f64()),
+            maf: Some("vector"),
+            precision: precision(Some(&self.dtype_in)),
+        }
+    }
+
+    /// Generic forward FLOPs (`flops_func`).
+    fn flops_fwd(&self) -> Num {
+        let c = self.num_channels;
+        let n = int(self.n);
+        let mut x = int(3).mul(c);
+        if self.is_training {
+            x = x.add(n.mul(int(3)));
+        }
+        x = x.add(c.mul(int(3)));
+        x.add(int(2).mul(n))
+    }
+
+    /// Generic forward bytes (`bytes_func`).
+    fn bytes_fwd(&self) -> ModelResult<Num> {
+        let b = self.bpe()?;
+        let mut w = 2;
+        if self.is_affine {
+            w += 1;
+            if self.has_bias {
+                w += 1;
+            }
+        }
+        if self.is_training {
+            w += 2;
+        }
+        let n = int(self.n);
+        let act = n.mul(b).add(n.mul(b));
+        Ok(act.add(int(w).mul(self.num_channels).mul(b)))
+    }
+
+    /// Generic backward FLOPs (`flops_func_bwd`).
+    fn flops_bwd(&self) -> ModelResult<Num> {
+        let epc = int(self.n).div(self.num_channels)?;
+        let mut fpc = int(if self.is_training { 0 } else { 3 });
+        fpc = fpc.add(int(4).mul(epc));
+        if self.mask(0)? {
+            if self.is_training {
+                fpc = fpc.add(int(5).mul(epc));
+            }
+        } else {
+            fpc = fpc.add(int(2).mul(epc));
+        }
+        Ok(self.num_channels.mul(fpc))
+    }
+
+    /// Generic backward bytes (`bytes_func_bwd`).
+    fn bytes_bwd(&self) -> ModelResult<Num> {
+        let b = self.bpe()?;
+        let n = int(self.n);
+        let c = self.num_channels;
+        let reads = if self.mask(0)? && self.is_training {
+            2
+        } else {
+            1
+        };
+        let mut x = n.mul(b).add(n.mul(b).mul(int(reads)));
+        if self.is_training {
+            x = x.add(c.mul(b));
+        }
+        if self.is_affine {
+            x = x.add(c.mul(b));
+            if self.is_training {
+                x = x.add(c.mul(b).mul(int(if self.has_bias { 2 } else { 1 })));
+            }
+        }
+        Ok(x)
+    }
+}
+
+/// `args["Input Dims"][i] is not None`.
+fn present(a: &Args, i: usize) -> ModelResult<bool> {
+    Ok(!a.dim(i)?.is_null())
+}
+
+/// `shape[i]` of a shape value (IndexError when short).
+fn shape_item(v: &Value, i: usize) -> ModelResult<i128> {
+    let s = shape_of(v)?;
+    item(&s, i, "shape").copied()
+}
+
+/// The common head of every parser: op_shape from slot `slot`, its dtype
+/// and strides.
+fn head(a: &Args, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
+    let v = a.dim(slot)?;
+    let op_shape = tuple_of(v)?;
+    let shape = shape_of(v)?;
+    let dtype = a.ty(slot)?.to_string();
+    let stride = a.stride(slot)?;
+    Ok((op_shape, shape, dtype, stride))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn norm(
+    (op_shape, shape, dtype_in, stride_input): (Py, Vec<i128>, String, Py),
+    num_channels: Num,
+    has_bias: bool,
+    is_affine: bool,
+    is_training: bool,
+    output_mask: Option<Vec<bool>>,
+) -> ModelResult<Norm> {
+    Ok(Norm {
+        n: prod(&shape)?,
+        op_shape,
+        dtype_in,
+        stride_input,
+        num_channels,
+        has_bias,
+        is_affine,
+        is_training,
+        output_mask,
+        shape,
+    })
+}
+
+fn batch_norm(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 0)?;
+    let is_affine = present(a, 2)?;
+    let is_training = !a.ci(5)?.is_empty();
+    let c = shape_item(a.dim(0)?, 1)?;
+    norm(h, int(c), true, is_affine, is_training, None)
+}
+
+fn instance_norm(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 0)?;
+    let is_affine = present(a, 2)?;
+    let is_training = !a.ci(5)?.is_empty();
+    let c = shape_item(a.dim(0)?, 1)?;
+    norm(h, int(c), true, is_affine, is_training, None)
+}
+
+fn layer_norm(a: &Args) -> ModelResult<Norm> {
+    let v = a.dim(0)?;
+    let op_shape = tuple_of(v)?;
+    let c = prod(&parse_int_list(a.ci(1)?)?)?;
+    let has_bias = present(a, 3)?;
+    let dtype = a.ty(0)?.to_string();
+    let stride = a.stride(0)?;
+    let is_affine = present(a, 2)?;
+    let shape = shape_of(v)?;
+    norm(
+        (op_shape, shape, dtype, stride),
+        int(c),
+        has_bias,
+        is_affine,
+        true,
+        None,
+    )
+}
+
+fn group_norm(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 0)?;
+    let is_affine = present(a, 2)?;
+    let c = shape_item(a.dim(0)?, 1)?;
+    norm(h, int(c), true, is_affine, true, None)
+}
+
+fn rms_norm(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 0)?;
+    let is_affine = present(a, 2)?;
+    let c = prod(&parse_int_list(a.ci(1)?)?)?;
+    norm(h, int(c), false, is_affine, false, None)
+}
+
+fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
+    let dims = a.dims()?;
+    let mut has_output = !item(dims, 0, "Input Dims")?.is_null();
+    let name = a.name();
+    let (slot, is_training) = if name == "aten::cudnn_batch_norm_backward"
+        || name == "aten::miopen_batch_norm_backward"
+    {
+        has_output = true;
+        (0, false)
+    } else {
+        (1, !a.ci(7)?.is_empty())
+    };
+    let v = a.dim(slot)?;
+    let op_shape = tuple_of(v)?;
+    let shape = shape_of(v)?;
+    let c = *item(&shape, 1, "shape")?;
+    let dtype = a.ty(slot)?.to_string();
+    let stride = a.stride(slot)?;
+    let is_affine = present(a, 2)?;
+    norm(
+        (op_shape, shape, dtype, stride),
+        int(c),
+        true,
+        is_affine,
+        is_training,
+        Some(vec![has_output]),
+    )
+}
+
+fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
+    let v = a.dim(1)?;
+    let op_shape = tuple_of(v)?;
+    let c = prod(&parse_int_list(a.ci(2)?)?)?;
+    let dtype = a.ty(1)?.to_string();
+    let stride = a.stride(1)?;
+    let mask = parse_bool_list(a.ci(7)?)?;
+    let is_affine = *item(&mask, 1, "output_mask")?;
+    let has_bias = *item(&mask, 2, "output_mask")?;
+    let shape = shape_of(v)?;
+    norm(
+        (op_shape, shape, dtype, stride),
+        int(c),
+        has_bias,
+        is_affine,
+        true,
+        Some(mask),
+    )
+}
+
+fn group_norm_bwd(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 1)?;
+    let is_affine = present(a, 5)?;
+    let mask = parse_bool_list(a.ci(9)?)?;
+    let channels = shape_item(a.dim(1)?, 1)?;
+    let groups = py_int(a.ci(8)?)?;
+    let c = int(channels).div(int(groups))?;
+    norm(h, c, true, is_affine, true, Some(mask))
+}
+
+fn rms_norm_bwd(a: &Args) -> ModelResult<Norm> {
+    let h = head(a, 1)?;
+    let is_affine = present(a, 4)?;
+    let c = prod(&parse_int_list(a.ci(2)?)?)?;
+    let mask = parse_bool_list(a.ci(5)?)?;
+    norm(h, int(c), false, is_affine, false, Some(mask))
+}
+
+fn fused_ln_modulate(a: &Args, backward: bool) -> ModelResult<Norm> {
+    let v = a.dim(0)?;
+    let op_shape = tuple_of(v)?;
+    let dtype = a.ty(0)?.to_string();
+    let stride = a.stride_or_none(0)?;
+    let shape = shape_of(v)?;
+    if shape.len() < 3 {
+        return invalid("fused_ln_modulate expects a (T, B, H) input");
+    }
+    let h = shape[2];
+    let mask = backward.then(|| vec![true, true, true]);
+    norm(
+        (op_shape, shape, dtype, stride),
+        int(h),
+        true,
+        true,
+        true,
+        mask,
+    )
+}
+
+/// RMSNorm forward (`RMSNorm.flops` / `bytes`).
+fn rms_fwd(p: &Norm) -> ModelResult<Evaluation> {
+    let n = int(p.n);
+    let c = p.num_channels;
+    let rows = n.div(c)?;
+    let flops = rows
+        .mul(int(2).mul(c).add(int(2)))
+        .add(n.mul(int(if p.is_affine { 2 } else { 1 })));
+    let b = p.bpe()?;
+    let mut bytes = n.mul(b).add(n.mul(b));
+    if p.is_affine {
+        bytes = bytes.add(c.mul(b));
+    }
+    Ok(p.eval(flops, bytes))
+}
+
+/// RMSNorm backward (`RMSNormBwd.flops_bwd` / `bytes_bwd`).
+fn rms_bwd(p: &Norm) -> ModelResult<Evaluation> {
+    let n = p.n;
+    let rows = int(n).div(p.num_channels)?;
+    let mut flops = if p.is_affine { n } else { 0 };
+    flops += n;
+    if p.mask(0)? {
+        flops += 2 * n + 4 * n;
+    }
+    if p.mask(1)? && p.is_affine {
+        flops += n;
+        if rows.as_f64() > 1.0 {
+            flops += n;
+        }
+    }
+    let b = p.bpe()?;
+    let nn = int(n);
+    let mut bytes = nn.mul(b).add(nn.mul(b).mul(int(2)));
+    if p.is_affine {
+        bytes = bytes.add(p.num_channels.mul(b).mul(int(2)));
+    }
+    Ok(p.eval(int(flops), bytes))
+}
+
+/// `FusedLnModulate` (fwd) and `FusedLnModulateBackward` numbers.
+fn ln_modulate(p: &Norm, backward: bool) -> ModelResult<Evaluation> {
+    let n = int(p.n);
+    let (t, bsz) = (int(p.shape[0]), int(p.shape[1]));
+    let h = p.num_channels;
+    let b = p.bpe()?;
+    if !backward {
+        let bytes = n
+            .mul(b)
+            .add(n.mul(b))
+            .add(int(2).mul(bsz).mul(h).mul(b))
+            .add(int(2).mul(t).mul(bsz).mul(int(4)));
+        Ok(p.eval(n.mul(int(12)), bytes))
+    } else {
+        let bytes = int(2)
+            .mul(n)
+            .mul(b)
+            .add(int(2).mul(bsz).mul(t).mul(int(4)))
+            .add(n.mul(b))
+            .add(int(2).mul(bsz).mul(h).mul(b))
+            .add(bsz.mul(h).mul(b));
+        Ok(p.eval(n.mul(int(15)), bytes))
+    }
+}
+
+/// Generic forward numbers.
+fn generic_fwd(p: &Norm) -> ModelResult<Evaluation> {
+    let flops = p.flops_fwd();
+    Ok(p.eval(flops, p.bytes_fwd()?))
+}
+
+/// Generic backward numbers.
+fn generic_bwd(p: &Norm) -> ModelResult<Evaluation> {
+    let flops = p.flops_bwd()?;
+    Ok(p.eval(flops, p.bytes_bwd()?))
+}
+
+/// Evaluates a Normalization model. Forward classes (`BatchNorm`,
+/// `LayerNorm`, `GroupNorm`, `InstanceNorm`, `RMSNorm`, `FusedLnModulate`)
+/// give their forward numbers and have no backward model (`bwd` →
+/// [`ModelError::NotImplemented`] once the arguments parse). Backward classes
+/// (`BatchNormBwd`, `LayerNormBwd`, `GroupNormBwd`, `RMSNormBwd`) give their
+/// backward numbers for either value of `bwd`; `FusedLnModulateBackward`
+/// only for `bwd == false`; `InstanceNormBwd` is never implemented.
+pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let a = Args::new(input);
+    match class {
+        "BatchNorm" | "LayerNorm" | "GroupNorm" | "InstanceNorm" | "RMSNorm"
+        | "FusedLnModulate" => {
+            let p = match class {
+                "BatchNorm" => batch_norm(&a)?,
+                "LayerNorm" => layer_norm(&a)?,
+                "GroupNorm" => group_norm(&a)?,
+                "InstanceNorm" => instance_norm(&a)?,
+                "RMSNorm" => rms_norm(&a)?,
+                _ => fused_ln_modulate(&a, false)?,
+            };
+            if bwd {
+                return Err(ModelError::NotImplemented);
+            }
+            match class {
+                "RMSNorm" => rms_fwd(&p),
+                "FusedLnModulate" => ln_modulate(&p, false),
+                _ => generic_fwd(&p),
+            }
+        }
+        "BatchNormBwd" => generic_bwd(&batch_norm_bwd(&a)?),
+        "LayerNormBwd" => generic_bwd(&layer_norm_bwd(&a)?),
+        "GroupNormBwd" => generic_bwd(&group_norm_bwd(&a)?),
+        "RMSNormBwd" => rms_bwd(&rms_norm_bwd(&a)?),
+        "FusedLnModulateBackward" => {
+            let p = fused_ln_modulate(&a, true)?;
+            if bwd {
+                return Err(ModelError::NotImplemented);
+            }
+            ln_modulate(&p, true)
+        }
+        "InstanceNormBwd" => Err(ModelError::NotImplemented),
+        _ => invalid("not implemented"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::elementwise::test_input;
+    use super::*;
+
+    const BF16: &str = "c10::BFloat16";
+    const NCHW: &str = "[8, 16, 32, 32]";
+    const NCHW_STRIDE: &str = "[16384, 1024, 32, 1]";
+
+    fn param(ev: &Evaluation, key: &str) -> String {
+        ev.params
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.to_str())
+            .unwrap_or_else(|| panic!("no param {key}"))
+    }
+
+    fn mib(ev: &Evaluation) -> f64 {
+        ev.bytes.unwrap() / 1048576.0
+    }
+
+    #[test]
+    fn layer_norm_worked_check() {
+        let i = test_input(
+            "aten::layer_norm",
+            "[[4, 197, 768], [], [768], [768], [], []]",
+            &[BF16, "ScalarList", BF16, BF16, "Scalar", "Scalar"],
+            Some("[[151296, 768, 1], [], [1], [1], [], []]"),
+            &["", "[768]", "", "", "9.9999999999999998e-13", "True"],
+        );
+        let ev = evaluate("LayerNorm", &i, false).unwrap();
+        let keys: Vec<_> = ev.params.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            keys,
+            [
+                "op_shape",
+                "dtype_in_out",
+                "stride_input",
+                "stride_output",
+                "num_channels",
+                "has_bias",
+                "is_affine",
+                "is_training"
+            ]
+        );
+        assert_eq!(param(&ev, "op_shape"), "(4, 197, 768)");
+        assert_eq!(param(&ev, "dtype_in_out"), "('c10::BFloat16', None)");
+        assert_eq!(ev.params[4].1, Py::Int(768));
+        // N = 4*197*768 = 605,184, C = 768, training:
+        // flops = 3C + 3N + 3C + 2N = 4,608 + 3,025,920 = 3,030,528.
+        assert_eq!(ev.flops, 3_030_528.0);
+        // bytes = N*2 + N*2 + (2+1+1+2)*C*2 = 2,420,736 + 9,216 = 2,429,952
+        //       = 2.3173828125 MiB.
+        assert_eq!(ev.bytes, Some(2_429_952.0));
+        assert_eq!(mib(&ev), 2.3173828125);
+        assert_eq!(ev.compute_spec(), "vector_bf16");
+        // The forward classes have no backward model.
+        assert_eq!(
+            evaluate("LayerNorm", &i, true),
+            Err(ModelError::NotImplemented)
+        );
+    }
+
+    #[test]
+    fn batch_norm_training_flag_quirk() {
+        // CI[5] = 'False' is non-empty text, hence is_training = True.
+        let i = test_input(
+            "aten::native_batch_norm",
+            "[[1, 128, 32, 32], [], [], [], [], [], [], []]",
+            &["float", "", "", "", "", "Scalar", "Scalar", "Scalar"],
+            Some("[[131072, 1024, 32, 1], [], [], [], [], [], [], []]"),
+            &["", "", "", "", "", "False", "0.1", "1e-05"],
+        );
+        let ev = evaluate("BatchNorm", &i, false).unwrap();
+        assert_eq!(param(&ev, "is_training"), "True");
+        assert_eq!(param(&ev, "is_affine"), "True");
+        assert_eq!(ev.params[4].1, Py::Int(128));
+        // N = 131,072, C = 128: flops = 384 + 393,216 + 384 + 262,144 = 656,128.
+        assert_eq!(ev.flops, 656_128.0);
+        // bytes = N*4*2 + 6*128*4 = 1,048,576 + 3,072 = 1,051,648 = 1.0029296875 MiB.
+        assert_eq!(mib(&ev), 1.0029296875);
+        // An empty CI[5] means not training: flops = 384 + 384 + 262,144;
+        // bytes = N*8 + 4*128*4 = 1,050,624.
+        let mut j = i.clone();
+        j.concrete.as_mut().unwrap()[5] = String::new();
+        let ev = evaluate("BatchNorm", &j, false).unwrap();
+        assert_eq!(ev.flops, 262_912.0);
+        assert_eq!(ev.bytes, Some(1_050_624.0));
+    }
+
+    #[test]
+    fn group_and_instance_norm_forward() {
+        let i = test_input(
+            "aten::group_norm",
+            &format!("[{NCHW}, [], [16], [16], [], []]"),
+            &["float", "Scalar", "float", "float", "Scalar", "Scalar"],
+            Some(&format!("[{NCHW_STRIDE}, [], [1], [1], [], []]")),
+            &["", "4", "", "", "1e-05", "True"],
+        );
+        let ev = evaluate("GroupNorm", &i, false).unwrap();
+        // C = 16 channels (not groups), N = 131,072:
+        // flops = 48 + 393,216 + 48 + 262,144 = 655,456;
+        // bytes = N*4*2 + 6*16*4 = 1,048,960 = 1.0003662109375 MiB.
+        assert_eq!(ev.flops, 655_456.0);
+        assert_eq!(mib(&ev), 1.0003662109375);
+        let i = test_input(
+            "aten::instance_norm",
+            &format!("[{NCHW}, [16], [16], [], [], [], [], [], []]"),
+            &[
+                "float", "float", "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar",
+            ],
+            Some(&format!(
+                "[{NCHW_STRIDE}, [1], [1], [], [], [], [], [], []]"
+            )),
+            &["", "", "", "", "", "True", "0.1", "1e-05", "True"],
+        );
+        let ev = evaluate("InstanceNorm", &i, false).unwrap();
+        assert_eq!((ev.flops, ev.bytes), (655_456.0, Some(1_048_960.0)));
+    }
+
+    #[test]
+    fn batch_norm_backward_worked_checks() {
+        let i = test_input(
+            "aten::native_batch_norm_backward",
+            &format!("[{NCHW}, {NCHW}, [], [16], [16], [16], [16], [], [], []]"),
+            &[
+                "float",
+                "float",
+                "",
+                "float",
+                "float",
+                "float",
+                "float",
+                "Scalar",
+                "Scalar",
+                "ScalarList",
+            ],
+            Some(&format!(
+                "[{NCHW_STRIDE}, {NCHW_STRIDE}, [], [1], [1], [1], [1], [], [], []]"
+            )),
+            &[
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "True",
+                "1e-05",
+                "[True, False, False]",
+            ],
+        );
+        let ev = evaluate("BatchNormBwd", &i, false).unwrap();
+        assert_eq!(param(&ev, "output_mask"), "[True]");
+        assert_eq!(param(&ev, "is_training"), "True");
+        // N = 131,072, C = 16, epc = 8,192: flops = C*(4*epc + 5*epc) = 1,179,648.
+        assert_eq!(ev.flops, 1_179_648.0);
+        // bytes = N*4 + N*4*2 + C*4 + C*4 + C*4*2 = 1,572,864 + 256 = 1,573,120
+        //       = 1.500244140625 MiB.
+        assert_eq!(mib(&ev), 1.500244140625);
+        // bwd asks the same numbers of a backward class.
+        assert_eq!(evaluate("BatchNormBwd", &i, true).unwrap(), ev);
+
+        let i = test_input(
+            "aten::miopen_batch_norm_backward",
+            &format!("[{NCHW}, {NCHW}, [16], [16], [16], [16], [16], []]"),
+            &["float"; 8],
+            Some(&format!(
+                "[{NCHW_STRIDE}, {NCHW_STRIDE}, [1], [1], [1], [1], [1], []]"
+            )),
+            &["", "", "", "", "", "", "", "1e-05"],
+        );
+        let ev = evaluate("BatchNormBwd", &i, false).unwrap();
+        assert_eq!(param(&ev, "is_training"), "False");
+        // Not training: flops = C*(3 + 4*8,192) = 16*32,771 = 524,336.
+        assert_eq!(ev.flops, 524_336.0);
+        // bytes = N*4 + N*4 + C*4 (weight) = 1,048,640 = 1.00006103515625 MiB.
+        assert_eq!(mib(&ev), 1.00006103515625);
+    }
+
+    #[test]
+    fn layer_norm_backward_masks() {
+        let make = |mask: &'static str, w: &str| {
+            test_input(
+                "aten::native_layer_norm_backward",
+                &format!("[{NCHW}, {NCHW}, [], [8, 1, 1, 1], [8, 1, 1, 1], {w}, {w}, []]"),
+                &[
+                    "float",
+                    "float",
+                    "ScalarList",
+                    "float",
+                    "float",
+                    "float",
+                    "float",
+                    "ScalarList",
+                ],
+                Some(&format!(
+                    "[{NCHW_STRIDE}, {NCHW_STRIDE}, [], [1, 1, 1, 1], [1, 1, 1, 1], [], [], []]"
+                )),
+                &["", "", "[16, 32, 32]", "", "", "", "", mask],
+            )
+        };
+        let ev = evaluate(
+            "LayerNormBwd",
+            &make("[True, True, True]", "[16, 32, 32]"),
+            false,
+        )
+        .unwrap();
+        assert_eq!(param(&ev, "output_mask"), "[True, True, True]");
+        assert_eq!(ev.params[4].1, Py::Int(16384));
+        // N = 131,072, C = 16,384, epc = 8: flops = C*(4*8 + 5*8) = 1,179,648.
+        assert_eq!(ev.flops, 1_179_648.0);
+        // bytes = N*4 + N*8 + C*4 + C*4 + C*4*2 = 1,572,864 + 262,144 = 1.75 MiB.
+        assert_eq!(mib(&ev), 1.75);
+        let ev = evaluate("LayerNormBwd", &make("[True, False, False]", "[]"), false).unwrap();
+        assert_eq!(param(&ev, "is_affine"), "False");
+        assert_eq!(param(&ev, "has_bias"), "False");
+        // bytes = N*4 + N*8 + C*4 = 1,638,400 = 1.5625 MiB.
+        assert_eq!(mib(&ev), 1.5625);
+        // A mask too short for is_affine / has_bias fails.
+        assert!(matches!(
+            evaluate("LayerNormBwd", &make("[True]", "[]"), false),
+            Err(ModelError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn group_norm_backward_float_channels() {
+        let i = test_input(
+            "aten::native_group_norm_backward",
+            &format!("[{NCHW}, {NCHW}, [8, 4], [8, 4], [16], [], [], [], [], []]"),
+            &[
+                "float",
+                "float",
+                "float",
+                "float",
+                "float",
+                "Scalar",
+                "Scalar",
+                "Scalar",
+                "Scalar",
+                "ScalarList",
+            ],
+            Some(&format!(
+                "[{NCHW_STRIDE}, {NCHW_STRIDE}, [4, 1], [4, 1], [1], [], [], [], [], []]"
+            )),
+            &[
+                "",
+                "",
+                "",
+                "",
+                "",
+                "8",
+                "16",
+                "1024",
+                "4",
+                "[True, True, True]",
+            ],
+        );
+        let ev = evaluate("GroupNormBwd", &i, false).unwrap();
+        // C = 16 / 4 = 4.0, a float.
+        assert_eq!(ev.params[4].1, Py::Float(4.0));
+        assert_eq!(param(&ev, "num_channels"), "4.0");
+        // epc = 131,072 / 4 = 32,768: flops = 4*(9*32,768) = 1,179,648.
+        assert_eq!(ev.flops, 1_179_648.0);
+        // bytes = N*4 + N*8 + 4*4 + 4*4 + 4*4*2 = 1,572,864 + 64 = 1.50006103515625 MiB.
+        assert_eq!(mib(&ev), 1.50006103515625);
+        // Zero groups divides by zero.
+        let mut j = i.clone();
+        j.concrete.as_mut().unwrap()[8] = "0".into();
+        assert!(matches!(
+            evaluate("GroupNormBwd", &j, false),
+            Err(ModelError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn rms_norm_forward_and_backward() {
+        let i = test_input(
+            "aten::_fused_rms_norm",
+            &format!("[{NCHW}, [], [32, 32], []]"),
+            &["float", "ScalarList", "float", ""],
+            Some(&format!("[{NCHW_STRIDE}, [], [32, 1], []]")),
+            &["", "[32, 32]", "", ""],
+        );
+        let ev = evaluate("RMSNorm", &i, false).unwrap();
+        assert_eq!(param(&ev, "has_bias"), "False");
+        assert_eq!(param(&ev, "is_training"), "False");
+        // C = 1,024, rows = 131,072/1,024 = 128:
+        // flops = 128*(2*1,024 + 2) + N*2 = 262,400 + 262,144 = 524,544.
+        assert_eq!(ev.flops, 524_544.0);
+        // bytes = N*4 + N*4 + C*4 = 1,052,672 = 1.00390625 MiB.
+        assert_eq!(mib(&ev), 1.00390625);
+
+        let make = |mask: &'static str| {
+            test_input(
+                "aten::_fused_rms_norm_backward",
+                &format!("[{NCHW}, {NCHW}, [], [8, 16, 1, 1], [32, 32], []]"),
+                &[
+                    "float",
+                    "float",
+                    "ScalarList",
+                    "float",
+                    "float",
+                    "ScalarList",
+                ],
+                Some(&format!(
+                    "[{NCHW_STRIDE}, {NCHW_STRIDE}, [], [16, 1, 1, 1], [32, 1], []]"
+                )),
+                &["", "", "[32, 32]", "", "", mask],
+            )
+        };
+        let ev = evaluate("RMSNormBwd", &make("[True, True]"), false).unwrap();
+        assert_eq!(param(&ev, "output_mask"), "[True, True]");
+        // affine: N (grad*w) + N (x_hat) + 6N (grad_in) + N + N (weight grad,
+        // rows > 1) = 10N = 1,310,720.
+        assert_eq!(ev.flops, 1_310_720.0);
+        // bytes = N*4 + N*4*2 + C*4*2 = 1,572,864 + 8,192 = 1.5078125 MiB.
+        assert_eq!(mib(&ev), 1.5078125);
+        let ev = evaluate("RMSNormBwd", &make("[True, False]"), false).unwrap();
+        // 8N = 1,048,576.
+        assert_eq!(ev.flops, 1_048_576.0);
+        assert!(matches!(
+            evaluate("RMSNormBwd", &make("[True]"), false),
+            Err(ModelError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn fused_ln_modulate_pair() {
+        let fwd = test_input(
+            "primus::fused_ln_modulate",
+            "[[4, 2, 8], [2, 8], [2, 8], []]",
+            &[BF16, BF16, BF16, "Scalar"],
+            None,
+            &["", "", "", "1e-06"],
+        );
+        let ev = evaluate("FusedLnModulate", &fwd, false).unwrap();
+        assert_eq!(ev.params[2].1, Py::None);
+        assert_eq!(ev.params.len(), 8);
+        // (T, B, H) = (4, 2, 8), N = 64: flops = 12N = 768;
+        // bytes = 64*2 + 64*2 + 2*2*8*2 + 2*4*2*4 = 128 + 128 + 64 + 64 = 384.
+        assert_eq!((ev.flops, ev.bytes), (768.0, Some(384.0)));
+        let ev = evaluate("FusedLnModulateBackward", &fwd, false).unwrap();
+        assert_eq!(param(&ev, "output_mask"), "[True, True, True]");
+        // flops = 15N = 960; bytes = 2*64*2 + 2*2*4*4 + 64*2 + 2*2*8*2 + 2*8*2
+        //       = 256 + 64 + 128 + 64 + 32 = 544.
+        assert_eq!((ev.flops, ev.bytes), (960.0, Some(544.0)));
+        assert_eq!(
+            evaluate("FusedLnModulateBackward", &fwd, true),
+            Err(ModelError::NotImplemented)
+        );
+    }
+
+    #[test]
+    fn big_ints_do_not_overflow() {
+        // (T, B, H) = (0, 2^62, 2^62) float: N = 0, but 2*B*H*4 = 2^127 exceeds
+        // i128; Python's big int prints as the float 2^127.
+        let i = test_input(
+            "primus::fused_ln_modulate",
+            "[[0, 4611686018427387904, 4611686018427387904]]",
+            &["float"],
+            None,
+            &[""],
+        );
+        let ev = evaluate("FusedLnModulate", &i, false).unwrap();
+        assert_eq!((ev.flops, ev.bytes), (0.0, Some(2f64.powi(127))));
+    }
+
+    #[test]
+    fn failures() {
+        assert_eq!(
+            evaluate("InstanceNormBwd", &OpInput::default(), false),
+            Err(ModelError::NotImplemented)
+        );
+        // Missing Concrete Inputs / malformed literal / unknown dtype size.
+        let mut i = test_input(
+            "aten::layer_norm",
+            "[[2, 4], [], [4], [4], [], []]",
+            &[
+                "c10::complex<float>",
+                "ScalarList",
+                "float",
+                "float",
+                "Scalar",
+                "Scalar",
+            ],
+            Some("[[4, 1], [], [1], [1], [], []]"),
+            &["", "[4]", "", "", "1e-05", "True"],
+        );
+        assert!(matches!(
+            evaluate("LayerNorm", &i, false),
+            Err(ModelError::Invalid(_))
+        ));
+        i.types.as_mut().unwrap()[0] = "float".into();
+        assert!(evaluate("LayerNorm", &i, false).is_ok());
+        i.concrete.as_mut().unwrap()[1] = String::new();
+        assert!(matches!(
+            evaluate("LayerNorm", &i, false),
+            Err(ModelError::Invalid(_))
+        ));
+        i.concrete = None;
+        assert!(matches!(
+            evaluate("LayerNorm", &i, false),
+            Err(ModelError::Invalid(_))
+        ));
+        // Too few Input Dims for the bias test.
+        let short = test_input(
+            "aten::layer_norm",
+            "[[2, 4], []]",
+            &["float", "ScalarList"],
+            Some("[[4, 1], []]"),
+            &["", "[4]"],
+        );
+        assert!(matches!(
+            evaluate("LayerNorm", &short, false),
+            Err(ModelError::Invalid(_))
+        ));
+        assert_eq!(
+            evaluate("aiter_rms_norm", &short, false),
+            Err(ModelError::Invalid("not implemented".into()))
+        );
+    }
 }
