@@ -3,11 +3,14 @@
 //! per distinct (op, model parameters), with FLOPs, bytes, achieved rates and
 //! kernel-time statistics over the instances.
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
+use rayon::prelude::*;
 
 use super::Context;
 use super::kernel_details;
-use super::perf_model::{ModelClass, ModelError, Py, table::CLASSES};
+use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
 use super::roofline::{self, Metrics, is_host_op};
 use crate::numeric::{kahan_sum, median, welford_std};
 use crate::pyfmt::json_to_py;
@@ -228,18 +231,31 @@ const NOT_ON_BWD: [&str; 5] = [
     "ConvBiasReLU_",
 ];
 
-fn raw_rows(cx: &Context, classes: &[&ModelClass], bwd: bool) -> Vec<RawRow> {
-    let (trace, tree) = (cx.trace, cx.tree);
-    let mut rows = Vec::new();
+/// Host events with a model, in UID order, grouped by sheet family.
+fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(u32, &'static ModelClass)>> {
+    let trace = cx.trace;
+    // Model lookups are per name; names repeat a lot.
+    let mut class_of: HashMap<u32, Option<&'static ModelClass>> = HashMap::new();
+    let mut out: HashMap<&'static str, Vec<(u32, &'static ModelClass)>> = HashMap::new();
     for (i, e) in trace.events.iter().enumerate() {
-        let uid = i as u32;
         if !is_host_op(e.cat) {
             continue;
         }
-        let name = trace.strings.get(e.name);
-        let Some(class) = classes.iter().find(|c| c.ops.contains(&name)) else {
-            continue;
-        };
+        let class = *class_of
+            .entry(e.name)
+            .or_insert_with(|| perf_model::lookup(trace.strings.get(e.name)));
+        if let Some(c) = class {
+            out.entry(c.family).or_default().push((i as u32, c));
+        }
+    }
+    out
+}
+
+fn raw_rows(cx: &Context, events: &[(u32, &'static ModelClass)], bwd: bool) -> Vec<RawRow> {
+    let (trace, tree) = (cx.trace, cx.tree);
+    let mut rows = Vec::new();
+    for &(uid, class) in events {
+        let name = trace.name(uid);
         if bwd
             && (name == "vllm::unified_attention_with_output"
                 || !tree.bwd_events.contains_key(&uid))
@@ -291,19 +307,31 @@ pub fn sheets(cx: &Context) -> Vec<Sheet> {
             families.push(c.family);
         }
     }
+    let events = modelled_events(cx);
+    let per_family: Vec<Vec<Sheet>> = families
+        .par_iter()
+        .map(|fam| match events.get(fam) {
+            Some(ev) => family_sheets(cx, fam, ev),
+            None => Vec::new(),
+        })
+        .collect();
+    per_family.into_iter().flatten().collect()
+}
+
+/// The sheet (or `_fwd`/`_bwd` pair) of one family.
+fn family_sheets(cx: &Context, fam: &str, events: &[(u32, &'static ModelClass)]) -> Vec<Sheet> {
     let mut out = Vec::new();
-    for fam in families {
-        let classes: Vec<&ModelClass> = CLASSES.iter().filter(|c| c.family == fam).collect();
-        if classes[0].single_sheet() {
-            let s = summarise(cx, fam, &raw_rows(cx, &classes, false));
+    {
+        if events[0].1.single_sheet() {
+            let s = summarise(cx, fam, &raw_rows(cx, events, false));
             if !s.rows.is_empty() {
                 out.push(s);
             }
-            continue;
+            return out;
         }
-        let mut fwd = summarise(cx, &format!("{fam}_fwd"), &raw_rows(cx, &classes, false));
+        let mut fwd = summarise(cx, &format!("{fam}_fwd"), &raw_rows(cx, events, false));
         let moved = drop_rows(&mut fwd, &MOVED_TO_BWD);
-        let mut bwd = summarise(cx, &format!("{fam}_bwd"), &raw_rows(cx, &classes, true));
+        let mut bwd = summarise(cx, &format!("{fam}_bwd"), &raw_rows(cx, events, true));
         if !moved.is_empty() {
             let cols = fwd.columns.clone();
             if bwd.rows.is_empty() {

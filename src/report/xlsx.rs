@@ -4,7 +4,9 @@ use super::csv::write_atomic;
 use super::{Cell, Sheet};
 use crate::pyfmt::float_repr;
 use anyhow::{Context, Result, bail};
-use rust_xlsxwriter::{Color, Format, FormatBorder, Workbook, Worksheet};
+use rust_xlsxwriter::{
+    Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
+};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -21,6 +23,41 @@ const WIDTH_SAMPLE_ROWS: usize = 200;
 /// Column width bounds, in characters.
 const MIN_WIDTH: usize = 8;
 const MAX_WIDTH: usize = 60;
+/// Size of an inserted chart, pixels.
+const CHART_WIDTH: u32 = 960;
+const CHART_HEIGHT: u32 = 600;
+
+/// A log-log scatter chart of one sheet's columns, placed on its own worksheet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterChart {
+    /// Name of the worksheet holding the chart, e.g. `roofline_chart`
+    /// (made valid and unique like every worksheet name).
+    pub sheet: String,
+    /// Chart title.
+    pub title: String,
+    /// Name of the [`Sheet`] holding the data (its `name`, or the worksheet
+    /// name it was given).
+    pub data_sheet: String,
+    /// The series, one legend entry each.
+    pub series: Vec<ScatterSeries>,
+}
+
+/// One series of a [`ScatterChart`]: an x and a y column over a block of
+/// data rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterSeries {
+    /// Legend text. Plain text, except that text shaped like a cell
+    /// reference (`Sheet1!A1`) is read by Excel as one.
+    pub name: String,
+    /// Column (0-based) of the x values, FLOPs/byte.
+    pub x_col: usize,
+    /// Column (0-based) of the y values, TFLOP/s.
+    pub y_col: usize,
+    /// First data row, 0-based, not counting the header row.
+    pub first_row: usize,
+    /// Last data row (inclusive), 0-based, not counting the header row.
+    pub last_row: usize,
+}
 
 /// Writes `sheets` to an `.xlsx` workbook at `path`.
 ///
@@ -33,16 +70,44 @@ const MAX_WIDTH: usize = 60;
 /// [`worksheet_names`]). The workbook is written to a temporary file beside
 /// `path` and renamed into place, so a failure leaves no partial file.
 pub fn write_xlsx(sheets: &[Sheet], path: &Path) -> Result<()> {
-    let names = worksheet_names(sheets.iter().map(|s| s.name.as_str()));
+    write_xlsx_with_charts(sheets, &[], path)
+}
+
+/// Writes `sheets` like [`write_xlsx`], then one worksheet per chart of
+/// `charts`, after the data sheets, each holding a log-log scatter chart
+/// (markers only, x axis "FLOPs/Byte", y axis "TFLOP/s", one series per
+/// [`ScatterSeries`], legend on the right).
+///
+/// Chart worksheet names are made valid and unique together with the data
+/// sheet names. A chart whose `data_sheet` is not among `sheets`, or whose
+/// series point outside that sheet's columns or rows, is an error and nothing
+/// is written. A chart without series gets a worksheet with a note instead
+/// of an empty chart.
+pub fn write_xlsx_with_charts(
+    sheets: &[Sheet],
+    charts: &[ScatterChart],
+    path: &Path,
+) -> Result<()> {
+    let names = worksheet_names(
+        sheets
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(charts.iter().map(|c| c.sheet.as_str())),
+    );
+    let (data_names, chart_names) = names.split_at(sheets.len());
     let header = Format::new()
         .set_bold()
         .set_background_color(Color::RGB(0xDDEBF7))
         .set_border_bottom(FormatBorder::Thin);
     let mut workbook = Workbook::new();
-    for (sheet, name) in sheets.iter().zip(&names) {
+    for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
         fill_worksheet(ws, sheet, name, &header)
             .with_context(|| format!("sheet {:?} of {}", sheet.name, path.display()))?;
+    }
+    for (chart, name) in charts.iter().zip(chart_names) {
+        add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
+            .with_context(|| format!("chart {:?} of {}", chart.sheet, path.display()))?;
     }
     write_atomic(path, |tmp| {
         workbook
@@ -50,6 +115,82 @@ pub fn write_xlsx(sheets: &[Sheet], path: &Path) -> Result<()> {
             .with_context(|| format!("cannot write {}", tmp.display()))
     })
     .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
+/// (written under `data_names`).
+fn add_chart_sheet(
+    workbook: &mut Workbook,
+    chart: &ScatterChart,
+    name: &str,
+    sheets: &[Sheet],
+    data_names: &[String],
+) -> Result<()> {
+    let idx = sheets
+        .iter()
+        .position(|s| s.name == chart.data_sheet)
+        .or_else(|| data_names.iter().position(|n| *n == chart.data_sheet))
+        .with_context(|| format!("no data sheet named {:?}", chart.data_sheet))?;
+    let built = scatter_chart(chart, &sheets[idx], &data_names[idx])?;
+    let ws = workbook.add_worksheet();
+    ws.set_name(name)?;
+    match built {
+        Some(c) => {
+            ws.insert_chart(1, 1, &c)?;
+        }
+        None => {
+            ws.write_string(0, 0, format!("{}: no data to plot", chart.title))?;
+        }
+    }
+    Ok(())
+}
+
+/// The Excel chart for `spec`, reading `data` (written as worksheet
+/// `data_name`); `None` when `spec` has no series.
+fn scatter_chart(spec: &ScatterChart, data: &Sheet, data_name: &str) -> Result<Option<Chart>> {
+    if spec.series.is_empty() {
+        return Ok(None);
+    }
+    let mut chart = Chart::new(ChartType::Scatter);
+    chart.title().set_name(spec.title.as_str());
+    for s in &spec.series {
+        for (what, col) in [("x", s.x_col), ("y", s.y_col)] {
+            if col >= data.columns.len() {
+                bail!(
+                    "series {:?}: {what} column {col} is outside sheet {:?} ({} columns)",
+                    s.name,
+                    data.name,
+                    data.columns.len()
+                );
+            }
+        }
+        if s.first_row > s.last_row || s.last_row >= data.rows.len() {
+            bail!(
+                "series {:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
+                s.name,
+                s.first_row,
+                s.last_row,
+                data.name,
+                data.rows.len()
+            );
+        }
+        // Data row r is worksheet row r + 1, below the header. Both bounds
+        // were checked against the sheet, which fits Excel's limits.
+        let r0 = u32::try_from(s.first_row + 1)?;
+        let r1 = u32::try_from(s.last_row + 1)?;
+        let xc = u16::try_from(s.x_col)?;
+        let yc = u16::try_from(s.y_col)?;
+        chart
+            .add_series()
+            .set_name(s.name.as_str())
+            .set_categories((data_name, r0, xc, r1, xc))
+            .set_values((data_name, r0, yc, r1, yc));
+    }
+    chart.x_axis().set_name("FLOPs/Byte").set_log_base(10);
+    chart.y_axis().set_name("TFLOP/s").set_log_base(10);
+    chart.legend().set_position(ChartLegendPosition::Right);
+    chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
+    Ok(Some(chart))
 }
 
 /// Writes one sheet's header, cells, widths, freeze pane and autofilter.
@@ -271,6 +412,123 @@ mod tests {
         assert!(bytes.starts_with(b"PK"));
         // Only the workbook remains: the temporary file was renamed.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A roofline-like sheet: name, FLOPs/byte, TFLOP/s.
+    fn roofline_sheet() -> Sheet {
+        let mut s = Sheet::new("roofline sheet", &["name", "FLOPs/Byte", "TFLOP/s"]);
+        for i in 0..6 {
+            let x = 0.5 * 4f64.powi(i);
+            s.rows.push(vec![
+                Cell::Text(format!("k{i}")),
+                Cell::Float(x),
+                Cell::Float((x * 5.3).min(700.0)),
+            ]);
+        }
+        s
+    }
+
+    fn chart(series: Vec<ScatterSeries>) -> ScatterChart {
+        ScatterChart {
+            sheet: "roofline_chart".into(),
+            title: "Roofline".into(),
+            data_sheet: "roofline sheet".into(),
+            series,
+        }
+    }
+
+    fn series(name: &str, first_row: usize, last_row: usize) -> ScatterSeries {
+        ScatterSeries {
+            name: name.into(),
+            x_col: 1,
+            y_col: 2,
+            first_row,
+            last_row,
+        }
+    }
+
+    /// Names of the files inside the zip at `path`.
+    fn zip_entries(path: &Path) -> Vec<String> {
+        let file = fs::File::open(path).unwrap();
+        let zip = zip::ZipArchive::new(file).unwrap();
+        zip.file_names().map(|n| n.unwrap().into_owned()).collect()
+    }
+
+    fn zip_text(path: &Path, name: &str) -> String {
+        use std::io::Read;
+        let file = fs::File::open(path).unwrap();
+        let mut zip = zip::ZipArchive::new(file).unwrap();
+        let mut text = String::new();
+        zip.by_name(name)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    }
+
+    #[test]
+    fn writes_scatter_chart_sheet() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("charts.xlsx");
+        let charts = [chart(vec![
+            series("gemm", 0, 2),
+            series("elementwise", 3, 5),
+        ])];
+        write_xlsx_with_charts(&[roofline_sheet()], &charts, &path).unwrap();
+        assert!(fs::read(&path).unwrap().starts_with(b"PK"));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let entries = zip_entries(&path);
+        assert!(
+            entries.iter().any(|e| e == "xl/charts/chart1.xml"),
+            "{entries:?}"
+        );
+        let wb = zip_text(&path, "xl/workbook.xml");
+        let data = wb.find("name=\"roofline sheet\"").unwrap();
+        let chart_sheet = wb.find("name=\"roofline_chart\"").unwrap();
+        assert!(data < chart_sheet, "chart sheet comes after the data");
+        let xml = zip_text(&path, "xl/charts/chart1.xml");
+        assert!(xml.contains("<c:scatterChart>"));
+        assert_eq!(xml.matches("<c:ser>").count(), 2);
+        assert_eq!(xml.matches("<c:logBase val=\"10\"/>").count(), 2);
+        assert!(xml.contains("FLOPs/Byte") && xml.contains("TFLOP/s"));
+        assert!(xml.contains("<c:legend>"));
+        // Ranges skip the header row and quote the sheet name.
+        assert!(xml.contains("'roofline sheet'!$B$2:$B$4"), "{xml}");
+        assert!(xml.contains("'roofline sheet'!$C$5:$C$7"), "{xml}");
+    }
+
+    #[test]
+    fn chart_errors_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.xlsx");
+        let sheets = [roofline_sheet()];
+        let mut missing = chart(vec![series("a", 0, 1)]);
+        missing.data_sheet = "nope".into();
+        let bad_rows = chart(vec![series("a", 2, 6)]);
+        let reversed = chart(vec![series("a", 3, 2)]);
+        let mut bad_col = chart(vec![series("a", 0, 1)]);
+        bad_col.series[0].y_col = 3;
+        for c in [missing, bad_rows, reversed, bad_col] {
+            let err = write_xlsx_with_charts(&sheets, &[c], &path).unwrap_err();
+            assert!(format!("{err:#}").contains("roofline_chart"), "{err:#}");
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+
+    #[test]
+    fn chart_sheet_names_are_unique_and_empty_charts_get_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dup.xlsx");
+        let mut empty = chart(Vec::new());
+        empty.sheet = "roofline sheet".into();
+        write_xlsx_with_charts(&[roofline_sheet()], &[empty], &path).unwrap();
+        let wb = zip_text(&path, "xl/workbook.xml");
+        assert!(wb.contains("name=\"roofline sheet_2\""), "{wb}");
+        assert!(
+            !zip_entries(&path)
+                .iter()
+                .any(|e| e.starts_with("xl/charts/"))
+        );
     }
 
     #[test]

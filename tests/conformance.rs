@@ -1,0 +1,179 @@
+//! Conformance with the reference implementation: for every
+//! `NAME.json.gz` in `../shared/corpus/pytorch`, run
+//! `tracelens report NAME.json.gz --csv TMP -q` and compare the seven sheets
+//! that the reference wrote into `NAME.ref/` with `../shared/tools/conform.py`.
+//!
+//! A reference sheet whose header repeats a column name (pandas' raw
+//! two-level header, see docs/deviations.md) cannot be checked by conform.py,
+//! which looks columns up by name; such sheets must be byte-identical instead.
+//!
+//! Skips (passes, with a message on stderr) when `../shared/corpus` is absent,
+//! as in a user's clone.
+
+mod common;
+
+use common::{SHEETS, parse_csv, run, tracelens};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Traces checked at the same time.
+const PARALLEL: usize = 2;
+
+/// Outcome of one trace: a summary line, or why it failed.
+type Outcome = Result<String, String>;
+
+fn check_trace(trace: &Path, ref_dir: &Path, conform: &Path) -> Outcome {
+    let name = ref_dir.file_stem().unwrap().to_string_lossy().into_owned();
+    if !ref_dir.is_dir() {
+        return Err(format!("{name}: no reference folder {}", ref_dir.display()));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("csv");
+    let r = run(tracelens()
+        .arg("report")
+        .arg(trace)
+        .arg("--csv")
+        .arg(&out)
+        .arg("-q"));
+    if r.code != Some(0) || r.stderr.contains("panicked") {
+        return Err(format!(
+            "{name}: report failed ({:?}): {}",
+            r.code, r.stderr
+        ));
+    }
+
+    // Which of the seven sheets the reference has, and how to check each.
+    let mut by_conform = Vec::new();
+    let mut by_bytes = Vec::new();
+    for s in SHEETS {
+        let p = ref_dir.join(format!("{s}.csv"));
+        if !p.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let header = parse_csv(&text).into_iter().next().unwrap_or_default();
+        let mut uniq = header.clone();
+        uniq.sort();
+        uniq.dedup();
+        if uniq.len() == header.len() {
+            by_conform.push(s);
+        } else {
+            by_bytes.push(s);
+        }
+    }
+    if by_conform.is_empty() && by_bytes.is_empty() {
+        return Err(format!("{name}: the reference has none of the sheets"));
+    }
+
+    let mut problems = Vec::new();
+    for s in &by_bytes {
+        let want = std::fs::read(ref_dir.join(format!("{s}.csv"))).unwrap();
+        match std::fs::read(out.join(format!("{s}.csv"))) {
+            Ok(got) if got == want => {}
+            Ok(got) => problems.push(format!(
+                "{s}.csv is not byte-identical to the reference:\n  got  {:?}\n  want {:?}",
+                String::from_utf8_lossy(&got[..got.len().min(300)]),
+                String::from_utf8_lossy(&want[..want.len().min(300)]),
+            )),
+            Err(e) => problems.push(format!("{s}.csv: {e}")),
+        }
+    }
+    if !by_conform.is_empty() {
+        let res = Command::new("python3")
+            .arg(conform)
+            .arg(ref_dir)
+            .arg(&out)
+            .arg("--sheets")
+            .arg(by_conform.join(","))
+            .output();
+        match res {
+            Err(e) => problems.push(format!("cannot run python3 {}: {e}", conform.display())),
+            Ok(o) => {
+                let stdout = String::from_utf8_lossy(&o.stdout);
+                let last = stdout.lines().last().unwrap_or("");
+                let want = format!("{} passed, 0 failed", by_conform.len());
+                if last != want {
+                    problems.push(format!(
+                        "conform.py: expected {want:?}, got:\n{stdout}{}",
+                        String::from_utf8_lossy(&o.stderr)
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        let mut line = format!("{name}: {} sheets pass conform.py", by_conform.len());
+        if !by_bytes.is_empty() {
+            line.push_str(&format!(
+                "; byte-identical to the reference (duplicate column names): {}",
+                by_bytes.join(", ")
+            ));
+        }
+        Ok(line)
+    } else {
+        Err(format!("{name}:\n  {}", problems.join("\n  ")))
+    }
+}
+
+#[test]
+fn pytorch_corpus_conforms() {
+    let shared = common::root().join("../shared");
+    let corpus = shared.join("corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipping: ../shared/corpus not found");
+        return;
+    }
+    let conform = shared.join("tools/conform.py");
+    assert!(conform.is_file(), "{} is missing", conform.display());
+    let dir = corpus.join("pytorch");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    traces.sort();
+    assert!(!traces.is_empty(), "no traces in {}", dir.display());
+
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..PARALLEL {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(trace) = traces.get(i) else { break };
+                    let file = trace.file_name().unwrap().to_string_lossy();
+                    let stem = file.strip_suffix(".json.gz").unwrap();
+                    let ref_dir = dir.join(format!("{stem}.ref"));
+                    let outcome = check_trace(trace, &ref_dir, &conform);
+                    match &outcome {
+                        Ok(line) => eprintln!("ok   {line}"),
+                        Err(_) => eprintln!("FAIL {stem}"),
+                    }
+                    results.lock().unwrap().push((i, outcome));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let failures: Vec<&String> = results
+        .iter()
+        .filter_map(|(_, o)| o.as_ref().err())
+        .collect();
+    assert_eq!(results.len(), traces.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} traces do not conform:\n{}",
+        failures.len(),
+        traces.len(),
+        failures
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    eprintln!("{} traces conform", traces.len());
+}
