@@ -11,6 +11,8 @@ use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree
 use tracelens::analysis::{ReportOptions, run_report};
 use tracelens::gpu_arch::GpuArch;
 use tracelens::load::load_trace;
+use tracelens::plots;
+use tracelens::report::staging::Staging;
 use tracelens::report::{csv, xlsx};
 use tracelens::summary;
 use tracelens::trace::Trace;
@@ -136,8 +138,8 @@ struct ReportArgs {
     #[arg(long, default_value_t = 10, value_name = "US")]
     short_kernel_threshold_us: u32,
     /// Bins of short_kernel_histogram.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    short_kernel_histogram_bins: usize,
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    short_kernel_histogram_bins: u32,
     /// Keep only the top N rows of short_kernels_summary.
     #[arg(long, value_name = "N")]
     topk_short_kernels: Option<usize>,
@@ -151,6 +153,9 @@ struct ReportArgs {
     /// or a JSON file in the reference's schema.
     #[arg(long, value_name = "NAME|FILE")]
     gpu_arch: Option<String>,
+    /// With --gpu-arch: write one roofline SVG per roofline category sheet into DIR.
+    #[arg(long, value_name = "DIR", requires = "gpu_arch")]
+    plots: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -277,7 +282,7 @@ fn report(a: ReportArgs) -> Result<()> {
     progress.step("computing sheets");
     let opts = ReportOptions {
         short_kernel_threshold_us: a.short_kernel_threshold_us as f64,
-        histogram_bins: a.short_kernel_histogram_bins,
+        histogram_bins: a.short_kernel_histogram_bins as usize,
         topk_short_kernels: a.topk_short_kernels,
         micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
         include_unlinked_kernels: a.include_unlinked_kernels,
@@ -285,10 +290,18 @@ fn report(a: ReportArgs) -> Result<()> {
     };
     let report = run_report(&trace, &tree, &opts);
     progress.step("writing outputs");
+    let title = a
+        .trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "stdin".into());
+    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    // Every file of the run appears together, or none does.
+    let mut staging = Staging::new();
     let mut written: Vec<String> = Vec::new();
     if let Some(dir) = &a.csv {
-        csv::write_csv_dir(&report.sheets, dir)
-            .with_context(|| format!("writing CSV sheets to {}", dir.display()))?;
+        csv::stage_csv_dir(&report.sheets, dir, &mut staging)
+            .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
@@ -296,24 +309,60 @@ fn report(a: ReportArgs) -> Result<()> {
         ));
     }
     if let Some(x) = &xlsx_path {
-        xlsx::write_xlsx(&report.sheets, x).with_context(|| format!("writing {}", x.display()))?;
+        if let Some(parent) = x.parent() {
+            staging
+                .create_dir_all(parent)
+                .with_context(|| format!("cannot write {}", x.display()))?;
+        }
+        match (
+            &opts.arch,
+            plots::roofline_chart(&report.sheets, opts.arch.as_ref()),
+        ) {
+            (Some(_), Some((points, chart))) => {
+                let mut sheets = report.sheets.clone();
+                sheets.push(points);
+                xlsx::stage_xlsx(&sheets, &[chart], x, &mut staging)?;
+            }
+            _ => xlsx::stage_xlsx(&report.sheets, &[], x, &mut staging)?,
+        }
         written.push(x.display().to_string());
     }
-    let title = a
-        .trace
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "stdin".into());
-    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
-    if let Some(md) = &a.md {
-        let text = summary::markdown(&report, &title);
-        if md_to_stdout {
-            print!("{text}");
-        } else {
-            write_atomic(md, text.as_bytes())
-                .with_context(|| format!("writing {}", md.display()))?;
-            written.push(md.display().to_string());
+    if let Some(dir) = &a.plots {
+        let arch = opts
+            .arch
+            .as_ref()
+            .expect("--plots requires --gpu-arch (checked above)");
+        staging
+            .create_dir_all(dir)
+            .with_context(|| format!("cannot write plots to {}", dir.display()))?;
+        let svgs = plots::roofline_svgs(&report.sheets, arch);
+        for (stem, svg) in &svgs {
+            let path = dir.join(format!("{stem}.svg"));
+            std::fs::write(staging.stage(&path), svg)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
+        written.push(format!(
+            "{}/ ({} roofline plots)",
+            dir.display(),
+            svgs.len()
+        ));
+    }
+    if let Some(md) = &a.md
+        && !md_to_stdout
+    {
+        let text = summary::markdown(&report, &title);
+        if let Some(parent) = md.parent() {
+            staging
+                .create_dir_all(parent)
+                .with_context(|| format!("cannot write {}", md.display()))?;
+        }
+        std::fs::write(staging.stage(md), text)
+            .with_context(|| format!("cannot write {}", md.display()))?;
+        written.push(md.display().to_string());
+    }
+    staging.commit()?;
+    if md_to_stdout {
+        print!("{}", summary::markdown(&report, &title));
     }
     progress.done();
     // Trace-quality notes always go to stderr, even with --quiet.
@@ -335,27 +384,23 @@ fn report(a: ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
-    Ok(())
-}
-
 fn tree(a: TreeArgs) -> Result<()> {
+    // Check the pattern before the (possibly long) load.
+    let grep = match &a.grep {
+        Some(p) => Some(regex::Regex::new(p).map_err(|e| {
+            // regex errors span several lines; the last one says what is wrong.
+            let msg = e.to_string();
+            let why = msg
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string();
+            anyhow!("--grep: invalid pattern {p:?}: {why}")
+        })?),
+        None => None,
+    };
     let trace = load(&a.trace)?;
     let tree = build(
         &trace,
@@ -363,10 +408,6 @@ fn tree(a: TreeArgs) -> Result<()> {
             include_python: true,
         },
     );
-    let grep = match &a.grep {
-        Some(p) => Some(regex::Regex::new(p).map_err(|e| anyhow!("--grep: invalid pattern: {e}"))?),
-        None => None,
-    };
     let opts = TreeViewOptions {
         depth: a.depth,
         grep,
@@ -382,7 +423,18 @@ fn tree(a: TreeArgs) -> Result<()> {
         }
         t
     } else {
-        render_tree(&trace, &tree, &opts)
+        let t = render_tree(&trace, &tree, &opts);
+        if t.is_empty() {
+            eprintln!(
+                "tracelens: nothing to show: no frame launches GPU work{} (use --all to show every frame)",
+                if opts.grep.is_some() {
+                    " under a matching root"
+                } else {
+                    ""
+                }
+            );
+        }
+        t
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.

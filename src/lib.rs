@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod gpu_arch;
 pub mod load;
 pub mod numeric;
+pub mod plots;
 pub mod pyfmt;
 pub mod report;
 pub mod summary;

@@ -21,7 +21,7 @@ pub fn markdown(report: &Report, title: &str) -> String {
             let _ = writeln!(
                 md,
                 "### GPU timeline\n\n{}",
-                table(s, &["type", "time ms", "percent"], 20, 3)
+                table(s, &["type", "time ms", "percent"], 20, 4)
             );
         }
         None => md.push_str("No GPU activity to put on a timeline.\n\n"),
@@ -39,7 +39,7 @@ pub fn markdown(report: &Report, title: &str) -> String {
                     "Percentage (%)"
                 ],
                 10,
-                3
+                4
             )
         );
     }
@@ -57,7 +57,7 @@ pub fn markdown(report: &Report, title: &str) -> String {
                     "Cumulative Percentage (%)"
                 ],
                 15,
-                3
+                4
             )
         );
     }
@@ -77,7 +77,7 @@ pub fn markdown(report: &Report, title: &str) -> String {
         let _ = writeln!(
             md,
             "### Roofline: top ops by kernel time\n\n{}",
-            table(s, &cols, 15, 3)
+            table(s, &cols, 15, 4)
         );
     }
     let notes = report.quality.notes();

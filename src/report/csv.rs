@@ -3,6 +3,7 @@
 //! pandas hands rows to Python's `csv` writer with `QUOTE_MINIMAL`, `,` as
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
+use super::staging::Staging;
 use super::{Cell, Sheet};
 use crate::pyfmt::float_repr;
 use anyhow::{Context, Result, bail};
@@ -10,7 +11,6 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Renders `sheet` as pandas `to_csv(index=False)` would: a header line, then
 /// one line per row.
@@ -92,42 +92,21 @@ fn file_stem(name: &str) -> String {
     }
 }
 
-/// Lets `write` fill a temporary file beside `path`, then renames it over
-/// `path`, so no reader ever sees a half-written file; on failure the
-/// temporary file is removed.
-pub(crate) fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    // Process id plus a counter keeps concurrent writers (threads or
-    // processes) from sharing a temporary file.
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}-{n}.tmp", std::process::id()));
-    let result = write(&tmp).and_then(|()| {
-        fs::rename(&tmp, path)
-            .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
-    });
-    if result.is_err() {
-        // Best effort: the error being reported matters more than cleanup.
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+/// Writes one `<name>.csv` per sheet into `dir` (created with its parents if
+/// missing) and returns the paths written, in sheet order. All files appear
+/// together or none does.
+pub fn write_csv_dir(sheets: &[Sheet], dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut staging = Staging::new();
+    let written = stage_csv_dir(sheets, dir, &mut staging)?;
+    staging.commit()?;
+    Ok(written)
 }
 
-/// Writes one `<name>.csv` per sheet into `dir` (created with its parents if
-/// missing) and returns the paths written, in sheet order.
-///
-/// Each file goes through a temporary file and a rename. Two sheets mapping
-/// to the same file name are an error rather than a silent overwrite.
-pub fn write_csv_dir(sheets: &[Sheet], dir: &Path) -> Result<Vec<PathBuf>> {
-    fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+/// Stages one `<name>.csv` per sheet into `dir` (see [`Staging`]) and
+/// returns the target paths, in sheet order. Two sheets mapping to the same
+/// file name are an error rather than a silent overwrite.
+pub fn stage_csv_dir(sheets: &[Sheet], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
+    staging.create_dir_all(dir)?;
     let mut seen = HashSet::new();
     let mut written = Vec::with_capacity(sheets.len());
     for sheet in sheets {
@@ -139,16 +118,13 @@ pub fn write_csv_dir(sheets: &[Sheet], dir: &Path) -> Result<Vec<PathBuf>> {
                 sheet.name
             );
         }
-        let text = sheet_to_csv(sheet);
-        write_atomic(&path, |tmp| {
-            let file = fs::File::create(tmp)
-                .with_context(|| format!("cannot create {}", tmp.display()))?;
-            let mut w = BufWriter::new(file);
-            w.write_all(text.as_bytes())
-                .and_then(|()| w.flush())
-                .with_context(|| format!("cannot write {}", tmp.display()))
-        })
-        .with_context(|| format!("writing {}", path.display()))?;
+        let tmp = staging.stage(&path);
+        let file =
+            fs::File::create(&tmp).with_context(|| format!("cannot create {}", path.display()))?;
+        let mut w = BufWriter::new(file);
+        w.write_all(sheet_to_csv(sheet).as_bytes())
+            .and_then(|()| w.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

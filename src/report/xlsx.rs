@@ -1,6 +1,6 @@
 //! Excel workbook writer: one worksheet per [`Sheet`], in order.
 
-use super::csv::write_atomic;
+use super::staging::Staging;
 use super::{Cell, Sheet};
 use crate::pyfmt::float_repr;
 use anyhow::{Context, Result, bail};
@@ -88,6 +88,13 @@ pub fn write_xlsx_with_charts(
     charts: &[ScatterChart],
     path: &Path,
 ) -> Result<()> {
+    let mut staging = Staging::new();
+    stage_xlsx(sheets, charts, path, &mut staging)?;
+    staging.commit()
+}
+
+/// Builds the workbook of [`write_xlsx_with_charts`] in memory.
+fn build_workbook(sheets: &[Sheet], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
     let names = worksheet_names(
         sheets
             .iter()
@@ -109,12 +116,22 @@ pub fn write_xlsx_with_charts(
         add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
             .with_context(|| format!("chart {:?} of {}", chart.sheet, path.display()))?;
     }
-    write_atomic(path, |tmp| {
-        workbook
-            .save(tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))
-    })
-    .with_context(|| format!("writing {}", path.display()))
+    Ok(workbook)
+}
+
+/// Writes `sheets` and `charts` (see [`write_xlsx_with_charts`]) to a staged
+/// temporary file for `path`; it appears at `path` when `staging` commits.
+pub fn stage_xlsx(
+    sheets: &[Sheet],
+    charts: &[ScatterChart],
+    path: &Path,
+    staging: &mut Staging,
+) -> Result<()> {
+    let mut workbook = build_workbook(sheets, charts, path)?;
+    let tmp = staging.stage(path);
+    workbook
+        .save(&tmp)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
