@@ -10,11 +10,12 @@ use clap::{Args, Parser, Subcommand};
 use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
 use tracelens::analysis::{ReportOptions, run_report};
 use tracelens::gpu_arch::GpuArch;
-use tracelens::load::load_trace;
+use tracelens::load::{LoadOptions, load_trace, load_trace_with};
 use tracelens::plots;
 use tracelens::report::staging::Staging;
 use tracelens::report::{csv, xlsx};
 use tracelens::summary;
+use tracelens::trace::Cat;
 use tracelens::trace::Trace;
 use tracelens::trace::tree::{TreeOptions, build};
 
@@ -276,7 +277,14 @@ fn report(a: ReportArgs) -> Result<()> {
     };
     let progress = Progress::new(a.quiet, &a.trace);
     progress.step("loading trace");
-    let trace = load(&a.trace)?;
+    // No report sheet reads python frames or instant (memory) events.
+    let trace = load_trace_with(
+        &a.trace,
+        &LoadOptions {
+            stub_categories: vec![Cat::PythonFunction, Cat::Other],
+        },
+    )
+    .map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
     progress.step("building call tree");
     let tree = build(&trace, TreeOptions::default());
     progress.step("computing sheets");
@@ -361,6 +369,7 @@ fn report(a: ReportArgs) -> Result<()> {
         written.push(md.display().to_string());
     }
     staging.commit()?;
+    progress.step("done");
     if md_to_stdout {
         print!("{}", summary::markdown(&report, &title));
     }

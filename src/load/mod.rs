@@ -52,14 +52,21 @@ impl Packing {
     }
 }
 
+pub use pytorch::LoadOptions;
+
 /// Loads a PyTorch profiler (Kineto) trace from `path` (`-` for stdin).
 pub fn load_trace(path: &Path) -> Result<Trace, LoadError> {
+    load_trace_with(path, &LoadOptions::default())
+}
+
+/// Loads a trace, leaving out what `opts` says no pass will read.
+pub fn load_trace_with(path: &Path, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let (reader, packing) = open(path)?;
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(3);
     // Decompression on its own thread: the parser never waits for inflate
     // unless inflate is the slower of the two.
     let producer = std::thread::spawn(move || pump(reader, tx));
-    let result = pytorch::parse(ChannelReader::new(rx), packing);
+    let result = pytorch::parse(ChannelReader::new(rx), packing, opts);
     let _ = producer.join();
     result
 }

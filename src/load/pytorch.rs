@@ -197,8 +197,43 @@ struct RawEvent<'a> {
     args: Option<RawArgs<'a>>,
 }
 
+/// The value of the `"cat"` key read straight from an event's bytes, when
+/// it can be read without a parser (a plain string right after the key).
+fn quick_cat(json: &[u8]) -> Option<&[u8]> {
+    // An unescaped `"cat"` followed by `:` can only be the key: inside a JSON
+    // string a quote is always escaped.
+    let mut from = 0;
+    while let Some(i) = memchr::memmem::find(&json[from..], b"\"cat\"") {
+        let mut j = from + i + 5;
+        while j < json.len() && json[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if json.get(j) == Some(&b':') {
+            j += 1;
+            while j < json.len() && json[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if json.get(j) != Some(&b'"') {
+                return None;
+            }
+            let start = j + 1;
+            let len = memchr::memchr2(b'"', b'\\', &json[start..])?;
+            if json[start + len] != b'"' {
+                return None; // escapes: let the parser decide
+            }
+            return Some(&json[start..start + len]);
+        }
+        from = from + i + 5;
+    }
+    None
+}
+
 /// Builds the arena while the splitter walks the document.
 struct Builder {
+    /// Categories whose events are kept as stubs (UID only, not parsed).
+    skip: Vec<Cat>,
+    /// The interned null pid/tid, for stubs.
+    null_ident: IdentId,
     trace: Trace,
     idents: HashMap<Ident, IdentId>,
     unknown_phases: HashMap<String, usize>,
@@ -245,6 +280,25 @@ fn short(name: &str) -> String {
 
 impl Sink for Builder {
     fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+        if !self.skip.is_empty()
+            && let Some(cat) = quick_cat(json)
+            && let Ok(cat) = std::str::from_utf8(cat)
+            && self.skip.contains(&Cat::parse(cat))
+        {
+            // Keep the UID numbering; nothing else of the event is read.
+            self.trace.events.push(Event {
+                ts: f64::NAN,
+                dur: f64::NAN,
+                name: NONE,
+                pid: self.null_ident,
+                tid: self.null_ident,
+                args: NONE,
+                cat: Cat::parse(cat),
+                ph: Phase::Other,
+                dur_is_int: false,
+            });
+            return Ok(());
+        }
         let raw: RawEvent = serde_json::from_slice(json).map_err(|e| {
             format!(
                 "event #{index} of traceEvents: {}",
@@ -443,14 +497,17 @@ impl Sink for BatchSink {
     }
 }
 
-fn build_from(rx: std::sync::mpsc::Receiver<Batch>) -> Result<Builder, String> {
+fn build_from(rx: std::sync::mpsc::Receiver<Batch>, skip: Vec<Cat>) -> Result<Builder, String> {
     let mut b = Builder {
+        skip,
+        null_ident: 0,
         trace: Trace::default(),
         idents: HashMap::default(),
         unknown_phases: HashMap::default(),
         missing_ph: 0,
         gpu_without_dur: 0,
     };
+    b.null_ident = b.ident(None);
     for batch in rx {
         match batch {
             Batch::Events {
@@ -470,13 +527,22 @@ fn build_from(rx: std::sync::mpsc::Receiver<Batch>) -> Result<Builder, String> {
     Ok(b)
 }
 
+/// What the loader may leave out.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Event categories kept only as stubs (their UID counts, nothing else is
+    /// parsed or validated): for passes that never read them.
+    pub stub_categories: Vec<Cat>,
+}
+
 /// Parses a Kineto JSON document from `reader` (already decompressed).
 ///
 /// The splitter runs on the calling thread; parsing events and building the
 /// arena run on a second thread, fed in file order through a bounded channel.
-pub fn parse<R: Read>(reader: R, packing: Packing) -> Result<Trace, LoadError> {
+pub fn parse<R: Read>(reader: R, packing: Packing, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-    let builder = std::thread::spawn(move || build_from(rx));
+    let skip = opts.stub_categories.clone();
+    let builder = std::thread::spawn(move || build_from(rx, skip));
     let mut sink = BatchSink {
         tx,
         first_index: 0,
