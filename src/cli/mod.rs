@@ -1,5 +1,8 @@
 //! Subcommands and their options. No analysis logic lives here.
 
+mod collectives;
+mod compare;
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,6 +40,10 @@ enum Command {
     /// FLOPs, bytes and roofline of one GEMM, attention or convolution,
     /// without a trace.
     Roofline(RooflineArgs),
+    /// Collective (NCCL/RCCL) analysis across the ranks of one job.
+    Collectives(collectives::CollectivesArgs),
+    /// Compare two or more reports (or traces) and gate CI on regressions.
+    Compare(compare::CompareArgs),
 }
 
 #[derive(Args)]
@@ -194,6 +201,8 @@ pub fn run() -> i32 {
         Command::Report(a) => report(a),
         Command::Tree(a) => tree(a),
         Command::Roofline(a) => roofline(a),
+        Command::Collectives(a) => collectives::run(a),
+        Command::Compare(a) => return compare::run(a),
     };
     match result {
         Ok(()) => 0,
