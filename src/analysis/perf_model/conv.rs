@@ -300,21 +300,11 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{arr, strs};
     use super::*;
     use serde_json::json;
 
     const BF16: &str = "c10::BFloat16";
-
-    fn arr(v: Value) -> Option<Vec<Value>> {
-        match v {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    fn strs(v: &[&str]) -> Option<Vec<String>> {
-        Some(v.iter().map(|s| s.to_string()).collect())
-    }
 
     fn conv_input(
         dims: Value,

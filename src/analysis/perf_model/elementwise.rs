@@ -754,29 +754,8 @@ fn binary_liger(a: &Args) -> ModelResult<Evaluation> {
 /// Builds an [`OpInput`] from JSON texts (tests of this family and its
 /// neighbours). `strides` None leaves `Input Strides` absent.
 #[cfg(test)]
-pub(super) fn test_input(
-    name: &'static str,
-    dims: &str,
-    types: &[&str],
-    strides: Option<&str>,
-    concrete: &[&str],
-) -> OpInput<'static> {
-    let list = |s: &str| match serde_json::from_str::<Value>(s) {
-        Ok(Value::Array(v)) => v,
-        _ => panic!("test JSON must be a list: {s}"),
-    };
-    OpInput {
-        name,
-        dims: Some(list(dims)),
-        types: Some(types.iter().map(|s| s.to_string()).collect()),
-        strides: strides.map(list),
-        concrete: Some(concrete.iter().map(|s| s.to_string()).collect()),
-        kernel_names: Vec::new(),
-    }
-}
-
-#[cfg(test)]
 mod tests {
+    use super::super::test_support::test_input;
     use super::*;
 
     const BF16: &str = "c10::BFloat16";

@@ -182,3 +182,45 @@ pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// Builders shared by the model families' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::OpInput;
+    use serde_json::Value;
+
+    /// The elements of a JSON array (None for anything else).
+    pub(crate) fn arr(v: Value) -> Option<Vec<Value>> {
+        match v {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Owned strings.
+    pub(crate) fn strs(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// An op input from JSON texts of its argument lists.
+    pub(crate) fn test_input(
+        name: &'static str,
+        dims: &str,
+        types: &[&str],
+        strides: Option<&str>,
+        concrete: &[&str],
+    ) -> OpInput<'static> {
+        let list = |s: &str| match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(v)) => v,
+            _ => panic!("test JSON must be a list: {s}"),
+        };
+        OpInput {
+            name,
+            dims: Some(list(dims)),
+            types: Some(types.iter().map(|s| s.to_string()).collect()),
+            strides: strides.map(list),
+            concrete: Some(concrete.iter().map(|s| s.to_string()).collect()),
+            kernel_names: Vec::new(),
+        }
+    }
+}

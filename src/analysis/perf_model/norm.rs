@@ -507,7 +507,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::elementwise::test_input;
+    use super::super::test_support::test_input;
     use super::*;
 
     const BF16: &str = "c10::BFloat16";

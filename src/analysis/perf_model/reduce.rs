@@ -84,7 +84,7 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
 #[cfg(test)]
 mod tests {
     use super::super::ModelError;
-    use super::super::elementwise::test_input;
+    use super::super::test_support::test_input;
     use super::*;
 
     #[test]
