@@ -4,6 +4,8 @@
 pub mod attribution;
 pub mod calculator;
 pub mod categories;
+pub mod collectives;
+pub mod compare;
 pub mod intervals;
 pub mod kernel_details;
 pub mod kernels;
@@ -233,6 +235,11 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     }
     sheets.extend(op_sheets);
     sheets.extend(kernel_sheets);
+    if !cx.gpu_only
+        && let Some(s) = collectives::coll_analysis(trace)
+    {
+        sheets.push(s);
+    }
     let quality = TraceQuality {
         gpu_events: tree.gpu_total,
         unlinked_gpu_events: tree.gpu_unlinked,

@@ -4,6 +4,7 @@
 //! then JSON), not from the file name. Decompression runs on its own thread
 //! and feeds the parser through a bounded channel, so the two overlap.
 
+pub mod collectives;
 pub mod pytorch;
 pub mod scan;
 
@@ -144,7 +145,7 @@ fn io_error(e: &io::Error) -> String {
 }
 
 /// Opens the input and wraps it in the right decoder.
-fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
+pub(crate) fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
     let mut raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
         Box::new(io::stdin())
     } else {

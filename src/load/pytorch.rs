@@ -172,6 +172,25 @@ struct RawArgs<'a> {
     /// `M` events: process labels.
     #[serde(borrow, default)]
     labels: Option<&'a RawValue>,
+    // Collective metadata of NCCL/RCCL kernels (coll_analysis).
+    #[serde(rename = "Process Group Name", borrow, default)]
+    pg_name: Option<&'a RawValue>,
+    #[serde(rename = "Process Group Ranks", borrow, default)]
+    pg_ranks: Option<&'a RawValue>,
+    #[serde(rename = "Collective name", borrow, default)]
+    coll_name: Option<&'a RawValue>,
+    #[serde(rename = "Group size", borrow, default)]
+    group_size: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    dtype: Option<&'a RawValue>,
+    #[serde(rename = "In msg nelems", borrow, default)]
+    in_nelems: Option<&'a RawValue>,
+    #[serde(rename = "Out msg nelems", borrow, default)]
+    out_nelems: Option<&'a RawValue>,
+    #[serde(rename = "In split size", borrow, default)]
+    in_split: Option<&'a RawValue>,
+    #[serde(rename = "Out split size", borrow, default)]
+    out_split: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -199,7 +218,7 @@ struct RawEvent<'a> {
 
 /// The value of the `"cat"` key read straight from an event's bytes, when
 /// it can be read without a parser (a plain string right after the key).
-fn quick_cat(json: &[u8]) -> Option<&[u8]> {
+pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
     // An unescaped `"cat"` followed by `:` can only be the key: inside a JSON
     // string a quote is always escaped.
     let mut from = 0;
@@ -363,6 +382,25 @@ impl Sink for Builder {
                     }
                     "thread_name" => self.trace.meta.entry(key).or_default().thread_name = value,
                     _ => {}
+                }
+            }
+            if cat == Cat::Kernel {
+                let coll = [
+                    a.pg_name,
+                    a.pg_ranks,
+                    a.coll_name,
+                    a.group_size,
+                    a.dtype,
+                    a.in_nelems,
+                    a.out_nelems,
+                    a.in_split,
+                    a.out_split,
+                ];
+                if coll.iter().any(Option::is_some) {
+                    let c = super::collectives::CollectiveArgs::from_raw(coll);
+                    if !c.is_empty() {
+                        self.trace.collective_args.insert(uid, c);
+                    }
                 }
             }
             let rec = Args {

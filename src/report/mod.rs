@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod markdown;
+pub mod read;
 pub mod staging;
 pub mod svg;
 pub mod xlsx;

@@ -268,6 +268,9 @@ pub struct Trace {
     pub idents: Vec<Ident>,
     /// Metadata by (pid, tid).
     pub meta: HashMap<(IdentId, IdentId), ThreadMeta>,
+    /// Collective metadata (`Collective name`, `Process Group Name`, …) of
+    /// the kernel events that carry any, by event index.
+    pub collective_args: FxHashMap<u32, crate::load::collectives::CollectiveArgs>,
     /// Top-level keys other than `traceEvents`, as JSON text.
     pub top_level: Vec<(String, String)>,
     /// Non-fatal problems noticed while loading.

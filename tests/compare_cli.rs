@@ -1,0 +1,800 @@
+//! `tracelens compare`: conformance with the reference's comparison, the
+//! same result from xlsx, CSV-folder and trace inputs, the CI gate (exit
+//! codes, thresholds, the --min-ms floor, inconclusive runs, Markdown and
+//! JSON content) and refused inputs.
+//!
+//! Tests that need `../shared` (the corpus) say so on stderr and pass when
+//! it is absent.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tracelens::report::csv::sheet_to_csv;
+use tracelens::report::read::{parse_csv, read_xlsx};
+use tracelens::report::{Cell, Sheet};
+
+fn tracelens() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tracelens"))
+}
+
+/// Exit code, stdout, stderr.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("run tracelens");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
+}
+
+/// `../shared`, or None (with a note on stderr) when it is absent.
+fn shared(test: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if p.join("corpus").is_dir() {
+        Some(p)
+    } else {
+        eprintln!("{test}: skipped: {} not found (corpus needed)", p.display());
+        None
+    }
+}
+
+/// The files of a directory, name -> contents.
+fn dir_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn python_ok() -> bool {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+// ---------------------------------------------------------------------------
+// (a) conformance with the reference's comparison
+// ---------------------------------------------------------------------------
+
+fn conformance(model: &str) {
+    let test = format!("conformance_{model}");
+    let Some(shared) = shared(&test) else { return };
+    if !python_ok() {
+        eprintln!("{test}: skipped: python3 not available for conform.py");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let pt = shared.join("corpus/pytorch");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(pt.join(format!("h100_{model}.ref")))
+        .arg(pt.join(format!("mi300_{model}.ref")))
+        .args(["--names", "h100", "mi300", "--csv"])
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let expected = shared.join(format!("corpus/compare/{model}_h100_vs_mi300.ref"));
+    let c = Command::new("python3")
+        .arg(shared.join("tools/conform.py"))
+        .arg(&expected)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&c.stdout);
+    assert!(c.status.success(), "conform.py failed:\n{text}");
+    // Every expected sheet was checked, and we wrote no others.
+    let n = fs::read_dir(&expected).unwrap().count();
+    assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
+    assert_eq!(fs::read_dir(&out).unwrap().count(), n);
+}
+
+#[test]
+fn conformance_qwen15_05b() {
+    conformance("qwen15_05b");
+}
+
+#[test]
+fn conformance_falconsai_vit() {
+    conformance("falconsai_vit");
+}
+
+// ---------------------------------------------------------------------------
+// (b) xlsx inputs give the same tables as CSV-folder inputs; (d) traces too
+// ---------------------------------------------------------------------------
+
+/// Writes our report of `trace` as `dir/<stem>.xlsx` and `dir/<stem>/`.
+fn report_both(trace: &Path, dir: &Path, stem: &str) -> (PathBuf, PathBuf) {
+    let x = dir.join(format!("{stem}.xlsx"));
+    let c = dir.join(stem);
+    let r = run(tracelens()
+        .arg("report")
+        .arg(trace)
+        .arg("-o")
+        .arg(&x)
+        .arg("--csv")
+        .arg(&c)
+        .arg("-q"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    (x, c)
+}
+
+fn compare_csv(a: &Path, b: &Path, out: &Path) {
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .args(["--names", "h100", "mi300", "-q", "--csv"])
+        .arg(out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+fn same_tables_from_every_input_kind(model: &str) {
+    let Some(shared) = shared(&format!("input_kinds_{model}")) else {
+        return;
+    };
+    let pt = shared.join("corpus/pytorch");
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let h100 = pt.join(format!("h100_{model}.json.gz"));
+    let mi300 = pt.join(format!("mi300_{model}.json.gz"));
+    let (hx, hc) = report_both(&h100, t, "h100");
+    let (mx, mc) = report_both(&mi300, t, "mi300");
+    compare_csv(&hx, &mx, &t.join("from_xlsx"));
+    compare_csv(&hc, &mc, &t.join("from_csv"));
+    compare_csv(&h100, &mi300, &t.join("from_traces"));
+    let from_csv = dir_files(&t.join("from_csv"));
+    let n = fs::read_dir(shared.join(format!("corpus/compare/{model}_h100_vs_mi300.ref")))
+        .unwrap()
+        .count();
+    assert_eq!(from_csv.len(), n, "one CSV per comparison sheet");
+    for other in ["from_xlsx", "from_traces"] {
+        let files = dir_files(&t.join(other));
+        assert_eq!(
+            files.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            from_csv.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+        for ((name, a), (_, b)) in files.iter().zip(&from_csv) {
+            assert!(a == b, "{other}/{name} differs from the CSV-input result");
+        }
+    }
+}
+
+#[test]
+fn input_kinds_qwen15_05b() {
+    same_tables_from_every_input_kind("qwen15_05b");
+}
+
+#[test]
+fn input_kinds_falconsai_vit() {
+    same_tables_from_every_input_kind("falconsai_vit");
+}
+
+#[test]
+fn workbook_output_holds_every_sheet() {
+    let Some(shared) = shared("workbook_output_holds_every_sheet") else {
+        return;
+    };
+    let pt = shared.join("corpus/pytorch");
+    let tmp = tempfile::tempdir().unwrap();
+    let x = tmp.path().join("sub/cmp.xlsx");
+    let c = tmp.path().join("csv");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(pt.join("h100_qwen15_05b.ref"))
+        .arg(pt.join("mi300_qwen15_05b.ref"))
+        .args(["--names", "h100", "mi300", "-o"])
+        .arg(&x)
+        .arg("--csv")
+        .arg(&c));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let book = read_xlsx(&x).unwrap();
+    let csvs = dir_files(&c);
+    assert_eq!(book.len(), csvs.len());
+    // Excel's 31-character limit cuts the long names, as the reference does.
+    let names: Vec<&str> = book.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names[0], "gpu_timeline");
+    assert!(
+        names.contains(&"unified_perf_summary_intersect_"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"ops_unique_args_only_baseline_m"),
+        "{names:?}"
+    );
+    let tl = &book[0];
+    assert_eq!(
+        tl.columns,
+        [
+            "type",
+            "time ms__mi300_diff",
+            "time ms__mi300_pct",
+            "h100::time ms",
+            "h100::percent",
+            "mi300::time ms",
+            "mi300::percent"
+        ]
+    );
+}
+
+#[test]
+fn two_traces_from_testdata() {
+    // The same small trace on both sides: nothing changed, the gate passes.
+    let t = testdata("example.json");
+    let r = run(tracelens().arg("compare").arg(&t).arg(&t).args([
+        "--names",
+        "before",
+        "after",
+        "--fail-above",
+        "0",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("**Verdict: pass**"), "{}", r.stdout);
+    assert!(r.stdout.contains("| `busy_time` |"), "{}", r.stdout);
+}
+
+#[test]
+fn sheet_selection() {
+    let t = testdata("example.json");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&t)
+        .arg(&t)
+        .args([
+            "--names",
+            "a",
+            "b",
+            "--sheets",
+            "gpu_timeline",
+            "ops_summary",
+            "--csv",
+        ])
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let names: Vec<String> = dir_files(&out).into_iter().map(|f| f.0).collect();
+    assert_eq!(names, ["gpu_timeline.csv", "ops_summary.csv"]);
+    // Identical inputs: every difference is zero.
+    let tl = parse_csv(&fs::read(out.join("gpu_timeline.csv")).unwrap(), "t").unwrap();
+    let d = tl.column("time ms__b_diff").unwrap();
+    assert!(!tl.rows.is_empty());
+    assert!(
+        tl.rows
+            .iter()
+            .all(|r| matches!(r[d], Cell::Float(x) if x == 0.0))
+    );
+}
+
+// ---------------------------------------------------------------------------
+// (c) the gate, on edited copies of a corpus report
+// ---------------------------------------------------------------------------
+
+// Values of the h100_qwen15_05b reference report that the edits start from.
+const BUSY_MS: f64 = 31.905483154296874;
+const MM_MS: f64 = 6.668681640625;
+const MUL_MS: f64 = 6.75289990234375;
+const COPY_MS: f64 = 5.101934814453125;
+const MM_SHAPE: &str = "((8944, 1024), (1024, 2816))";
+const MM_SHAPE_US: f64 = 4055.25244140625;
+/// Sum of ops_summary total_direct_kernel_time_ms.
+const OPS_TOTAL_MS: f64 = 31.90548315429687;
+
+/// A copy of the h100 qwen report in `dir/name`.
+fn copy_report(shared: &Path, dir: &Path, name: &str) -> PathBuf {
+    let src = shared.join("corpus/pytorch/h100_qwen15_05b.ref");
+    let dst = dir.join(name);
+    fs::create_dir_all(&dst).unwrap();
+    for (f, bytes) in dir_files(&src) {
+        fs::write(dst.join(f), bytes).unwrap();
+    }
+    dst
+}
+
+/// Rewrites `dir/<sheet>.csv` through `f`.
+fn edit(dir: &Path, sheet: &str, f: impl FnOnce(&mut Sheet)) {
+    let path = dir.join(format!("{sheet}.csv"));
+    let mut s = parse_csv(&fs::read(&path).unwrap(), sheet).unwrap();
+    f(&mut s);
+    fs::write(&path, sheet_to_csv(&s)).unwrap();
+}
+
+/// Sets column `col` of the rows whose columns `when` hold the given texts,
+/// after checking the old value; panics when no row matches.
+fn set(s: &mut Sheet, when: &[(&str, &str)], col: &str, old: f64, new: Cell) {
+    let j = s.column(col).unwrap();
+    let keys: Vec<(usize, &str)> = when
+        .iter()
+        .map(|(c, v)| (s.column(c).unwrap(), *v))
+        .collect();
+    let mut hit = 0;
+    for row in &mut s.rows {
+        if keys
+            .iter()
+            .all(|(k, v)| row[*k] == Cell::Text(v.to_string()))
+        {
+            assert_eq!(row[j], Cell::Float(old), "the corpus value changed");
+            row[j] = new.clone();
+            hit += 1;
+        }
+    }
+    assert_eq!(hit, 1, "{when:?} in {}", s.name);
+}
+
+/// Renames op `from` in ops_summary.
+fn rename_op(dir: &Path, from: &str, to: &str) {
+    edit(dir, "ops_summary", |s| {
+        let j = s.column("name").unwrap();
+        for row in &mut s.rows {
+            if row[j] == Cell::Text(from.into()) {
+                row[j] = Cell::Text(to.into());
+            }
+        }
+    });
+}
+
+/// The "slower mm" variant: aten::mm 6.669 -> 8.0 ms (+1.331 ms, +19.96%),
+/// its largest shape 4055.25 -> 5000 µs (+0.945 ms, +23.30%), busy time
+/// 31.905 -> 33.0 ms (+1.095 ms, +3.43%).
+fn slower_mm(shared: &Path, dir: &Path, name: &str) -> PathBuf {
+    let d = copy_report(shared, dir, name);
+    edit(&d, "ops_summary", |s| {
+        set(
+            s,
+            &[("name", "aten::mm")],
+            "total_direct_kernel_time_ms",
+            MM_MS,
+            Cell::Float(8.0),
+        );
+    });
+    edit(&d, "ops_unique_args", |s| {
+        set(
+            s,
+            &[("name", "aten::mm"), ("Input Dims", MM_SHAPE)],
+            "total_direct_kernel_time_sum",
+            MM_SHAPE_US,
+            Cell::Float(5000.0),
+        );
+    });
+    edit(&d, "gpu_timeline", |s| {
+        set(
+            s,
+            &[("type", "busy_time")],
+            "time ms",
+            BUSY_MS,
+            Cell::Float(33.0),
+        );
+    });
+    d
+}
+
+struct Gated {
+    out: Out,
+    json: serde_json::Value,
+    md: String,
+}
+
+/// Runs `compare base new --json J --md M ARGS` and reads both back.
+fn gate(base: &Path, new: &Path, args: &[&str]) -> Gated {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = tmp.path().join("v.json");
+    let m = tmp.path().join("v.md");
+    let out = run(tracelens()
+        .arg("compare")
+        .arg(base)
+        .arg(new)
+        .arg("--json")
+        .arg(&j)
+        .arg("--md")
+        .arg(&m)
+        .args(args));
+    assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    Gated {
+        json: serde_json::from_str(&fs::read_to_string(&j).unwrap()).unwrap(),
+        md: fs::read_to_string(&m).unwrap(),
+        out,
+    }
+}
+
+fn close(v: &serde_json::Value, x: f64) -> bool {
+    v.as_f64()
+        .is_some_and(|y| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
+}
+
+#[test]
+fn gate_slower_op() {
+    let Some(shared) = shared("gate_slower_op") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    let new = slower_mm(&shared, tmp.path(), "new");
+
+    let g = gate(&base, &new, &["--fail-above", "10"]);
+    assert_eq!(g.out.code, 1);
+    assert_eq!(g.json["schema_version"], 1);
+    assert_eq!(g.json["verdict"], "regression");
+    assert_eq!(g.json["exit_code"], 1);
+    let c = &g.json["comparisons"][0];
+    assert_eq!(c["variant"]["name"], "new");
+    assert_eq!(c["busy_time_over_limit"], false);
+    assert!(close(&c["busy_time"]["delta_ms"], 33.0 - BUSY_MS));
+    let ops = &c["ops"]["over_limit"];
+    assert_eq!(ops.as_array().unwrap().len(), 1);
+    assert_eq!(ops[0]["name"], "aten::mm");
+    assert!(close(&ops[0]["delta_ms"], 8.0 - MM_MS));
+    assert!(close(&ops[0]["delta_pct"], 100.0 * (8.0 - MM_MS) / MM_MS));
+    assert!((ops[0]["delta_pct"].as_f64().unwrap() - 19.9637).abs() < 1e-3);
+    let shapes = &c["op_shapes"]["over_limit"];
+    assert_eq!(shapes.as_array().unwrap().len(), 1);
+    assert_eq!(shapes[0]["input_dims"], MM_SHAPE);
+    assert!(close(
+        &shapes[0]["delta_ms"],
+        (5000.0 - MM_SHAPE_US) / 1000.0
+    ));
+    assert!((shapes[0]["delta_pct"].as_f64().unwrap() - 23.2969).abs() < 1e-3);
+    assert_eq!(c["ops"]["unmatched"]["baseline_only_count"], 0);
+
+    // Markdown: verdict line, timeline side by side, flagged rows.
+    assert!(g.md.contains("**Verdict: regression**"), "{}", g.md);
+    assert!(
+        g.md.contains("| `busy_time` | 31.905 | 33.000 | +1.095 | +3.4% |"),
+        "{}",
+        g.md
+    );
+    assert!(
+        g.md.contains("| ❌ | `aten::mm` | 6.669 | 8.000 | +1.331 | +20.0% |"),
+        "{}",
+        g.md
+    );
+    assert!(
+        g.md.contains(&format!(
+            "| ❌ | `aten::mm` | `{MM_SHAPE}` | `('c10::BFloat16', 'c10::BFloat16')` | 4.055 | 5.000 | +0.945 | +23.3% |"
+        )),
+        "{}",
+        g.md
+    );
+    assert!(g.md.len() < 64 * 1024);
+}
+
+#[test]
+fn gate_thresholds_and_floor() {
+    let Some(shared) = shared("gate_thresholds_and_floor") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    let new = slower_mm(&shared, tmp.path(), "new");
+    let over = |g: &Gated, what: &str| {
+        g.json["comparisons"][0][what]["over_limit"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+
+    // 19.96% op, 23.30% shape, 3.43% busy.
+    let g = gate(&base, &new, &["--fail-above", "20"]);
+    assert_eq!(
+        (g.out.code, over(&g, "ops"), over(&g, "op_shapes")),
+        (1, 0, 1)
+    );
+    let g = gate(&base, &new, &["--fail-above", "25"]);
+    assert_eq!(g.out.code, 0);
+    assert_eq!(g.json["verdict"], "pass");
+    assert!(g.md.contains("**Verdict: pass**"));
+    let g = gate(&base, &new, &["--fail-above", "3"]);
+    assert_eq!(g.out.code, 1);
+    assert_eq!(g.json["comparisons"][0]["busy_time_over_limit"], true);
+    assert!(g.md.contains("| `busy_time` ❌ |"), "{}", g.md);
+
+    // The floor: the op is +1.331 ms, the shape +0.945 ms.
+    let g = gate(&base, &new, &["--fail-above", "10", "--min-ms", "1.0"]);
+    assert_eq!(
+        (g.out.code, over(&g, "ops"), over(&g, "op_shapes")),
+        (1, 1, 0)
+    );
+    let g = gate(&base, &new, &["--fail-above", "10", "--min-ms", "1.5"]);
+    assert_eq!(g.out.code, 0);
+    assert_eq!(g.json["gate"]["min_ms"], 1.5);
+
+    // No gate: numbers only, exit 0 whatever changed.
+    let g = gate(&base, &new, &[]);
+    assert_eq!(g.out.code, 0);
+    assert_eq!(g.json["verdict"], "not_gated");
+    assert_eq!(g.json["gate"]["fail_above_pct"], serde_json::Value::Null);
+}
+
+#[test]
+fn gate_faster_op_is_an_improvement() {
+    let Some(shared) = shared("gate_faster_op_is_an_improvement") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    let new = copy_report(&shared, tmp.path(), "new");
+    edit(&new, "ops_summary", |s| {
+        set(
+            s,
+            &[("name", "aten::mul")],
+            "total_direct_kernel_time_ms",
+            MUL_MS,
+            Cell::Float(5.0),
+        );
+    });
+    let g = gate(&base, &new, &["--fail-above", "5"]);
+    assert_eq!(g.out.code, 0, "{}", g.md);
+    let c = &g.json["comparisons"][0];
+    assert_eq!(c["verdict"], "pass");
+    let best = &c["ops"]["top_improvements"][0];
+    assert_eq!(best["name"], "aten::mul");
+    assert!(close(&best["delta_ms"], 5.0 - MUL_MS));
+    assert!((best["delta_pct"].as_f64().unwrap() + 25.9575).abs() < 1e-3);
+    assert_eq!(c["ops"]["top_regressions"].as_array().unwrap().len(), 0);
+    assert!(
+        g.md.contains("|  | `aten::mul` | 6.753 | 5.000 | -1.753 | -26.0% |"),
+        "{}",
+        g.md
+    );
+}
+
+#[test]
+fn gate_inconclusive_when_ops_do_not_match() {
+    let Some(shared) = shared("gate_inconclusive_when_ops_do_not_match") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+
+    // mul + mm renamed: 13.42 of 31.91 ms (42.1%) unmatched: still comparable.
+    let some = copy_report(&shared, tmp.path(), "some");
+    rename_op(&some, "aten::mul", "custom::fused_a");
+    rename_op(&some, "aten::mm", "custom::fused_b");
+    let g = gate(&base, &some, &["--fail-above", "10"]);
+    assert_eq!(g.out.code, 0, "{}", g.md);
+    let u = &g.json["comparisons"][0]["ops"]["unmatched"];
+    assert!(close(&u["baseline_only_ms"], MUL_MS + MM_MS));
+    assert!(close(
+        &u["baseline_only_pct"],
+        100.0 * (MUL_MS + MM_MS) / OPS_TOTAL_MS
+    ));
+    assert_eq!(u["variant_only_count"], 2);
+
+    // mul + mm + copy_: 18.52 of 31.91 ms (58.1%) unmatched: inconclusive.
+    let most = copy_report(&shared, tmp.path(), "most");
+    rename_op(&most, "aten::mul", "custom::fused_a");
+    rename_op(&most, "aten::mm", "custom::fused_b");
+    rename_op(&most, "aten::copy_", "custom::fused_c");
+    let g = gate(&base, &most, &["--fail-above", "10"]);
+    assert_eq!(g.out.code, 1);
+    assert_eq!(g.json["verdict"], "inconclusive");
+    let pct = 100.0 * (MUL_MS + MM_MS + COPY_MS) / OPS_TOTAL_MS;
+    assert!((pct - 58.06).abs() < 0.01);
+    let reasons = g.json["comparisons"][0]["reasons"].to_string();
+    assert!(
+        reasons.contains("58.1% of base's op kernel time"),
+        "{reasons}"
+    );
+    assert!(g.md.contains("**Verdict: inconclusive**"), "{}", g.md);
+    assert!(g.md.contains("58.1% of base's op kernel time"), "{}", g.md);
+    // Without a gate the verdict still says so, but the exit code is 0.
+    let g = gate(&base, &most, &[]);
+    assert_eq!(
+        (g.out.code, g.json["verdict"].as_str()),
+        (0, Some("inconclusive"))
+    );
+
+    // A report without gpu_timeline cannot be judged on busy time.
+    let no_tl = copy_report(&shared, tmp.path(), "no_tl");
+    fs::remove_file(no_tl.join("gpu_timeline.csv")).unwrap();
+    let g = gate(&base, &no_tl, &["--fail-above", "10"]);
+    assert_eq!(g.out.code, 1);
+    assert_eq!(g.json["verdict"], "inconclusive");
+    assert!(
+        g.json["comparisons"][0]["reasons"]
+            .to_string()
+            .contains("busy_time")
+    );
+}
+
+#[test]
+fn gate_several_variants() {
+    let Some(shared) = shared("gate_several_variants") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    let slow = slower_mm(&shared, tmp.path(), "slow");
+    let same = copy_report(&shared, tmp.path(), "same");
+    let csv = tmp.path().join("csv");
+    let j = tmp.path().join("v.json");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&base)
+        .arg(&same)
+        .arg(&slow)
+        .args(["--fail-above", "10", "--json"])
+        .arg(&j)
+        .arg("--csv")
+        .arg(&csv));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "regression");
+    assert_eq!(v["comparisons"][0]["verdict"], "pass");
+    assert_eq!(v["comparisons"][1]["verdict"], "regression");
+    // Each variant against the baseline, in the tables too.
+    let ops = parse_csv(&fs::read(csv.join("ops_summary.csv")).unwrap(), "o").unwrap();
+    let d_same = ops
+        .column("total_direct_kernel_time_ms__same_diff")
+        .unwrap();
+    let d_slow = ops
+        .column("total_direct_kernel_time_ms__slow_diff")
+        .unwrap();
+    let name = ops.column("name").unwrap();
+    let mm = ops
+        .rows
+        .iter()
+        .find(|r| r[name] == Cell::Text("aten::mm".into()))
+        .unwrap();
+    assert_eq!(mm[d_same], Cell::Float(0.0));
+    assert_eq!(mm[d_slow], Cell::Float(8.0 - MM_MS));
+    for v in ["same", "slow"] {
+        for kind in ["intersect", "only_baseline", "only_variant"] {
+            assert!(csv.join(format!("ops_unique_args_{kind}_{v}.csv")).exists());
+        }
+    }
+}
+
+#[test]
+fn default_output_is_markdown_on_stdout() {
+    let Some(shared) = shared("default_output_is_markdown_on_stdout") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    let new = slower_mm(&shared, tmp.path(), "new");
+    let r = run(tracelens()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--fail-above", "10", "-q"]));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.starts_with("## tracelens compare: ❌ regression"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.stderr, "");
+    // Nothing else was written.
+    let mut names: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["base", "new"]);
+    // --json - puts the JSON on stdout instead.
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--json", "-", "-q"]));
+    assert_eq!(r.code, 0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["verdict"], "not_gated");
+}
+
+// ---------------------------------------------------------------------------
+// (e) refused inputs and usage errors: exit 2, one error line, no output
+// ---------------------------------------------------------------------------
+
+fn refused(args: &[&std::ffi::OsStr], mention: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let r = run(tracelens()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .args(args)
+        .arg("--csv")
+        .arg(&out));
+    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
+    assert!(lines[0].starts_with("tracelens: error: "), "{}", lines[0]);
+    assert!(
+        lines[0].contains(mention),
+        "{} should mention {mention}",
+        lines[0]
+    );
+    assert_eq!(r.stdout, "");
+    assert!(!out.exists(), "no output on failure");
+}
+
+#[test]
+fn unreadable_inputs_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = testdata("example.json");
+    let missing = tmp.path().join("nope.xlsx");
+    refused(&[ok.as_os_str(), missing.as_os_str()], "nope.xlsx");
+
+    let bad = testdata("bad/truncated.json");
+    refused(&[bad.as_os_str(), ok.as_os_str()], "truncated.json");
+
+    let empty_dir = tmp.path().join("empty_dir");
+    fs::create_dir(&empty_dir).unwrap();
+    refused(&[ok.as_os_str(), empty_dir.as_os_str()], "empty_dir");
+
+    // A CSV row longer than its header.
+    let broken = tmp.path().join("broken");
+    fs::create_dir(&broken).unwrap();
+    fs::write(
+        broken.join("gpu_timeline.csv"),
+        "type,time ms\nbusy_time,1.0,2.0\n",
+    )
+    .unwrap();
+    refused(&[ok.as_os_str(), broken.as_os_str()], "gpu_timeline.csv");
+
+    // A zip that is neither a workbook nor a trace.
+    let zip = tmp.path().join("junk.xlsx");
+    fs::write(&zip, b"PK\x03\x04 not really a zip").unwrap();
+    refused(&[ok.as_os_str(), zip.as_os_str()], "junk.xlsx");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ok = testdata("example.json");
+    let o = ok.as_os_str();
+    let s = |x: &'static str| std::ffi::OsStr::new(x);
+    refused(&[o, o], "--names");
+    refused(&[o, o, s("--names"), s("a")], "--names");
+    refused(
+        &[
+            o,
+            o,
+            s("--names"),
+            s("a"),
+            s("b"),
+            s("--fail-above"),
+            s("-5"),
+        ],
+        "--fail-above",
+    );
+    refused(
+        &[o, o, s("--names"), s("a"), s("b"), s("--min-ms"), s("nan")],
+        "--min-ms",
+    );
+    refused(
+        &[
+            o,
+            o,
+            s("--names"),
+            s("a"),
+            s("b"),
+            s("--md"),
+            s("-"),
+            s("--json"),
+            s("-"),
+        ],
+        "stdout",
+    );
+}
