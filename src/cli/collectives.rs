@@ -16,8 +16,8 @@ use tracelens::analysis::collectives::{
     CollectiveOptions, CollectiveReport, Mode, analyze, markdown,
 };
 use tracelens::load::collectives::{RankCollectives, RankLoadError, load_collectives};
+use tracelens::report::Cell;
 use tracelens::report::staging::Staging;
-use tracelens::report::{Cell, csv, xlsx};
 
 /// Options of `tracelens collectives`.
 #[derive(Args)]
@@ -395,51 +395,28 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
-    let mut written = Vec::new();
-    if let Some(dir) = &a.csv {
-        csv::stage_csv_dir(&report.sheets, dir, &mut staging)
-            .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
-        written.push(format!(
-            "{}/ ({} CSV sheets)",
-            dir.display(),
-            report.sheets.len()
-        ));
-    }
-    if let Some(x) = &xlsx_path {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", x.display()))?;
-        }
-        xlsx::stage_xlsx(&report.sheets, &[], x, &mut staging)?;
-        written.push(x.display().to_string());
-    }
-    if let Some(md) = &a.md
+    let mut written = super::stage_sheets(
+        &mut staging,
+        &report.sheets,
+        a.csv.as_deref(),
+        &report.sheets,
+        &[],
+        xlsx_path.as_deref(),
+    )?;
+    let md_text = a.md.as_ref().map(|_| markdown(&report, &title));
+    if let (Some(md), Some(text)) = (&a.md, &md_text)
         && !md_to_stdout
     {
-        if let Some(parent) = md.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", md.display()))?;
-        }
-        std::fs::write(staging.stage(md), markdown(&report, &title))
-            .with_context(|| format!("cannot write {}", md.display()))?;
+        super::stage_file(&mut staging, md, text.as_bytes())?;
         written.push(md.display().to_string());
     }
     staging.commit()?;
-    if md_to_stdout {
-        print!("{}", markdown(&report, &title));
-    }
-    if !a.quiet {
-        let mut text = terminal(&report);
-        for w in &written {
-            text.push_str(&format!("wrote {w}\n"));
-        }
-        if md_to_stdout {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-        }
-    }
+    super::print_results(
+        a.quiet,
+        md_to_stdout,
+        md_text.as_deref(),
+        &terminal(&report),
+        &written,
+    );
     Ok(())
 }

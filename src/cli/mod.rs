@@ -16,7 +16,7 @@ use tracelens::gpu_arch::GpuArch;
 use tracelens::load::{LoadOptions, load_trace, load_trace_with};
 use tracelens::plots;
 use tracelens::report::staging::Staging;
-use tracelens::report::{csv, xlsx};
+use tracelens::report::{Sheet, csv, xlsx};
 use tracelens::summary;
 use tracelens::trace::Cat;
 use tracelens::trace::Trace;
@@ -257,6 +257,77 @@ fn load(path: &Path) -> Result<Trace> {
     load_trace(path).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
+/// Stages `bytes` as the file `path` (creating its directory) in `staging`.
+pub(crate) fn stage_file(staging: &mut Staging, path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        staging
+            .create_dir_all(parent)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    std::fs::write(staging.stage(path), bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Stages `csv_sheets` as one CSV per sheet in `csv_dir` and `book_sheets`
+/// (with `charts`) as a workbook at `xlsx`, each when asked for; returns the
+/// "wrote …" lines for the terminal.
+pub(crate) fn stage_sheets(
+    staging: &mut Staging,
+    csv_sheets: &[Sheet],
+    csv_dir: Option<&Path>,
+    book_sheets: &[Sheet],
+    charts: &[xlsx::ScatterChart],
+    xlsx_path: Option<&Path>,
+) -> Result<Vec<String>> {
+    let mut written = Vec::new();
+    if let Some(dir) = csv_dir {
+        csv::stage_csv_dir(csv_sheets, dir, staging)
+            .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
+        written.push(format!(
+            "{}/ ({} CSV sheets)",
+            dir.display(),
+            csv_sheets.len()
+        ));
+    }
+    if let Some(x) = xlsx_path {
+        if let Some(parent) = x.parent() {
+            staging
+                .create_dir_all(parent)
+                .with_context(|| format!("cannot write {}", x.display()))?;
+        }
+        xlsx::stage_xlsx(book_sheets, charts, x, staging)?;
+        written.push(x.display().to_string());
+    }
+    Ok(written)
+}
+
+/// Prints the Markdown (when it goes to stdout) and the terminal summary
+/// with the files written; the summary moves to stderr when stdout carries
+/// the Markdown, and is left out with --quiet.
+pub(crate) fn print_results(
+    quiet: bool,
+    md_to_stdout: bool,
+    md: Option<&str>,
+    summary: &str,
+    written: &[String],
+) {
+    if md_to_stdout && let Some(text) = md {
+        print!("{text}");
+    }
+    if quiet {
+        return;
+    }
+    let mut text = summary.to_string();
+    for w in written {
+        text.push_str(&format!("wrote {w}\n"));
+    }
+    if md_to_stdout {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+}
+
 /// `a/trace.json.gz` -> `a/trace_perf_report.xlsx` (everything from the
 /// last `.json` is dropped, as the reference does).
 fn default_xlsx_path(trace: &Path) -> PathBuf {
@@ -315,35 +386,27 @@ fn report(a: ReportArgs) -> Result<()> {
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
-    let mut written: Vec<String> = Vec::new();
-    if let Some(dir) = &a.csv {
-        csv::stage_csv_dir(&report.sheets, dir, &mut staging)
-            .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
-        written.push(format!(
-            "{}/ ({} CSV sheets)",
-            dir.display(),
-            report.sheets.len()
-        ));
-    }
-    if let Some(x) = &xlsx_path {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", x.display()))?;
+    let chart = opts
+        .arch
+        .as_ref()
+        .and(plots::roofline_chart(&report.sheets, opts.arch.as_ref()));
+    // The workbook gains the chart and its data sheet; the CSVs do not.
+    let (book, charts) = match chart {
+        Some((points, chart)) => {
+            let mut book = report.sheets.clone();
+            book.push(points);
+            (std::borrow::Cow::Owned(book), vec![chart])
         }
-        match (
-            &opts.arch,
-            plots::roofline_chart(&report.sheets, opts.arch.as_ref()),
-        ) {
-            (Some(_), Some((points, chart))) => {
-                let mut sheets = report.sheets.clone();
-                sheets.push(points);
-                xlsx::stage_xlsx(&sheets, &[chart], x, &mut staging)?;
-            }
-            _ => xlsx::stage_xlsx(&report.sheets, &[], x, &mut staging)?,
-        }
-        written.push(x.display().to_string());
-    }
+        None => (std::borrow::Cow::Borrowed(&report.sheets[..]), Vec::new()),
+    };
+    let mut written = stage_sheets(
+        &mut staging,
+        &report.sheets,
+        a.csv.as_deref(),
+        &book,
+        &charts,
+        xlsx_path.as_deref(),
+    )?;
     if let Some(dir) = &a.plots {
         let arch = opts
             .arch
@@ -354,9 +417,11 @@ fn report(a: ReportArgs) -> Result<()> {
             .with_context(|| format!("cannot write plots to {}", dir.display()))?;
         let svgs = plots::roofline_svgs(&report.sheets, arch);
         for (stem, svg) in &svgs {
-            let path = dir.join(format!("{stem}.svg"));
-            std::fs::write(staging.stage(&path), svg)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            stage_file(
+                &mut staging,
+                &dir.join(format!("{stem}.svg")),
+                svg.as_bytes(),
+            )?;
         }
         written.push(format!(
             "{}/ ({} roofline plots)",
@@ -364,41 +429,27 @@ fn report(a: ReportArgs) -> Result<()> {
             svgs.len()
         ));
     }
-    if let Some(md) = &a.md
+    let md_text = a.md.as_ref().map(|_| summary::markdown(&report, &title));
+    if let (Some(md), Some(text)) = (&a.md, &md_text)
         && !md_to_stdout
     {
-        let text = summary::markdown(&report, &title);
-        if let Some(parent) = md.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", md.display()))?;
-        }
-        std::fs::write(staging.stage(md), text)
-            .with_context(|| format!("cannot write {}", md.display()))?;
+        stage_file(&mut staging, md, text.as_bytes())?;
         written.push(md.display().to_string());
     }
     staging.commit()?;
     progress.step("done");
-    if md_to_stdout {
-        print!("{}", summary::markdown(&report, &title));
-    }
     progress.done();
     // Trace-quality notes always go to stderr, even with --quiet.
     for n in report.quality.notes() {
         eprintln!("tracelens: warning: {}: {n}", a.trace.display());
     }
-    if !a.quiet {
-        let mut text = summary::terminal(&report);
-        for w in &written {
-            text.push_str(&format!("wrote {w}\n"));
-        }
-        // Keep stdout clean when it carries the Markdown.
-        if md_to_stdout {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-        }
-    }
+    print_results(
+        a.quiet,
+        md_to_stdout,
+        md_text.as_deref(),
+        &summary::terminal(&report),
+        &written,
+    );
     Ok(())
 }
 
