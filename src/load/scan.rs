@@ -174,23 +174,31 @@ impl<R: Read> Input<R> {
     }
 
     fn skip_container(&mut self) -> Result<(), ScanError> {
+        // The end of a container depends only on strings and its own kind of
+        // bracket (the other kind is balanced inside it, and every event is
+        // then parsed strictly), so a SIMD search for three bytes suffices.
+        let (open, close) = if self.buf[self.pos] == b'{' {
+            (b'{', b'}')
+        } else {
+            (b'[', b']')
+        };
         let mut depth: usize = 0;
         loop {
-            while self.pos < self.end {
-                let b = self.buf[self.pos];
-                self.pos += 1;
-                match b {
-                    b'"' => self.skip_string_body("inside a string")?,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(());
-                        }
+            while let Some(i) = memchr::memchr3(b'"', open, close, &self.buf[self.pos..self.end]) {
+                let b = self.buf[self.pos + i];
+                self.pos += i + 1;
+                if b == b'"' {
+                    self.skip_string_body("inside a string")?;
+                } else if b == open {
+                    depth += 1;
+                } else {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
                     }
-                    _ => {}
                 }
             }
+            self.pos = self.end;
             if !self.fill()? {
                 return Err(self.truncated("inside an object or array"));
             }
