@@ -66,17 +66,25 @@ pub fn load_trace_with(path: &Path, opts: &LoadOptions) -> Result<Trace, LoadErr
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(3);
     // Decompression on its own thread: the parser never waits for inflate
     // unless inflate is the slower of the two.
-    let producer = std::thread::spawn(move || pump(reader, tx));
-    let result = pytorch::parse(ChannelReader::new(rx), packing, opts);
+    let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+    let producer = std::thread::spawn(move || pump(reader, tx, spare_rx));
+    let result = pytorch::parse(ChannelReader::new(rx, spare_tx), packing, opts);
     let _ = producer.join();
     result
 }
 
 const BLOCK: usize = 4 << 20;
 
-fn pump(mut reader: Box<dyn Read + Send>, tx: mpsc::SyncSender<io::Result<Vec<u8>>>) {
+/// Reads `reader` into blocks sent on `tx`; blocks the reader has finished
+/// with come back on `spare` and are reused (less allocation, lower RSS).
+fn pump(
+    mut reader: Box<dyn Read + Send>,
+    tx: mpsc::SyncSender<io::Result<Vec<u8>>>,
+    spare: mpsc::Receiver<Vec<u8>>,
+) {
     loop {
-        let mut block = vec![0u8; BLOCK];
+        let mut block = spare.try_recv().unwrap_or_default();
+        block.resize(BLOCK, 0);
         let mut filled = 0;
         while filled < BLOCK {
             match reader.read(&mut block[filled..]) {
@@ -103,14 +111,17 @@ fn pump(mut reader: Box<dyn Read + Send>, tx: mpsc::SyncSender<io::Result<Vec<u8
 /// A `Read` over blocks arriving on a channel.
 struct ChannelReader {
     rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+    /// Where finished blocks go back to the producer.
+    spare: mpsc::Sender<Vec<u8>>,
     block: Vec<u8>,
     pos: usize,
 }
 
 impl ChannelReader {
-    fn new(rx: mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
+    fn new(rx: mpsc::Receiver<io::Result<Vec<u8>>>, spare: mpsc::Sender<Vec<u8>>) -> Self {
         ChannelReader {
             rx,
+            spare,
             block: Vec::new(),
             pos: 0,
         }
@@ -122,7 +133,9 @@ impl Read for ChannelReader {
         while self.pos == self.block.len() {
             match self.rx.recv() {
                 Ok(Ok(b)) => {
-                    self.block = b;
+                    let done = std::mem::replace(&mut self.block, b);
+                    // The producer may have finished; then the block is just dropped.
+                    let _ = self.spare.send(done);
                     self.pos = 0;
                 }
                 Ok(Err(e)) => return Err(e),

@@ -490,6 +490,8 @@ const BATCH_BYTES: usize = 2 << 20;
 /// The splitter's sink: packs events into batches for the builder thread.
 struct BatchSink {
     tx: std::sync::mpsc::SyncSender<Batch>,
+    /// Batch buffers the builder has finished with, for reuse.
+    spare: std::sync::mpsc::Receiver<(Vec<u8>, Vec<usize>)>,
     first_index: usize,
     buf: Vec<u8>,
     ends: Vec<usize>,
@@ -500,10 +502,16 @@ impl BatchSink {
         if self.ends.is_empty() {
             return Ok(());
         }
+        let (mut buf, mut ends) = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| (Vec::with_capacity(BATCH_BYTES + (64 << 10)), Vec::new()));
+        buf.clear();
+        ends.clear();
         let batch = Batch::Events {
             first_index: self.first_index,
-            buf: std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH_BYTES + (64 << 10))),
-            ends: std::mem::take(&mut self.ends),
+            buf: std::mem::replace(&mut self.buf, buf),
+            ends: std::mem::replace(&mut self.ends, ends),
         };
         self.tx.send(batch).map_err(|_| BUILDER_STOPPED.to_string())
     }
@@ -535,7 +543,11 @@ impl Sink for BatchSink {
     }
 }
 
-fn build_from(rx: std::sync::mpsc::Receiver<Batch>, skip: Vec<Cat>) -> Result<Builder, String> {
+fn build_from(
+    rx: std::sync::mpsc::Receiver<Batch>,
+    spare: std::sync::mpsc::Sender<(Vec<u8>, Vec<usize>)>,
+    skip: Vec<Cat>,
+) -> Result<Builder, String> {
     let mut b = Builder {
         skip,
         null_ident: 0,
@@ -558,6 +570,8 @@ fn build_from(rx: std::sync::mpsc::Receiver<Batch>, skip: Vec<Cat>) -> Result<Bu
                     b.event(first_index + i, &buf[start..end])?;
                     start = end;
                 }
+                // The splitter may have finished; then the buffers are dropped.
+                let _ = spare.send((buf, ends));
             }
             Batch::Other { key, json } => b.other(&key, &json)?,
         }
@@ -580,9 +594,11 @@ pub struct LoadOptions {
 pub fn parse<R: Read>(reader: R, packing: Packing, opts: &LoadOptions) -> Result<Trace, LoadError> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
     let skip = opts.stub_categories.clone();
-    let builder = std::thread::spawn(move || build_from(rx, skip));
+    let (spare_tx, spare_rx) = std::sync::mpsc::channel();
+    let builder = std::thread::spawn(move || build_from(rx, spare_tx, skip));
     let mut sink = BatchSink {
         tx,
+        spare: spare_rx,
         first_index: 0,
         buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
         ends: Vec::new(),
