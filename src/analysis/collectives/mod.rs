@@ -1,0 +1,283 @@
+//! Collective (NCCL/RCCL) analysis across ranks (spec 04 Part A): the long
+//! table of collective kernels, matching of the same collective across
+//! ranks, implicit-sync metrics (latency, skew, wait, bandwidth), the
+//! straggler summary, all_to_allv sheets, and the single-trace
+//! `coll_analysis` sheet.
+//!
+//! Values are kept as [`Val`](values::Val)s that follow pandas' typing: a
+//! column of numbers with any missing value, or any float, is a float column
+//! (ints print as `8.0`); other columns keep each value's own type. Every
+//! table is typed column by column exactly where the reference builds a
+//! DataFrame.
+//!
+//! Submodules: `values` (pandas-typed values, aggregations, grouping),
+//! `infer` (collective types, kernel-name inference), `long` (the long
+//! table, matching mode, node columns), `implicit_sync` (collectives matched
+//! across ranks), `summary` (straggler and per-type summaries) and
+//! `all2allv` (all_to_allv sheets).
+
+use std::fmt::Write as _;
+
+use crate::load::collectives::{
+    ArgValue, CollectiveEvent, Num, RankCollectives, is_collective_name,
+};
+use crate::report::Sheet;
+use crate::report::markdown::table;
+use crate::trace::{Cat, NO_INT, Trace};
+
+mod all2allv;
+mod implicit_sync;
+mod infer;
+mod long;
+mod summary;
+mod values;
+
+pub use infer::{KernelGuess, infer_from_kernel_name};
+pub use long::Mode;
+pub use values::{Agg, DEFAULT_AGG_METRICS};
+
+use all2allv::{a2av_sheet, build_a2av, summary_a2av_sheet};
+use implicit_sync::{build_sync, summary_sync_sheet, sync_sheet};
+use long::{Nodes, build_long, long_sheet, summary_long_sheet};
+use summary::{by_type_sheet, straggler_sheet};
+
+// ---------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------
+
+/// Options of the multi-rank collective report.
+#[derive(Debug, Clone)]
+pub struct CollectiveOptions {
+    /// Number of ranks of the job.
+    pub world_size: usize,
+    /// GPUs per node for `node_id` / `node_span`; `None`: from the first
+    /// trace's `deviceProperties`, if it has any.
+    pub gpus_per_node: Option<usize>,
+    /// Aggregations of `nccl_summary_implicit_sync` and
+    /// `nccl_summary_all2allv`.
+    pub agg_metrics: Vec<Agg>,
+}
+
+impl Default for CollectiveOptions {
+    fn default() -> Self {
+        CollectiveOptions {
+            world_size: 1,
+            gpus_per_node: None,
+            agg_metrics: DEFAULT_AGG_METRICS.to_vec(),
+        }
+    }
+}
+
+/// The multi-rank collective report.
+#[derive(Debug, Clone)]
+pub struct CollectiveReport {
+    /// Sheets in the reference's write order, then `nccl_summary_by_type`.
+    pub sheets: Vec<Sheet>,
+    /// How collectives were matched across ranks.
+    pub mode: Mode,
+    /// Collective kernels over all ranks.
+    pub kernels: usize,
+    /// Ranks analysed.
+    pub ranks: usize,
+    /// Collectives matched across ranks with a `nccl_implicit_sync` row.
+    pub matched: usize,
+    /// Of those, how many were named from the kernel name.
+    pub inferred: usize,
+    /// GPUs per node used for the node columns.
+    pub gpus_per_node: Option<usize>,
+}
+
+impl CollectiveReport {
+    /// The sheet named `name`, if written.
+    pub fn sheet(&self, name: &str) -> Option<&Sheet> {
+        self.sheets.iter().find(|s| s.name == name)
+    }
+}
+
+/// Runs the multi-rank analysis over `ranks` (index = rank). Fails on a
+/// metadata mismatch between ranks (the reference's strict check).
+pub fn analyze(
+    ranks: &[RankCollectives],
+    opts: &CollectiveOptions,
+) -> Result<CollectiveReport, String> {
+    let gpn = opts
+        .gpus_per_node
+        .or_else(|| ranks.first().map(|r| r.device_count).filter(|&n| n > 0));
+    let nodes = gpn.map(|g| Nodes {
+        gpus_per_node: g as i64,
+        world_size: opts.world_size as i64,
+    });
+    let (long, mode) = build_long(ranks);
+    let kernels = long.len();
+    let mut sheets = Vec::new();
+    if long.is_empty() {
+        // The reference crashes here; we write the empty summaries.
+        sheets.push(Sheet::new("nccl_summary_implicit_sync", &[]));
+        sheets.push(Sheet::new("nccl_summary_long", &[]));
+        return Ok(CollectiveReport {
+            sheets,
+            mode,
+            kernels,
+            ranks: ranks.len(),
+            matched: 0,
+            inferred: 0,
+            gpus_per_node: gpn,
+        });
+    }
+    let sync = build_sync(&long, mode)?;
+    let a2av = build_a2av(&long)?;
+    sheets.push(summary_sync_sheet(&sync, &opts.agg_metrics));
+    sheets.push(summary_long_sheet("nccl_summary_long", &long, nodes));
+    if !a2av.is_empty()
+        && let Some(s) = summary_a2av_sheet(&a2av, &opts.agg_metrics, nodes)
+    {
+        sheets.push(s);
+    }
+    sheets.push(long_sheet(&long, nodes));
+    sheets.push(sync_sheet(&sync, nodes));
+    if !a2av.is_empty() {
+        sheets.push(a2av_sheet(&a2av, nodes));
+    }
+    if let Some(s) = straggler_sheet(&sync, &long, nodes) {
+        sheets.push(s);
+    }
+    if !sync.is_empty() {
+        sheets.push(by_type_sheet(&sync));
+    }
+    Ok(CollectiveReport {
+        sheets,
+        mode,
+        kernels,
+        ranks: ranks.len(),
+        matched: sync.len(),
+        inferred: sync.iter().filter(|r| r.inferred).count(),
+        gpus_per_node: gpn,
+    })
+}
+
+/// The collective kernels of a loaded trace, as the multi-rank loader would
+/// have kept them (spec A1).
+pub fn rank_collectives(trace: &Trace) -> RankCollectives {
+    let mut out = RankCollectives::default();
+    let mut index = Default::default();
+    for (uid, e) in trace.events.iter().enumerate() {
+        if e.cat != Cat::Kernel || e.ts.is_nan() {
+            continue;
+        }
+        let name = trace.strings.get(e.name);
+        if !is_collective_name(name) {
+            continue;
+        }
+        let Some(a) = trace.args_of(uid as u32) else {
+            continue;
+        };
+        if a.correlation == NO_INT && a.external_id == NO_INT {
+            continue;
+        }
+        let dur = if e.dur_is_int && e.dur.abs() < 9.0e15 {
+            Num::Int(e.dur as i64)
+        } else {
+            Num::Float(if e.dur.is_nan() { 0.0 } else { e.dur })
+        };
+        let ev = CollectiveEvent {
+            name: 0,
+            ts: Num::Float(e.ts),
+            dur,
+            stream: (a.stream != NO_INT).then_some(ArgValue::Int(a.stream)),
+            args: trace
+                .collective_args
+                .get(&(uid as u32))
+                .cloned()
+                .unwrap_or_default(),
+        };
+        out.push(name, ev, &mut index);
+    }
+    out
+}
+
+/// The single-trace report's `coll_analysis` sheet (spec A5): the
+/// `nccl_summary_long` table of the trace as rank 0, without node columns.
+/// `None` when it has no rows.
+pub fn coll_analysis(trace: &Trace) -> Option<Sheet> {
+    if trace.collective_args.is_empty() {
+        // Without metadata every row drops out of the group-by.
+        return None;
+    }
+    let rc = rank_collectives(trace);
+    let (long, _) = build_long(std::slice::from_ref(&rc));
+    let s = summary_long_sheet("coll_analysis", &long, None);
+    (!s.rows.is_empty()).then_some(s)
+}
+
+/// The Markdown page of the multi-rank report: per collective type (count,
+/// latency, bus bandwidth, skew, slowest ranks) and the stragglers.
+pub fn markdown(report: &CollectiveReport, title: &str) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "## tracelens collectives: {title}\n");
+    let mode = match report.mode {
+        Mode::Regular => "by process group and order within it",
+        Mode::Simplified => {
+            "by order on each rank's stream (the traces have no process-group metadata)"
+        }
+    };
+    let _ = writeln!(
+        md,
+        "{} ranks, {} collective kernels; {} collectives matched across ranks {mode}.\n",
+        report.ranks, report.kernels, report.matched
+    );
+    match report.sheet("nccl_summary_by_type") {
+        Some(s) => {
+            let _ = writeln!(
+                md,
+                "### Per collective type\n\n{}",
+                table(
+                    s,
+                    &[
+                        "collective type",
+                        "count",
+                        "Total comm latency (ms)",
+                        "comm_latency_mean",
+                        "bus bw (GB/s)_mean",
+                        "skew in start time_mean",
+                        "arrived last most often (rank)",
+                    ],
+                    30,
+                    3,
+                )
+            );
+            let _ = writeln!(
+                md,
+                "Latency and skew in µs; bus bandwidth in GB/s (empty without message sizes in the traces)."
+            );
+            if report.inferred > 0 {
+                let _ = writeln!(
+                    md,
+                    "{} of {} collectives had no `Collective name` in the trace; their type was inferred from the kernel name.",
+                    report.inferred, report.matched
+                );
+            }
+            md.push('\n');
+        }
+        None => md.push_str("No collective was matched across ranks.\n\n"),
+    }
+    if let Some(s) = report.sheet("straggler_summary") {
+        let _ = writeln!(
+            md,
+            "### Slowest ranks (least waiting: the others wait for them)\n\n{}",
+            table(
+                s,
+                &[
+                    "rank",
+                    "total_wait_time_us",
+                    "mean_wait_time_us",
+                    "times_arrived_last",
+                    "pct_arrived_last",
+                    "total_nccl_dur_us",
+                ],
+                10,
+                1,
+            )
+        );
+    }
+    md
+}

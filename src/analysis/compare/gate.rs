@@ -1,0 +1,452 @@
+//! The CI gate: judges each variant against the baseline from the GPU busy
+//! time and the per-op and per-op+shape kernel times, with a relative
+//! threshold, an absolute noise floor and an `inconclusive` outcome.
+
+use indexmap::IndexMap;
+
+use super::frame::arith;
+use super::json::{
+    Change, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side, TOP_N, TimelineRow, Unmatched,
+    VariantGate, Verdict,
+};
+use super::{Input, SHAPE_KEYS};
+use crate::pyfmt::float_repr;
+use crate::report::{Cell, Sheet};
+
+/// A key cell as text (numbers the same whether int or float).
+fn key_text(c: &Cell) -> String {
+    match c {
+        Cell::Empty => String::new(),
+        Cell::Int(i) => float_repr(*i as f64),
+        Cell::Float(x) if x.is_nan() => String::new(),
+        Cell::Float(x) => float_repr(*x),
+        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Cell::Text(s) => s.clone(),
+    }
+}
+
+/// Kernel time (ms) per item key.
+type PerKey = IndexMap<Vec<String>, f64>;
+
+/// `value` column summed per key (tuple of `keys` columns), in first-seen
+/// order, divided by `divisor` (1000 turns µs into ms). None when a column
+/// is missing.
+fn per_key(sheet: &Sheet, keys: &[&str], value: &str, divisor: f64) -> Option<PerKey> {
+    let kidx: Vec<usize> = keys
+        .iter()
+        .map(|k| sheet.column(k))
+        .collect::<Option<_>>()?;
+    let v = sheet.column(value)?;
+    let mut out = PerKey::new();
+    for row in &sheet.rows {
+        let key: Vec<String> = kidx
+            .iter()
+            .map(|&j| row.get(j).map_or_else(String::new, key_text))
+            .collect();
+        let x = row.get(v).and_then(arith).unwrap_or(0.0) / divisor;
+        *out.entry(key).or_insert(0.0) += x;
+    }
+    Some(out)
+}
+
+/// `type` → `time ms` of a gpu_timeline sheet.
+fn timeline_of(input: &Input) -> Option<IndexMap<String, f64>> {
+    let s = input.sheet("gpu_timeline")?;
+    let t = s.column("type")?;
+    let v = s.column("time ms")?;
+    let mut out = IndexMap::new();
+    for row in &s.rows {
+        if let (Some(k), Some(x)) = (row.get(t), row.get(v).and_then(arith)) {
+            out.insert(key_text(k), x);
+        }
+    }
+    Some(out)
+}
+
+fn delta_pct(base: f64, delta: f64) -> Option<f64> {
+    (base != 0.0).then(|| 100.0 * delta / base)
+}
+
+/// Whether a slowdown from `base` by `delta` ms is beyond the thresholds.
+fn over(opts: &GateOptions, base: f64, delta: f64) -> bool {
+    let Some(limit) = opts.fail_above_pct else {
+        return false;
+    };
+    if delta.is_nan() || delta <= 0.0 || delta < opts.min_ms {
+        return false;
+    }
+    match delta_pct(base, delta) {
+        Some(p) => p > limit,
+        // From nothing to something: an unbounded slowdown.
+        None => true,
+    }
+}
+
+/// Compares two per-key tables.
+fn compare_items(
+    base: &PerKey,
+    var: &PerKey,
+    with_shape: bool,
+    opts: &GateOptions,
+) -> ItemComparison {
+    let mut changes = Vec::new();
+    let mut un = Unmatched {
+        baseline_total_ms: base.values().sum(),
+        variant_total_ms: var.values().sum(),
+        ..Unmatched::default()
+    };
+    for (k, &b) in base {
+        match var.get(k) {
+            Some(&v) => {
+                let d = v - b;
+                let field = |i: usize| with_shape.then(|| k.get(i).cloned().unwrap_or_default());
+                changes.push(Change {
+                    name: k.first().cloned().unwrap_or_default(),
+                    input_type: field(1),
+                    input_dims: field(2),
+                    input_strides: field(3),
+                    concrete_inputs: field(4),
+                    baseline_ms: b,
+                    variant_ms: v,
+                    delta_ms: d,
+                    delta_pct: delta_pct(b, d),
+                    over_limit: over(opts, b, d),
+                });
+            }
+            None => {
+                un.baseline_only_count += 1;
+                un.baseline_only_ms += b;
+            }
+        }
+    }
+    for (k, &v) in var {
+        if !base.contains_key(k) {
+            un.variant_only_count += 1;
+            un.variant_only_ms += v;
+        }
+    }
+    let share = |part: f64, total: f64| {
+        if total > 0.0 {
+            100.0 * part / total
+        } else {
+            0.0
+        }
+    };
+    un.baseline_only_pct = share(un.baseline_only_ms, un.baseline_total_ms);
+    un.variant_only_pct = share(un.variant_only_ms, un.variant_total_ms);
+
+    let mut slower: Vec<&Change> = changes.iter().filter(|c| c.delta_ms > 0.0).collect();
+    slower.sort_by(|a, b| b.delta_ms.total_cmp(&a.delta_ms));
+    let mut faster: Vec<&Change> = changes.iter().filter(|c| c.delta_ms < 0.0).collect();
+    faster.sort_by(|a, b| a.delta_ms.total_cmp(&b.delta_ms));
+    ItemComparison {
+        compared: changes.len(),
+        unmatched: un,
+        over_limit: slower
+            .iter()
+            .filter(|c| c.over_limit)
+            .map(|c| (*c).clone())
+            .collect(),
+        top_regressions: slower.iter().take(TOP_N).map(|c| (*c).clone()).collect(),
+        top_improvements: faster.iter().take(TOP_N).map(|c| (*c).clone()).collect(),
+    }
+}
+
+fn fmt_ms(x: f64) -> String {
+    format!("{x:.3} ms")
+}
+
+fn fmt_signed_ms(x: f64) -> String {
+    format!("{x:+.3} ms")
+}
+
+pub(super) fn fmt_pct(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p.is_finite() => format!("{p:+.1}%"),
+        _ => "new".to_string(),
+    }
+}
+
+/// Judges one variant against the baseline.
+fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
+    let mut reasons = Vec::new();
+    let mut inconclusive = false;
+    let gated = opts.fail_above_pct.is_some();
+
+    // GPU timeline.
+    let (bt, vt) = (timeline_of(base), timeline_of(var));
+    let mut timeline = Vec::new();
+    if let (Some(bt), Some(vt)) = (&bt, &vt) {
+        let kinds = bt.keys().chain(vt.keys().filter(|k| !bt.contains_key(*k)));
+        for k in kinds {
+            let (b, v) = (bt.get(k).copied(), vt.get(k).copied());
+            let d = b.zip(v).map(|(b, v)| v - b);
+            timeline.push(TimelineRow {
+                kind: k.clone(),
+                baseline_ms: b,
+                variant_ms: v,
+                delta_ms: d,
+                delta_pct: b.zip(d).and_then(|(b, d)| delta_pct(b, d)),
+            });
+        }
+    }
+    let busy_time = timeline
+        .iter()
+        .find(|r| r.kind == "busy_time" && r.baseline_ms.is_some() && r.variant_ms.is_some())
+        .cloned();
+    let mut busy_time_over_limit = false;
+    match &busy_time {
+        Some(r) => {
+            let (b, d) = (r.baseline_ms.unwrap_or(0.0), r.delta_ms.unwrap_or(0.0));
+            busy_time_over_limit = over(opts, b, d);
+            if busy_time_over_limit {
+                reasons.push(format!(
+                    "GPU busy time got slower: {} → {} ({}, {})",
+                    fmt_ms(b),
+                    fmt_ms(b + d),
+                    fmt_signed_ms(d),
+                    fmt_pct(r.delta_pct)
+                ));
+            }
+        }
+        None => {
+            inconclusive = true;
+            let who = match (&bt, &vt) {
+                (None, _) => &base.tag,
+                _ => &var.tag,
+            };
+            reasons.push(format!(
+                "no GPU busy time to compare: report {who:?} has no gpu_timeline busy_time row"
+            ));
+        }
+    }
+
+    // Ops by name.
+    let ops_of = |i: &Input| {
+        i.sheet("ops_summary")
+            .and_then(|s| per_key(s, &["name"], "total_direct_kernel_time_ms", 1.0))
+    };
+    let ops = match (ops_of(base), ops_of(var)) {
+        (Some(b), Some(v)) => {
+            let c = compare_items(&b, &v, false, opts);
+            let u = &c.unmatched;
+            if u.baseline_total_ms <= 0.0 || u.variant_total_ms <= 0.0 {
+                inconclusive = true;
+                reasons.push("no op kernel time on one side: nothing to compare op by op".into());
+            }
+            for (side, only, total, p) in [
+                (
+                    &base.tag,
+                    u.baseline_only_ms,
+                    u.baseline_total_ms,
+                    u.baseline_only_pct,
+                ),
+                (
+                    &var.tag,
+                    u.variant_only_ms,
+                    u.variant_total_ms,
+                    u.variant_only_pct,
+                ),
+            ] {
+                if p > opts.max_unmatched_pct {
+                    inconclusive = true;
+                    let other = if side == &base.tag {
+                        &var.tag
+                    } else {
+                        &base.tag
+                    };
+                    reasons.push(format!(
+                        "not comparable: {p:.1}% of {side}'s op kernel time ({} of {}) is in ops {other} does not have (limit {}%)",
+                        fmt_ms(only),
+                        fmt_ms(total),
+                        opts.max_unmatched_pct
+                    ));
+                }
+            }
+            Some(c)
+        }
+        (None, None) => {
+            reasons.push("neither report has ops_summary: ops not compared".into());
+            None
+        }
+        (b, _) => {
+            inconclusive = true;
+            let who = if b.is_none() { &base.tag } else { &var.tag };
+            reasons.push(format!(
+                "report {who:?} has no usable ops_summary: ops cannot be compared"
+            ));
+            None
+        }
+    };
+    if let Some(c) = &ops
+        && !c.over_limit.is_empty()
+    {
+        let first = &c.over_limit[0];
+        reasons.push(format!(
+            "{} op(s) got slower beyond the limit, most: {} {} ({})",
+            c.over_limit.len(),
+            first.name,
+            fmt_signed_ms(first.delta_ms),
+            fmt_pct(first.delta_pct)
+        ));
+    }
+
+    // Ops by name and shape.
+    let shapes_of = |i: &Input| {
+        i.sheet("ops_unique_args")
+            .and_then(|s| per_key(s, SHAPE_KEYS, "total_direct_kernel_time_sum", 1000.0))
+    };
+    let op_shapes = match (shapes_of(base), shapes_of(var)) {
+        (Some(b), Some(v)) => Some(compare_items(&b, &v, true, opts)),
+        _ => None,
+    };
+    if let Some(c) = &op_shapes
+        && !c.over_limit.is_empty()
+    {
+        let first = &c.over_limit[0];
+        reasons.push(format!(
+            "{} op shape(s) got slower beyond the limit, most: {} {} {} ({})",
+            c.over_limit.len(),
+            first.name,
+            first.input_dims.as_deref().unwrap_or(""),
+            fmt_signed_ms(first.delta_ms),
+            fmt_pct(first.delta_pct)
+        ));
+    }
+
+    let regressed = busy_time_over_limit
+        || ops.as_ref().is_some_and(|c| !c.over_limit.is_empty())
+        || op_shapes.as_ref().is_some_and(|c| !c.over_limit.is_empty());
+    let verdict = if inconclusive {
+        Verdict::Inconclusive
+    } else if !gated {
+        Verdict::NotGated
+    } else if regressed {
+        Verdict::Regression
+    } else {
+        Verdict::Pass
+    };
+    if verdict == Verdict::Pass {
+        reasons.push(format!(
+            "nothing got slower by more than {}%{}",
+            opts.fail_above_pct.unwrap_or(0.0),
+            if opts.min_ms > 0.0 {
+                format!(" and {}", fmt_ms(opts.min_ms))
+            } else {
+                String::new()
+            }
+        ));
+    }
+    VariantGate {
+        variant: Side {
+            name: var.tag.clone(),
+            input: var.source.clone(),
+        },
+        verdict,
+        reasons,
+        timeline,
+        busy_time,
+        busy_time_over_limit,
+        ops,
+        op_shapes,
+    }
+}
+
+/// Runs the gate for every variant (`inputs[1..]`) against the baseline
+/// (`inputs[0]`).
+///
+/// A variant **regresses** when, with a `fail_above_pct` set, the GPU busy
+/// time, an op's kernel time (by name, from `ops_summary`) or an op+shape's
+/// kernel time (from `ops_unique_args`) grew by more than that percentage
+/// and by at least `min_ms`. It is **inconclusive** when the runs cannot be
+/// compared: a report lacks the busy time, one report has `ops_summary` and
+/// the other does not, one side has no op time, or more than
+/// `max_unmatched_pct` of either side's op kernel time is in ops (by name)
+/// the other side lacks. Inconclusive wins over regression. The overall
+/// verdict is the worst one; the exit code is 1 for regression or
+/// inconclusive when a gate was asked, else 0.
+pub fn gate(inputs: &[Input], opts: &GateOptions) -> Gate {
+    let comparisons: Vec<VariantGate> = match inputs.split_first() {
+        Some((base, vars)) => vars.iter().map(|v| gate_one(base, v, opts)).collect(),
+        None => Vec::new(),
+    };
+    let verdict = comparisons
+        .iter()
+        .map(|c| c.verdict)
+        .max()
+        .unwrap_or(Verdict::NotGated);
+    let exit_code = match verdict {
+        _ if opts.fail_above_pct.is_none() => 0,
+        Verdict::Regression | Verdict::Inconclusive => 1,
+        _ => 0,
+    };
+    Gate {
+        schema_version: SCHEMA_VERSION,
+        tool: "tracelens".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        verdict,
+        exit_code,
+        gate: *opts,
+        baseline: inputs.first().map_or(
+            Side {
+                name: String::new(),
+                input: String::new(),
+            },
+            |b| Side {
+                name: b.tag.clone(),
+                input: b.source.clone(),
+            },
+        ),
+        comparisons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::tests::gate_inputs;
+
+    #[test]
+    fn gate_thresholds() {
+        let opts = |p: f64, m: f64| GateOptions {
+            fail_above_pct: Some(p),
+            min_ms: m,
+            ..GateOptions::default()
+        };
+        // add: 1.0 -> 1.2 ms is +20% and +0.2 ms.
+        let inputs = gate_inputs(11.0, 11.2, &[("mm", 10.0), ("add", 1.2)]);
+        let g = gate(&inputs, &opts(10.0, 0.0));
+        assert_eq!(g.verdict, Verdict::Regression);
+        assert_eq!(g.exit_code, 1);
+        let ops = g.comparisons[0].ops.as_ref().unwrap();
+        assert_eq!(ops.over_limit.len(), 1);
+        assert_eq!(ops.over_limit[0].name, "add");
+        assert!((ops.over_limit[0].delta_pct.unwrap() - 20.0).abs() < 1e-9);
+        // Busy time +1.8% is within 10%.
+        assert!(!g.comparisons[0].busy_time_over_limit);
+        // Above the percentage but under the floor: pass.
+        assert_eq!(gate(&inputs, &opts(10.0, 0.25)).verdict, Verdict::Pass);
+        // Under the percentage: pass.
+        assert_eq!(gate(&inputs, &opts(25.0, 0.0)).verdict, Verdict::Pass);
+        // No gate: never fails.
+        let g = gate(&inputs, &GateOptions::default());
+        assert_eq!((g.verdict, g.exit_code), (Verdict::NotGated, 0));
+    }
+
+    #[test]
+    fn gate_inconclusive_when_ops_do_not_match() {
+        // 10 of 11 ms of the baseline's op time is in "mm", absent in new.
+        let inputs = gate_inputs(11.0, 11.0, &[("bmm", 10.0), ("add", 1.0)]);
+        let g = gate(
+            &inputs,
+            &GateOptions {
+                fail_above_pct: Some(5.0),
+                ..GateOptions::default()
+            },
+        );
+        assert_eq!(g.verdict, Verdict::Inconclusive);
+        assert_eq!(g.exit_code, 1);
+        let reason = g.comparisons[0].reasons.join("\n");
+        assert!(reason.contains("90.9%"), "{reason}");
+    }
+}
