@@ -4,7 +4,7 @@
 //! straggler summary, all_to_allv sheets, and the single-trace
 //! `coll_analysis` sheet.
 //!
-//! Values are kept as [`Val`](values::Val)s that follow pandas' typing: a
+//! Values are kept as `Val`s (see `values`) that follow pandas' typing: a
 //! column of numbers with any missing value, or any float, is a float column
 //! (ints print as `8.0`); other columns keep each value's own type. Every
 //! table is typed column by column exactly where the reference builds a

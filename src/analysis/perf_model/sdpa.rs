@@ -591,7 +591,7 @@ fn varlen_flops(p: &Parsed, f: impl Fn(&Dims) -> ModelResult<Num>) -> ModelResul
 /// Forward classes give their forward numbers, or with `bwd` the backward
 /// ones (`flops_bwd`, `bytes_bwd` at 2 bytes/element). Backward-category
 /// classes give their backward numbers either way. Unknown class names are
-/// [`ModelError::Invalid`].
+/// [`ModelError::Invalid`](super::ModelError::Invalid).
 pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let (p, backward_class) = if class == "evoformer_attention" {
         (parse_evoformer(input)?, false)
