@@ -60,6 +60,19 @@ pub fn busy_time(v: Vec<Interval>) -> f64 {
     length(&union(v))
 }
 
+/// Busy time of a set of events: the union of their `[ts, ts + dur]`.
+pub fn events_busy_time(trace: &crate::trace::Trace, events: &[u32]) -> f64 {
+    busy_time(
+        events
+            .iter()
+            .map(|&k| {
+                let e = &trace.events[k as usize];
+                (e.ts, e.t_end())
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

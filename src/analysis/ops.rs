@@ -3,10 +3,11 @@
 
 use indexmap::IndexMap;
 
-use super::intervals::busy_time;
+use super::intervals::events_busy_time;
 use super::kernel_details;
+use super::perf_sheets::nan_stats;
 use super::{ArgReprs, Context};
-use crate::numeric::{kahan_sum, median, pairwise_sum, welford_std};
+use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::pyfmt::str_repr;
 use crate::report::{Cell, Sheet};
 use crate::trace::StrId;
@@ -31,15 +32,6 @@ pub struct LauncherRow<'a> {
 /// Builds `L` in launcher order.
 pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
     let (trace, tree) = (cx.trace, cx.tree);
-    let span = |ks: &mut dyn Iterator<Item = u32>| {
-        busy_time(
-            ks.map(|k| {
-                let e = &trace.events[k as usize];
-                (e.ts, e.t_end())
-            })
-            .collect(),
-        )
-    };
     cx.attribution
         .launchers
         .iter()
@@ -49,8 +41,8 @@ pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
             LauncherRow {
                 uid: l.uid,
                 name,
-                direct: span(&mut l.kernels.iter().copied()),
-                subtree: span(&mut tree.gpu_events(trace, l.uid).into_iter()),
+                direct: events_busy_time(trace, &l.kernels),
+                subtree: events_busy_time(trace, &tree.gpu_events(trace, l.uid)),
                 category: super::categories::categorize(trace.strings.get(name), first),
                 kernels: &l.kernels,
             }
@@ -174,17 +166,9 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Sheet {
 
 /// Mean, median, sample std, min, max and sum of a group's values, pandas style.
 pub fn stats(v: &[f64]) -> [Cell; 6] {
-    let sum = kahan_sum(v);
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    [
-        Cell::Float(sum / v.len() as f64),
-        Cell::Float(median(v)),
-        welford_std(v).map(Cell::Float).unwrap_or(Cell::Empty),
-        Cell::Float(min),
-        Cell::Float(max),
-        Cell::Float(sum),
-    ]
+    // A NaN std (one value) is written as an empty cell, as pandas does.
+    let [mean, median, std, min, max] = nan_stats(v);
+    [mean, median, std, min, max, kahan_sum(v)].map(Cell::Float)
 }
 
 /// The grouping key columns shared by `ops_unique_args` and

@@ -2,7 +2,7 @@
 //! kernel set and busy time, the op's model, achieved TFLOPS/s and TB/s,
 //! and, with a GPU spec, the roofline time and bound.
 
-use super::intervals::busy_time;
+use super::intervals::events_busy_time;
 use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
 use crate::gpu_arch::GpuArch;
 use crate::trace::tree::Tree;
@@ -87,11 +87,6 @@ pub fn op_input<'t>(trace: &'t Trace, uid: u32, kernel_names: Vec<&'t str>) -> O
     }
 }
 
-/// GPU events of the whole subtree of `root`, not descending below GPU events.
-fn subtree_gpu(trace: &Trace, tree: &Tree, root: u32, out: &mut Vec<u32>) {
-    out.extend(tree.gpu_events(trace, root));
-}
-
 /// The backward ops linked to `uid` or to any of its host descendants.
 pub fn linked_backward(trace: &Trace, tree: &Tree, uid: u32) -> Vec<u32> {
     let mut out = Vec::new();
@@ -115,10 +110,10 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
     let mut ks = Vec::new();
     if bwd {
         for b in linked_backward(trace, tree, uid) {
-            subtree_gpu(trace, tree, b, &mut ks);
+            ks.extend(tree.gpu_events(trace, b));
         }
     } else {
-        subtree_gpu(trace, tree, uid, &mut ks);
+        ks.extend(tree.gpu_events(trace, uid));
     }
     ks.sort_by(|&a, &b| {
         trace.events[a as usize]
@@ -126,18 +121,6 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
             .total_cmp(&trace.events[b as usize].ts)
     });
     ks
-}
-
-/// Busy time of a set of GPU events, µs.
-pub fn busy_of(trace: &Trace, ks: &[u32]) -> f64 {
-    busy_time(
-        ks.iter()
-            .map(|&k| {
-                let e = &trace.events[k as usize];
-                (e.ts, e.t_end())
-            })
-            .collect(),
-    )
 }
 
 /// Runs the pipeline of spec 03 §2 for one event.
@@ -150,7 +133,7 @@ pub fn compute(
     arch: Option<&GpuArch>,
 ) -> ModelResult<Metrics> {
     let kernels = kernel_set(trace, tree, uid, bwd);
-    let t = busy_of(trace, &kernels);
+    let t = events_busy_time(trace, &kernels);
     let names = kernels.iter().map(|&k| trace.name(k)).collect();
     let input = op_input(trace, uid, names);
     let eval = perf_model::evaluate(class, &input, bwd)?;

@@ -16,7 +16,6 @@ use super::roofline::{self, Metrics};
 use super::{ArgReprs, Context};
 use crate::numeric::{kahan_sum, median, pairwise_sum, welford_std};
 use crate::report::{Cell, Sheet};
-use crate::trace::tree::BACKWARD_PREFIX;
 use crate::trace::{Cat, NONE};
 
 /// One collected row before grouping.
@@ -236,7 +235,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
                 match perf_model::triton::evaluate(&input) {
                     Ok(ev) => {
                         let ks = roofline::kernel_set(trace, tree, uid, false);
-                        let t = roofline::busy_of(trace, &ks);
+                        let t = super::intervals::events_busy_time(trace, &ks);
                         let m = roofline::metrics_from(ev, ks, t, cx.arch);
                         (categorize(&name, first).to_string(), Some(m), true)
                     }
@@ -250,7 +249,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         };
         let kernel_time = match &metrics {
             Some(m) => m.kernel_time,
-            None => roofline::busy_of(trace, &gpu),
+            None => super::intervals::events_busy_time(trace, &gpu),
         };
         rows.push(Row {
             uid,
@@ -300,7 +299,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
             name,
             duration: trace.events[p as usize].dur,
             has_perf_model: false,
-            kernel_time: roofline::busy_of(trace, &kernels),
+            kernel_time: super::intervals::events_busy_time(trace, &kernels),
             kernels,
             metrics: None,
         });
@@ -524,9 +523,4 @@ pub fn sheet(cx: &Context) -> Option<Sheet> {
         s.rows.push(row);
     }
     Some(s)
-}
-
-/// True when `name` is an autograd backward wrapper.
-pub fn is_backward_wrapper(name: &str) -> bool {
-    name.starts_with(BACKWARD_PREFIX)
 }
