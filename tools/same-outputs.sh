@@ -27,7 +27,9 @@ add() { cases+=("$1"); }
 # Inputs are referred to through links in the work directory so that every
 # path printed is the same for both builds.
 mkdir -p "$work/in"
-ln -sfn "$repo/testdata" "$work/in/testdata"
+# testdata is copied: a case that writes beside its input must not write
+# into the repository (corpus cases always name their outputs).
+rm -rf "$work/in/testdata"; cp -r "$repo/testdata" "$work/in/testdata"
 [ -d "$corpus" ] && ln -sfn "$corpus" "$work/in/corpus"
 
 traces=(in/testdata/example.json in/testdata/cpu_only.json in/testdata/no_flows.json
@@ -62,14 +64,14 @@ if [ -d "$corpus" ]; then
   p=in/corpus/pytorch
   for t in mi300_falconsai_vit mi300_normalization_layers mi300_qwen15_05b h100_bert_small; do
     add "report $p/$t.json.gz --gpu-arch MI300X --plots out/plots --csv out/csv -o out/r.xlsx --md out/r.md"
-    add "report $p/$t.json.gz --gpu-arch H100 --md -"
+    add "report $p/$t.json.gz --gpu-arch H100 -o out/r.xlsx --md -"
   done
   add "report $p/h100_qwen15_05b.json.gz --micro-idle-thresh-us 50 --topk-short-kernels 5 --short-kernel-threshold-us 20 --short-kernel-histogram-bins 7 --include-unlinked-kernels --csv out/csv"
   add "report $p/mi210_gpu_only.json.gz --include-unlinked-kernels --csv out/csv --md -"
   add "tree $p/h100_bert_small.json.gz --grep 'nn.Module' --depth 2"
   m=in/corpus/multirank/dlrm_v100_8rank
   add "collectives --trace-dir $m --world-size 8 --csv out/csv -o out/c.xlsx --md out/c.md"
-  add "collectives --trace-dir $m --world-size 8 --md -"
+  add "collectives --trace-dir $m --world-size 8 -o out/c.xlsx --md -"
   add "collectives --trace-dir $m --world-size 8 --gpus-per-node 4 --csv out/csv"
   add "collectives --trace-dir $m --world-size 8 --rank-regex 'worker(\\d+)' --csv out/csv"
   add "collectives --trace-dir $m --world-size 4 --csv out/csv"
