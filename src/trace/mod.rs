@@ -4,6 +4,9 @@
 //! An event's index in [`Trace::events`] is its index in the file's
 //! `traceEvents` array, which is also the reference's `UID`.
 
+pub mod args;
+pub mod handle;
+pub mod needs;
 pub mod tree;
 
 use std::collections::HashMap;
