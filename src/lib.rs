@@ -13,4 +13,6 @@ pub mod plots;
 pub mod pyfmt;
 pub mod report;
 pub mod summary;
+#[cfg(test)]
+mod test_support;
 pub mod trace;

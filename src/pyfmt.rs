@@ -5,8 +5,9 @@
 //! Python would spell it: `repr(float)`, `repr(str)`, `str(tuple)` and the
 //! numpy 2 scalar reprs (`np.float64(...)`).
 
-use serde_json::Value;
 use std::fmt::Write as _;
+
+use crate::trace::ArgValue;
 
 /// Python `repr(float)`: the shortest digits that round-trip, laid out the
 /// way CPython does it.
@@ -223,40 +224,47 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
-/// Python `str()` of the object `json.loads` would build from `v`.
+/// Python `repr()` of a recorded argument value (the object `json.loads`
+/// would build).
 ///
-/// With `lists_as_tuples`, arrays are rendered as tuples at every depth
+/// With `lists_as_tuples`, lists are rendered as tuples at every depth
 /// (the reference turns `Input Dims` and friends into nested tuples so they
 /// are hashable): `(a, b)`, `(a,)`, `()`. Otherwise lists: `[a, b]`.
-/// Objects render as `{'k': v}` in the map's key order (serde_json is built
-/// without `preserve_order`, so keys come out sorted rather than in document
-/// order). Integers print as integers, other numbers via [`float_repr`]
-/// (an integer too large for 64 bits has already become a float in
-/// serde_json, unlike in Python), strings via [`str_repr`], and `null`,
-/// `true`, `false` as `None`, `True`, `False`.
-pub fn json_to_py(v: &Value, lists_as_tuples: bool) -> String {
+/// Maps render as `{'k': v}` in key order (the reference's values went
+/// through serde_json without `preserve_order`, so keys come out sorted).
+/// Integers print as integers, other numbers via [`float_repr`] (an integer
+/// too large for 64 bits has already become a float), strings via
+/// [`str_repr`], and null, true, false as `None`, `True`, `False`.
+pub fn py_repr(v: &ArgValue, lists_as_tuples: bool) -> String {
     let mut out = String::new();
     write_py(&mut out, v, lists_as_tuples);
     out
 }
 
-/// Appends the Python rendering of `v` to `out` (see [`json_to_py`]).
-fn write_py(out: &mut String, v: &Value, tuples: bool) {
+/// Python `str()` of a recorded argument value: a string bare, anything
+/// else as [`py_repr`].
+pub fn py_str(v: &ArgValue, lists_as_tuples: bool) -> String {
     match v {
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                let _ = write!(out, "{i}");
-            } else if let Some(u) = n.as_u64() {
-                let _ = write!(out, "{u}");
-            } else {
-                out.push_str(&float_repr(n.as_f64().unwrap_or(f64::NAN)));
-            }
+        ArgValue::Str(s) => s.to_string(),
+        other => py_repr(other, lists_as_tuples),
+    }
+}
+
+/// Appends the Python rendering of `v` to `out` (see [`py_repr`]).
+fn write_py(out: &mut String, v: &ArgValue, tuples: bool) {
+    match v {
+        ArgValue::Null => out.push_str("None"),
+        ArgValue::Bool(true) => out.push_str("True"),
+        ArgValue::Bool(false) => out.push_str("False"),
+        ArgValue::Int(i) => {
+            let _ = write!(out, "{i}");
         }
-        Value::String(s) => out.push_str(&str_repr(s)),
-        Value::Array(items) => {
+        ArgValue::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        ArgValue::Float(x) => out.push_str(&float_repr(*x)),
+        ArgValue::Str(s) => out.push_str(&str_repr(s)),
+        ArgValue::List(items) => {
             let (open, close) = if tuples { ('(', ')') } else { ('[', ']') };
             out.push(open);
             for (i, item) in items.iter().enumerate() {
@@ -271,7 +279,7 @@ fn write_py(out: &mut String, v: &Value, tuples: bool) {
             }
             out.push(close);
         }
-        Value::Object(map) => {
+        ArgValue::Map(map) => {
             out.push('{');
             for (i, (k, item)) in map.iter().enumerate() {
                 if i > 0 {
@@ -299,7 +307,7 @@ pub fn np_int(x: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_support::arg_value as arg;
 
     #[test]
     fn float_repr_fixed() {
@@ -408,35 +416,38 @@ mod tests {
 
     #[test]
     fn json_tuples() {
-        let v = json!([[512], [141, 512], [], []]);
-        assert_eq!(json_to_py(&v, true), "((512,), (141, 512), (), ())");
-        assert_eq!(json_to_py(&v, false), "[[512], [141, 512], [], []]");
-        assert_eq!(json_to_py(&json!(["", "1", "0."]), true), "('', '1', '0.')");
+        let v = arg("[[512], [141, 512], [], []]");
+        assert_eq!(py_repr(&v, true), "((512,), (141, 512), (), ())");
+        assert_eq!(py_repr(&v, false), "[[512], [141, 512], [], []]");
+        assert_eq!(py_repr(&arg(r#"["", "1", "0."]"#), true), "('', '1', '0.')");
         assert_eq!(
-            json_to_py(&json!(["c10::BFloat16", "Scalar"]), true),
+            py_repr(&arg(r#"["c10::BFloat16", "Scalar"]"#), true),
             "('c10::BFloat16', 'Scalar')"
         );
-        assert_eq!(json_to_py(&json!([]), true), "()");
-        assert_eq!(json_to_py(&json!([[]]), true), "((),)");
-        assert_eq!(json_to_py(&json!([1]), false), "[1]");
+        assert_eq!(py_repr(&arg(r#"[]"#), true), "()");
+        assert_eq!(py_repr(&arg(r#"[[]]"#), true), "((),)");
+        assert_eq!(py_repr(&arg(r#"[1]"#), false), "[1]");
     }
 
     #[test]
     fn json_scalars_and_dicts() {
-        assert_eq!(json_to_py(&json!(null), true), "None");
-        assert_eq!(json_to_py(&json!(true), true), "True");
-        assert_eq!(json_to_py(&json!(false), true), "False");
-        assert_eq!(json_to_py(&json!(-3), true), "-3");
-        assert_eq!(json_to_py(&json!(u64::MAX), true), "18446744073709551615");
-        assert_eq!(json_to_py(&json!(1.0), true), "1.0");
-        assert_eq!(json_to_py(&json!(1e-5), true), "1e-05");
-        assert_eq!(json_to_py(&json!("it's"), true), "\"it's\"");
-        let v: Value = serde_json::from_str(r#"{"b": [1, 2.5], "a": {"x": null}}"#).unwrap();
-        assert_eq!(json_to_py(&v, true), "{'a': {'x': None}, 'b': (1, 2.5)}");
-        assert_eq!(json_to_py(&v, false), "{'a': {'x': None}, 'b': [1, 2.5]}");
-        assert_eq!(json_to_py(&json!({}), true), "{}");
+        assert_eq!(py_repr(&arg(r#"null"#), true), "None");
+        assert_eq!(py_repr(&arg(r#"true"#), true), "True");
+        assert_eq!(py_repr(&arg(r#"false"#), true), "False");
+        assert_eq!(py_repr(&arg(r#"-3"#), true), "-3");
         assert_eq!(
-            json_to_py(&json!([true, null, [1.5, "a"]]), true),
+            py_repr(&arg("18446744073709551615"), true),
+            "18446744073709551615"
+        );
+        assert_eq!(py_repr(&arg(r#"1.0"#), true), "1.0");
+        assert_eq!(py_repr(&arg(r#"1e-5"#), true), "1e-05");
+        assert_eq!(py_repr(&arg(r#""it's""#), true), "\"it's\"");
+        let v = arg(r#"{"b": [1, 2.5], "a": {"x": null}}"#);
+        assert_eq!(py_repr(&v, true), "{'a': {'x': None}, 'b': (1, 2.5)}");
+        assert_eq!(py_repr(&v, false), "{'a': {'x': None}, 'b': [1, 2.5]}");
+        assert_eq!(py_repr(&arg(r#"{}"#), true), "{}");
+        assert_eq!(
+            py_repr(&arg(r#"[true, null, [1.5, "a"]]"#), true),
             "(True, None, (1.5, 'a'))"
         );
     }

@@ -3,19 +3,19 @@
 //! its launch (skipping `execute` and python frames), or to the runtime call
 //! itself when there is none. Shared by the ops sheets and the kernel sheets.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::categories::is_comm_name;
 use crate::trace::tree::Tree;
-use crate::trace::{Cat, NONE, Trace};
+use crate::trace::{Cat, EventId, Trace};
 
 /// One launcher (a row of the reference's internal table `L`).
 #[derive(Debug, Clone)]
 pub struct Launcher {
     /// The launcher event (a cpu_op, or a runtime call without one).
-    pub uid: u32,
+    pub uid: EventId,
     /// Its GPU events, stably sorted by start time.
-    pub kernels: Vec<u32>,
+    pub kernels: Vec<EventId>,
 }
 
 /// The launcher table and the reverse lookup.
@@ -24,12 +24,12 @@ pub struct Attribution {
     /// Launchers sorted by launcher `ts`; ties in order of first kernel met.
     pub launchers: Vec<Launcher>,
     /// Launcher event -> index into `launchers`.
-    pub index_of: HashMap<u32, usize>,
+    pub index_of: FxHashMap<EventId, usize>,
 }
 
 impl Attribution {
     /// Name of the first GPU event (by start) attributed to `op`, if any.
-    pub fn first_kernel<'t>(&self, trace: &'t Trace, op: u32) -> Option<&'t str> {
+    pub fn first_kernel<'t>(&self, trace: &'t Trace, op: EventId) -> Option<&'t str> {
         let i = *self.index_of.get(&op)?;
         self.launchers[i].kernels.first().map(|&k| trace.name(k))
     }
@@ -41,36 +41,34 @@ pub struct CommNames(Vec<u8>);
 impl CommNames {
     /// An empty cache sized for the trace's string table.
     pub fn new(trace: &Trace) -> Self {
-        CommNames(vec![2; trace.strings.len()])
+        CommNames(vec![2; trace.strings().len()])
     }
 
     /// True when the event's name is communication.
-    pub fn is_comm(&mut self, trace: &Trace, ev: u32) -> bool {
-        let id = trace.events[ev as usize].name;
-        if id == NONE {
+    pub fn is_comm(&mut self, trace: &Trace, ev: EventId) -> bool {
+        let Some(id) = trace.event(ev).name else {
             return false;
-        }
-        let slot = &mut self.0[id as usize];
+        };
+        let slot = &mut self.0[id.index()];
         if *slot == 2 {
-            *slot = is_comm_name(trace.strings.get(id)) as u8;
+            *slot = is_comm_name(trace.string(id)) as u8;
         }
         *slot == 1
     }
 }
 
 /// The launcher of linked GPU event `k`, or None when it is unlinked.
-pub fn launcher_of(trace: &Trace, tree: &Tree, k: u32) -> Option<u32> {
-    let r = tree.parent[k as usize];
-    if r == NONE {
-        return None;
-    }
-    let mut c = tree.parent[r as usize];
+pub fn launcher_of(trace: &Trace, tree: &Tree, k: EventId) -> Option<EventId> {
+    let r = tree.parent(k)?;
+    let mut next = tree.parent(r);
     let mut steps = 0;
-    while c != NONE && steps < trace.events.len() {
-        let e = &trace.events[c as usize];
+    while let Some(c) = next
+        && steps < trace.len()
+    {
+        let e = trace.event(c);
         match e.cat {
-            Cat::CpuOp if trace.strings.get(e.name) != "execute" => return Some(c),
-            Cat::CpuOp | Cat::PythonFunction => c = tree.parent[c as usize],
+            Cat::CpuOp if trace.name_of(e) != "execute" => return Some(c),
+            Cat::CpuOp | Cat::PythonFunction => next = tree.parent(c),
             _ => break,
         }
         steps += 1;
@@ -81,10 +79,9 @@ pub fn launcher_of(trace: &Trace, tree: &Tree, k: u32) -> Option<u32> {
 /// Builds the launcher table.
 pub fn attribute(trace: &Trace, tree: &Tree, comm: &mut CommNames) -> Attribution {
     let mut att = Attribution::default();
-    let mut first_met: Vec<u32> = Vec::new();
-    let mut kernels: Vec<Vec<u32>> = Vec::new();
-    for (k, e) in trace.events.iter().enumerate() {
-        let k = k as u32;
+    let mut first_met: Vec<EventId> = Vec::new();
+    let mut kernels: Vec<Vec<EventId>> = Vec::new();
+    for (k, e) in trace.events() {
         if !e.cat.is_gpu() || comm.is_comm(trace, k) {
             continue;
         }
@@ -100,18 +97,14 @@ pub fn attribute(trace: &Trace, tree: &Tree, comm: &mut CommNames) -> Attributio
     }
     let mut order: Vec<usize> = (0..first_met.len()).collect();
     order.sort_by(|&a, &b| {
-        let ta = trace.events[first_met[a] as usize].ts;
-        let tb = trace.events[first_met[b] as usize].ts;
+        let ta = trace.event(first_met[a]).ts;
+        let tb = trace.event(first_met[b]).ts;
         ta.total_cmp(&tb)
     });
     att.index_of.clear();
     for (pos, &i) in order.iter().enumerate() {
         let mut ks = std::mem::take(&mut kernels[i]);
-        ks.sort_by(|&a, &b| {
-            trace.events[a as usize]
-                .ts
-                .total_cmp(&trace.events[b as usize].ts)
-        });
+        ks.sort_by(|&a, &b| trace.event(a).ts.total_cmp(&trace.event(b).ts));
         att.index_of.insert(first_met[i], pos);
         att.launchers.push(Launcher {
             uid: first_met[i],

@@ -4,11 +4,10 @@
 
 use std::fmt::Write;
 
-use serde_json::{Value, json};
-
 use super::perf_model::{self, Evaluation, ModelResult, OpInput};
 use super::roofline::metrics_from;
 use crate::gpu_arch::GpuArch;
+use crate::trace::ArgValue;
 
 /// The trace dtype string for a short dtype name (`bf16`, `fp16`, …).
 pub fn trace_dtype(short: &str) -> Option<&'static str> {
@@ -25,35 +24,44 @@ pub fn trace_dtype(short: &str) -> Option<&'static str> {
 /// Short names accepted by [`trace_dtype`].
 pub const DTYPES: &str = "bf16, fp16, fp32, fp64, fp8";
 
+/// Runs the model of `op` on arguments as a trace would record them: one
+/// shape and one stride list per argument (`[]` for non-tensors).
 fn run(
     op: &str,
-    dims: Value,
+    dims: Vec<ArgValue>,
     types: Vec<&str>,
-    strides: Value,
+    strides: Vec<ArgValue>,
     concrete: Vec<String>,
 ) -> ModelResult<Evaluation> {
     let class = perf_model::lookup(op).expect("calculator ops have models");
-    let as_vec = |v: Value| match v {
-        Value::Array(a) => Some(a),
-        _ => None,
-    };
     let input = OpInput {
         name: op,
-        dims: as_vec(dims),
+        dims: Some(&dims),
         types: Some(types.into_iter().map(String::from).collect()),
-        strides: as_vec(strides),
+        strides: Some(&strides),
         concrete: Some(concrete),
         kernel_names: Vec::new(),
     };
     perf_model::evaluate(class, &input, false)
 }
 
-fn contiguous(shape: &[i64]) -> Vec<i64> {
+/// The strides of a contiguous tensor of `shape`.
+fn contiguous(shape: &[i64]) -> ArgValue {
     let mut s = vec![1i64; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];
     }
-    s
+    ArgValue::ints(&s)
+}
+
+/// A shape.
+fn shape(dims: &[i64]) -> ArgValue {
+    ArgValue::ints(dims)
+}
+
+/// `[]`: a non-tensor argument's shape or strides.
+fn none() -> ArgValue {
+    ArgValue::ints(&[])
 }
 
 /// A GEMM `[batch ×] (M×K) · (K×N)`, optionally with a bias.
@@ -68,22 +76,28 @@ pub fn gemm(
     match (batch, bias) {
         (Some(b), false) => run(
             "aten::bmm",
-            json!([[b, m, k], [b, k, n]]),
+            vec![shape(&[b, m, k]), shape(&[b, k, n])],
             vec![dtype, dtype],
-            json!([contiguous(&[b, m, k]), contiguous(&[b, k, n])]),
+            vec![contiguous(&[b, m, k]), contiguous(&[b, k, n])],
             vec![String::new(), String::new()],
         ),
         (Some(b), true) => run(
             "aten::baddbmm",
-            json!([[b, m, n], [b, m, k], [b, k, n], [], []]),
+            vec![
+                shape(&[b, m, n]),
+                shape(&[b, m, k]),
+                shape(&[b, k, n]),
+                none(),
+                none(),
+            ],
             vec![dtype, dtype, dtype, "Scalar", "Scalar"],
-            json!([
+            vec![
                 contiguous(&[b, m, n]),
                 contiguous(&[b, m, k]),
                 contiguous(&[b, k, n]),
-                [],
-                []
-            ]),
+                none(),
+                none(),
+            ],
             vec![
                 String::new(),
                 String::new(),
@@ -94,16 +108,22 @@ pub fn gemm(
         ),
         (None, false) => run(
             "aten::mm",
-            json!([[m, k], [k, n]]),
+            vec![shape(&[m, k]), shape(&[k, n])],
             vec![dtype, dtype],
-            json!([contiguous(&[m, k]), contiguous(&[k, n])]),
+            vec![contiguous(&[m, k]), contiguous(&[k, n])],
             vec![String::new(), String::new()],
         ),
         (None, true) => run(
             "aten::addmm",
-            json!([[n], [m, k], [k, n], [], []]),
+            vec![shape(&[n]), shape(&[m, k]), shape(&[k, n]), none(), none()],
             vec![dtype, dtype, dtype, "Scalar", "Scalar"],
-            json!([[1], contiguous(&[m, k]), contiguous(&[k, n]), [], []]),
+            vec![
+                shape(&[1]),
+                contiguous(&[m, k]),
+                contiguous(&[k, n]),
+                none(),
+                none(),
+            ],
             vec![
                 String::new(),
                 String::new(),
@@ -131,17 +151,25 @@ pub fn sdpa(
     let kv = [batch, kv_heads, seq_kv, head_dim];
     run(
         "aten::_scaled_dot_product_flash_attention",
-        json!([q, kv, kv, [], [], [], []]),
+        vec![
+            shape(&q),
+            shape(&kv),
+            shape(&kv),
+            none(),
+            none(),
+            none(),
+            none(),
+        ],
         vec![dtype, dtype, dtype, "Scalar", "", "", ""],
-        json!([
+        vec![
             contiguous(&q),
             contiguous(&kv),
             contiguous(&kv),
-            [],
-            [],
-            [],
-            []
-        ]),
+            none(),
+            none(),
+            none(),
+            none(),
+        ],
         vec![
             String::new(),
             String::new(),
@@ -183,7 +211,10 @@ pub fn conv(
     let zeros = vec![0i64; nd];
     run(
         "aten::convolution",
-        json!([input, weight, [], [], [], [], [], [], []]),
+        [shape(input), shape(weight)]
+            .into_iter()
+            .chain(std::iter::repeat_with(none).take(7))
+            .collect(),
         vec![
             dtype,
             dtype,
@@ -195,17 +226,10 @@ pub fn conv(
             "ScalarList",
             "Scalar",
         ],
-        json!([
-            contiguous(input),
-            contiguous(weight),
-            [],
-            [],
-            [],
-            [],
-            [],
-            [],
-            []
-        ]),
+        [contiguous(input), contiguous(weight)]
+            .into_iter()
+            .chain(std::iter::repeat_with(none).take(7))
+            .collect(),
         vec![
             String::new(),
             String::new(),

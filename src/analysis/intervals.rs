@@ -61,12 +61,12 @@ pub fn busy_time(v: Vec<Interval>) -> f64 {
 }
 
 /// Busy time of a set of events: the union of their `[ts, ts + dur]`.
-pub fn events_busy_time(trace: &crate::trace::Trace, events: &[u32]) -> f64 {
+pub fn events_busy_time(trace: &crate::trace::Trace, events: &[crate::trace::EventId]) -> f64 {
     busy_time(
         events
             .iter()
             .map(|&k| {
-                let e = &trace.events[k as usize];
+                let e = trace.event(k);
                 (e.ts, e.t_end())
             })
             .collect(),

@@ -3,13 +3,13 @@
 
 use crate::numeric::{median, np_mean, np_round2, np_std_pop, pairwise_sum};
 use crate::pyfmt::{np_float, np_int, str_repr};
-use crate::trace::{NO_INT, Trace};
+use crate::trace::{EventId, Trace};
 
 /// One summarised kernel position.
 #[derive(Debug, Clone)]
 pub struct KernelStat {
     name: String,
-    stream: i64,
+    stream: Option<i64>,
     count: usize,
     all_int: bool,
     total: f64,
@@ -20,11 +20,10 @@ pub struct KernelStat {
     max: f64,
 }
 
-fn stream_repr(s: i64) -> String {
-    if s == NO_INT {
-        "None".to_string()
-    } else {
-        s.to_string()
+fn stream_repr(s: Option<i64>) -> String {
+    match s {
+        None => "None".to_string(),
+        Some(s) => s.to_string(),
     }
 }
 
@@ -39,7 +38,7 @@ fn num(v: f64, as_int: bool) -> String {
 /// Summarises the kernel lists of one group's rows. The first non-empty list
 /// is the template; rows with another length are left out; positions are
 /// aligned by index only. Sorted by (total, name) ascending.
-pub fn summarise(trace: &Trace, lists: &[&[u32]]) -> Vec<KernelStat> {
+pub fn summarise(trace: &Trace, lists: &[&[EventId]]) -> Vec<KernelStat> {
     let Some(template) = lists.iter().find(|l| !l.is_empty()) else {
         return Vec::new();
     };
@@ -48,7 +47,7 @@ pub fn summarise(trace: &Trace, lists: &[&[u32]]) -> Vec<KernelStat> {
     let mut ints = vec![true; n];
     for l in lists.iter().filter(|l| l.len() == n) {
         for (i, &k) in l.iter().enumerate() {
-            let e = &trace.events[k as usize];
+            let e = trace.event(k);
             buckets[i].push(e.dur);
             ints[i] &= e.dur_is_int;
         }
@@ -58,7 +57,7 @@ pub fn summarise(trace: &Trace, lists: &[&[u32]]) -> Vec<KernelStat> {
         .enumerate()
         .map(|(i, &k)| {
             let b = &buckets[i];
-            let stream = trace.args_of(k).map(|a| a.stream).unwrap_or(NO_INT);
+            let stream = trace.args(k).and_then(|a| a.stream());
             KernelStat {
                 name: trace.name(k).to_string(),
                 stream,

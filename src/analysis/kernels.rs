@@ -7,39 +7,33 @@ use super::categories::{categorize, launcher_category};
 use super::{ArgReprs, Context};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::report::{Cell, Sheet};
-use crate::trace::{Cat, NO_INT, NONE};
+use crate::trace::{Cat, EventId, StrId};
 
 /// One kernel of the per-kernel table.
 #[derive(Debug, Clone, Copy)]
 struct KernelRow {
-    uid: u32,
+    uid: EventId,
     dur: f64,
-    stream: i64,
-    launcher: u32,
-    cpu_op: u32,
+    stream: Option<i64>,
+    launcher: Option<EventId>,
+    cpu_op: Option<EventId>,
 }
 
 fn kernel_rows(cx: &Context) -> Vec<KernelRow> {
     let (trace, tree) = (cx.trace, cx.tree);
     trace
-        .events
-        .iter()
-        .enumerate()
+        .events()
         .filter(|(_, e)| e.cat == Cat::Kernel)
-        .map(|(i, e)| {
-            let uid = i as u32;
-            let launcher = tree.parent[i];
-            let cpu_op = if launcher == NONE {
-                NONE
-            } else {
-                tree.ancestors(launcher)
-                    .find(|&a| trace.events[a as usize].cat == Cat::CpuOp)
-                    .unwrap_or(NONE)
-            };
+        .map(|(uid, e)| {
+            let launcher = tree.parent(uid);
+            let cpu_op = launcher.and_then(|l| {
+                tree.ancestors(l)
+                    .find(|&a| trace.event(a).cat == Cat::CpuOp)
+            });
             KernelRow {
                 uid,
                 dur: e.dur,
-                stream: trace.args_of(uid).map(|a| a.stream).unwrap_or(NO_INT),
+                stream: trace.args(uid).and_then(|a| a.stream()),
                 launcher,
                 cpu_op,
             }
@@ -61,9 +55,7 @@ fn dur_cell(v: f64, ints: bool) -> Cell {
 /// kernels), `short_kernel_histogram`, `short_kernels_summary`.
 pub fn sheets(cx: &Context) -> Vec<Sheet> {
     let rows = kernel_rows(cx);
-    let all_int = rows
-        .iter()
-        .all(|r| cx.trace.events[r.uid as usize].dur_is_int);
+    let all_int = rows.iter().all(|r| cx.trace.event(r.uid).dur_is_int);
     let mut out = Vec::new();
     if !rows.is_empty() {
         out.push(kernel_summary(cx, &rows, all_int));
@@ -84,21 +76,25 @@ fn total_time_us(cx: &Context) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// A `kernel_summary` group: category, cpu op ("" = empty), kernel name, stream.
+type GroupKey = (String, String, Option<StrId>, Option<i64>);
+
 fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
     let trace = cx.trace;
+    let name_text = |id: Option<StrId>| id.map_or("", |s| trace.string(s));
     // A kernel with a cpu_op always has a launcher, so the reference's
     // "fill Parent cpu_op from Launcher" applies exactly when the column exists.
-    let has_cpu = rows.iter().any(|r| r.cpu_op != NONE);
-    let any_missing_stream = rows.iter().any(|r| r.stream == NO_INT);
+    let has_cpu = rows.iter().any(|r| r.cpu_op.is_some());
+    let any_missing_stream = rows.iter().any(|r| r.stream.is_none());
     // Group key: category, [cpu op], kernel name, stream (text; "" = empty).
-    let mut groups: IndexMap<(String, String, u32, i64), Vec<f64>> = IndexMap::new();
+    let mut groups: IndexMap<GroupKey, Vec<f64>> = IndexMap::new();
     for r in rows {
-        let (cpu, cat) = if r.cpu_op != NONE {
-            let name = trace.name(r.cpu_op);
-            let first = cx.attribution.first_kernel(trace, r.cpu_op);
+        let (cpu, cat) = if let Some(op) = r.cpu_op {
+            let name = trace.name(op);
+            let first = cx.attribution.first_kernel(trace, op);
             (name.to_string(), categorize(name, first).to_string())
-        } else if r.launcher != NONE {
-            let lname = trace.name(r.launcher);
+        } else if let Some(launcher) = r.launcher {
+            let lname = trace.name(launcher);
             let cpu = if has_cpu {
                 lname.to_string()
             } else {
@@ -108,7 +104,7 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
         } else {
             (String::new(), String::new())
         };
-        let name = trace.events[r.uid as usize].name;
+        let name = trace.event(r.uid).name;
         groups
             .entry((cat, cpu, name, r.stream))
             .or_default()
@@ -117,7 +113,7 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
     let durs: Vec<f64> = rows.iter().map(|r| r.dur).collect();
     let k_total = pairwise_sum(&durs);
     let total_us = total_time_us(cx);
-    let keys: Vec<&(String, String, u32, i64)> = groups.keys().collect();
+    let keys: Vec<&GroupKey> = groups.keys().collect();
     let sums: Vec<f64> = groups.values().map(|v| kahan_sum(v)).collect();
     let mut order: Vec<usize> = (0..keys.len()).collect();
     // Ties: group keys ascending, empty values last (pandas' starting order).
@@ -132,12 +128,9 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
             .total_cmp(&sums[a])
             .then_with(|| empty_last(&ka.0, &kb.0))
             .then_with(|| empty_last(&ka.1, &kb.1))
-            .then_with(|| trace.strings.get(ka.2).cmp(trace.strings.get(kb.2)))
-            .then_with(|| {
-                (ka.3 == NO_INT)
-                    .cmp(&(kb.3 == NO_INT))
-                    .then(ka.3.cmp(&kb.3))
-            })
+            .then_with(|| name_text(ka.2).cmp(name_text(kb.2)))
+            // Missing streams last.
+            .then_with(|| (ka.3.is_none()).cmp(&kb.3.is_none()).then(ka.3.cmp(&kb.3)))
     });
     let mut cols = vec!["Parent op category"];
     if has_cpu {
@@ -170,11 +163,11 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
         if has_cpu {
             row.push(text(cpu));
         }
-        row.push(Cell::Text(trace.strings.get(*name).to_string()));
-        row.push(match (*stream == NO_INT, any_missing_stream) {
-            (true, _) => Cell::Empty,
-            (false, true) => Cell::Float(*stream as f64),
-            (false, false) => Cell::Int(*stream),
+        row.push(Cell::Text(name_text(*name).to_string()));
+        row.push(match (*stream, any_missing_stream) {
+            (None, _) => Cell::Empty,
+            (Some(s), true) => Cell::Float(s as f64),
+            (Some(s), false) => Cell::Int(s),
         });
         row.push(dur_cell(sum, all_int));
         row.push(Cell::Int(v.len() as i64));
@@ -269,10 +262,10 @@ fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Sheet {
             vec![kname]
         } else {
             // Rows with an empty key are dropped, as pandas' groupby does.
-            if r.cpu_op == NONE {
+            let Some(op) = r.cpu_op else {
                 continue;
-            }
-            let a = trace.args_of(r.cpu_op).copied().unwrap_or_default();
+            };
+            let a = trace.args(op).copied().unwrap_or_default();
             let (Some(d), Some(st), Some(c)) = (
                 reprs.get(trace, a.input_dims),
                 reprs.get(trace, a.input_strides),
@@ -280,7 +273,7 @@ fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Sheet {
             ) else {
                 continue;
             };
-            vec![trace.name(r.cpu_op).to_string(), d, st, c, kname]
+            vec![trace.name(op).to_string(), d, st, c, kname]
         };
         groups.entry(key).or_default().push(r.dur);
     }

@@ -18,11 +18,11 @@ pub mod timeline;
 pub mod treeview;
 pub mod unified;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::report::Sheet;
 use crate::trace::tree::{LinkMode, Tree};
-use crate::trace::{Cat, Ident, NONE, StrId, Trace};
+use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
 use timeline::Timeline;
 
@@ -73,7 +73,7 @@ pub struct Context<'a> {
     /// GPU spec for roofline columns.
     pub arch: Option<&'a crate::gpu_arch::GpuArch>,
     /// Interned id of the integer ident 0 (process metadata lives at tid 0).
-    tid_zero: Option<u32>,
+    tid_zero: Option<IdentId>,
 }
 
 impl<'a> Context<'a> {
@@ -97,20 +97,16 @@ impl<'a> Context<'a> {
             opts,
             attribution,
             timeline,
-            gpu_only: !trace.events.iter().any(|e| e.cat == Cat::CpuOp),
+            gpu_only: !trace.events().any(|(_, e)| e.cat == Cat::CpuOp),
             arch: opts.arch.as_ref(),
-            tid_zero: trace
-                .idents
-                .iter()
-                .position(|i| *i == Ident::Int(0))
-                .map(|p| p as u32),
+            tid_zero: trace.int_ident(0),
         }
     }
 
     /// (process_name, process_label, thread_name) of an event, "Unknown"
     /// where the trace has no metadata.
-    pub fn process_names(&self, ev: u32) -> (String, String, String) {
-        let e = &self.trace.events[ev as usize];
+    pub fn process_names(&self, ev: EventId) -> (String, String, String) {
+        let e = self.trace.event(ev);
         let unknown = || "Unknown".to_string();
         let proc = self.tid_zero.and_then(|z| self.trace.thread_meta(e.pid, z));
         let thread = self.trace.thread_meta(e.pid, e.tid);
@@ -126,25 +122,24 @@ impl<'a> Context<'a> {
     }
 }
 
-/// Cache of Python reprs of argument JSON texts (lists become tuples).
+/// What the `report` passes need the loader to keep: no sheet reads python
+/// frames or instant (memory) events.
+pub const REPORT_NEEDS: Needs = Needs::EVENTS;
+
+/// Cache of Python reprs of argument values (lists become tuples).
 #[derive(Default)]
-pub struct ArgReprs(HashMap<StrId, Option<String>>);
+pub struct ArgReprs(FxHashMap<ValueId, String>);
 
 impl ArgReprs {
-    /// The Python `str()` of the argument behind `id`; None when absent.
-    pub fn get(&mut self, trace: &Trace, id: StrId) -> Option<String> {
-        if id == NONE {
-            return None;
-        }
-        self.0
-            .entry(id)
-            .or_insert_with(|| {
-                let text = trace.strings.get(id);
-                serde_json::from_str::<serde_json::Value>(text)
-                    .ok()
-                    .map(|v| crate::pyfmt::json_to_py(&v, true))
-            })
-            .clone()
+    /// The Python repr of the argument behind `id`; None when absent.
+    pub fn get(&mut self, trace: &Trace, id: Option<ValueId>) -> Option<String> {
+        let id = id?;
+        Some(
+            self.0
+                .entry(id)
+                .or_insert_with(|| crate::pyfmt::py_repr(trace.value(id), true))
+                .clone(),
+        )
     }
 }
 
@@ -244,7 +239,7 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
         gpu_events: tree.gpu_total,
         unlinked_gpu_events: tree.gpu_unlinked,
         linked_by_correlation: tree.link_mode == LinkMode::CorrelationOnly && tree.gpu_total > 0,
-        warnings: trace.warnings.clone(),
+        warnings: trace.warnings().to_vec(),
     };
     Report {
         sheets,

@@ -10,15 +10,15 @@ use super::{ArgReprs, Context};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::pyfmt::str_repr;
 use crate::report::{Cell, Sheet};
-use crate::trace::StrId;
+use crate::trace::{EventId, StrId};
 
 /// One row of the launcher table `L`.
 #[derive(Debug, Clone)]
 pub struct LauncherRow<'a> {
     /// Launcher event.
-    pub uid: u32,
+    pub uid: EventId,
     /// Launcher name.
-    pub name: StrId,
+    pub name: Option<StrId>,
     /// Busy time of its directly attributed kernels.
     pub direct: f64,
     /// Busy time of every GPU event below it.
@@ -26,7 +26,7 @@ pub struct LauncherRow<'a> {
     /// Op category.
     pub category: &'static str,
     /// Its kernels, by start time.
-    pub kernels: &'a [u32],
+    pub kernels: &'a [EventId],
 }
 
 /// Builds `L` in launcher order.
@@ -36,14 +36,14 @@ pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
         .launchers
         .iter()
         .map(|l| {
-            let name = trace.events[l.uid as usize].name;
+            let e = trace.event(l.uid);
             let first = l.kernels.first().map(|&k| trace.name(k));
             LauncherRow {
                 uid: l.uid,
-                name,
+                name: e.name,
                 direct: events_busy_time(trace, &l.kernels),
                 subtree: events_busy_time(trace, &tree.gpu_events(trace, l.uid)),
-                category: super::categories::categorize(trace.strings.get(name), first),
+                category: super::categories::categorize(trace.name_of(e), first),
                 kernels: &l.kernels,
             }
         })
@@ -114,13 +114,11 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Sheet {
     }
     let mut groups: std::collections::BTreeMap<&str, G> = Default::default();
     for r in rows {
-        let g = groups
-            .entry(cx.trace.strings.get(r.name))
-            .or_insert_with(|| G {
-                direct: Vec::new(),
-                subtree: Vec::new(),
-                cats: Default::default(),
-            });
+        let g = groups.entry(cx.trace.name(r.uid)).or_insert_with(|| G {
+            direct: Vec::new(),
+            subtree: Vec::new(),
+            cats: Default::default(),
+        });
         g.direct.push(r.direct);
         g.subtree.push(r.subtree);
         g.cats.insert(r.category);
@@ -185,9 +183,9 @@ pub const ARG_KEYS: [&str; 7] = [
 
 /// The key cells (as Python `str()` texts) of an op event for the columns of
 /// [`ARG_KEYS`]; absent arguments are `None`.
-pub fn arg_key_texts(cx: &Context, reprs: &mut ArgReprs, uid: u32) -> [Option<String>; 7] {
+pub fn arg_key_texts(cx: &Context, reprs: &mut ArgReprs, uid: EventId) -> [Option<String>; 7] {
     let (pname, plabel, tname) = cx.process_names(uid);
-    let a = cx.trace.args_of(uid).copied().unwrap_or_default();
+    let a = cx.trace.args(uid).copied().unwrap_or_default();
     [
         Some(pname),
         Some(plabel),
@@ -209,7 +207,7 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Sheet {
     let mut groups: IndexMap<Vec<String>, G> = IndexMap::new();
     for (ri, r) in rows.iter().enumerate() {
         let mut keys: Vec<Option<String>> = vec![
-            Some(cx.trace.strings.get(r.name).to_string()),
+            Some(cx.trace.name(r.uid).to_string()),
             Some(r.category.to_string()),
         ];
         keys.extend(arg_key_texts(cx, &mut reprs, r.uid));
@@ -234,7 +232,7 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Sheet {
         .iter()
         .map(|g| kahan_sum(&g.rows.iter().map(|&i| rows[i].direct).collect::<Vec<_>>()))
         .collect();
-    let ex_uid: Vec<u32> = gs.iter().map(|g| rows[g.rows[0]].uid).collect();
+    let ex_uid: Vec<EventId> = gs.iter().map(|g| rows[g.rows[0]].uid).collect();
     let mut order: Vec<usize> = (0..gs.len()).collect();
     order.sort_by(|&a, &b| sums[b].total_cmp(&sums[a]).then(ex_uid[a].cmp(&ex_uid[b])));
     let sorted_sums: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
@@ -279,8 +277,8 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Sheet {
             row.push(d);
             row.push(t);
         }
-        row.push(Cell::Int(ex_uid[i] as i64));
-        let lists: Vec<&[u32]> = g.rows.iter().map(|&r| rows[r].kernels).collect();
+        row.push(Cell::Int(ex_uid[i].index() as i64));
+        let lists: Vec<&[EventId]> = g.rows.iter().map(|&r| rows[r].kernels).collect();
         let ks = kernel_details::summarise(cx.trace, &lists);
         row.push(Cell::Text(kernel_details::summary_text(&ks)));
         row.push(

@@ -3,7 +3,7 @@
 //! per distinct (op, model parameters), with FLOPs, bytes, achieved rates and
 //! kernel-time statistics over the instances.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use indexmap::IndexMap;
 use rayon::prelude::*;
@@ -13,12 +13,13 @@ use super::kernel_details;
 use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
 use super::roofline::{self, Metrics, is_host_op};
 use crate::numeric::{kahan_sum, median, welford_std};
-use crate::pyfmt::json_to_py;
+use crate::pyfmt::py_repr;
 use crate::report::{Cell, Sheet};
+use crate::trace::{ArgValue, EventId, StrId};
 
 /// One modelled op instance (a raw row of the reference's table).
 struct RawRow {
-    uid: u32,
+    uid: EventId,
     metrics: Metrics,
 }
 
@@ -64,14 +65,9 @@ fn render_param_column(values: &[Option<&Py>]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Raw JSON argument text as Python prints the list (`[[512], [141, 512]]`).
-fn raw_arg_text(cx: &Context, id: u32) -> Option<String> {
-    if id == crate::trace::NONE {
-        return None;
-    }
-    serde_json::from_str::<serde_json::Value>(cx.trace.strings.get(id))
-        .ok()
-        .map(|v| json_to_py(&v, false))
+/// A recorded argument as Python prints the list (`[[512], [141, 512]]`).
+fn raw_arg_text(v: Option<&ArgValue>) -> Option<String> {
+    v.map(|v| py_repr(v, false))
 }
 
 /// Groups raw rows by (name, params) and aggregates them into a sheet.
@@ -150,7 +146,7 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Sheet {
     ]);
 
     let text = |s: Option<String>| s.map(Cell::Text).unwrap_or(Cell::Empty);
-    let mut out: Vec<(f64, u32, Vec<Cell>)> = Vec::new();
+    let mut out: Vec<(f64, EventId, Vec<Cell>)> = Vec::new();
     for (key, idx) in &groups {
         let g: Vec<&RawRow> = idx.iter().map(|&i| &rows[i]).collect();
         let m = |f: fn(&Metrics) -> f64| -> Vec<f64> { g.iter().map(|r| f(&r.metrics)).collect() };
@@ -185,25 +181,19 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Sheet {
                 .collect();
             row.extend(nan_stats(&pct).map(Cell::Float));
         }
-        let lists: Vec<&[u32]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
+        let lists: Vec<&[EventId]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
         let ks = kernel_details::summarise(trace, &lists);
         row.push(Cell::Text(kernel_details::summary_text(&ks)));
         row.push(text(kernel_details::trunc_text(&ks)));
-        let a = cx.trace.args_of(g[0].uid).copied().unwrap_or_default();
-        for id in [
-            a.input_dims,
-            a.input_type,
-            a.input_strides,
-            a.concrete_inputs,
-        ] {
-            row.push(text(raw_arg_text(cx, id)));
+        for v in cx.trace.op_args(g[0].uid).all() {
+            row.push(text(raw_arg_text(v)));
         }
         let kt = m(|x| x.kernel_time);
         row.extend(nan_stats(&kt).map(Cell::Float));
         let sum = kahan_sum(&kt);
         row.push(Cell::Float(sum));
         row.push(Cell::Int(g.len() as i64));
-        row.push(Cell::Int(g[0].uid as i64));
+        row.push(Cell::Int(g[0].uid.index() as i64));
         out.push((sum, g[0].uid, row));
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -232,26 +222,26 @@ const NOT_ON_BWD: [&str; 5] = [
 ];
 
 /// Host events with a model, in UID order, grouped by sheet family.
-fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(u32, &'static ModelClass)>> {
+fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(EventId, &'static ModelClass)>> {
     let trace = cx.trace;
     // Model lookups are per name; names repeat a lot.
-    let mut class_of: HashMap<u32, Option<&'static ModelClass>> = HashMap::new();
-    let mut out: HashMap<&'static str, Vec<(u32, &'static ModelClass)>> = HashMap::new();
-    for (i, e) in trace.events.iter().enumerate() {
+    let mut class_of: HashMap<Option<StrId>, Option<&'static ModelClass>> = HashMap::default();
+    let mut out: HashMap<&'static str, Vec<(EventId, &'static ModelClass)>> = HashMap::default();
+    for (i, e) in trace.events() {
         if !is_host_op(e.cat) {
             continue;
         }
         let class = *class_of
             .entry(e.name)
-            .or_insert_with(|| perf_model::lookup(trace.strings.get(e.name)));
+            .or_insert_with(|| perf_model::lookup(trace.name_of(e)));
         if let Some(c) = class {
-            out.entry(c.family).or_default().push((i as u32, c));
+            out.entry(c.family).or_default().push((i, c));
         }
     }
     out
 }
 
-fn raw_rows(cx: &Context, events: &[(u32, &'static ModelClass)], bwd: bool) -> Vec<RawRow> {
+fn raw_rows(cx: &Context, events: &[(EventId, &'static ModelClass)], bwd: bool) -> Vec<RawRow> {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut rows = Vec::new();
     for &(uid, class) in events {
@@ -319,7 +309,7 @@ pub fn sheets(cx: &Context) -> Vec<Sheet> {
 }
 
 /// The sheet (or `_fwd`/`_bwd` pair) of one family.
-fn family_sheets(cx: &Context, fam: &str, events: &[(u32, &'static ModelClass)]) -> Vec<Sheet> {
+fn family_sheets(cx: &Context, fam: &str, events: &[(EventId, &'static ModelClass)]) -> Vec<Sheet> {
     let mut out = Vec::new();
     {
         if events[0].1.single_sheet() {

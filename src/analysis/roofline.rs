@@ -6,7 +6,7 @@ use super::intervals::events_busy_time;
 use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
 use crate::gpu_arch::GpuArch;
 use crate::trace::tree::Tree;
-use crate::trace::{Cat, NONE, Trace};
+use crate::trace::{ArgValue, Cat, EventId, Trace};
 
 /// Roofline numbers of one op instance against a GPU spec.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Metrics {
     /// The model's parameters, FLOPs and bytes.
     pub eval: Evaluation,
     /// GPU events timed for this instance, in start-time order.
-    pub kernels: Vec<u32>,
+    pub kernels: Vec<EventId>,
     /// Busy time of those events, µs.
     pub kernel_time: f64,
     /// `flops / 1e9`.
@@ -55,40 +55,34 @@ pub struct Metrics {
     pub roofline: Option<Roofline>,
 }
 
-/// Parses the recorded arguments of event `uid` for the models.
-pub fn op_input<'t>(trace: &'t Trace, uid: u32, kernel_names: Vec<&'t str>) -> OpInput<'t> {
-    let a = trace.args_of(uid).copied().unwrap_or_default();
-    let list = |id: u32| -> Option<Vec<serde_json::Value>> {
-        if id == NONE {
-            return None;
-        }
-        match serde_json::from_str::<serde_json::Value>(trace.strings.get(id)) {
-            Ok(serde_json::Value::Array(v)) => Some(v),
-            _ => None,
-        }
-    };
-    let strings = |id: u32| -> Option<Vec<String>> {
-        list(id).map(|v| {
-            v.into_iter()
+/// The recorded arguments of event `uid`, as the models read them.
+pub fn op_input<'t>(trace: &'t Trace, uid: EventId, kernel_names: Vec<&'t str>) -> OpInput<'t> {
+    let a = trace.op_args(uid);
+    let list = |v: Option<&'t ArgValue>| v.and_then(ArgValue::as_list);
+    // Non-string elements (rare) as their compact JSON text.
+    let strings = |v: Option<&'t ArgValue>| {
+        list(v).map(|items| {
+            items
+                .iter()
                 .map(|x| match x {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
+                    ArgValue::Str(s) => s.to_string(),
+                    other => other.json_text(),
                 })
                 .collect()
         })
     };
     OpInput {
         name: trace.name(uid),
-        dims: list(a.input_dims),
-        types: strings(a.input_type),
-        strides: list(a.input_strides),
-        concrete: strings(a.concrete_inputs),
+        dims: list(a.dims),
+        types: strings(a.types),
+        strides: list(a.strides),
+        concrete: strings(a.concrete),
         kernel_names,
     }
 }
 
 /// The backward ops linked to `uid` or to any of its host descendants.
-pub fn linked_backward(trace: &Trace, tree: &Tree, uid: u32) -> Vec<u32> {
+pub fn linked_backward(trace: &Trace, tree: &Tree, uid: EventId) -> Vec<EventId> {
     let mut out = Vec::new();
     let mut stack = vec![uid];
     while let Some(n) = stack.pop() {
@@ -96,7 +90,7 @@ pub fn linked_backward(trace: &Trace, tree: &Tree, uid: u32) -> Vec<u32> {
             out.extend_from_slice(b);
         }
         for c in tree.children(n) {
-            if !trace.events[c as usize].cat.is_gpu() {
+            if !trace.event(c).cat.is_gpu() {
                 stack.push(c);
             }
         }
@@ -106,7 +100,7 @@ pub fn linked_backward(trace: &Trace, tree: &Tree, uid: u32) -> Vec<u32> {
 
 /// The GPU events an instance is timed by: its own subtree (forward), or
 /// the subtrees of its linked backward ops (`bwd`). Sorted by start.
-pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
+pub fn kernel_set(trace: &Trace, tree: &Tree, uid: EventId, bwd: bool) -> Vec<EventId> {
     let mut ks = Vec::new();
     if bwd {
         for b in linked_backward(trace, tree, uid) {
@@ -115,11 +109,7 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
     } else {
         ks.extend(tree.gpu_events(trace, uid));
     }
-    ks.sort_by(|&a, &b| {
-        trace.events[a as usize]
-            .ts
-            .total_cmp(&trace.events[b as usize].ts)
-    });
+    ks.sort_by(|&a, &b| trace.event(a).ts.total_cmp(&trace.event(b).ts));
     ks
 }
 
@@ -127,7 +117,7 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: u32, bwd: bool) -> Vec<u32> {
 pub fn compute(
     trace: &Trace,
     tree: &Tree,
-    uid: u32,
+    uid: EventId,
     class: &ModelClass,
     bwd: bool,
     arch: Option<&GpuArch>,
@@ -143,7 +133,7 @@ pub fn compute(
 /// Derived rates and roofline numbers from a model evaluation and a time.
 pub fn metrics_from(
     eval: Evaluation,
-    kernels: Vec<u32>,
+    kernels: Vec<EventId>,
     t: f64,
     arch: Option<&GpuArch>,
 ) -> Metrics {

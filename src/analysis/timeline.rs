@@ -95,15 +95,16 @@ pub fn compute(
     let mut comm: Vec<Interval> = Vec::new();
     let mut copy: Vec<Interval> = Vec::new();
     // Classification is per name; names repeat a lot.
-    let mut cache: std::collections::HashMap<(u32, bool), Bucket> = Default::default();
-    for (i, e) in trace.events.iter().enumerate() {
-        if !e.cat.is_gpu() || !(include_unlinked || tree.parent[i] != crate::trace::NONE) {
+    let mut cache: rustc_hash::FxHashMap<(Option<crate::trace::StrId>, bool), Bucket> =
+        Default::default();
+    for (i, e) in trace.events() {
+        if !e.cat.is_gpu() || !(include_unlinked || tree.parent(i).is_some()) {
             continue;
         }
         let iv = (e.ts, e.t_end());
         let b = *cache
             .entry((e.name, e.cat == Cat::Kernel))
-            .or_insert_with(|| classify(e.cat, trace.strings.get(e.name)));
+            .or_insert_with(|| classify(e.cat, trace.name_of(e)));
         all.push(iv);
         match b {
             Bucket::Computation => comp.push(iv),

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use regex::Regex;
 
 use crate::trace::tree::Tree;
-use crate::trace::{Cat, Trace};
+use crate::trace::{Cat, EventId, Trace};
 
 /// What to print.
 #[derive(Debug, Clone, Default)]
@@ -47,20 +47,18 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
-    fn keep(&self, n: u32) -> bool {
-        self.opts.show_all
-            || self.tree.gpu_count[n as usize] > 0
-            || self.trace.events[n as usize].cat.is_gpu()
+    fn keep(&self, n: EventId) -> bool {
+        self.opts.show_all || self.tree.gpu_count(n) > 0 || self.trace.event(n).cat.is_gpu()
     }
 
-    fn line(&mut self, prefix: &str, last: bool, n: u32) {
-        let e = &self.trace.events[n as usize];
+    fn line(&mut self, prefix: &str, last: bool, n: EventId) {
+        let e = self.trace.event(n);
         let conn = if last { "└── " } else { "├── " };
         let _ = write!(
             self.out,
             "{prefix}{conn}({}) {}",
             label(e.cat),
-            short_name(self.trace.strings.get(e.name))
+            short_name(self.trace.name_of(e))
         );
         if e.cat.is_gpu() {
             let _ = write!(self.out, " [{} µs]", crate::pyfmt::float_repr(e.dur));
@@ -68,12 +66,12 @@ impl Printer<'_> {
         self.out.push('\n');
     }
 
-    fn subtree(&mut self, n: u32, prefix: &str, last: bool, depth: usize) {
+    fn subtree(&mut self, n: EventId, prefix: &str, last: bool, depth: usize) {
         self.line(prefix, last, n);
         if self.opts.depth.is_some_and(|d| depth >= d) {
             return;
         }
-        let kids: Vec<u32> = self.tree.children(n).filter(|&c| self.keep(c)).collect();
+        let kids: Vec<EventId> = self.tree.children(n).filter(|&c| self.keep(c)).collect();
         let child_prefix = format!("{prefix}{}", if last { "    " } else { "│   " });
         for (i, &c) in kids.iter().enumerate() {
             self.subtree(c, &child_prefix, i + 1 == kids.len(), depth + 1);
@@ -82,8 +80,8 @@ impl Printer<'_> {
 
     /// Roots of the printed forest: the tree's roots, or with `--grep` the
     /// outermost matching nodes.
-    fn roots(&self) -> Vec<u32> {
-        let top: Vec<u32> = self
+    fn roots(&self) -> Vec<EventId> {
+        let top: Vec<EventId> = self
             .tree
             .host_roots
             .iter()
@@ -94,13 +92,13 @@ impl Printer<'_> {
             return top;
         };
         let mut found = Vec::new();
-        let mut stack: Vec<u32> = top.into_iter().rev().collect();
+        let mut stack: Vec<EventId> = top.into_iter().rev().collect();
         while let Some(n) = stack.pop() {
             if re.is_match(self.trace.name(n)) {
                 found.push(n);
                 continue;
             }
-            let kids: Vec<u32> = self.tree.children(n).filter(|&c| self.keep(c)).collect();
+            let kids: Vec<EventId> = self.tree.children(n).filter(|&c| self.keep(c)).collect();
             stack.extend(kids.into_iter().rev());
         }
         found
@@ -121,25 +119,25 @@ pub fn render_tree(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> String
     p.out
 }
 
-fn is_module(trace: &Trace, n: u32) -> bool {
-    let e = &trace.events[n as usize];
-    e.cat == Cat::PythonFunction && trace.strings.get(e.name).starts_with(MODULE_PREFIX)
+fn is_module(trace: &Trace, n: EventId) -> bool {
+    let e = trace.event(n);
+    e.cat == Cat::PythonFunction && trace.name_of(e).starts_with(MODULE_PREFIX)
 }
 
 /// GPU time of a node: the sum of the durations of its GPU events, µs.
-fn gpu_time(trace: &Trace, tree: &Tree, n: u32) -> f64 {
+fn gpu_time(trace: &Trace, tree: &Tree, n: EventId) -> f64 {
     tree.gpu_events(trace, n)
         .iter()
-        .map(|&g| trace.events[g as usize].dur)
+        .map(|&g| trace.event(g).dur)
         .sum()
 }
 
 /// Nearest nn.Module descendants of `n` (through non-module frames).
-fn module_children(trace: &Trace, tree: &Tree, n: u32, out: &mut Vec<u32>) {
+fn module_children(trace: &Trace, tree: &Tree, n: EventId, out: &mut Vec<EventId>) {
     for c in tree.children(n) {
         if is_module(trace, c) {
             out.push(c);
-        } else if !trace.events[c as usize].cat.is_gpu() {
+        } else if !trace.event(c).cat.is_gpu() {
             module_children(trace, tree, c, out);
         }
     }
@@ -154,7 +152,7 @@ struct ModulePrinter<'a> {
 }
 
 impl ModulePrinter<'_> {
-    fn walk(&mut self, n: u32, prefix: &str, last: bool, depth: usize) {
+    fn walk(&mut self, n: EventId, prefix: &str, last: bool, depth: usize) {
         let (trace, tree) = (self.trace, self.tree);
         let t = gpu_time(trace, tree, n);
         if t == 0.0 && !self.opts.show_all {
@@ -169,7 +167,7 @@ impl ModulePrinter<'_> {
         let mut kids = Vec::new();
         module_children(trace, tree, n, &mut kids);
         if !self.opts.show_all {
-            kids.retain(|&k| tree.gpu_count[k as usize] > 0);
+            kids.retain(|&k| tree.gpu_count(k) > 0);
         }
         let child_prefix = format!("{prefix}{}", if last { "    " } else { "│   " });
         for (i, &k) in kids.iter().enumerate() {
@@ -191,7 +189,7 @@ pub fn render_modules(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> Str
     }
     if let Some(re) = &opts.grep {
         let mut found = Vec::new();
-        let mut stack: Vec<u32> = roots.into_iter().rev().collect();
+        let mut stack: Vec<EventId> = roots.into_iter().rev().collect();
         while let Some(n) = stack.pop() {
             if re.is_match(trace.name(n)) {
                 found.push(n);
@@ -210,7 +208,7 @@ pub fn render_modules(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> Str
         lines: Vec::new(),
     };
     if !opts.show_all {
-        roots.retain(|&r| tree.gpu_count[r as usize] > 0);
+        roots.retain(|&r| tree.gpu_count(r) > 0);
     }
     for (i, &r) in roots.iter().enumerate() {
         mp.walk(r, "", i + 1 == roots.len(), 0);

@@ -16,21 +16,21 @@ use super::roofline::{self, Metrics};
 use super::{ArgReprs, Context};
 use crate::numeric::{kahan_sum, median, pairwise_sum, welford_std};
 use crate::report::{Cell, Sheet};
-use crate::trace::{Cat, NONE};
+use crate::trace::{Cat, EventId};
 
 /// One collected row before grouping.
 struct Row {
     /// The event (for synthetic rows: the parent/ancestor it copies).
-    uid: u32,
+    uid: EventId,
     /// UID printed as `ex_UID` (synthetic rows get new ones).
-    shown_uid: u32,
+    shown_uid: usize,
     name: String,
     category: String,
     /// CPU duration of the event.
     duration: f64,
     has_perf_model: bool,
     /// GPU events in `gpu_events` order.
-    kernels: Vec<u32>,
+    kernels: Vec<EventId>,
     kernel_time: f64,
     metrics: Option<Metrics>,
 }
@@ -45,40 +45,40 @@ enum Collect {
     Triton,
     /// A sole backward op, measured with its forward op's backward model.
     Backward {
-        fwd: u32,
+        fwd: EventId,
         class: &'static ModelClass,
     },
 }
 
 struct Walker<'c, 'a> {
     cx: &'c Context<'a>,
-    visited: HashSet<u32>,
-    collected: Vec<(u32, Collect)>,
+    visited: HashSet<EventId>,
+    collected: Vec<(EventId, Collect)>,
     comm: CommNames,
 }
 
-fn own_model(cx: &Context, uid: u32) -> Option<&'static ModelClass> {
+fn own_model(cx: &Context, uid: EventId) -> Option<&'static ModelClass> {
     perf_model::lookup(cx.trace.name(uid))
 }
 
 /// A compiled Triton op whose arguments the Triton model can use.
-fn triton_model(cx: &Context, uid: u32) -> bool {
+fn triton_model(cx: &Context, uid: EventId) -> bool {
     let name = cx.trace.name(uid);
     perf_model::is_triton_compiled(name)
         && perf_model::triton::can_model(&roofline::op_input(cx.trace, uid, Vec::new()))
 }
 
 impl Walker<'_, '_> {
-    fn gpu(&self, n: u32) -> bool {
-        self.cx.tree.gpu_count[n as usize] > 0
+    fn gpu(&self, n: EventId) -> bool {
+        self.cx.tree.gpu_count(n) > 0
     }
 
     /// Some descendant cpu_op with its own model and GPU work.
-    fn modelled_descendant(&self, n: u32) -> bool {
+    fn modelled_descendant(&self, n: EventId) -> bool {
         let (trace, tree) = (self.cx.trace, self.cx.tree);
-        let mut stack: Vec<u32> = tree.children(n).collect();
+        let mut stack: Vec<EventId> = tree.children(n).collect();
         while let Some(c) = stack.pop() {
-            match trace.events[c as usize].cat {
+            match trace.event(c).cat {
                 Cat::CpuOp => {
                     if (own_model(self.cx, c).is_some() || triton_model(self.cx, c)) && self.gpu(c)
                     {
@@ -94,21 +94,18 @@ impl Walker<'_, '_> {
     }
 
     /// A GPU event reachable through up to 10 runtime/python children.
-    fn is_leaf_op(&self, n: u32, depth: usize) -> bool {
+    fn is_leaf_op(&self, n: EventId, depth: usize) -> bool {
         let (trace, tree) = (self.cx.trace, self.cx.tree);
-        tree.children(n)
-            .any(|c| match trace.events[c as usize].cat {
-                cat if cat.is_gpu() => true,
-                Cat::CudaRuntime | Cat::PythonFunction if depth < 10 => {
-                    self.is_leaf_op(c, depth + 1)
-                }
-                _ => false,
-            })
+        tree.children(n).any(|c| match trace.event(c).cat {
+            cat if cat.is_gpu() => true,
+            Cat::CudaRuntime | Cat::PythonFunction if depth < 10 => self.is_leaf_op(c, depth + 1),
+            _ => false,
+        })
     }
 
     /// Spec 02 §6.2: a backward op whose forward op has a model with a
     /// backward category. Returns the forward op and its class.
-    fn sole_backward(&self, x: u32) -> Option<(u32, &'static ModelClass)> {
+    fn sole_backward(&self, x: EventId) -> Option<(EventId, &'static ModelClass)> {
         let (trace, tree) = (self.cx.trace, self.cx.tree);
         let w = tree
             .ancestors(x)
@@ -120,9 +117,9 @@ impl Walker<'_, '_> {
         let wname = trace.name(w);
         let wanted = wname.split_once(": ").map(|(_, t)| t);
         let mut matches = Vec::new();
-        let mut stack: Vec<u32> = tree.children(w).collect();
+        let mut stack: Vec<EventId> = tree.children(w).collect();
         while let Some(c) = stack.pop() {
-            if trace.events[c as usize].cat != Cat::CpuOp {
+            if trace.event(c).cat != Cat::CpuOp {
                 continue;
             }
             if self.gpu(c) && wanted.is_none_or(|t| trace.name(c) == t) {
@@ -137,12 +134,12 @@ impl Walker<'_, '_> {
         Some((f, class))
     }
 
-    fn visit(&mut self, n: u32) {
+    fn visit(&mut self, n: EventId) {
         if !self.visited.insert(n) {
             return;
         }
         let (trace, tree) = (self.cx.trace, self.cx.tree);
-        let cat = trace.events[n as usize].cat;
+        let cat = trace.event(n).cat;
         if cat != Cat::CpuOp && !(tree.python_included && cat == Cat::PythonFunction) {
             return;
         }
@@ -181,8 +178,8 @@ impl Walker<'_, '_> {
         self.visit_children(n);
     }
 
-    fn visit_children(&mut self, n: u32) {
-        let kids: Vec<u32> = self.cx.tree.children(n).collect();
+    fn visit_children(&mut self, n: EventId) {
+        let kids: Vec<EventId> = self.cx.tree.children(n).collect();
         for c in kids {
             self.visit(c);
         }
@@ -199,9 +196,8 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         comm: CommNames::new(trace),
     };
     if tree.python_included {
-        for (i, e) in trace.events.iter().enumerate() {
-            let i = i as u32;
-            if e.cat == Cat::PythonFunction && tree.parent[i as usize] == NONE && w.gpu(i) {
+        for (i, e) in trace.events() {
+            if e.cat == Cat::PythonFunction && tree.parent(i).is_none() && w.gpu(i) {
                 w.visit(i);
             }
         }
@@ -210,10 +206,10 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         w.visit(r);
     }
     let mut rows = Vec::new();
-    let mut covered: HashSet<u32> = HashSet::new();
+    let mut covered: HashSet<EventId> = HashSet::new();
     let collected = std::mem::take(&mut w.collected);
     for (uid, how) in collected {
-        let e = &trace.events[uid as usize];
+        let e = trace.event(uid);
         let name = trace.name(uid).to_string();
         let gpu = tree.gpu_events(trace, uid);
         covered.extend(gpu.iter().copied());
@@ -253,7 +249,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         };
         rows.push(Row {
             uid,
-            shown_uid: uid,
+            shown_uid: uid.index(),
             name,
             category,
             duration: e.dur,
@@ -264,20 +260,18 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         });
     }
     // Orphan kernels: one synthetic row each.
-    let mut by_parent: IndexMap<u32, Vec<u32>> = IndexMap::new();
-    let mut with_op: Vec<(u32, u32)> = Vec::new();
-    for (i, e) in trace.events.iter().enumerate() {
-        let k = i as u32;
+    let mut by_parent: IndexMap<EventId, Vec<EventId>> = IndexMap::new();
+    let mut with_op: Vec<(EventId, EventId)> = Vec::new();
+    for (k, e) in trace.events() {
         if !e.cat.is_gpu() || covered.contains(&k) || w.comm.is_comm(trace, k) {
             continue;
         }
-        let parent = tree.parent[i];
-        if parent == NONE {
+        let Some(parent) = tree.parent(k) else {
             continue;
-        }
+        };
         match tree
             .ancestors(k)
-            .find(|&a| trace.events[a as usize].cat == Cat::CpuOp)
+            .find(|&a| trace.event(a).cat == Cat::CpuOp)
         {
             Some(op) => with_op.push((k, op)),
             None => by_parent.entry(parent).or_default().push(k),
@@ -288,7 +282,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         .flat_map(|(p, ks)| ks.into_iter().map(move |k| (k, p)))
         .chain(with_op);
     // Synthetic rows get new UIDs after the last event.
-    for (next_uid, (k, p)) in (trace.events.len() as u32..).zip(pairs) {
+    for (next_uid, (k, p)) in (trace.len()..).zip(pairs) {
         let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
         let first = cx.attribution.first_kernel(trace, p);
         let kernels = vec![k];
@@ -297,7 +291,7 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
             shown_uid: next_uid,
             category: categorize(&name, first).to_string(),
             name,
-            duration: trace.events[p as usize].dur,
+            duration: trace.event(p).dur,
             has_perf_model: false,
             kernel_time: super::intervals::events_busy_time(trace, &kernels),
             kernels,
@@ -419,7 +413,7 @@ pub fn sheet(cx: &Context) -> Option<Sheet> {
 
     let text = |s: Option<String>| s.map(Cell::Text).unwrap_or(Cell::Empty);
     let f = Cell::Float;
-    let mut built: Vec<(f64, u32, Vec<Cell>)> = Vec::new();
+    let mut built: Vec<(f64, usize, Vec<Cell>)> = Vec::new();
     for (keys, idx) in groups.values() {
         let g: Vec<&Row> = idx.iter().map(|&i| &rows[i]).collect();
         let metric = |get: fn(&Metrics) -> f64| -> Vec<f64> {
@@ -493,7 +487,7 @@ pub fn sheet(cx: &Context) -> Option<Sheet> {
             }
         }
         row.extend([f(kt_median), f(kt_min), f(kt_max)]);
-        let lists: Vec<&[u32]> = g.iter().map(|r| r.kernels.as_slice()).collect();
+        let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
         let ks = kernel_details::summarise(cx.trace, &lists);
         row.push(Cell::Text(kernel_details::summary_text(&ks)));
         row.push(text(kernel_details::trunc_text(&ks)));

@@ -13,11 +13,12 @@ use rayon::prelude::*;
 use regex::Regex;
 
 use tracelens::analysis::collectives::{
-    CollectiveOptions, CollectiveReport, Mode, analyze, markdown,
+    CollectiveOptions, CollectiveReport, Mode, analyze, collective_kernel_count, markdown,
 };
-use tracelens::load::collectives::{RankCollectives, RankLoadError, load_collectives};
+use tracelens::load::{self, LoadError};
 use tracelens::report::Cell;
 use tracelens::report::staging::Staging;
+use tracelens::trace::{Needs, Trace};
 
 /// Options of `tracelens collectives`.
 #[derive(Args)]
@@ -115,10 +116,7 @@ fn rank_from_name(rx: &Regex, c: &Candidate) -> Option<i64> {
 }
 
 /// Loads the candidates in parallel, with a progress line on a terminal.
-fn load_all(
-    files: &[&Candidate],
-    quiet: bool,
-) -> Vec<std::result::Result<RankCollectives, RankLoadError>> {
+fn load_all(files: &[&Candidate], quiet: bool) -> Vec<std::result::Result<Trace, LoadError>> {
     let show = !quiet && std::io::stderr().is_terminal();
     let done = AtomicUsize::new(0);
     let line = Mutex::new(());
@@ -129,7 +127,7 @@ fn load_all(
     let out = files
         .par_iter()
         .map(|c| {
-            let r = load_collectives(&c.path);
+            let r = load::load(&c.path, &Needs::collectives_only());
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if show && let Ok(_g) = line.lock() {
                 eprint!("\r\x1b[2Kloading traces: {n}/{total}");
@@ -150,7 +148,7 @@ fn warn(msg: &str) {
 
 /// Finds one trace per rank and loads it: index = rank. Warnings are
 /// returned, not printed, so that a failure is one line.
-fn discover(a: &CollectivesArgs) -> Result<(Vec<RankCollectives>, Vec<String>)> {
+fn discover(a: &CollectivesArgs) -> Result<(Vec<Trace>, Vec<String>)> {
     let mut warnings = Vec::new();
     let mut warn = |m: String| warnings.push(m);
     let dir = &a.trace_dir;
@@ -217,22 +215,22 @@ fn discover(a: &CollectivesArgs) -> Result<(Vec<RankCollectives>, Vec<String>)> 
     let loaded = load_all(&list, a.quiet);
     let name_rx = Regex::new(NAME_RANK).map_err(|e| anyhow!("internal error: {e}"))?;
     // A map, not a Vec of world-size slots: --world-size may be absurd.
-    let mut by_rank: std::collections::BTreeMap<i64, (usize, RankCollectives)> =
+    let mut by_rank: std::collections::BTreeMap<i64, (usize, Trace)> =
         std::collections::BTreeMap::new();
     let mut skipped = Vec::new();
     for (i, ((c, named), res)) in files.iter().zip(loaded).enumerate() {
         let rc = match res {
             Ok(rc) => rc,
-            Err(RankLoadError::NotATrace(_)) => {
+            Err(LoadError::NotATrace(_)) => {
                 skipped.push(c.rel.as_str());
                 continue;
             }
-            Err(RankLoadError::Invalid(e)) => bail!("{}: {e}", c.path.display()),
+            Err(e) => bail!("{}: {e}", c.path.display()),
         };
-        for w in &rc.warnings {
+        for w in rc.warnings() {
             warn(format!("{}: {w}", c.path.display()));
         }
-        if let Some(ws) = rc.world_size
+        if let Some(ws) = rc.info().world_size
             && ws != world
         {
             bail!(
@@ -240,7 +238,7 @@ fn discover(a: &CollectivesArgs) -> Result<(Vec<RankCollectives>, Vec<String>)> 
                 c.path.display()
             );
         }
-        let rank = match (named, rc.rank) {
+        let rank = match (named, rc.info().rank) {
             (Some(r), info) => {
                 if let Some(info) = info
                     && info != *r
@@ -312,11 +310,11 @@ fn discover(a: &CollectivesArgs) -> Result<(Vec<RankCollectives>, Vec<String>)> 
             dir.display()
         );
     }
-    let ranks: Vec<RankCollectives> = by_rank.into_values().map(|(_, rc)| rc).collect();
+    let ranks: Vec<Trace> = by_rank.into_values().map(|(_, rc)| rc).collect();
     let empty: Vec<String> = ranks
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.events.is_empty())
+        .filter(|(_, r)| collective_kernel_count(r) == 0)
         .map(|(i, _)| i.to_string())
         .collect();
     if !empty.is_empty() && empty.len() < ranks.len() {

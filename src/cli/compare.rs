@@ -10,11 +10,10 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
-use tracelens::analysis::{ReportOptions, run_report};
-use tracelens::load::{LoadOptions, load_trace_with};
+use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::load;
 use tracelens::report::staging::Staging;
 use tracelens::report::{Sheet, csv, read, xlsx};
-use tracelens::trace::Cat;
 use tracelens::trace::tree::{TreeOptions, build};
 
 /// Options of `tracelens compare`.
@@ -131,14 +130,7 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
             .map(|s| (s, Vec::new()))
             .map_err(|e| format!("{e:#}")),
         Kind::Trace => {
-            // No report sheet reads python frames or instant events.
-            let trace = load_trace_with(
-                path,
-                &LoadOptions {
-                    stub_categories: vec![Cat::PythonFunction, Cat::Other],
-                },
-            )
-            .map_err(|e| format!("{shown}: {e}"))?;
+            let trace = load::load(path, &REPORT_NEEDS).map_err(|e| format!("{shown}: {e}"))?;
             let tree = build(&trace, TreeOptions::default());
             let report = run_report(&trace, &tree, &ReportOptions::default());
             let notes = report

@@ -11,16 +11,15 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
 use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
-use tracelens::analysis::{ReportOptions, run_report};
+use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
 use tracelens::gpu_arch::GpuArch;
-use tracelens::load::{LoadOptions, load_trace, load_trace_with};
+use tracelens::load;
 use tracelens::plots;
 use tracelens::report::staging::Staging;
 use tracelens::report::{Sheet, csv, xlsx};
 use tracelens::summary;
-use tracelens::trace::Cat;
-use tracelens::trace::Trace;
 use tracelens::trace::tree::{TreeOptions, build};
+use tracelens::trace::{Needs, Trace};
 
 /// Performance reports from PyTorch profiler traces: where the GPU time went,
 /// by op category, op, input shape and kernel.
@@ -254,7 +253,7 @@ impl Progress {
 }
 
 fn load(path: &Path) -> Result<Trace> {
-    load_trace(path).map_err(|e| anyhow!("{}: {e}", path.display()))
+    load::load(path, &Needs::ALL).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
 /// Stages `bytes` as the file `path` (creating its directory) in `staging`.
@@ -357,14 +356,8 @@ fn report(a: ReportArgs) -> Result<()> {
     };
     let progress = Progress::new(a.quiet, &a.trace);
     progress.step("loading trace");
-    // No report sheet reads python frames or instant (memory) events.
-    let trace = load_trace_with(
-        &a.trace,
-        &LoadOptions {
-            stub_categories: vec![Cat::PythonFunction, Cat::Other],
-        },
-    )
-    .map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
+    let trace =
+        load::load(&a.trace, &REPORT_NEEDS).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
     progress.step("building call tree");
     let tree = build(&trace, TreeOptions::default());
     progress.step("computing sheets");

@@ -1,38 +1,92 @@
-//! Loading traces from files or stdin.
+//! Loading traces from files or stdin: input bytes -> decoder -> trace.
 //!
-//! The input format is detected from the content (gzip and zip magic bytes,
-//! then JSON), not from the file name. Decompression runs on its own thread
-//! and feeds the parser through a bounded channel, so the two overlap.
+//! The packing is detected from the content (gzip and zip magic bytes), not
+//! from the file name; decompression runs on its own thread and feeds the
+//! decoder through a bounded channel, so the two overlap. The format is
+//! then sniffed from the first decoded bytes ([`Format`]), and the decoder
+//! of that format feeds a [`TraceBuilder`](crate::trace::TraceBuilder), which
+//! keeps what the [`Needs`] ask for.
+//!
+//! Adding an input format: one decoder module (like `kineto`) and one arm
+//! in [`Format`].
 
-pub mod collectives;
-pub mod pytorch;
+pub mod kineto;
 pub mod scan;
 
-use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::sync::mpsc;
 
-use crate::trace::Trace;
+use crate::trace::{Needs, Trace};
+use kineto::Threads;
 
 /// Why a trace could not be loaded. The message never includes the path;
 /// callers add it.
-#[derive(Debug)]
-pub struct LoadError(pub String);
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The input could not be opened or read.
+    #[error("{}", io_text(.0))]
+    Io(#[source] io::Error),
+    /// The path names a directory.
+    #[error("is a directory, not a trace file")]
+    IsDirectory,
+    /// The input has no bytes.
+    #[error("empty file")]
+    Empty,
+    /// A zip archive that cannot be read, or holds no trace.
+    #[error("{0}")]
+    Zip(String),
+    /// Reading failed part way (truncated or corrupt compressed data).
+    #[error("{what}: {source}")]
+    Read {
+        /// What was being read, e.g. "truncated or corrupt gzip data".
+        what: &'static str,
+        /// The failure.
+        source: io::Error,
+    },
+    /// The bytes are not well-formed for the format; the text says where and why.
+    #[error("{0}")]
+    Syntax(String),
+    /// Valid syntax, but not a trace (e.g. a JSON object without
+    /// `traceEvents`): a file a directory scan may skip.
+    #[error("{0}")]
+    NotATrace(String),
+    /// A trace whose content is invalid (a bad event, a negative duration).
+    #[error("invalid trace: {0}")]
+    Invalid(String),
+    /// A trace without events.
+    #[error("the trace has no events (\"traceEvents\" is empty)")]
+    NoEvents,
+    /// A bug: a loader thread panicked.
+    #[error("internal error: the parser thread panicked")]
+    Internal,
+}
 
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl LoadError {
+    /// A read failure part way through input packed as `packing`.
+    pub(crate) fn read(packing: Packing, source: io::Error) -> LoadError {
+        let what = match packing {
+            Packing::Gzip => "truncated or corrupt gzip data",
+            Packing::Zip => "cannot read the zip member",
+            Packing::Plain => "read error",
+        };
+        LoadError::Read { what, source }
     }
 }
 
-impl std::error::Error for LoadError {}
+fn io_text(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
 
 /// How the bytes of the input are packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
-    /// Plain JSON text.
+    /// Plain bytes.
     Plain,
     /// gzip (one or more members).
     Gzip,
@@ -53,22 +107,49 @@ impl Packing {
     }
 }
 
-pub use pytorch::LoadOptions;
-
-/// Loads a PyTorch profiler (Kineto) trace from `path` (`-` for stdin).
-pub fn load_trace(path: &Path) -> Result<Trace, LoadError> {
-    load_trace_with(path, &LoadOptions::default())
+/// The format of the unpacked input: which decoder reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// PyTorch profiler (Kineto) JSON, the Chrome trace format.
+    KinetoJson,
 }
 
-/// Loads a trace, leaving out what `opts` says no pass will read.
-pub fn load_trace_with(path: &Path, opts: &LoadOptions) -> Result<Trace, LoadError> {
+impl Format {
+    /// Detects the format from the first unpacked bytes. Kineto JSON is the
+    /// fallback: input no decoder recognises gets the JSON decoder's
+    /// precise syntax error.
+    pub fn sniff(head: &[u8]) -> Format {
+        // Other formats are recognised here, before the fallback (XPlane:
+        // protobuf bytes; rocprofv3: JSON with its own top-level keys).
+        let _ = head;
+        Format::KinetoJson
+    }
+}
+
+/// Loads a trace from `path` (`-` for stdin), keeping what `needs` asks for.
+pub fn load(path: &Path, needs: &Needs) -> Result<Trace, LoadError> {
     let (reader, packing) = open(path)?;
+    if needs.collectives_only {
+        // Collectives-only loads run many ranks in parallel and keep little
+        // of each: one thread per load and no read-ahead buffers.
+        let mut input = BufReader::with_capacity(1 << 16, reader);
+        let head = input.fill_buf().map_err(|e| LoadError::read(packing, e))?;
+        return match Format::sniff(head) {
+            Format::KinetoJson => kineto::decode(input, packing, needs, Threads::One),
+        };
+    }
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(3);
-    // Decompression on its own thread: the parser never waits for inflate
+    // Decompression on its own thread: the decoder never waits for inflate
     // unless inflate is the slower of the two.
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
     let producer = std::thread::spawn(move || pump(reader, tx, spare_rx));
-    let result = pytorch::parse(ChannelReader::new(rx, spare_tx), packing, opts);
+    let mut input = ChannelReader::new(rx, spare_tx);
+    let result = match input.peek() {
+        Err(e) => Err(LoadError::read(packing, e)),
+        Ok(head) => match Format::sniff(head) {
+            Format::KinetoJson => kineto::decode(input, packing, needs, Threads::Two),
+        },
+    };
     let _ = producer.join();
     result
 }
@@ -100,7 +181,7 @@ fn pump(
         block.truncate(filled);
         let done = filled < BLOCK;
         if filled > 0 && tx.send(Ok(block)).is_err() {
-            return; // the parser stopped early (an error); nothing more to do
+            return; // the decoder stopped early (an error); nothing more to do
         }
         if done {
             return;
@@ -126,10 +207,9 @@ impl ChannelReader {
             pos: 0,
         }
     }
-}
 
-impl Read for ChannelReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+    /// Makes unread bytes available unless the input is finished.
+    fn fill(&mut self) -> io::Result<()> {
         while self.pos == self.block.len() {
             match self.rx.recv() {
                 Ok(Ok(b)) => {
@@ -139,9 +219,22 @@ impl Read for ChannelReader {
                     self.pos = 0;
                 }
                 Ok(Err(e)) => return Err(e),
-                Err(_) => return Ok(0),
+                Err(_) => break,
             }
         }
+        Ok(())
+    }
+
+    /// The next unread bytes, without consuming them (empty at the end).
+    fn peek(&mut self) -> io::Result<&[u8]> {
+        self.fill()?;
+        Ok(&self.block[self.pos..])
+    }
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.fill()?;
         let n = out.len().min(self.block.len() - self.pos);
         out[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
         self.pos += n;
@@ -149,29 +242,20 @@ impl Read for ChannelReader {
     }
 }
 
-fn io_error(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => e.to_string(),
-    }
-}
-
-/// Opens the input and wraps it in the right decoder.
-pub(crate) fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
+/// Opens the input and wraps it in the right decompressor.
+fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
     let mut raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
         Box::new(io::stdin())
     } else {
         if path.is_dir() {
-            return Err(LoadError("is a directory, not a trace file".into()));
+            return Err(LoadError::IsDirectory);
         }
-        let f = File::open(path).map_err(|e| LoadError(io_error(&e)))?;
-        Box::new(f)
+        Box::new(File::open(path).map_err(LoadError::Io)?)
     };
     let mut head = [0u8; 4];
-    let n = read_up_to(&mut raw, &mut head).map_err(|e| LoadError(io_error(&e)))?;
+    let n = read_up_to(&mut raw, &mut head).map_err(LoadError::Io)?;
     if n == 0 {
-        return Err(LoadError("empty file".into()));
+        return Err(LoadError::Empty);
     }
     let head = head[..n].to_vec();
     let packing = Packing::sniff(&head);
@@ -205,11 +289,9 @@ fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 fn open_zip(mut input: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, LoadError> {
     // zip needs random access; archives are read into memory.
     let mut bytes = Vec::new();
-    input
-        .read_to_end(&mut bytes)
-        .map_err(|e| LoadError(io_error(&e)))?;
+    input.read_to_end(&mut bytes).map_err(LoadError::Io)?;
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| LoadError(format!("invalid zip archive: {e}")))?;
+        .map_err(|e| LoadError::Zip(format!("invalid zip archive: {e}")))?;
     let names: Vec<String> = archive
         .file_names()
         .map(|s| s.map(|c| c.into_owned()).unwrap_or_default())
@@ -219,23 +301,171 @@ fn open_zip(mut input: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Loa
         .position(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
         .or(if names.len() == 1 { Some(0) } else { None })
         .ok_or_else(|| {
-            LoadError(format!(
+            LoadError::Zip(format!(
                 "zip archive holds no .json trace (members: {})",
                 names.join(", ")
             ))
         })?;
     let mut member = archive
         .by_index(pick)
-        .map_err(|e| LoadError(format!("cannot read zip member {}: {e}", names[pick])))?;
+        .map_err(|e| LoadError::Zip(format!("cannot read zip member {}: {e}", names[pick])))?;
     let mut data = Vec::new();
     member
         .read_to_end(&mut data)
-        .map_err(|e| LoadError(format!("cannot read zip member {}: {e}", names[pick])))?;
+        .map_err(|e| LoadError::Zip(format!("cannot read zip member {}: {e}", names[pick])))?;
     if Packing::sniff(&data) == Packing::Gzip {
         Ok(Box::new(flate2::read::MultiGzDecoder::new(Cursor::new(
             data,
         ))))
     } else {
         Ok(Box::new(Cursor::new(data)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyfmt::{py_repr, py_str};
+    use crate::trace::{ArgValue, Cat, EventId};
+
+    fn load_str(doc: &str, needs: &Needs) -> Result<Trace, LoadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.json");
+        std::fs::write(&p, doc).unwrap();
+        load(&p, needs)
+    }
+
+    const RANK: &str = r#"{"distributedInfo": {"rank": 3, "world_size": 8},
+      "deviceProperties": [{}, {}],
+      "traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic", "ts": 10, "dur": 5,
+         "args": {"correlation": 1, "stream": 7, "Collective name": "allreduce",
+                  "Process Group Ranks": [0, 1], "In split size": "[]", "Group size": 2}},
+        {"ph": "X", "cat": "kernel", "name": "NCCL_thing", "ts": 11.5, "dur": 1, "args": {"stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 12, "dur": 1, "args": {"correlation": 2}},
+        {"ph": "X", "cat": "cpu_op", "name": "nccl:all_reduce", "ts": 12, "dur": 1, "args": {"External id": 2}},
+        {"ph": "X", "cat": "python_function", "name": "f", "ts": 12, "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "void vllm::cross_device_reduce_1stage<float>", "ts": 20.25, "dur": 3,
+         "args": {"External id": 4, "Collective name": null}}
+      ]}"#;
+
+    #[test]
+    fn collectives_only_keeps_only_linked_collective_kernels() {
+        let t = load_str(RANK, &Needs::collectives_only()).unwrap();
+        assert_eq!(t.info().rank, Some(3));
+        assert_eq!(t.info().world_size, Some(8));
+        assert_eq!(t.info().device_count, 2);
+        assert_eq!(t.len(), 2, "nothing else is kept");
+        let (a, b) = (EventId::new(0), EventId::new(1));
+        assert_eq!(t.name(a), "ncclDevKernel_Generic");
+        assert_eq!((t.event(a).ts, t.event(a).ts_is_int), (10.0, true));
+        assert_eq!(t.args(a).unwrap().stream(), Some(7));
+        let c = t.collective_args(a).unwrap();
+        assert_eq!(c.coll_name, Some(ArgValue::Str("allreduce".into())));
+        assert_eq!(py_repr(c.pg_ranks.as_ref().unwrap(), true), "(0, 1)");
+        assert_eq!(py_str(c.in_split.as_ref().unwrap(), true), "[]");
+        assert_eq!(c.group_size, Some(ArgValue::Int(2)));
+        assert_eq!((t.event(b).ts, t.event(b).ts_is_int), (20.25, false));
+        assert!(t.collective_args(b).is_none(), "null is absent");
+    }
+
+    #[test]
+    fn full_load_keeps_every_uid() {
+        let t = load_str(RANK, &Needs::ALL).unwrap();
+        assert_eq!(t.len(), 6);
+        assert_eq!(t.name(EventId::new(4)), "f");
+        assert_eq!(t.info().rank, Some(3));
+        // Python frames as stubs: the UID numbering stays.
+        let t = load_str(RANK, &Needs::EVENTS).unwrap();
+        assert_eq!(t.len(), 6);
+        let stub = t.event(EventId::new(4));
+        assert_eq!(
+            (stub.cat, t.name(EventId::new(4))),
+            (Cat::PythonFunction, "")
+        );
+        assert_eq!(
+            t.name(EventId::new(5)),
+            "void vllm::cross_device_reduce_1stage<float>"
+        );
+    }
+
+    #[test]
+    fn errors_keep_their_messages() {
+        let e = load_str(r#"{"a": 1}"#, &Needs::ALL).unwrap_err();
+        assert!(matches!(e, LoadError::NotATrace(_)));
+        assert_eq!(
+            e.to_string(),
+            "not a trace: the JSON object has no \"traceEvents\" array"
+        );
+        let e = load_str(r#"{"traceEvents": [{"cat": "kernel""#, &Needs::COLLECTIVES);
+        assert!(matches!(e, Err(LoadError::Syntax(_))), "{e:?}");
+        // A string time is an error, whatever is kept.
+        let doc = r#"{"traceEvents": [{"cat": "kernel", "name": "nccl", "ts": "5", "dur": 1, "args": {"correlation": 1}}]}"#;
+        for needs in [Needs::ALL, Needs::COLLECTIVES] {
+            let e = load_str(doc, &needs).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "invalid trace: event #0 of traceEvents: invalid type: string \"5\", expected a number"
+            );
+        }
+        // No events: an error for a report, not for the collective report.
+        let empty = r#"{"traceEvents": []}"#;
+        assert_eq!(
+            load_str(empty, &Needs::ALL).unwrap_err().to_string(),
+            "the trace has no events (\"traceEvents\" is empty)"
+        );
+        assert!(load_str(empty, &Needs::COLLECTIVES).unwrap().is_empty());
+        assert_eq!(
+            load_str("", &Needs::ALL).unwrap_err().to_string(),
+            "empty file"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load(dir.path(), &Needs::ALL).unwrap_err().to_string(),
+            "is a directory, not a trace file"
+        );
+        assert_eq!(
+            load(&dir.path().join("nope.json"), &Needs::ALL)
+                .unwrap_err()
+                .to_string(),
+            "no such file"
+        );
+    }
+
+    #[test]
+    fn collectives_only_warnings() {
+        let doc = r#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "nccl_a", "dur": 5, "args": {"correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "nccl_b", "ts": 1, "args": {"correlation": 2}},
+            {"ph": "Q", "cat": "cpu_op", "name": "x"}
+        ]}"#;
+        let t = load_str(doc, &Needs::COLLECTIVES).unwrap();
+        assert_eq!(t.len(), 1);
+        let k = t.event(EventId::new(0));
+        assert_eq!((k.dur, k.dur_is_int), (0.0, true));
+        assert_eq!(
+            t.warnings(),
+            [
+                "1 collective kernel(s) without \"ts\" were left out",
+                "1 collective kernel(s) without \"dur\" were counted as zero-length"
+            ]
+        );
+        let t = load_str(doc, &Needs::ALL).unwrap();
+        assert_eq!(
+            t.warnings(),
+            [
+                "1 event(s) with unknown phase \"Q\" were ignored",
+                "1 GPU event(s) without \"dur\" were counted as zero-length"
+            ]
+        );
+    }
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(Packing::sniff(&[0x1f, 0x8b, 8]), Packing::Gzip);
+        assert_eq!(Packing::sniff(b"PK\x03\x04"), Packing::Zip);
+        assert_eq!(Packing::sniff(b"{\"tr"), Packing::Plain);
+        assert_eq!(Format::sniff(b"{\"traceEvents\""), Format::KinetoJson);
+        assert_eq!(Format::sniff(b"\x08\x96\x01"), Format::KinetoJson);
     }
 }

@@ -1,25 +1,23 @@
-//! The trace data model: one flat arena of events addressed by `u32` index,
-//! with names interned once.
+//! The trace data model, knowing no file format: one flat arena of events
+//! addressed by typed handles ([`EventId`], …), names interned once, op
+//! arguments parsed once into a table of distinct values.
 //!
-//! An event's index in [`Trace::events`] is its index in the file's
-//! `traceEvents` array, which is also the reference's `UID`.
+//! A [`TraceBuilder`] makes a [`Trace`]; decoders of input formats (in
+//! `load`) feed it. For a full load an event's index is its position in the
+//! input, which is also the reference's `UID`.
 
 pub mod args;
+pub mod builder;
 pub mod handle;
 pub mod needs;
 pub mod tree;
 
-use std::collections::HashMap;
-
 use rustc_hash::FxHashMap;
 
-/// Marker for "no value" in `u32` handle fields.
-pub const NONE: u32 = u32::MAX;
-/// Marker for "no value" in the integer argument fields of [`Args`].
-pub const NO_INT: i64 = i64::MIN;
-
-/// Handle of an interned string.
-pub type StrId = u32;
+pub use args::{ArgValue, Args, CollectiveArgs, OpArgs};
+pub use builder::TraceBuilder;
+pub use handle::{ArgsId, EventId, IdentId, StrId, ValueId};
+pub use needs::Needs;
 
 /// A string table: every distinct string is stored once and named by a [`StrId`].
 #[derive(Debug, Default)]
@@ -34,7 +32,7 @@ impl Interner {
         if let Some(&id) = self.map.get(s) {
             return id;
         }
-        let id = self.strings.len() as StrId;
+        let id = StrId::new(self.strings.len());
         self.strings.push(s.into());
         self.map.insert(s.into(), id);
         id
@@ -45,13 +43,9 @@ impl Interner {
         self.map.get(s).copied()
     }
 
-    /// The string behind `id`; the empty string for [`NONE`].
+    /// The string behind `id`.
     pub fn get(&self, id: StrId) -> &str {
-        if id == NONE {
-            ""
-        } else {
-            &self.strings[id as usize]
-        }
+        &self.strings[id.index()]
     }
 
     /// Number of distinct strings.
@@ -170,29 +164,28 @@ pub enum Ident {
     Str(Box<str>),
 }
 
-/// Handle of an interned [`Ident`].
-pub type IdentId = u32;
-
-/// One trace event, compact. Times are microseconds as written in the file.
+/// One trace event, compact. Times are microseconds as written in the input.
 #[derive(Debug, Clone, Copy)]
 pub struct Event {
     /// `ts`, or NaN when absent.
     pub ts: f64,
     /// `dur`, or NaN when absent.
     pub dur: f64,
-    /// Interned `name` ([`NONE`] when absent).
-    pub name: StrId,
+    /// Interned `name`, when present.
+    pub name: Option<StrId>,
     /// Interned `pid`.
     pub pid: IdentId,
     /// Interned `tid`.
     pub tid: IdentId,
-    /// Index into [`Trace::args`], or [`NONE`] when the event has no `args`.
-    pub args: u32,
+    /// The event's args record, when it has `args`.
+    pub args: Option<ArgsId>,
     /// Category.
     pub cat: Cat,
     /// Phase.
     pub ph: Phase,
-    /// True when `dur` was written as a JSON integer.
+    /// True when `ts` was written as an integer.
+    pub ts_is_int: bool,
+    /// True when `dur` was written as an integer.
     pub dur_is_int: bool,
 }
 
@@ -204,48 +197,7 @@ impl Event {
     }
 }
 
-/// The `args` fields the passes read. Integer fields use [`NO_INT`] for
-/// "absent"; shape-like fields keep their JSON text, interned, and are
-/// turned into Python reprs only by the passes that print them.
-#[derive(Debug, Clone, Copy)]
-pub struct Args {
-    /// `args.correlation`.
-    pub correlation: i64,
-    /// `args["External id"]`.
-    pub external_id: i64,
-    /// `args.stream`.
-    pub stream: i64,
-    /// `args["Sequence number"]`.
-    pub sequence: i64,
-    /// `args["Input Dims"]` JSON text.
-    pub input_dims: StrId,
-    /// `args["Input type"]` JSON text.
-    pub input_type: StrId,
-    /// `args["Input Strides"]` JSON text.
-    pub input_strides: StrId,
-    /// `args["Concrete Inputs"]` JSON text.
-    pub concrete_inputs: StrId,
-    /// `args.kernel_file` JSON text.
-    pub kernel_file: StrId,
-}
-
-impl Default for Args {
-    fn default() -> Self {
-        Args {
-            correlation: NO_INT,
-            external_id: NO_INT,
-            stream: NO_INT,
-            sequence: NO_INT,
-            input_dims: NONE,
-            input_type: NONE,
-            input_strides: NONE,
-            concrete_inputs: NONE,
-            kernel_file: NONE,
-        }
-    }
-}
-
-/// Process and thread names from `ph: "M"` events.
+/// Process and thread names from metadata events.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadMeta {
     /// `process_name` (`args.name`).
@@ -256,54 +208,192 @@ pub struct ThreadMeta {
     pub thread_name: Option<String>,
 }
 
-/// A loaded trace: the event arena plus its side tables.
+/// Facts about the trace as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceInfo {
+    /// `distributedInfo.rank`, when the trace has it.
+    pub rank: Option<i64>,
+    /// `distributedInfo.world_size`, when the trace has it.
+    pub world_size: Option<i64>,
+    /// Number of devices described (`deviceProperties` entries; 0 when absent).
+    pub device_count: usize,
+    /// Size of the decoded (uncompressed) input in bytes.
+    pub input_bytes: u64,
+}
+
+/// True when a kernel name is a collective's (spec A1): it contains `nccl`,
+/// `rccl` or `cross_device_reduce`, in any case.
+pub fn is_collective_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("nccl") || lower.contains("rccl") || lower.contains("cross_device_reduce")
+}
+
+/// A loaded trace: the event arena plus its side tables. Made by a
+/// [`TraceBuilder`]; read through typed accessors.
 #[derive(Debug, Default)]
 pub struct Trace {
-    /// All events of `traceEvents`, in file order (index = UID).
-    pub events: Vec<Event>,
+    /// Events in input order (for a full load, index = UID).
+    events: Vec<Event>,
     /// Argument records referenced by [`Event::args`].
-    pub args: Vec<Args>,
-    /// Flow ids of `s`/`f` events, by event index (only flows carry one).
-    pub flow_ids: HashMap<u32, i64>,
-    /// Interned strings (names, argument JSON texts).
-    pub strings: Interner,
+    args: Vec<Args>,
+    /// Distinct parsed argument values referenced by [`Args`].
+    values: Vec<ArgValue>,
+    /// Flow ids of flow start/end events (only flows carry one).
+    flow_ids: FxHashMap<EventId, i64>,
+    /// Interned strings (names).
+    strings: Interner,
     /// Interned pid/tid values.
-    pub idents: Vec<Ident>,
+    idents: Vec<Ident>,
     /// Metadata by (pid, tid).
-    pub meta: HashMap<(IdentId, IdentId), ThreadMeta>,
-    /// Collective metadata (`Collective name`, `Process Group Name`, …) of
-    /// the kernel events that carry any, by event index.
-    pub collective_args: FxHashMap<u32, crate::load::collectives::CollectiveArgs>,
-    /// Top-level keys other than `traceEvents`, as JSON text.
-    pub top_level: Vec<(String, String)>,
+    meta: FxHashMap<(IdentId, IdentId), ThreadMeta>,
+    /// Collective metadata of the kernels that carry any.
+    collective_args: FxHashMap<EventId, CollectiveArgs>,
+    /// Facts about the trace as a whole.
+    info: TraceInfo,
     /// Non-fatal problems noticed while loading.
-    pub warnings: Vec<String>,
-    /// Uncompressed size of the JSON document in bytes.
-    pub json_bytes: u64,
+    warnings: Vec<String>,
 }
 
 impl Trace {
-    /// The event's name.
-    pub fn name(&self, ev: u32) -> &str {
-        self.strings.get(self.events[ev as usize].name)
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// True when the trace holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The event `id`.
+    #[inline]
+    pub fn event(&self, id: EventId) -> &Event {
+        &self.events[id.index()]
+    }
+
+    /// Every event with its id, in arena order.
+    pub fn events(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (EventId, &Event)> + ExactSizeIterator + Clone + '_ {
+        self.events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (EventId::new(i), e))
+    }
+
+    /// Every event id, in arena order.
+    pub fn ids(&self) -> impl DoubleEndedIterator<Item = EventId> + ExactSizeIterator + Clone {
+        (0..self.events.len()).map(EventId::new)
+    }
+
+    /// The event's name (empty when it has none).
+    #[inline]
+    pub fn name(&self, id: EventId) -> &str {
+        self.name_of(self.event(id))
+    }
+
+    /// The name of an event of this trace (empty when it has none).
+    #[inline]
+    pub fn name_of(&self, e: &Event) -> &str {
+        e.name.map_or("", |s| self.strings.get(s))
+    }
+
+    /// The string behind `id`.
+    #[inline]
+    pub fn string(&self, id: StrId) -> &str {
+        self.strings.get(id)
+    }
+
+    /// The string table.
+    pub fn strings(&self) -> &Interner {
+        &self.strings
     }
 
     /// The event's args record, if any.
-    pub fn args_of(&self, ev: u32) -> Option<&Args> {
-        let a = self.events[ev as usize].args;
-        (a != NONE).then(|| &self.args[a as usize])
+    #[inline]
+    pub fn args(&self, id: EventId) -> Option<&Args> {
+        self.event(id).args.map(|a| &self.args[a.index()])
+    }
+
+    /// The parsed argument value `id`.
+    #[inline]
+    pub fn value(&self, id: ValueId) -> &ArgValue {
+        &self.values[id.index()]
+    }
+
+    /// The event's recorded op arguments (all `None` when it has none).
+    pub fn op_args(&self, id: EventId) -> OpArgs<'_> {
+        match self.args(id) {
+            None => OpArgs::default(),
+            Some(a) => {
+                let v = |h: Option<ValueId>| h.map(|h| self.value(h));
+                OpArgs {
+                    dims: v(a.input_dims),
+                    types: v(a.input_type),
+                    strides: v(a.input_strides),
+                    concrete: v(a.concrete_inputs),
+                }
+            }
+        }
+    }
+
+    /// The collective metadata of a kernel, when it carries any.
+    pub fn collective_args(&self, id: EventId) -> Option<&CollectiveArgs> {
+        self.collective_args.get(&id)
+    }
+
+    /// True when some kernel carries collective metadata.
+    pub fn has_collective_args(&self) -> bool {
+        !self.collective_args.is_empty()
+    }
+
+    /// The flow id of a flow start/end event.
+    pub fn flow_id(&self, id: EventId) -> Option<i64> {
+        self.flow_ids.get(&id).copied()
+    }
+
+    /// The pid/tid value behind `id`.
+    pub fn ident(&self, id: IdentId) -> &Ident {
+        &self.idents[id.index()]
+    }
+
+    /// The interned id of a pid/tid value, if it occurs in the trace.
+    pub fn find_ident(&self, v: &Ident) -> Option<IdentId> {
+        self.idents.iter().position(|i| i == v).map(IdentId::new)
     }
 
     /// The interned id of an integer ident, if that value occurs in the trace.
     pub fn int_ident(&self, v: i64) -> Option<IdentId> {
-        self.idents
-            .iter()
-            .position(|i| *i == Ident::Int(v))
-            .map(|p| p as IdentId)
+        self.find_ident(&Ident::Int(v))
     }
 
     /// The metadata record for (pid, tid), if any.
     pub fn thread_meta(&self, pid: IdentId, tid: IdentId) -> Option<&ThreadMeta> {
         self.meta.get(&(pid, tid))
+    }
+
+    /// Facts about the trace as a whole.
+    pub fn info(&self) -> &TraceInfo {
+        &self.info
+    }
+
+    /// Non-fatal problems noticed while loading.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collective_names() {
+        assert!(is_collective_name("ncclKernel_AllReduce_RING_LL_Sum_float"));
+        assert!(is_collective_name("RCCL_x"));
+        assert!(is_collective_name(
+            "void sglang::Cross_Device_Reduce_2stage"
+        ));
+        assert!(!is_collective_name("gemm_kernel"));
     }
 }

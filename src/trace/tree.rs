@@ -5,9 +5,9 @@
 //! a trace has no flows at all); backward ops link to their forward op by
 //! sequence number. Nothing here mutates the trace.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
-use super::{Cat, Ident, NO_INT, NONE, Phase, Trace};
+use super::{Cat, EventId, Ident, IdentId, Phase, Trace};
 
 /// Which `args` key ties launches to GPU work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,22 +42,20 @@ pub const BACKWARD_PREFIX: &str = "autograd::engine::evaluate_function:";
 /// The call tree: parent/child links for every event, by index.
 #[derive(Debug)]
 pub struct Tree {
-    /// Parent of each event, or [`NONE`].
-    pub parent: Vec<u32>,
-    first_child: Vec<u32>,
-    last_child: Vec<u32>,
-    next_sibling: Vec<u32>,
-    /// Number of GPU events below each event (its `gpu_events` length).
-    pub gpu_count: Vec<u32>,
+    parent: Vec<Option<EventId>>,
+    first_child: Vec<Option<EventId>>,
+    last_child: Vec<Option<EventId>>,
+    next_sibling: Vec<Option<EventId>>,
+    gpu_count: Vec<u32>,
     /// Outermost `cpu_op` of each stack, in sweep order.
-    pub cpu_roots: Vec<u32>,
+    pub cpu_roots: Vec<EventId>,
     /// Host events placed in the tree that have no parent (roots of the
     /// printed tree), in sweep order.
-    pub host_roots: Vec<u32>,
+    pub host_roots: Vec<EventId>,
     /// Backward wrapper -> forward op.
-    pub fwd_event: HashMap<u32, u32>,
+    pub fwd_event: FxHashMap<EventId, EventId>,
     /// Forward op -> backward wrappers.
-    pub bwd_events: HashMap<u32, Vec<u32>>,
+    pub bwd_events: FxHashMap<EventId, Vec<EventId>>,
     /// The key used for linking.
     pub link_key: LinkKey,
     /// How launches were matched with GPU events.
@@ -71,83 +69,93 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The parent of `node`: the enclosing host event, or for GPU work the
+    /// launch that claimed it.
+    #[inline]
+    pub fn parent(&self, node: EventId) -> Option<EventId> {
+        self.parent[node.index()]
+    }
+
+    /// Number of GPU events below `node` (its `gpu_events` length).
+    #[inline]
+    pub fn gpu_count(&self, node: EventId) -> u32 {
+        self.gpu_count[node.index()]
+    }
+
     /// The children of `node`: host children in time order, then GPU work in
     /// link order.
-    pub fn children(&self, node: u32) -> Children<'_> {
+    pub fn children(&self, node: EventId) -> Children<'_> {
         Children {
             tree: self,
-            next: self.first_child[node as usize],
+            next: self.first_child[node.index()],
         }
     }
 
     /// True when `node` has no children.
-    pub fn is_leaf(&self, node: u32) -> bool {
-        self.first_child[node as usize] == NONE
+    pub fn is_leaf(&self, node: EventId) -> bool {
+        self.first_child[node.index()].is_none()
     }
 
     /// True when the event is a linked GPU event (its `tree` flag in the reference).
-    pub fn is_linked_gpu(&self, trace: &Trace, ev: u32) -> bool {
-        trace.events[ev as usize].cat.is_gpu() && self.parent[ev as usize] != NONE
+    pub fn is_linked_gpu(&self, trace: &Trace, ev: EventId) -> bool {
+        trace.event(ev).cat.is_gpu() && self.parent(ev).is_some()
     }
 
     /// Every GPU event below `node` (its `gpu_events`), ordered like the
     /// reference: by launching runtime event, then in link order.
-    pub fn gpu_events(&self, trace: &Trace, node: u32) -> Vec<u32> {
+    pub fn gpu_events(&self, trace: &Trace, node: EventId) -> Vec<EventId> {
         let mut out = Vec::new();
-        if self.gpu_count[node as usize] == 0 {
+        if self.gpu_count(node) == 0 {
             return out;
         }
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if trace.events[n as usize].cat.is_gpu() && n != node {
+            if trace.event(n).cat.is_gpu() && n != node {
                 out.push(n);
                 continue;
             }
             for c in self.children(n) {
-                if self.gpu_count[c as usize] > 0 || trace.events[c as usize].cat.is_gpu() {
+                if self.gpu_count(c) > 0 || trace.event(c).cat.is_gpu() {
                     stack.push(c);
                 }
             }
         }
-        out.sort_unstable_by_key(|&g| (self.parent[g as usize], g));
+        // GPU events always have a parent here, so ordering by the Option
+        // orders by launching event.
+        out.sort_unstable_by_key(|&g| (self.parent(g), g));
         out
     }
 
     /// The ancestors of `node`, nearest first.
-    pub fn ancestors(&self, node: u32) -> Ancestors<'_> {
+    pub fn ancestors(&self, node: EventId) -> Ancestors<'_> {
         Ancestors {
             tree: self,
-            next: self.parent[node as usize],
+            next: self.parent(node),
             steps: 0,
         }
     }
 
-    fn append_child(&mut self, parent: u32, child: u32) {
-        self.parent[child as usize] = parent;
-        let last = self.last_child[parent as usize];
-        if last == NONE {
-            self.first_child[parent as usize] = child;
-        } else {
-            self.next_sibling[last as usize] = child;
+    fn append_child(&mut self, parent: EventId, child: EventId) {
+        self.parent[child.index()] = Some(parent);
+        match self.last_child[parent.index()] {
+            None => self.first_child[parent.index()] = Some(child),
+            Some(last) => self.next_sibling[last.index()] = Some(child),
         }
-        self.last_child[parent as usize] = child;
+        self.last_child[parent.index()] = Some(child);
     }
 }
 
 /// Iterator over a node's children.
 pub struct Children<'a> {
     tree: &'a Tree,
-    next: u32,
+    next: Option<EventId>,
 }
 
 impl Iterator for Children<'_> {
-    type Item = u32;
-    fn next(&mut self) -> Option<u32> {
-        if self.next == NONE {
-            return None;
-        }
-        let c = self.next;
-        self.next = self.tree.next_sibling[c as usize];
+    type Item = EventId;
+    fn next(&mut self) -> Option<EventId> {
+        let c = self.next?;
+        self.next = self.tree.next_sibling[c.index()];
         Some(c)
     }
 }
@@ -155,19 +163,19 @@ impl Iterator for Children<'_> {
 /// Iterator over a node's ancestors, nearest first (bounded against cycles).
 pub struct Ancestors<'a> {
     tree: &'a Tree,
-    next: u32,
+    next: Option<EventId>,
     steps: usize,
 }
 
 impl Iterator for Ancestors<'_> {
-    type Item = u32;
-    fn next(&mut self) -> Option<u32> {
-        if self.next == NONE || self.steps > self.tree.parent.len() {
+    type Item = EventId;
+    fn next(&mut self) -> Option<EventId> {
+        let a = self.next?;
+        if self.steps > self.tree.parent.len() {
             return None;
         }
-        let a = self.next;
         self.steps += 1;
-        self.next = self.tree.parent[a as usize];
+        self.next = self.tree.parent(a);
         Some(a)
     }
 }
@@ -177,30 +185,28 @@ pub fn is_graph_launch(name: &str) -> bool {
     name == "cudaGraphLaunch" || name == "hipGraphLaunch"
 }
 
-/// The link value of an event under `key`, or [`NO_INT`].
-fn link_of(trace: &Trace, ev: u32, key: LinkKey) -> i64 {
-    match trace.args_of(ev) {
-        Some(a) => match key {
-            LinkKey::Correlation => a.correlation,
-            LinkKey::ExternalId => a.external_id,
-        },
-        None => NO_INT,
+/// The link value of an event under `key`.
+fn link_of(trace: &Trace, ev: EventId, key: LinkKey) -> Option<i64> {
+    let a = trace.args(ev)?;
+    match key {
+        LinkKey::Correlation => a.correlation(),
+        LinkKey::ExternalId => a.external_id(),
     }
 }
 
 /// Builds the tree for `trace`.
 pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
-    let n = trace.events.len();
+    let n = trace.len();
     let mut tree = Tree {
-        parent: vec![NONE; n],
-        first_child: vec![NONE; n],
-        last_child: vec![NONE; n],
-        next_sibling: vec![NONE; n],
+        parent: vec![None; n],
+        first_child: vec![None; n],
+        last_child: vec![None; n],
+        next_sibling: vec![None; n],
         gpu_count: vec![0; n],
         cpu_roots: Vec::new(),
         host_roots: Vec::new(),
-        fwd_event: HashMap::new(),
-        bwd_events: HashMap::new(),
+        fwd_event: FxHashMap::default(),
+        bwd_events: FxHashMap::default(),
         link_key: LinkKey::ExternalId,
         link_mode: LinkMode::Flows,
         gpu_total: 0,
@@ -215,16 +221,10 @@ pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
 }
 
 fn choose_link_key(trace: &Trace) -> LinkKey {
-    for (i, e) in trace.events.iter().enumerate() {
-        if e.cat.is_runtime()
-            && trace
-                .strings
-                .get(e.name)
-                .to_ascii_lowercase()
-                .contains("launch")
-        {
-            return match trace.args_of(i as u32) {
-                Some(a) if a.correlation != NO_INT => LinkKey::Correlation,
+    for (i, e) in trace.events() {
+        if e.cat.is_runtime() && trace.name_of(e).to_ascii_lowercase().contains("launch") {
+            return match trace.args(i) {
+                Some(a) if a.correlation().is_some() => LinkKey::Correlation,
                 _ => LinkKey::ExternalId,
             };
         }
@@ -234,25 +234,25 @@ fn choose_link_key(trace: &Trace) -> LinkKey {
 
 /// Host call-stack nesting (spec 01 §2.3), including the bleed rule.
 fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
-    let ev = &trace.events;
-    let mut host: Vec<u32> = (0..ev.len() as u32)
-        .filter(|&i| {
-            let e = &ev[i as usize];
+    let mut host: Vec<EventId> = trace
+        .events()
+        .filter(|(_, e)| {
             matches!(e.cat, Cat::CpuOp | Cat::CudaRuntime | Cat::CudaDriver)
                 || (include_python && e.cat == Cat::PythonFunction)
         })
+        .map(|(i, _)| i)
         .collect();
     // Stable sort by ts only: equal starts keep file order.
-    host.sort_by(|&a, &b| ev[a as usize].ts.total_cmp(&ev[b as usize].ts));
+    host.sort_by(|&a, &b| trace.event(a).ts.total_cmp(&trace.event(b).ts));
 
     struct Stack {
-        frames: Vec<u32>,
+        frames: Vec<EventId>,
         cpu_ops: u32,
     }
     let mut stacks: Vec<Stack> = Vec::new();
-    let mut stack_of: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut stack_of: FxHashMap<(IdentId, IdentId), usize> = FxHashMap::default();
     for &e in &host {
-        let event = &ev[e as usize];
+        let event = trace.event(e);
         let si = *stack_of.entry((event.pid, event.tid)).or_insert_with(|| {
             stacks.push(Stack {
                 frames: Vec::new(),
@@ -263,21 +263,21 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
         let st = &mut stacks[si];
         let pop = |st: &mut Stack| {
             if let Some(top) = st.frames.pop()
-                && ev[top as usize].cat == Cat::CpuOp
+                && trace.event(top).cat == Cat::CpuOp
             {
                 st.cpu_ops -= 1;
             }
         };
         let t_end = event.t_end();
         while let Some(&top) = st.frames.last() {
-            if event.ts >= ev[top as usize].t_end() {
+            if event.ts >= trace.event(top).t_end() {
                 pop(st);
             } else {
                 break;
             }
         }
         if let Some(&top) = st.frames.last() {
-            let top_end = ev[top as usize].t_end();
+            let top_end = trace.event(top).t_end();
             if t_end > top_end {
                 let overlap = top_end - event.ts;
                 if overlap < 1.0 && st.frames.len() >= 2 {
@@ -301,82 +301,98 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
     }
 }
 
+/// The launch-flow and link tables `link_gpu_work` matches with.
+struct Links {
+    flow_start: FxHashMap<i64, EventId>,
+    flow_end: FxHashMap<i64, EventId>,
+    by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), EventId>,
+    /// (link, GPU event), sorted by link when matching by equal link.
+    gpu_by_link: Vec<(i64, EventId)>,
+    any_graph_launch: bool,
+}
+
+impl Links {
+    fn collect(trace: &Trace, tree: &mut Tree) -> Links {
+        let mut l = Links {
+            flow_start: FxHashMap::default(),
+            flow_end: FxHashMap::default(),
+            by_pid_tid_link: FxHashMap::default(),
+            gpu_by_link: Vec::new(),
+            any_graph_launch: false,
+        };
+        let null_ident = trace.find_ident(&Ident::Null);
+        let is_null = |id: IdentId| null_ident == Some(id);
+        for (i, e) in trace.events() {
+            if e.cat == Cat::Ac2g {
+                if let Some(id) = trace.flow_id(i) {
+                    match e.ph {
+                        Phase::FlowStart => {
+                            l.flow_start.insert(id, i);
+                        }
+                        Phase::FlowEnd => {
+                            l.flow_end.insert(id, i);
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            if e.cat.is_gpu() {
+                tree.gpu_total += 1;
+            }
+            let Some(link) = link_of(trace, i, tree.link_key) else {
+                continue;
+            };
+            if e.cat.is_gpu() {
+                l.gpu_by_link.push((link, i));
+            }
+            if e.cat.is_runtime() && is_graph_launch(trace.name_of(e)) {
+                l.any_graph_launch = true;
+            }
+            if !is_null(e.pid) && !is_null(e.tid) {
+                l.by_pid_tid_link.insert((e.pid, e.tid, link), i);
+            }
+        }
+        l
+    }
+
+    /// GPU events sharing `link` (needs `gpu_by_link` sorted).
+    fn same_link(&self, link: i64) -> &[(i64, EventId)] {
+        let lo = self.gpu_by_link.partition_point(|&(l, _)| l < link);
+        let hi = self.gpu_by_link.partition_point(|&(l, _)| l <= link);
+        &self.gpu_by_link[lo..hi]
+    }
+}
+
 /// Links runtime launches to GPU work (spec 01 §2.5).
 fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
-    let ev = &trace.events;
     let key = tree.link_key;
-    let mut flow_start: HashMap<i64, u32> = HashMap::new();
-    let mut flow_end: HashMap<i64, u32> = HashMap::new();
-    let mut by_pid_tid_link: HashMap<(u32, u32, i64), u32> = HashMap::new();
-    let mut gpu_by_link: Vec<(i64, u32)> = Vec::new();
-    let mut any_graph_launch = false;
-    let null_ident = trace.idents.iter().position(|i| *i == Ident::Null);
-    let is_null = |id: u32| null_ident == Some(id as usize);
-    for (i, e) in ev.iter().enumerate() {
-        let i = i as u32;
-        if e.cat == Cat::Ac2g {
-            if let Some(&id) = trace.flow_ids.get(&i) {
-                match e.ph {
-                    Phase::FlowStart => {
-                        flow_start.insert(id, i);
-                    }
-                    Phase::FlowEnd => {
-                        flow_end.insert(id, i);
-                    }
-                    _ => {}
-                }
-            }
-            continue;
-        }
-        if e.cat.is_gpu() {
-            tree.gpu_total += 1;
-        }
-        let link = link_of(trace, i, key);
-        if link == NO_INT {
-            continue;
-        }
-        if e.cat.is_gpu() {
-            gpu_by_link.push((link, i));
-        }
-        if e.cat.is_runtime() && is_graph_launch(trace.strings.get(e.name)) {
-            any_graph_launch = true;
-        }
-        if !is_null(e.pid) && !is_null(e.tid) {
-            by_pid_tid_link.insert((e.pid, e.tid, link), i);
-        }
-    }
-    let use_flows = !(flow_start.is_empty() && flow_end.is_empty());
+    let mut links = Links::collect(trace, tree);
+    let use_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
     tree.link_mode = if use_flows {
         LinkMode::Flows
     } else {
         LinkMode::CorrelationOnly
     };
-    if any_graph_launch || !use_flows {
-        gpu_by_link.sort_unstable();
+    if links.any_graph_launch || !use_flows {
+        links.gpu_by_link.sort_unstable();
     }
-    let same_link = |link: i64| -> &[(i64, u32)] {
-        let lo = gpu_by_link.partition_point(|&(l, _)| l < link);
-        let hi = gpu_by_link.partition_point(|&(l, _)| l <= link);
-        &gpu_by_link[lo..hi]
-    };
-
-    let mut targets: Vec<u32> = Vec::new();
-    for r in 0..ev.len() as u32 {
-        let e = &ev[r as usize];
+    let mut targets: Vec<EventId> = Vec::new();
+    for (r, e) in trace.events() {
         if !e.cat.is_runtime() {
             continue;
         }
         targets.clear();
-        let link = link_of(trace, r, key);
-        if link == NO_INT {
+        let Some(link) = link_of(trace, r, key) else {
             continue;
-        }
-        if is_graph_launch(trace.strings.get(e.name)) || !use_flows {
-            targets.extend(same_link(link).iter().map(|&(_, g)| g));
-        } else if let (Some(_), Some(&f)) = (flow_start.get(&link), flow_end.get(&link)) {
-            let fe = &ev[f as usize];
-            if let Some(&id) = trace.flow_ids.get(&f)
-                && let Some(&g) = by_pid_tid_link.get(&(fe.pid, fe.tid, id))
+        };
+        if is_graph_launch(trace.name_of(e)) || !use_flows {
+            targets.extend(links.same_link(link).iter().map(|&(_, g)| g));
+        } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link))
+        {
+            let fe = trace.event(f);
+            if let Some(id) = trace.flow_id(f)
+                && let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, id))
             {
                 targets.push(g);
             }
@@ -385,39 +401,38 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
             // Only GPU work can be a target (a flow that resolves to a host
             // event would make the reference loop forever), and each GPU
             // event has one launcher.
-            if !ev[g as usize].cat.is_gpu() || tree.parent[g as usize] != NONE {
+            if !trace.event(g).cat.is_gpu() || tree.parent(g).is_some() {
                 continue;
             }
             tree.append_child(r, g);
-            let mut a = r;
+            let mut a = Some(r);
             let mut steps = 0;
-            while a != NONE && steps <= ev.len() {
-                tree.gpu_count[a as usize] += 1;
-                a = tree.parent[a as usize];
+            while let Some(x) = a
+                && steps <= trace.len()
+            {
+                tree.gpu_count[x.index()] += 1;
+                a = tree.parent(x);
                 steps += 1;
             }
         }
     }
-    tree.gpu_unlinked = ev
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| e.cat.is_gpu() && tree.parent[*i] == NONE)
+    tree.gpu_unlinked = trace
+        .events()
+        .filter(|&(i, e)| e.cat.is_gpu() && tree.parent(i).is_none())
         .count();
 }
 
 /// Forward/backward links by `Sequence number` (spec 01 §2.7).
 fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
     let mut order: Vec<i64> = Vec::new();
-    let mut by_seq: HashMap<i64, Vec<u32>> = HashMap::new();
-    for (i, _) in trace.events.iter().enumerate() {
-        if let Some(a) = trace.args_of(i as u32)
-            && a.sequence != NO_INT
-        {
-            let v = by_seq.entry(a.sequence).or_default();
+    let mut by_seq: FxHashMap<i64, Vec<EventId>> = FxHashMap::default();
+    for i in trace.ids() {
+        if let Some(seq) = trace.args(i).and_then(|a| a.sequence()) {
+            let v = by_seq.entry(seq).or_default();
             if v.is_empty() {
-                order.push(a.sequence);
+                order.push(seq);
             }
-            v.push(i as u32);
+            v.push(i);
         }
     }
     for seq in order {
@@ -428,10 +443,10 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
         else {
             continue;
         };
-        let be = &trace.events[b as usize];
-        let mut best: Option<(f64, u32)> = None;
+        let be = trace.event(b);
+        let mut best: Option<(f64, EventId)> = None;
         for &u in uids {
-            let e = &trace.events[u as usize];
+            let e = trace.event(u);
             if u == b || (e.pid == be.pid && e.tid == be.tid) {
                 continue;
             }

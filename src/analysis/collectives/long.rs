@@ -7,8 +7,9 @@ use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
 use super::values::{
     Agg, N, Val, first_non_null, group_sorted, normalize_field, sheet_of, sort_desc_by,
 };
-use crate::load::collectives::{CollectiveArgs, CollectiveEvent, RankCollectives};
+use super::{CollectiveKernel, collective_kernels};
 use crate::report::Sheet;
+use crate::trace::{CollectiveArgs, Trace};
 
 // ---------------------------------------------------------------------------
 // The long table
@@ -93,8 +94,9 @@ impl LongRow {
     }
 }
 
-fn long_row(rank: i64, name: &str, ev: &CollectiveEvent) -> LongRow {
-    let a: &CollectiveArgs = &ev.args;
+fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
+    let name = ev.name;
+    let a: &CollectiveArgs = ev.args;
     let mut coll_name = Val::from_arg(&a.coll_name);
     let mut custom_named = false;
     if coll_name.is_null() {
@@ -143,9 +145,9 @@ fn long_row(rank: i64, name: &str, ev: &CollectiveEvent) -> LongRow {
         out_mb,
         in_split: Val::from_arg(&a.in_split),
         out_split: Val::from_arg(&a.out_split),
-        stream: Val::from_arg(&ev.stream),
-        ts: Val::from_num(ev.ts),
-        dur: Val::from_num(ev.dur),
+        stream: ev.stream.map_or(Val::Null, Val::Int),
+        ts: ev.ts.clone(),
+        dur: ev.dur.clone(),
         index_in_group: 0,
         cid: String::new(),
         custom_named,
@@ -155,11 +157,11 @@ fn long_row(rank: i64, name: &str, ev: &CollectiveEvent) -> LongRow {
 
 /// Builds the long table (spec A2–A4): rows in rank order, then file order;
 /// columns typed; process groups filled; collectives numbered.
-pub(super) fn build_long(ranks: &[RankCollectives]) -> (Vec<LongRow>, Mode) {
+pub(super) fn build_long(ranks: &[Trace]) -> (Vec<LongRow>, Mode) {
     let mut rows: Vec<LongRow> = Vec::new();
-    for (r, rc) in ranks.iter().enumerate() {
-        for ev in &rc.events {
-            rows.push(long_row(r as i64, rc.name(ev), ev));
+    for (r, trace) in ranks.iter().enumerate() {
+        for ev in collective_kernels(trace) {
+            rows.push(long_row(r as i64, &ev));
         }
     }
     macro_rules! norm {

@@ -18,12 +18,9 @@
 
 use std::fmt::Write as _;
 
-use crate::load::collectives::{
-    ArgValue, CollectiveEvent, Num, RankCollectives, is_collective_name,
-};
 use crate::report::Sheet;
 use crate::report::markdown::table;
-use crate::trace::{Cat, NO_INT, Trace};
+use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
 
 mod all2allv;
 mod implicit_sync;
@@ -40,6 +37,7 @@ use all2allv::{a2av_sheet, build_a2av, summary_a2av_sheet};
 use implicit_sync::{build_sync, summary_sync_sheet, sync_sheet};
 use long::{Nodes, build_long, long_sheet, summary_long_sheet};
 use summary::{by_type_sheet, straggler_sheet};
+use values::Val;
 
 // ---------------------------------------------------------------------------
 // Entry points
@@ -94,15 +92,16 @@ impl CollectiveReport {
     }
 }
 
-/// Runs the multi-rank analysis over `ranks` (index = rank). Fails on a
-/// metadata mismatch between ranks (the reference's strict check).
-pub fn analyze(
-    ranks: &[RankCollectives],
-    opts: &CollectiveOptions,
-) -> Result<CollectiveReport, String> {
-    let gpn = opts
-        .gpus_per_node
-        .or_else(|| ranks.first().map(|r| r.device_count).filter(|&n| n > 0));
+/// Runs the multi-rank analysis over the ranks' traces (index = rank; a
+/// collectives-only load is enough). Fails on a metadata mismatch between
+/// ranks (the reference's strict check).
+pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveReport, String> {
+    let gpn = opts.gpus_per_node.or_else(|| {
+        ranks
+            .first()
+            .map(|r| r.info().device_count)
+            .filter(|&n| n > 0)
+    });
     let nodes = gpn.map(|g| Nodes {
         gpus_per_node: g as i64,
         world_size: opts.world_size as i64,
@@ -155,56 +154,64 @@ pub fn analyze(
     })
 }
 
-/// The collective kernels of a loaded trace, as the multi-rank loader would
-/// have kept them (spec A1).
-pub fn rank_collectives(trace: &Trace) -> RankCollectives {
-    let mut out = RankCollectives::default();
-    let mut index = Default::default();
-    for (uid, e) in trace.events.iter().enumerate() {
-        if e.cat != Cat::Kernel || e.ts.is_nan() {
-            continue;
-        }
-        let name = trace.strings.get(e.name);
-        if !is_collective_name(name) {
-            continue;
-        }
-        let Some(a) = trace.args_of(uid as u32) else {
-            continue;
-        };
-        if a.correlation == NO_INT && a.external_id == NO_INT {
-            continue;
-        }
-        let dur = if e.dur_is_int && e.dur.abs() < 9.0e15 {
-            Num::Int(e.dur as i64)
-        } else {
-            Num::Float(if e.dur.is_nan() { 0.0 } else { e.dur })
-        };
-        let ev = CollectiveEvent {
-            name: 0,
-            ts: Num::Float(e.ts),
-            dur,
-            stream: (a.stream != NO_INT).then_some(ArgValue::Int(a.stream)),
-            args: trace
-                .collective_args
-                .get(&(uid as u32))
-                .cloned()
-                .unwrap_or_default(),
-        };
-        out.push(name, ev, &mut index);
-    }
-    out
+/// One collective kernel of a rank, as the long table reads it.
+struct CollectiveKernel<'t> {
+    /// Kernel name.
+    name: &'t str,
+    /// Start, µs (an integer when written as one).
+    ts: Val,
+    /// Duration, µs (an integer when written as one; 0 when absent).
+    dur: Val,
+    /// `args.stream`.
+    stream: Option<i64>,
+    /// The collective metadata.
+    args: &'t CollectiveArgs,
+}
+
+/// The collective kernels of a trace in trace order (spec A1): kernels
+/// named like a collective that carry a link id and a start time. A full
+/// load and a collectives-only load give the same kernels.
+fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
+    trace
+        .events()
+        .filter_map(|(id, e)| {
+            if e.cat != Cat::Kernel || e.ts.is_nan() {
+                return None;
+            }
+            let name = trace.name_of(e);
+            if !is_collective_name(name) {
+                return None;
+            }
+            let a = trace.args(id)?;
+            if a.correlation().is_none() && a.external_id().is_none() {
+                return None;
+            }
+            let dur = if e.dur.is_nan() { 0.0 } else { e.dur };
+            Some(CollectiveKernel {
+                name,
+                ts: Val::from_time(e.ts, e.ts_is_int),
+                dur: Val::from_time(dur, e.dur_is_int),
+                stream: a.stream(),
+                args: trace.collective_args(id).unwrap_or(&CollectiveArgs::EMPTY),
+            })
+        })
+        .collect()
+}
+
+/// Number of collective kernels of a trace (see [`analyze`]).
+pub fn collective_kernel_count(trace: &Trace) -> usize {
+    collective_kernels(trace).len()
 }
 
 /// The single-trace report's `coll_analysis` sheet (spec A5): the
 /// `nccl_summary_long` table of the trace as rank 0, without node columns.
 /// `None` when it has no rows.
 pub fn coll_analysis(trace: &Trace) -> Option<Sheet> {
-    if trace.collective_args.is_empty() {
+    if !trace.has_collective_args() {
         // Without metadata every row drops out of the group-by.
         return None;
     }
-    let rc = rank_collectives(trace);
-    let (long, _) = build_long(std::slice::from_ref(&rc));
+    let (long, _) = build_long(std::slice::from_ref(trace));
     let s = summary_long_sheet("coll_analysis", &long, None);
     (!s.rows.is_empty()).then_some(s)
 }

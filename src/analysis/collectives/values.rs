@@ -4,10 +4,10 @@
 
 use std::cmp::Ordering;
 
-use crate::load::collectives::{ArgValue, Num};
 use crate::numeric::{kahan_sum, median, welford_std};
-use crate::pyfmt::{float_repr, json_to_py};
+use crate::pyfmt::{float_repr, py_repr};
 use crate::report::{Cell, Sheet};
+use crate::trace::ArgValue;
 
 // ---------------------------------------------------------------------------
 // Values with pandas typing
@@ -28,21 +28,28 @@ pub(super) enum Val {
 }
 
 impl Val {
+    /// A recorded argument as the reference's DataFrame holds it: numbers,
+    /// strings and booleans as they are (an integer beyond `i64` as a
+    /// float), lists and maps as Python tuples / dicts.
     pub(super) fn from_arg(a: &Option<ArgValue>) -> Val {
         match a {
-            None => Val::Null,
+            None | Some(ArgValue::Null) => Val::Null,
             Some(ArgValue::Int(i)) => Val::Int(*i),
+            Some(ArgValue::UInt(u)) => Val::float(*u as f64),
             Some(ArgValue::Float(x)) => Val::float(*x),
             Some(ArgValue::Bool(b)) => Val::Bool(*b),
-            Some(ArgValue::Str(s)) => Val::Str(s.clone()),
-            Some(ArgValue::Json(v)) => Val::Py(json_to_py(v, true)),
+            Some(ArgValue::Str(s)) => Val::Str(s.to_string()),
+            Some(v @ (ArgValue::List(_) | ArgValue::Map(_))) => Val::Py(py_repr(v, true)),
         }
     }
 
-    pub(super) fn from_num(n: Num) -> Val {
-        match n {
-            Num::Int(i) => Val::Int(i),
-            Num::Float(x) => Val::float(x),
+    /// A time as written: integers stay integers (as in the reference's
+    /// DataFrames) while they are exact in an `f64`.
+    pub(super) fn from_time(value: f64, is_int: bool) -> Val {
+        if is_int && value.abs() < 9.0e15 {
+            Val::Int(value as i64)
+        } else {
+            Val::float(value)
         }
     }
 

@@ -9,7 +9,7 @@
 //! `ConvBias_` / `ConvBiasReLU_` classes and their backwards need a
 //! process-wide cache keyed by sequence number and are not supported here.
 
-use serde_json::Value;
+use crate::trace::ArgValue;
 
 use super::gemm::{
     add, at, bpe, concrete_of, dims_of, invalid, mul, mul_all, prod, py_eval, py_int, py_tuple,
@@ -111,14 +111,14 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         match dims.get(3) {
             None => Py::Bool(false),
             Some(d3) => {
-                let p = Py::from_json(d3, false);
+                let p = Py::from_arg(d3, false);
                 if !truthy(&p) {
                     p
                 } else {
                     match d3 {
-                        Value::Array(a) => Py::Bool(!a.is_empty()),
-                        Value::String(s) => Py::Bool(!s.is_empty()),
-                        Value::Object(o) => Py::Bool(!o.is_empty()),
+                        ArgValue::List(a) => Py::Bool(!a.is_empty()),
+                        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
+                        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
                         _ => return invalid("object of this type has no len()"),
                     }
                 }
@@ -146,7 +146,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
             dtypes
         ));
     }
-    let (x_stride, w_stride) = match input.strides.as_deref() {
+    let (x_stride, w_stride) = match input.strides {
         None => (Py::None, Py::None),
         Some(s) => (
             py_tuple(at(s, off, "Input Strides")?)?,
@@ -302,14 +302,14 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 mod tests {
     use super::super::test_support::{arr, strs};
     use super::*;
-    use serde_json::json;
+    use crate::test_support::arg;
 
     const BF16: &str = "c10::BFloat16";
 
     fn conv_input(
-        dims: Value,
+        dims: ArgValue,
         types: &[&str],
-        strides: Option<Value>,
+        strides: Option<ArgValue>,
         ci: &[&str],
     ) -> OpInput<'static> {
         OpInput {
@@ -328,7 +328,7 @@ mod tests {
 
     fn vit_patch_conv() -> OpInput<'static> {
         conv_input(
-            json!([
+            arg!([
                 [4, 3, 224, 224],
                 [768, 3, 16, 16],
                 [768],
@@ -350,7 +350,7 @@ mod tests {
                 "ScalarList",
                 "Scalar",
             ],
-            Some(json!([
+            Some(arg!([
                 [150528, 50176, 224, 1],
                 [768, 256, 16, 1],
                 [1],
@@ -429,7 +429,7 @@ mod tests {
     #[test]
     fn conv1d_broadcast_padding_groups_and_no_strides() {
         let inp = conv_input(
-            json!([[2, 8, 10], [8, 1, 3], [], [], [], [], [], [], []]),
+            arg!([[2, 8, 10], [8, 1, 3], [], [], [], [], [], [], []]),
             &[
                 "float",
                 "float",
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn transposed_conv() {
         let inp = conv_input(
-            json!([[1, 4, 5, 5], [4, 2, 3, 3], [], [], [], [], [], [], []]),
+            arg!([[1, 4, 5, 5], [4, 2, 3, 3], [], [], [], [], [], [], []]),
             &[
                 BF16,
                 BF16,
@@ -493,22 +493,17 @@ mod tests {
         assert_eq!(b.bytes, Some(1_488.0));
     }
 
-    fn conv_bwd_input(d3: Value) -> OpInput<'static> {
+    fn conv_bwd_input(d3: ArgValue) -> OpInput<'static> {
+        let mut dims = vec![
+            arg!([10, 64, 56, 56]),
+            arg!([10, 64, 56, 56]),
+            arg!([64, 64, 3, 3]),
+            d3,
+        ];
+        dims.extend(std::iter::repeat_with(|| arg!([])).take(7));
         OpInput {
             name: "aten::convolution_backward",
-            dims: arr(json!([
-                [10, 64, 56, 56],
-                [10, 64, 56, 56],
-                [64, 64, 3, 3],
-                d3,
-                [],
-                [],
-                [],
-                [],
-                [],
-                [],
-                []
-            ])),
+            dims: arr(ArgValue::list(dims)),
             types: strs(&[
                 BF16,
                 BF16,
@@ -522,7 +517,7 @@ mod tests {
                 "Scalar",
                 "ScalarList",
             ]),
-            strides: arr(json!([
+            strides: arr(arg!([
                 [200704, 1, 3584, 64],
                 [200704, 1, 3584, 64],
                 [576, 1, 192, 64],
@@ -554,7 +549,7 @@ mod tests {
 
     #[test]
     fn convolution_backward_op() {
-        let e = evaluate("aten_conv_bwd", &conv_bwd_input(json!([])), false).unwrap();
+        let e = evaluate("aten_conv_bwd", &conv_bwd_input(arg!([])), false).unwrap();
         // out = (10, 64, 56, 56): prod = 2007040; 2*prod(W[1:]) = 2*576 = 1152
         // input grad = 1152 * 2007040 = 2312110080; weight grad = 2*36864*10*3136 = 2312110080
         assert_eq!(e.flops, 4_624_220_160.0);
@@ -564,11 +559,11 @@ mod tests {
         assert_eq!(param(&e, "bias").to_str(), "[]");
         assert_eq!(param(&e, "input_stride").to_str(), "(200704, 1, 3584, 64)");
         // Same numbers when asked for the backward of the backward class.
-        let b = evaluate("aten_conv_bwd", &conv_bwd_input(json!([])), true).unwrap();
+        let b = evaluate("aten_conv_bwd", &conv_bwd_input(arg!([])), true).unwrap();
         assert_eq!((b.flops, b.bytes), (e.flops, e.bytes));
 
         // A bias_sizes shape: bias True; bias bytes are a raw element count.
-        let e = evaluate("aten_conv_bwd", &conv_bwd_input(json!([64])), false).unwrap();
+        let e = evaluate("aten_conv_bwd", &conv_bwd_input(arg!([64])), false).unwrap();
         assert_eq!(param(&e, "bias"), &Py::Bool(true));
         // + prod(out) = 2007040 flops
         assert_eq!(e.flops, 4_626_227_200.0);
@@ -596,7 +591,7 @@ mod tests {
         ));
         // Rank-2 input.
         let inp = conv_input(
-            json!([[3, 4], [2, 3], [], [], [], [], [], [], []]),
+            arg!([[3, 4], [2, 3], [], [], [], [], [], [], []]),
             &["float", "float"],
             None,
             &["", "", "", "", "", "", "False", "", "1"],
@@ -604,7 +599,7 @@ mod tests {
         assert!(evaluate("aten_conv", &inp, false).is_err());
         // Short filter / missing keys / zero stride never panic.
         let inp = conv_input(
-            json!([[1, 2, 5, 5], [2], [], [], [], [], [], [], []]),
+            arg!([[1, 2, 5, 5], [2], [], [], [], [], [], [], []]),
             &["float", "float"],
             None,
             &["", "", "", "[0, 0]", "", "", "False", "", "1"],

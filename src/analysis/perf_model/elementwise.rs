@@ -5,7 +5,7 @@
 //! (`KeyError`), a short list (`IndexError`) or a value of the wrong kind
 //! (`TypeError`) becomes [`ModelError::Invalid`], the reference's dropped row.
 
-use serde_json::Value;
+use crate::trace::ArgValue;
 
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
 
@@ -36,7 +36,7 @@ impl<'a> Args<'a> {
     }
 
     /// `args["Input Dims"]` (KeyError when absent).
-    pub(super) fn dims(&self) -> ModelResult<&'a [Value]> {
+    pub(super) fn dims(&self) -> ModelResult<&'a [ArgValue]> {
         match &self.input.dims {
             Some(d) => Ok(d),
             None => invalid("missing Input Dims"),
@@ -44,7 +44,7 @@ impl<'a> Args<'a> {
     }
 
     /// `args["Input Dims"][i]`.
-    pub(super) fn dim(&self, i: usize) -> ModelResult<&'a Value> {
+    pub(super) fn dim(&self, i: usize) -> ModelResult<&'a ArgValue> {
         item(self.dims()?, i, "Input Dims")
     }
 
@@ -57,7 +57,7 @@ impl<'a> Args<'a> {
     }
 
     /// `args["Input Strides"]` (KeyError when absent).
-    fn strides(&self) -> ModelResult<&'a [Value]> {
+    fn strides(&self) -> ModelResult<&'a [ArgValue]> {
         match &self.input.strides {
             Some(s) => Ok(s),
             None => invalid("missing Input Strides"),
@@ -98,12 +98,12 @@ pub(super) fn item<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'
 /// Python `tuple(v)` of a JSON value: lists become tuples (their elements
 /// kept as Python holds them), strings tuples of characters; anything else
 /// is not iterable.
-pub(super) fn tuple_of(v: &Value) -> ModelResult<Py> {
+pub(super) fn tuple_of(v: &ArgValue) -> ModelResult<Py> {
     match v {
-        Value::Array(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_json(x, false)).collect(),
+        ArgValue::List(a) => Ok(Py::Tuple(
+            a.iter().map(|x| Py::from_arg(x, false)).collect(),
         )),
-        Value::String(s) => Ok(Py::Tuple(
+        ArgValue::Str(s) => Ok(Py::Tuple(
             s.chars().map(|c| Py::Str(c.to_string())).collect(),
         )),
         other => invalid(format!("{other} is not iterable")),
@@ -111,8 +111,8 @@ pub(super) fn tuple_of(v: &Value) -> ModelResult<Py> {
 }
 
 /// The integers of a shape list (anything else is a malformed shape).
-pub(super) fn shape_of(v: &Value) -> ModelResult<Vec<i128>> {
-    let Value::Array(a) = v else {
+pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i128>> {
+    let ArgValue::List(a) = v else {
         return invalid(format!("shape {v} is not a list"));
     };
     a.iter()
@@ -136,14 +136,16 @@ pub(super) fn prod(shape: &[i128]) -> ModelResult<i128> {
 }
 
 /// Python truthiness of a JSON value.
-pub(super) fn truthy(v: &Value) -> bool {
+pub(super) fn truthy(v: &ArgValue) -> bool {
     match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
+        ArgValue::Null => false,
+        ArgValue::Bool(b) => *b,
+        ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Float(_) => {
+            v.as_f64().is_some_and(|f| f != 0.0)
+        }
+        ArgValue::Str(s) => !s.is_empty(),
+        ArgValue::List(a) => !a.is_empty(),
+        ArgValue::Map(o) => !o.is_empty(),
     }
 }
 
@@ -654,7 +656,7 @@ fn broadcast(s1: &[i128], s2: &[i128]) -> ModelResult<Vec<i128>> {
 /// The `BinaryElementwise` base on parsed fields.
 fn binary_base(
     params: Vec<(&'static str, Py)>,
-    shapes: [&Value; 2],
+    shapes: [&ArgValue; 2],
     dtypes: [&str; 2],
     dtype_out: Option<&str>,
 ) -> ModelResult<Evaluation> {

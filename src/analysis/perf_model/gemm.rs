@@ -13,7 +13,7 @@
 //! `tuple(...)`, `int(...)`, `float(...)`, `eval(...)` of the recorded
 //! texts) that the CONV and SDPA models share.
 
-use serde_json::Value;
+use crate::trace::ArgValue;
 
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
 
@@ -27,8 +27,8 @@ pub(super) fn invalid<T>(reason: impl Into<String>) -> ModelResult<T> {
 }
 
 /// `args["Input Dims"]` (a `KeyError` in the reference when absent).
-pub(super) fn dims_of<'a>(input: &'a OpInput) -> ModelResult<&'a [Value]> {
-    match input.dims.as_deref() {
+pub(super) fn dims_of<'a>(input: &'a OpInput) -> ModelResult<&'a [ArgValue]> {
+    match input.dims {
         Some(d) => Ok(d),
         None => invalid("missing 'Input Dims'"),
     }
@@ -59,9 +59,9 @@ pub(super) fn at<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a 
 }
 
 /// `shape[i]` of a recorded shape, which must be an int.
-pub(super) fn elem(shape: &Value, i: usize) -> ModelResult<i64> {
+pub(super) fn elem(shape: &ArgValue, i: usize) -> ModelResult<i64> {
     match shape {
-        Value::Array(a) => match a.get(i) {
+        ArgValue::List(a) => match a.get(i) {
             Some(v) => int_value(v),
             None => invalid(format!("shape index {i} out of range")),
         },
@@ -70,7 +70,7 @@ pub(super) fn elem(shape: &Value, i: usize) -> ModelResult<i64> {
 }
 
 /// A JSON value that must be an integer.
-pub(super) fn int_value(v: &Value) -> ModelResult<i64> {
+pub(super) fn int_value(v: &ArgValue) -> ModelResult<i64> {
     match v.as_i64() {
         Some(i) => Ok(i),
         None => invalid(format!("expected an int, got {v}")),
@@ -78,24 +78,26 @@ pub(super) fn int_value(v: &Value) -> ModelResult<i64> {
 }
 
 /// A recorded shape as a list of ints (every entry must be an int).
-pub(super) fn shape_of(v: &Value) -> ModelResult<Vec<i64>> {
+pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i64>> {
     match v {
-        Value::Array(a) => a.iter().map(int_value).collect(),
+        ArgValue::List(a) => a.iter().map(int_value).collect(),
         _ => invalid("shape is not a list"),
     }
 }
 
 /// `tuple(v)` of a recorded JSON value: the outer list becomes a tuple,
 /// nested lists stay lists.
-pub(super) fn py_tuple(v: &Value) -> ModelResult<Py> {
+pub(super) fn py_tuple(v: &ArgValue) -> ModelResult<Py> {
     match v {
-        Value::Array(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_json(x, false)).collect(),
+        ArgValue::List(a) => Ok(Py::Tuple(
+            a.iter().map(|x| Py::from_arg(x, false)).collect(),
         )),
-        Value::String(s) => Ok(Py::Tuple(
+        ArgValue::Str(s) => Ok(Py::Tuple(
             s.chars().map(|c| Py::Str(c.to_string())).collect(),
         )),
-        Value::Object(o) => Ok(Py::Tuple(o.keys().map(|k| Py::Str(k.clone())).collect())),
+        ArgValue::Map(o) => Ok(Py::Tuple(
+            o.iter().map(|(k, _)| Py::Str(k.to_string())).collect(),
+        )),
         _ => invalid(format!("{v} is not iterable")),
     }
 }
@@ -345,7 +347,7 @@ struct Gemm {
 /// `tuple(strides[a]), tuple(strides[b])`, both None when the key is absent
 /// (and, with `lenient`, also when a slot is out of range).
 fn strides_pair(input: &OpInput, a: usize, b: usize, lenient: bool) -> ModelResult<(Py, Py)> {
-    let Some(strides) = input.strides.as_deref() else {
+    let Some(strides) = input.strides else {
         return Ok((Py::None, Py::None));
     };
     match (strides.get(a), strides.get(b)) {
@@ -422,7 +424,7 @@ fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult
     let dims = dims_of(input)?;
     let a_shape = at(dims, a, "Input Dims")?;
     let b_shape = at(dims, b, "Input Dims")?;
-    let three = |v: &Value| matches!(v, Value::Array(x) if x.len() == 3);
+    let three = |v: &ArgValue| matches!(v, ArgValue::List(x) if x.len() == 3);
     if !three(a_shape) || !three(b_shape) {
         return invalid("bmm operands must be 3-D");
     }
@@ -500,11 +502,10 @@ fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
 /// `vllm::gemm_with_dynamic_quant`: A and B are the first two 2-element
 /// shapes; `M = A[0]`, `K = A[1]`, `N = B[0]`.
 fn parse_vllm(input: &OpInput) -> ModelResult<Gemm> {
-    let empty = Vec::new();
-    let dims = input.dims.as_ref().unwrap_or(&empty);
+    let dims = input.dims.unwrap_or(&[]);
     let mut found = dims
         .iter()
-        .filter(|v| matches!(v, Value::Array(a) if a.len() == 2));
+        .filter(|v| matches!(v, ArgValue::List(a) if a.len() == 2));
     let (Some(a_shape), Some(b_shape)) = (found.next(), found.next()) else {
         return invalid("vllm::gemm_with_dynamic_quant missing 2D A,B shapes in Input Dims");
     };
@@ -566,7 +567,7 @@ fn parse_hipblaslt(input: &OpInput, fp4: bool) -> ModelResult<Gemm> {
     let ci = input.concrete.as_deref().unwrap_or(&[]);
     let mut a_shape = at(dims, 0, "Input Dims")?;
     let mut b_shape = at(dims, 2, "Input Dims")?;
-    if !a_shape.is_array() || !b_shape.is_array() {
+    if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
     let flag = |i: usize| -> ModelResult<bool> {
@@ -627,7 +628,7 @@ fn parse_aiter_a4w4(input: &OpInput) -> ModelResult<Gemm> {
     let types = types_of(input)?;
     let a_shape = at(dims, 0, "Input Dims")?;
     let b_shape = at(dims, 1, "Input Dims")?;
-    if !a_shape.is_array() || !b_shape.is_array() {
+    if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
     let m = elem(a_shape, 0)?;
@@ -809,13 +810,13 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 mod tests {
     use super::super::test_support::{arr, strs};
     use super::*;
-    use serde_json::json;
+    use crate::test_support::arg;
 
     fn input<'a>(
         name: &'a str,
-        dims: Value,
+        dims: ArgValue,
         types: &[&str],
-        strides: Option<Value>,
+        strides: Option<ArgValue>,
         concrete: &[&str],
         kernels: Vec<&'a str>,
     ) -> OpInput<'a> {
@@ -843,9 +844,9 @@ mod tests {
     fn addmm_bf16() {
         let inp = input(
             "aten::addmm",
-            json!([[512], [141, 512], [512, 512], [], []]),
+            arg!([[512], [141, 512], [512, 512], [], []]),
             &[BF16, BF16, BF16, "Scalar", "Scalar"],
-            Some(json!([[1], [512, 1], [1, 512], [], []])),
+            Some(arg!([[1], [512, 1], [1, 512], [], []])),
             &["", "", "", "1", "1"],
             vec![],
         );
@@ -883,7 +884,7 @@ mod tests {
         // A bf16, B float: bytes still all 2 bytes/element.
         let inp = input(
             "aten::addmm",
-            json!([[4], [2, 3], [3, 4], [], []]),
+            arg!([[4], [2, 3], [3, 4], [], []]),
             &["float", BF16, "float", "Scalar", "Scalar"],
             None,
             &[],
@@ -904,9 +905,9 @@ mod tests {
         let k = "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT128x224x64_MI16x16x1";
         let inp = input(
             "aten::mm",
-            json!([[8944, 1024], [1024, 2816]]),
+            arg!([[8944, 1024], [1024, 2816]]),
             &[BF16, BF16],
-            Some(json!([[1024, 1], [1, 1024]])),
+            Some(arg!([[1024, 1], [1, 1024]])),
             &["", ""],
             vec!["Memset (Device)", k],
         );
@@ -965,9 +966,9 @@ mod tests {
     fn bmm_and_baddbmm() {
         let inp = input(
             "aten::bmm",
-            json!([[12, 197, 64], [12, 64, 197]]),
+            arg!([[12, 197, 64], [12, 64, 197]]),
             &[BF16, BF16],
-            Some(json!([[12608, 64, 1], [12608, 1, 64]])),
+            Some(arg!([[12608, 64, 1], [12608, 1, 64]])),
             &["", ""],
             vec![],
         );
@@ -993,9 +994,9 @@ mod tests {
 
         let inp = input(
             "aten::baddbmm",
-            json!([[2, 3, 5], [2, 3, 4], [2, 4, 5], [], []]),
+            arg!([[2, 3, 5], [2, 3, 4], [2, 4, 5], [], []]),
             &["float", "float", "float", "Scalar", "Scalar"],
-            Some(json!([[15, 5, 1], [12, 4, 1], [20, 5, 1], [], []])),
+            Some(arg!([[15, 5, 1], [12, 4, 1], [20, 5, 1], [], []])),
             &["", "", "", "1", "1"],
             vec![],
         );
@@ -1010,7 +1011,7 @@ mod tests {
         // A non-3-D operand cannot be unpacked.
         let bad = input(
             "aten::bmm",
-            json!([[3, 4], [4, 5]]),
+            arg!([[3, 4], [4, 5]]),
             &[BF16, BF16],
             None,
             &[],
@@ -1028,9 +1029,9 @@ mod tests {
         // 8 recorded arguments: bias is False even with a bias tensor.
         let inp = input(
             "aten::_scaled_mm",
-            json!([[16, 32], [32, 64], [], [], [64], [], [], []]),
+            arg!([[16, 32], [32, 64], [], [], [64], [], [], []]),
             &[fp8, fp8, "float", "float", BF16, "", "", "Scalar"],
-            Some(json!([[32, 1], [1, 32], [], [], [1], [], [], []])),
+            Some(arg!([[32, 1], [1, 32], [], [], [1], [], [], []])),
             &[],
             vec![],
         );
@@ -1045,7 +1046,7 @@ mod tests {
         // Exactly three arguments: bias True.
         let inp = input(
             "trtllm::cublas_scaled_mm",
-            json!([[2, 3], [3, 4], [4]]),
+            arg!([[2, 3], [3, 4], [4]]),
             &["float", "float", "float"],
             None,
             &[],
@@ -1060,7 +1061,7 @@ mod tests {
         // Unknown dtype size fails the assertion.
         let inp = input(
             "aten::_scaled_mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &["bool", "bool"],
             None,
             &[],
@@ -1073,7 +1074,7 @@ mod tests {
         // double: output size unknown -> bytes None.
         let inp = input(
             "aten::_scaled_mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &["double", "double"],
             None,
             &[],
@@ -1084,10 +1085,10 @@ mod tests {
 
     #[test]
     fn tex_ts_te_gemm() {
-        let mut dims = vec![json!([]); 19];
-        dims[0] = json!([64, 128]); // A: (K, M) since transA is 0
-        dims[5] = json!([256, 64]); // B: (N, K) since transB is 0
-        dims[10] = json!([128, 256]);
+        let mut dims = vec![arg!([]); 19];
+        dims[0] = arg!([64, 128]); // A: (K, M) since transA is 0
+        dims[5] = arg!([256, 64]); // B: (N, K) since transB is 0
+        dims[10] = arg!([128, 256]);
         let mut types = vec![""; 19];
         types[0] = "c10::Float8_e4m3fnuz";
         types[5] = "c10::Float8_e4m3fnuz";
@@ -1099,7 +1100,7 @@ mod tests {
         ci[14] = "x";
         let inp = input(
             "tex_ts::te_gemm_ts",
-            Value::Array(dims),
+            ArgValue::list(dims),
             &types,
             None,
             &ci,
@@ -1125,9 +1126,9 @@ mod tests {
     fn vllm_and_tev2() {
         let inp = input(
             "vllm::gemm_with_dynamic_quant",
-            json!([[], [8, 64], [], [32, 32]]),
+            arg!([[], [8, 64], [], [32, 32]]),
             &[BF16, "unsigned char", "", ""],
-            Some(json!([[], [64, 1], [], [32, 1]])),
+            Some(arg!([[], [64, 1], [], [32, 1]])),
             &[],
             vec![],
         );
@@ -1140,7 +1141,7 @@ mod tests {
         assert_eq!(param(&e, "stride_A").to_str(), "()");
         let none = input(
             "vllm::gemm_with_dynamic_quant",
-            json!([[8, 64]]),
+            arg!([[8, 64]]),
             &[BF16, BF16],
             None,
             &[],
@@ -1150,7 +1151,7 @@ mod tests {
 
         let inp = input(
             "_Linear_yfwd_mm",
-            json!([[4, 8], [8, 16]]),
+            arg!([[4, 8], [8, 16]]),
             &["float", "float"],
             None,
             &[],
@@ -1163,7 +1164,7 @@ mod tests {
         assert_eq!(e.bytes, Some(768.0));
         let mixed = input(
             "_Linear_yfwd_mm",
-            json!([[4, 8], [8, 16]]),
+            arg!([[4, 8], [8, 16]]),
             &["float", BF16],
             None,
             &[],
@@ -1181,11 +1182,11 @@ mod tests {
         // transC swaps A and B and flips their flags: A'=(32, 16) transA'=!transB=True.
         let inp = input(
             "primus_turbo::hipblaslt_gemm_fp8",
-            json!([[64, 16], [], [32, 16], [], [], [], [], [], []]),
+            arg!([[64, 16], [], [32, 16], [], [], [], [], [], []]),
             &[
                 fp8, "float", fp8, "float", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar",
             ],
-            Some(json!([[16, 1], [], [16, 1], [], [], [], [], [], []])),
+            Some(arg!([[16, 1], [], [16, 1], [], [], [], [], [], []])),
             &["", "", "", "", "5", "false", "false", "true", ""],
             vec![],
         );
@@ -1223,7 +1224,7 @@ mod tests {
         let e8 = "c10::Float8_e8m0fnu";
         let inp = input(
             "primus_turbo::hipblaslt_gemm_fp4",
-            json!([[128, 64], [128, 4], [256, 64], [256, 4], [], [], [], [], []]),
+            arg!([[128, 64], [128, 4], [256, 64], [256, 4], [], [], [], [], []]),
             &[
                 fp4, e8, fp4, e8, "Scalar", "Scalar", "Scalar", "Scalar", "Scalar",
             ],
@@ -1243,11 +1244,11 @@ mod tests {
 
         let inp = input(
             "aiter::gemm_a4w4",
-            json!([[128, 64], [256, 64], [128, 4], [256, 4], [], [], [], [], []]),
+            arg!([[128, 64], [256, 64], [128, 4], [256, 4], [], [], [], [], []]),
             &[
                 fp4, fp4, "weird", "", "", "Scalar", "Scalar", "Scalar", "Scalar",
             ],
-            Some(json!([[64, 1], [64, 1], [4, 1], [4, 1]])),
+            Some(arg!([[64, 1], [64, 1], [4, 1], [4, 1]])),
             &[],
             vec![],
         );
@@ -1262,7 +1263,7 @@ mod tests {
     fn failures_and_backward() {
         let ok = input(
             "aten::mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &[BF16, BF16],
             None,
             &[],
@@ -1287,9 +1288,9 @@ mod tests {
         // Strides present but too short: IndexError, not the KeyError fallback.
         let short = input(
             "aten::mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &[BF16, BF16],
-            Some(json!([[3, 1]])),
+            Some(arg!([[3, 1]])),
             &[],
             vec![],
         );
@@ -1300,7 +1301,7 @@ mod tests {
         // Nested (TensorList) or missing shapes never panic.
         let nested = input(
             "aten::mm",
-            json!([[[2, 3]], []]),
+            arg!([[[2, 3]], []]),
             &[BF16, BF16],
             None,
             &[],
@@ -1309,7 +1310,7 @@ mod tests {
         assert!(evaluate("aten_mm", &nested, false).is_err());
         let one_type = input(
             "aten::mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &[BF16],
             None,
             &[],
@@ -1319,7 +1320,7 @@ mod tests {
         // Unknown dtype: bytes None, no precision.
         let b = input(
             "aten::mm",
-            json!([[2, 3], [3, 4]]),
+            arg!([[2, 3], [3, 4]]),
             &["bool", "bool"],
             None,
             &[],

@@ -20,6 +20,8 @@ use std::sync::OnceLock;
 
 pub use py::Py;
 
+use crate::trace::ArgValue;
+
 /// One perf-model class of the reference and the ops it models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelClass {
@@ -80,13 +82,13 @@ pub fn is_triton_compiled(name: &str) -> bool {
 pub struct OpInput<'a> {
     /// Op name, e.g. `aten::addmm`.
     pub name: &'a str,
-    /// `Input Dims`: one JSON value per argument (a shape list, `[]` for
+    /// `Input Dims`: one value per argument (a shape list, `[]` for
     /// non-tensors, a list of shapes for tensor lists). None when absent.
-    pub dims: Option<Vec<serde_json::Value>>,
+    pub dims: Option<&'a [ArgValue]>,
     /// `Input type`: one dtype string per argument. None when absent.
     pub types: Option<Vec<String>>,
     /// `Input Strides`, parallel to `dims`. None when absent.
-    pub strides: Option<Vec<serde_json::Value>>,
+    pub strides: Option<&'a [ArgValue]>,
     /// `Concrete Inputs`: one string per argument. None when absent.
     pub concrete: Option<Vec<String>>,
     /// Names of the op's GPU kernels in start-time order (GEMM transpose detection).
@@ -187,12 +189,14 @@ pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::OpInput;
-    use serde_json::Value;
+    use crate::test_support::arg_value;
+    use crate::trace::ArgValue;
 
-    /// The elements of a JSON array (None for anything else).
-    pub(crate) fn arr(v: Value) -> Option<Vec<Value>> {
+    /// The elements of a list, leaked for the `'static` inputs of tests
+    /// (None for anything else).
+    pub(crate) fn arr(v: ArgValue) -> Option<&'static [ArgValue]> {
         match v {
-            Value::Array(a) => Some(a),
+            ArgValue::List(a) => Some(Box::leak(a)),
             _ => None,
         }
     }
@@ -210,10 +214,7 @@ pub(crate) mod test_support {
         strides: Option<&str>,
         concrete: &[&str],
     ) -> OpInput<'static> {
-        let list = |s: &str| match serde_json::from_str::<Value>(s) {
-            Ok(Value::Array(v)) => v,
-            _ => panic!("test JSON must be a list: {s}"),
-        };
+        let list = |s: &str| arr(arg_value(s)).expect("test JSON must be a list");
         OpInput {
             name,
             dims: Some(list(dims)),

@@ -6,7 +6,7 @@
 //! any non-empty Concrete Input (`'False'` included); GroupNormBwd's channel
 //! count is a float; the forward classes have no backward model.
 
-use serde_json::Value;
+use crate::trace::ArgValue;
 
 use super::elementwise::{
     Args, bpe, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int, shape_of,
@@ -207,7 +207,7 @@ fn present(a: &Args, i: usize) -> ModelResult<bool> {
 }
 
 /// `shape[i]` of a shape value (IndexError when short).
-fn shape_item(v: &Value, i: usize) -> ModelResult<i128> {
+fn shape_item(v: &ArgValue, i: usize) -> ModelResult<i128> {
     let s = shape_of(v)?;
     item(&s, i, "shape").copied()
 }

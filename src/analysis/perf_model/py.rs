@@ -2,6 +2,7 @@
 //! rendered with Python's `str()` (the text pandas groups and prints).
 
 use crate::pyfmt::{float_repr, str_repr};
+use crate::trace::ArgValue;
 
 /// A Python object held in a model parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,28 +47,27 @@ impl Py {
         }
     }
 
-    /// A JSON value as Python would hold it after `json.loads`, with arrays
-    /// turned into tuples (the reference's `tuple(...)` of shapes) when
-    /// `as_tuples` is set.
-    pub fn from_json(v: &serde_json::Value, as_tuples: bool) -> Py {
-        use serde_json::Value;
+    /// A recorded argument as Python would hold it after `json.loads`, with
+    /// lists turned into tuples (the reference's `tuple(...)` of shapes)
+    /// when `as_tuples` is set. Integers beyond `i64` are floats (as
+    /// serde_json made them); maps are kept as their JSON text.
+    pub fn from_arg(v: &ArgValue, as_tuples: bool) -> Py {
         match v {
-            Value::Null => Py::None,
-            Value::Bool(b) => Py::Bool(*b),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Py::Int(i),
-                None => Py::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            Value::String(s) => Py::Str(s.clone()),
-            Value::Array(a) => {
-                let items = a.iter().map(|x| Py::from_json(x, as_tuples)).collect();
+            ArgValue::Null => Py::None,
+            ArgValue::Bool(b) => Py::Bool(*b),
+            ArgValue::Int(i) => Py::Int(*i),
+            ArgValue::UInt(u) => Py::Float(*u as f64),
+            ArgValue::Float(x) => Py::Float(*x),
+            ArgValue::Str(s) => Py::Str(s.to_string()),
+            ArgValue::List(a) => {
+                let items = a.iter().map(|x| Py::from_arg(x, as_tuples)).collect();
                 if as_tuples {
                     Py::Tuple(items)
                 } else {
                     Py::List(items)
                 }
             }
-            Value::Object(_) => Py::Str(v.to_string()),
+            ArgValue::Map(_) => Py::Str(v.json_text()),
         }
     }
 
@@ -108,8 +108,8 @@ mod tests {
         );
         assert_eq!(Py::Str("fp8".into()).to_str(), "fp8");
         assert_eq!(Py::Float(16.0).to_str(), "16.0");
-        let j: serde_json::Value = serde_json::from_str("[[1, 2], [], 3.5, \"x\"]").unwrap();
-        assert_eq!(Py::from_json(&j, true).repr(), "((1, 2), (), 3.5, 'x')");
-        assert_eq!(Py::from_json(&j, false).repr(), "[[1, 2], [], 3.5, 'x']");
+        let j = crate::test_support::arg!([[1, 2], [], 3.5, "x"]);
+        assert_eq!(Py::from_arg(&j, true).repr(), "((1, 2), (), 3.5, 'x')");
+        assert_eq!(Py::from_arg(&j, false).repr(), "[[1, 2], [], 3.5, 'x']");
     }
 }

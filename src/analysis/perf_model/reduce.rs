@@ -31,7 +31,7 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
         return invalid("not implemented");
     }
     let a = Args::new(input);
-    let dims = input.dims.as_deref().unwrap_or(&[]);
+    let dims = input.dims.unwrap_or(&[]);
     let first = dims.first().filter(|v| !v.is_null());
     let Some(first) = first else {
         // No usable Input Dims: an all-zero model without dtypes.

@@ -14,6 +14,7 @@ use super::gemm::{
     str_tuple, truthy, types_of,
 };
 use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
+use crate::trace::ArgValue;
 
 // ---------------------------------------------------------------------------
 // Python numbers: ints stay exact, floats follow IEEE like CPython.
@@ -347,12 +348,12 @@ fn spec_of(class: &str) -> Option<Spec> {
 
 /// `extract_sdpa_cfg` / `extract_sdpa_varlen_cfg`: B, N_Q, H_Q, N_KV, H_KV,
 /// d_h_qk, d_h_v with the consistency checks.
-fn extract(dims: &[serde_json::Value], spec: &Spec) -> ModelResult<[i64; 7]> {
+fn extract(dims: &[ArgValue], spec: &Spec) -> ModelResult<[i64; 7]> {
     let [qi, ki, vi] = spec.qkv;
     let q = at(dims, qi, "Input Dims")?;
     let k = at(dims, ki, "Input Dims")?;
     let v = at(dims, vi, "Input Dims")?;
-    let pick = |s: &serde_json::Value| -> ModelResult<[i64; 4]> {
+    let pick = |s: &ArgValue| -> ModelResult<[i64; 4]> {
         if spec.varlen.is_some() {
             let p = &spec.perm;
             Ok([1, elem(s, p[0])?, elem(s, p[1])?, elem(s, p[2])?])
@@ -484,7 +485,7 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
         dtype_param = Some(str_tuple(d));
     }
     if spec.strides {
-        let Some(strides) = input.strides.as_deref() else {
+        let Some(strides) = input.strides else {
             return invalid("missing 'Input Strides'");
         };
         for (key, slot) in ["q_stride", "k_stride", "v_stride"]
@@ -536,7 +537,7 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
 fn parse_evoformer(input: &OpInput) -> ModelResult<Parsed> {
     let dims = dims_of(input)?;
     let q = at(dims, 0, "Input Dims")?;
-    if !matches!(q, serde_json::Value::Array(a) if a.len() == 5) {
+    if !matches!(q, ArgValue::List(a) if a.len() == 5) {
         return invalid("Evoformer q must be 5-D");
     }
     let v: Vec<i64> = (0..5).map(|i| elem(q, i)).collect::<ModelResult<_>>()?;
@@ -649,11 +650,16 @@ mod tests {
     use super::super::test_support::{arr, strs};
     use super::*;
     use crate::analysis::perf_model::ModelError;
-    use serde_json::{Value, json};
+    use crate::test_support::{arg, arg_value};
 
     const BF16: &str = "c10::BFloat16";
 
-    fn inp(dims: Value, types: &[&str], strides: Option<Value>, ci: &[&str]) -> OpInput<'static> {
+    fn inp(
+        dims: ArgValue,
+        types: &[&str],
+        strides: Option<ArgValue>,
+        ci: &[&str],
+    ) -> OpInput<'static> {
         OpInput {
             name: "sdpa",
             dims: arr(dims),
@@ -677,7 +683,7 @@ mod tests {
 
     fn aten_flash(ci4: &str) -> OpInput<'static> {
         inp(
-            json!([
+            arg!([
                 [16, 16, 559, 64],
                 [16, 16, 559, 64],
                 [16, 16, 559, 64],
@@ -687,7 +693,7 @@ mod tests {
                 []
             ]),
             &[BF16, BF16, BF16, "Scalar", "Scalar", "Scalar", "Scalar"],
-            Some(json!([
+            Some(arg!([
                 [572416, 35776, 64, 1],
                 [572416, 35776, 64, 1],
                 [572416, 35776, 64, 1],
@@ -747,7 +753,7 @@ mod tests {
     fn efficient_fp32_still_two_bytes_and_causal_mismatch() {
         // B=2, H=4, N_Q=8, N_KV=16, d=32, float
         let i = inp(
-            json!([
+            arg!([
                 [2, 4, 8, 32],
                 [2, 4, 16, 32],
                 [2, 4, 16, 32],
@@ -789,16 +795,11 @@ mod tests {
     fn flash_fwd(h_kv: i64, causal: &str) -> OpInput<'static> {
         // (B, N, H, d): q (2, 64, 8, 16), k/v (2, 64, h_kv, 16)
         inp(
-            json!([
-                [2, 64, 8, 16],
-                [2, 64, h_kv, 16],
-                [2, 64, h_kv, 16],
-                [],
-                [],
-                []
-            ]),
+            arg_value(&format!(
+                "[[2, 64, 8, 16], [2, 64, {h_kv}, 16], [2, 64, {h_kv}, 16], [], [], []]"
+            )),
             &[BF16, BF16, BF16, "Scalar", "Scalar", "Scalar"],
-            Some(json!([
+            Some(arg!([
                 [8192, 128, 16, 1],
                 [2048, 32, 16, 1],
                 [2048, 32, 16, 1],
@@ -863,9 +864,9 @@ mod tests {
         ci[8] = "0.0";
         ci[10] = "False";
         let i = inp(
-            json!([[1, 32, 4, 8], [1, 32, 4, 8], [1, 32, 4, 8], [1, 32, 4, 8]]),
+            arg!([[1, 32, 4, 8], [1, 32, 4, 8], [1, 32, 4, 8], [1, 32, 4, 8]]),
             &["float", "float", "float", "float"],
-            Some(json!([
+            Some(arg!([
                 [1024, 32, 8, 1],
                 [1024, 32, 8, 1],
                 [1024, 32, 8, 1],
@@ -900,7 +901,7 @@ mod tests {
         ci[7] = "0.0";
         ci[9] = "False";
         let i = inp(
-            json!([
+            arg!([
                 [100, 2, 8],
                 [100, 2, 8],
                 [100, 2, 8],
@@ -913,7 +914,7 @@ mod tests {
                 []
             ]),
             &[BF16, BF16, BF16, "int", "int"],
-            Some(json!([[16, 8, 1], [16, 8, 1], [16, 8, 1], [1], [1]])),
+            Some(arg!([[16, 8, 1], [16, 8, 1], [16, 8, 1], [1], [1]])),
             &ci,
         );
         let e = evaluate("flash_attention_varlen_forward", &i, false).unwrap();
@@ -942,7 +943,7 @@ mod tests {
         ci[12] = "50";
         ci[13] = "0.0";
         ci[15] = "True";
-        let dims = json!([
+        let dims = arg!([
             [100, 2, 8],
             [100, 2, 8],
             [100, 2, 8],
@@ -955,7 +956,7 @@ mod tests {
             [4],
             [4]
         ]);
-        let s = json!([[16, 8, 1], [16, 8, 1], [16, 8, 1], [16, 8, 1]]);
+        let s = arg!([[16, 8, 1], [16, 8, 1], [16, 8, 1], [16, 8, 1]]);
         let b = inp(dims, &[BF16, BF16], Some(s), &ci);
         let e = evaluate("flash_attention_varlen_backward", &b, false).unwrap();
         // backward per sequence of n tokens: 5 GEMMs of 2*(2*n*n*8), halved (causal)
@@ -971,7 +972,7 @@ mod tests {
         ci[10] = "None";
         ci[12] = "TRUE";
         let i = inp(
-            json!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
+            arg!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
             &[BF16, BF16, BF16],
             None,
             &ci,
@@ -987,7 +988,7 @@ mod tests {
         let mut ci = vec![""; 25];
         ci[24] = "False";
         let i = inp(
-            json!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
+            arg!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
             &[BF16],
             None,
             &ci,
@@ -999,7 +1000,7 @@ mod tests {
 
         // q, k, v at slots 1..3 for the fmha_v3 wrapper.
         let i = inp(
-            json!([[], [1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
+            arg!([[], [1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
             &[],
             None,
             &["", "", "", "", "bad", "", "False"],
@@ -1009,7 +1010,7 @@ mod tests {
         assert_eq!(param(&e, "dropout"), &Py::Float(0.0));
         // Short concrete inputs fail.
         let i = inp(
-            json!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
+            arg!([[1, 16, 2, 8], [1, 16, 2, 8], [1, 16, 2, 8]]),
             &[],
             None,
             &["", ""],
@@ -1020,7 +1021,7 @@ mod tests {
     #[test]
     fn evoformer() {
         let i = inp(
-            json!([[1, 4, 32, 2, 8], [1, 4, 32, 2, 8], [1, 4, 32, 2, 8]]),
+            arg!([[1, 4, 32, 2, 8], [1, 4, 32, 2, 8], [1, 4, 32, 2, 8]]),
             &[BF16],
             None,
             &[],
@@ -1033,7 +1034,7 @@ mod tests {
         assert_eq!(param(&e, "dtype_A_B").to_str(), "['c10::BFloat16']");
         assert!(e.params.iter().all(|(k, _)| *k != "dropout"));
         assert_eq!(e.compute_spec(), "matrix_bf16");
-        let j = inp(json!([[1, 4, 32, 2, 8]]), &[], None, &[]);
+        let j = inp(arg!([[1, 4, 32, 2, 8]]), &[], None, &[]);
         let e = evaluate("evoformer_attention", &j, false).unwrap();
         assert_eq!(param(&e, "dtype_A_B").to_str(), "[None]");
         assert_eq!(e.compute_spec(), "");
@@ -1043,7 +1044,7 @@ mod tests {
     fn failures() {
         // Batch mismatch.
         let i = inp(
-            json!([[2, 4, 8, 32], [1, 4, 8, 32], [1, 4, 8, 32]]),
+            arg!([[2, 4, 8, 32], [1, 4, 8, 32], [1, 4, 8, 32]]),
             &[BF16, BF16],
             None,
             &["", "", "", "0.", "False"],
@@ -1051,7 +1052,7 @@ mod tests {
         assert!(evaluate("aten__scaled_dot_product_flash_attention", &i, false).is_err());
         // Short shapes, missing keys, nested shapes, unknown class.
         let i = inp(
-            json!([[2, 4], [[1]], []]),
+            arg!([[2, 4], [[1]], []]),
             &[BF16, BF16],
             None,
             &["", "", "", "0.", "False"],
@@ -1079,7 +1080,7 @@ mod tests {
         assert!(evaluate("aten__scaled_dot_product_flash_attention", &n, false).is_err());
         // H_KV = 0: division by zero in the GQA term.
         let z = inp(
-            json!([[1, 2, 4, 8], [1, 0, 4, 8], [1, 0, 4, 8]]),
+            arg!([[1, 2, 4, 8], [1, 0, 4, 8], [1, 0, 4, 8]]),
             &[BF16, BF16],
             None,
             &["", "", "", "0.", "False"],

@@ -13,6 +13,7 @@
 //! * Compute Spec `vector_<dtype>` from the first tensor's dtype.
 
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element};
+use crate::trace::ArgValue;
 
 /// aten op names that fused kernel names are made of, with their FLOPs per
 /// element (0 for views and copies).
@@ -186,7 +187,7 @@ pub fn evaluate(input: &OpInput) -> ModelResult<Evaluation> {
     let mut bytes = 0.0;
     let mut first_type: Option<&str> = None;
     for (d, t) in dims.iter().zip(types) {
-        let serde_json::Value::Array(shape) = d else {
+        let ArgValue::List(shape) = d else {
             continue;
         };
         if shape.is_empty() {
@@ -221,12 +222,14 @@ pub fn evaluate(input: &OpInput) -> ModelResult<Evaluation> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::arr;
     use super::*;
+    use crate::test_support::arg_value;
 
     fn input<'a>(name: &'a str, dims: &str, types: &[&str], ci: &[&str]) -> OpInput<'a> {
         OpInput {
             name,
-            dims: serde_json::from_str(dims).ok(),
+            dims: arr(arg_value(dims)),
             types: Some(types.iter().map(|s| s.to_string()).collect()),
             strides: None,
             concrete: Some(ci.iter().map(|s| s.to_string()).collect()),

@@ -1,18 +1,26 @@
-//! PyTorch profiler (Kineto) JSON: turns each event into the compact
-//! [`Event`] of the arena, keeping only the fields some pass reads.
+//! PyTorch profiler (Kineto) JSON, the Chrome trace format: decodes each
+//! element of `traceEvents` into an [`EventInput`] for the
+//! [`TraceBuilder`], reading only the fields some pass needs.
+//!
+//! The splitter ([`scan`]) runs on the calling thread; parsing events and
+//! building run on a second thread, fed in input order through a bounded
+//! channel, or on the same thread ([`Threads`]).
 
-use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 
+use rustc_hash::FxHashMap as HashMap;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::scan::{self, ScanError, Sink};
 use super::{LoadError, Packing};
-use crate::trace::{Args, Cat, Event, Ident, IdentId, NO_INT, NONE, Phase, Trace};
+use crate::trace::args::LinkIds;
+use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time};
+use crate::trace::{ArgValue, Cat, Needs, Phase, Trace, TraceBuilder};
 
 /// A JSON number that must be a number: ints and floats are accepted, a
 /// string is an error (the reference crashes on string timestamps).
@@ -164,15 +172,13 @@ struct RawArgs<'a> {
     input_strides: Option<&'a RawValue>,
     #[serde(rename = "Concrete Inputs", borrow, default)]
     concrete_inputs: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    kernel_file: Option<&'a RawValue>,
     /// `M` events: process/thread name.
     #[serde(borrow, default)]
     name: Option<&'a RawValue>,
     /// `M` events: process labels.
     #[serde(borrow, default)]
     labels: Option<&'a RawValue>,
-    // Collective metadata of NCCL/RCCL kernels (coll_analysis).
+    // Collective metadata of NCCL/RCCL kernels, in COLLECTIVE_ARG_KEYS order.
     #[serde(rename = "Process Group Name", borrow, default)]
     pg_name: Option<&'a RawValue>,
     #[serde(rename = "Process Group Ranks", borrow, default)]
@@ -191,6 +197,49 @@ struct RawArgs<'a> {
     in_split: Option<&'a RawValue>,
     #[serde(rename = "Out split size", borrow, default)]
     out_split: Option<&'a RawValue>,
+}
+
+impl<'a> RawArgs<'a> {
+    /// The builder's view; metadata texts only for metadata events.
+    fn input(self, metadata: bool) -> ArgsInput<'a> {
+        let text = |r: Option<&'a RawValue>| r.map(RawValue::get);
+        ArgsInput {
+            links: LinkIds {
+                correlation: self.correlation.and_then(|v| v.0),
+                external_id: self.external_id.and_then(|v| v.0),
+                stream: self.stream.and_then(|v| v.0),
+                sequence: self.sequence.and_then(|v| v.0),
+            },
+            op: [
+                text(self.input_dims),
+                text(self.input_type),
+                text(self.input_strides),
+                text(self.concrete_inputs),
+            ],
+            collective: [
+                self.pg_name,
+                self.pg_ranks,
+                self.coll_name,
+                self.group_size,
+                self.dtype,
+                self.in_nelems,
+                self.out_nelems,
+                self.in_split,
+                self.out_split,
+            ]
+            .map(text),
+            meta_name: if metadata {
+                self.name.map(meta_text)
+            } else {
+                None
+            },
+            meta_labels: if metadata {
+                self.labels.map(meta_text)
+            } else {
+                None
+            },
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -214,6 +263,78 @@ struct RawEvent<'a> {
     id: Option<IntLike>,
     #[serde(borrow, default)]
     args: Option<RawArgs<'a>>,
+}
+
+fn ident<'a>(raw: &'a Option<RawIdent<'_>>) -> IdentRef<'a> {
+    match raw {
+        None | Some(RawIdent::Null) => IdentRef::Null,
+        Some(RawIdent::Int(v)) => IdentRef::Int(*v),
+        Some(RawIdent::Str(s)) => IdentRef::Str(s),
+    }
+}
+
+/// An argument value as `json.loads` gives it (see [`ArgValue`]); numbers
+/// keep serde_json's integer/float split, maps serde_json's key order.
+struct ArgValueDe(ArgValue);
+
+impl<'de> Deserialize<'de> for ArgValueDe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ArgValueDe;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Int(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(match i64::try_from(v) {
+                    Ok(i) => ArgValue::Int(i),
+                    Err(_) => ArgValue::UInt(v),
+                }))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Float(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Str(v.into())))
+            }
+            fn visit_unit<E>(self) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Null))
+            }
+            fn visit_none<E>(self) -> Result<ArgValueDe, E> {
+                Ok(ArgValueDe(ArgValue::Null))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<ArgValueDe, D2::Error> {
+                ArgValueDe::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<ArgValueDe, A::Error> {
+                let mut items = Vec::new();
+                while let Some(ArgValueDe(v)) = s.next_element()? {
+                    items.push(v);
+                }
+                Ok(ArgValueDe(ArgValue::list(items)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<ArgValueDe, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, ArgValueDe(v))) = m.next_entry::<String, ArgValueDe>()? {
+                    entries.push((k.into_boxed_str(), v));
+                }
+                Ok(ArgValueDe(ArgValue::map(entries)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses the JSON text of an argument value; None when it is not valid
+/// JSON (a number out of range).
+pub(crate) fn parse_value(text: &str) -> Option<ArgValue> {
+    serde_json::from_str::<ArgValueDe>(text).ok().map(|v| v.0)
 }
 
 /// The value of the `"cat"` key read straight from an event's bytes, when
@@ -247,41 +368,17 @@ pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
     None
 }
 
-/// Builds the arena while the splitter walks the document.
-struct Builder {
-    /// Categories whose events are kept as stubs (UID only, not parsed).
-    skip: Vec<Cat>,
-    /// The interned null pid/tid, for stubs.
-    null_ident: IdentId,
-    trace: Trace,
-    idents: HashMap<Ident, IdentId>,
+/// Decodes events while the splitter walks the document (on the builder
+/// thread).
+struct Decoder {
+    builder: TraceBuilder,
+    /// True when some category is stubbed or dropped: worth reading `cat`
+    /// from the raw bytes first.
+    skips_any: bool,
+    /// Elements of `traceEvents` seen.
+    seen: usize,
     unknown_phases: HashMap<String, usize>,
     missing_ph: usize,
-    gpu_without_dur: usize,
-}
-
-impl Builder {
-    fn ident(&mut self, raw: Option<RawIdent<'_>>) -> IdentId {
-        let key = match raw {
-            None | Some(RawIdent::Null) => Ident::Null,
-            Some(RawIdent::Int(v)) => Ident::Int(v),
-            Some(RawIdent::Str(s)) => Ident::Str(s.into()),
-        };
-        if let Some(&id) = self.idents.get(&key) {
-            return id;
-        }
-        let id = self.trace.idents.len() as IdentId;
-        self.trace.idents.push(key.clone());
-        self.idents.insert(key, id);
-        id
-    }
-
-    fn raw_text(&mut self, v: Option<&RawValue>) -> u32 {
-        match v {
-            Some(r) if r.get() != "null" => self.trace.strings.intern(r.get()),
-            _ => NONE,
-        }
-    }
 }
 
 /// The text of a JSON value for metadata: strings unquoted, others as written.
@@ -289,42 +386,9 @@ fn meta_text(v: &RawValue) -> String {
     serde_json::from_str::<String>(v.get()).unwrap_or_else(|_| v.get().to_string())
 }
 
-fn short(name: &str) -> String {
-    let mut s: String = name.chars().take(60).collect();
-    if s.len() < name.len() {
-        s.push('…');
-    }
-    s
-}
-
-impl Sink for Builder {
-    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
-        if !self.skip.is_empty()
-            && let Some(cat) = quick_cat(json)
-            && let Ok(cat) = std::str::from_utf8(cat)
-            && self.skip.contains(&Cat::parse(cat))
-        {
-            // Keep the UID numbering; nothing else of the event is read.
-            self.trace.events.push(Event {
-                ts: f64::NAN,
-                dur: f64::NAN,
-                name: NONE,
-                pid: self.null_ident,
-                tid: self.null_ident,
-                args: NONE,
-                cat: Cat::parse(cat),
-                ph: Phase::Other,
-                dur_is_int: false,
-            });
-            return Ok(());
-        }
-        let raw: RawEvent = serde_json::from_slice(json).map_err(|e| {
-            format!(
-                "event #{index} of traceEvents: {}",
-                strip_position(&e.to_string())
-            )
-        })?;
-        let ph = match raw.ph.as_deref() {
+impl Decoder {
+    fn phase(&mut self, ph: Option<&str>) -> Phase {
+        match ph {
             Some("X") => Phase::Complete,
             Some("M") => Phase::Metadata,
             Some("s") => Phase::FlowStart,
@@ -343,111 +407,119 @@ impl Sink for Builder {
                 self.missing_ph += 1;
                 Phase::Other
             }
-        };
-        let cat = raw.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing);
-        let name = match raw.name.as_deref() {
-            Some(n) => self.trace.strings.intern(n),
-            None => NONE,
-        };
-        let pid = self.ident(raw.pid);
-        let tid = self.ident(raw.tid);
-        let ts = raw.ts.map(|n| n.value).unwrap_or(f64::NAN);
-        let (mut dur, dur_is_int) = raw
-            .dur
-            .map(|n| (n.value, n.is_int))
-            .unwrap_or((f64::NAN, false));
-        if dur < 0.0 {
-            return Err(format!(
-                "event #{index} ({}) has a negative duration ({dur})",
-                short(self.trace.strings.get(name))
-            ));
         }
-        if cat.is_gpu() && ph == Phase::Complete && dur.is_nan() {
-            // The reference crashes here; a GPU event without a duration
-            // takes no time.
-            self.gpu_without_dur += 1;
-            dur = 0.0;
-        }
-        let uid = self.trace.events.len() as u32;
-        let mut args_idx = NONE;
-        if let Some(a) = raw.args {
-            if ph == Phase::Metadata {
-                let key = (pid, tid);
-                let value = a.name.map(meta_text);
-                let labels = a.labels.map(meta_text);
-                match self.trace.strings.get(name) {
-                    "process_name" => self.trace.meta.entry(key).or_default().process_name = value,
-                    "process_labels" => {
-                        self.trace.meta.entry(key).or_default().process_labels = labels
-                    }
-                    "thread_name" => self.trace.meta.entry(key).or_default().thread_name = value,
-                    _ => {}
-                }
+    }
+
+    /// The trace, with the decoder's warnings first.
+    fn finish(mut self, input_bytes: u64) -> Trace {
+        // Collectives-only loads never look at phases (nor warn about them).
+        if !self.builder.needs().collectives_only {
+            let mut phases: Vec<_> = self.unknown_phases.into_iter().collect();
+            phases.sort();
+            for (ph, n) in phases {
+                self.builder.warn(format!(
+                    "{n} event(s) with unknown phase \"{ph}\" were ignored"
+                ));
             }
-            if cat == Cat::Kernel {
-                let coll = [
-                    a.pg_name,
-                    a.pg_ranks,
-                    a.coll_name,
-                    a.group_size,
-                    a.dtype,
-                    a.in_nelems,
-                    a.out_nelems,
-                    a.in_split,
-                    a.out_split,
-                ];
-                if coll.iter().any(Option::is_some) {
-                    let c = super::collectives::CollectiveArgs::from_raw(coll);
-                    if !c.is_empty() {
-                        self.trace.collective_args.insert(uid, c);
-                    }
-                }
+            if self.missing_ph > 0 {
+                self.builder.warn(format!(
+                    "{} event(s) without a \"ph\" field were ignored",
+                    self.missing_ph
+                ));
             }
-            let rec = Args {
-                correlation: a.correlation.and_then(|v| v.0).unwrap_or(NO_INT),
-                external_id: a.external_id.and_then(|v| v.0).unwrap_or(NO_INT),
-                stream: a.stream.and_then(|v| v.0).unwrap_or(NO_INT),
-                sequence: a.sequence.and_then(|v| v.0).unwrap_or(NO_INT),
-                input_dims: self.raw_text(a.input_dims),
-                input_type: self.raw_text(a.input_type),
-                input_strides: self.raw_text(a.input_strides),
-                concrete_inputs: self.raw_text(a.concrete_inputs),
-                kernel_file: self.raw_text(a.kernel_file),
-            };
-            args_idx = self.trace.args.len() as u32;
-            self.trace.args.push(rec);
         }
-        if matches!(ph, Phase::FlowStart | Phase::FlowEnd)
-            && let Some(id) = raw.id.and_then(|v| v.0)
+        self.builder.info_mut().input_bytes = input_bytes;
+        self.builder.finish()
+    }
+}
+
+impl Sink for Decoder {
+    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+        self.seen += 1;
+        if self.skips_any
+            && let Some(cat) = quick_cat(json)
+            && let Ok(cat) = std::str::from_utf8(cat)
         {
-            self.trace.flow_ids.insert(uid, id);
+            let cat = Cat::parse(cat);
+            match self.builder.keep(cat) {
+                Keep::Full => {}
+                // Nothing else of the event is read.
+                Keep::Stub => return self.builder.push_stub(cat),
+                Keep::Drop => return Ok(()),
+            }
         }
-        self.trace.events.push(Event {
-            ts,
-            dur,
-            name,
-            pid,
-            tid,
-            args: args_idx,
-            cat,
+        let raw: RawEvent = serde_json::from_slice(json).map_err(|e| {
+            format!(
+                "event #{index} of traceEvents: {}",
+                strip_position(&e.to_string())
+            )
+        })?;
+        let ph = self.phase(raw.ph.as_deref());
+        let time = |n: Num| Time {
+            value: n.value,
+            is_int: n.is_int,
+        };
+        let ev = EventInput {
+            cat: raw.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing),
             ph,
-            dur_is_int,
-        });
+            name: raw.name.as_deref(),
+            pid: ident(&raw.pid),
+            tid: ident(&raw.tid),
+            ts: raw.ts.map(time),
+            dur: raw.dur.map(time),
+            flow_id: raw.id.and_then(|v| v.0),
+            args: raw.args.map(|a| a.input(ph == Phase::Metadata)),
+        };
+        self.builder.push_event(index, ev, &mut parse_value)?;
         Ok(())
     }
 
     fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
-        // Validate strictly (the reference rejects malformed JSON anywhere).
-        let v: &RawValue = serde_json::from_slice(json).map_err(|e| {
-            format!(
-                "top-level key \"{key}\": {}",
-                strip_position(&e.to_string())
-            )
-        })?;
-        self.trace
-            .top_level
-            .push((key.to_string(), v.get().to_string()));
+        if !self.builder.needs().collectives_only {
+            // Validate strictly (the reference rejects malformed JSON anywhere).
+            serde_json::from_slice::<&RawValue>(json).map_err(|e| {
+                format!(
+                    "top-level key \"{key}\": {}",
+                    strip_position(&e.to_string())
+                )
+            })?;
+        }
+        match key {
+            "distributedInfo" => {
+                // A malformed distributedInfo only costs the rank hint.
+                if let Ok(d) = serde_json::from_slice::<DistributedInfo>(json) {
+                    let info = self.builder.info_mut();
+                    info.rank = int_of(&d.rank);
+                    info.world_size = int_of(&d.world_size);
+                }
+            }
+            "deviceProperties" => {
+                if let Ok(v) = serde_json::from_slice::<Vec<IgnoredAny>>(json) {
+                    self.builder.info_mut().device_count = v.len();
+                }
+            }
+            _ => {}
+        }
         Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+struct DistributedInfo {
+    #[serde(default)]
+    rank: Option<Value>,
+    #[serde(default)]
+    world_size: Option<Value>,
+}
+
+/// An integer from a number or a numeric string.
+fn int_of(v: &Option<Value>) -> Option<i64> {
+    match v {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|x| x.fract() == 0.0).map(|x| x as i64)),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
     }
 }
 
@@ -543,21 +615,25 @@ impl Sink for BatchSink {
     }
 }
 
+impl Decoder {
+    fn new(needs: &Needs) -> Decoder {
+        let builder = TraceBuilder::new(needs);
+        Decoder {
+            skips_any: builder.skips_any(),
+            builder,
+            seen: 0,
+            unknown_phases: HashMap::default(),
+            missing_ph: 0,
+        }
+    }
+}
+
 fn build_from(
     rx: std::sync::mpsc::Receiver<Batch>,
     spare: std::sync::mpsc::Sender<(Vec<u8>, Vec<usize>)>,
-    skip: Vec<Cat>,
-) -> Result<Builder, String> {
-    let mut b = Builder {
-        skip,
-        null_ident: 0,
-        trace: Trace::default(),
-        idents: HashMap::default(),
-        unknown_phases: HashMap::default(),
-        missing_ph: 0,
-        gpu_without_dur: 0,
-    };
-    b.null_ident = b.ident(None);
+    needs: Needs,
+) -> Result<Decoder, String> {
+    let mut d = Decoder::new(&needs);
     for batch in rx {
         match batch {
             Batch::Events {
@@ -567,35 +643,81 @@ fn build_from(
             } => {
                 let mut start = 0;
                 for (i, &end) in ends.iter().enumerate() {
-                    b.event(first_index + i, &buf[start..end])?;
+                    d.event(first_index + i, &buf[start..end])?;
                     start = end;
                 }
                 // The splitter may have finished; then the buffers are dropped.
                 let _ = spare.send((buf, ends));
             }
-            Batch::Other { key, json } => b.other(&key, &json)?,
+            Batch::Other { key, json } => d.other(&key, &json)?,
         }
     }
-    Ok(b)
+    Ok(d)
 }
 
-/// What the loader may leave out.
-#[derive(Debug, Clone, Default)]
-pub struct LoadOptions {
-    /// Event categories kept only as stubs (their UID counts, nothing else is
-    /// parsed or validated): for passes that never read them.
-    pub stub_categories: Vec<Cat>,
+/// How a decode uses the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// Splitting on the calling thread, parsing and building on a second
+    /// one: the fastest for one large trace.
+    Two,
+    /// Everything on the calling thread, without batch buffers: for many
+    /// traces loaded in parallel, where memory per load counts.
+    One,
 }
 
-/// Parses a Kineto JSON document from `reader` (already decompressed).
-///
-/// The splitter runs on the calling thread; parsing events and building the
-/// arena run on a second thread, fed in file order through a bounded channel.
-pub fn parse<R: Read>(reader: R, packing: Packing, opts: &LoadOptions) -> Result<Trace, LoadError> {
+fn scan_error(packing: Packing, e: ScanError) -> LoadError {
+    match e {
+        ScanError::Io(io) => LoadError::read(packing, io),
+        ScanError::Syntax(m) => LoadError::Syntax(m),
+        ScanError::Callback(m) => LoadError::Invalid(m),
+    }
+}
+
+/// Decodes a Kineto JSON document from `reader` (already unpacked),
+/// keeping what `needs` asks for.
+pub fn decode<R: Read>(
+    reader: R,
+    packing: Packing,
+    needs: &Needs,
+    threads: Threads,
+) -> Result<Trace, LoadError> {
+    let mut counted = Counted {
+        inner: reader,
+        bytes: 0,
+    };
+    let (decoder, outline) = match threads {
+        Threads::One => {
+            let mut d = Decoder::new(needs);
+            let outline = scan::split(&mut counted, &mut d).map_err(|e| scan_error(packing, e))?;
+            (d, outline)
+        }
+        Threads::Two => split_and_build(&mut counted, packing, needs)?,
+    };
+    if !outline.has_trace_events {
+        return Err(LoadError::NotATrace(
+            "not a trace: the JSON object has no \"traceEvents\" array".into(),
+        ));
+    }
+    // A rank without collectives is a finding of the collective report,
+    // not an error.
+    if decoder.seen == 0 && !needs.collectives_only {
+        return Err(LoadError::NoEvents);
+    }
+    Ok(decoder.finish(counted.bytes))
+}
+
+/// [`Threads::Two`]: the splitter here, the decoder on a second thread fed
+/// in input order through a bounded channel.
+fn split_and_build<R: Read>(
+    reader: &mut R,
+    packing: Packing,
+    needs: &Needs,
+) -> Result<(Decoder, scan::Outline), LoadError> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-    let skip = opts.stub_categories.clone();
     let (spare_tx, spare_rx) = std::sync::mpsc::channel();
-    let builder = std::thread::spawn(move || build_from(rx, spare_tx, skip));
+    let needs = *needs;
+    let builder = std::thread::spawn(move || build_from(rx, spare_tx, needs));
     let mut sink = BatchSink {
         tx,
         spare: spare_rx,
@@ -603,66 +725,15 @@ pub fn parse<R: Read>(reader: R, packing: Packing, opts: &LoadOptions) -> Result
         buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
         ends: Vec::new(),
     };
-    let mut counted = Counted {
-        inner: reader,
-        bytes: 0,
-    };
-    let split = scan::split(&mut counted, &mut sink);
+    let split = scan::split(reader, &mut sink);
     // Events before a syntax error are still checked: their errors come first.
     let flushed = sink.flush();
     drop(sink);
-    let built = builder
+    let decoder = builder
         .join()
-        .map_err(|_| LoadError("internal error: the parser thread panicked".into()))?;
-    let b = match built {
-        Err(m) => return Err(LoadError(format!("invalid trace: {m}"))),
-        Ok(b) => b,
-    };
-    let outline = split.map_err(|e| match e {
-        ScanError::Io(io) => {
-            let what = match packing {
-                Packing::Gzip => "truncated or corrupt gzip data",
-                Packing::Zip => "cannot read the zip member",
-                Packing::Plain => "read error",
-            };
-            LoadError(format!("{what}: {io}"))
-        }
-        ScanError::Syntax(m) => LoadError(m),
-        ScanError::Callback(m) => LoadError(format!("invalid trace: {m}")),
-    })?;
-    flushed.map_err(|m| LoadError(format!("invalid trace: {m}")))?;
-    if !outline.has_trace_events {
-        return Err(LoadError(
-            "not a trace: the JSON object has no \"traceEvents\" array".into(),
-        ));
-    }
-    let mut t = b.trace;
-    t.json_bytes = counted.bytes;
-    if t.events.is_empty() {
-        return Err(LoadError(
-            "the trace has no events (\"traceEvents\" is empty)".into(),
-        ));
-    }
-    let mut phases: Vec<_> = b.unknown_phases.into_iter().collect();
-    phases.sort();
-    for (ph, n) in phases {
-        t.warnings.push(format!(
-            "{n} event(s) with unknown phase \"{ph}\" were ignored"
-        ));
-    }
-    if b.missing_ph > 0 {
-        t.warnings.push(format!(
-            "{} event(s) without a \"ph\" field were ignored",
-            b.missing_ph
-        ));
-    }
-    if b.gpu_without_dur > 0 {
-        t.warnings.push(format!(
-            "{} GPU event(s) without \"dur\" were counted as zero-length",
-            b.gpu_without_dur
-        ));
-    }
-    t.events.shrink_to_fit();
-    t.args.shrink_to_fit();
-    Ok(t)
+        .map_err(|_| LoadError::Internal)?
+        .map_err(LoadError::Invalid)?;
+    let outline = split.map_err(|e| scan_error(packing, e))?;
+    flushed.map_err(LoadError::Invalid)?;
+    Ok((decoder, outline))
 }

@@ -1,0 +1,44 @@
+//! Helpers shared by unit tests across the crate (outside `analysis`, which
+//! never sees JSON).
+
+use crate::trace::ArgValue;
+
+/// The argument value written as JSON `text`, parsed as the Kineto decoder
+/// parses recorded arguments.
+pub(crate) fn arg_value(text: &str) -> ArgValue {
+    crate::load::kineto::parse_value(text)
+        .unwrap_or_else(|| panic!("test argument must be valid JSON: {text}"))
+}
+
+/// `arg!([[1, 2], [], "x"])`: the argument value written as JSON tokens
+/// (see [`arg_value`]).
+macro_rules! arg {
+    ($($json:tt)+) => {
+        $crate::test_support::arg_value(stringify!($($json)+))
+    };
+}
+pub(crate) use arg;
+
+#[cfg(test)]
+mod tests {
+    /// `ArgValue::json_text` writes what serde_json writes for the same value.
+    #[test]
+    fn json_text_matches_serde_json() {
+        for text in [
+            r#"[[1, 2], [], 3.5, "x", null, true, -0, -0.0, 1e300, 1.5e-7, 123456789.125]"#,
+            r#"{"b": [1, 2.5], "a": {"x": null}, "b": "last", "\u0001\"\\": "é\t"}"#,
+            "18446744073709551615",
+            "-9223372036854775808",
+            "1e400",
+            "100000000000000000000000",
+            "0.1",
+            r#""\u007f\u00a0\u2028""#,
+        ] {
+            let ours = crate::load::kineto::parse_value(text).map(|v| v.json_text());
+            let theirs = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .map(|v| v.to_string());
+            assert_eq!(ours, theirs, "{text}");
+        }
+    }
+}
