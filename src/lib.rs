@@ -13,4 +13,5 @@ pub mod plots;
 pub mod pyfmt;
 pub mod report;
 pub mod summary;
+pub mod table;
 pub mod trace;
