@@ -5,9 +5,10 @@
 //! one length. The pandas rules the reference's output depends on live
 //! here once: how cells render ([`Value::csv_text`], [`Value::py_str`]),
 //! how keys order and compare ([`Value::key_cmp`]), how a column is typed
-//! (`typing`), and the group → aggregate → sort → percent steps the
+//! ([`typing`]), and the group → aggregate → sort → percent steps the
 //! sheets share (`group`, `agg`).
 
+pub mod typing;
 mod value;
 
 pub use value::{Key, Num, Value, cmp_rows};
