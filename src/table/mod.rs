@@ -6,8 +6,10 @@
 //! here once: how cells render ([`Value::csv_text`], [`Value::py_str`]),
 //! how keys order and compare ([`Value::key_cmp`]), how a column is typed
 //! ([`typing`]), and the group → aggregate → sort → percent steps the
-//! sheets share (`group`, `agg`).
+//! sheets share ([`group`], [`agg`]).
 
+pub mod agg;
+pub mod group;
 pub mod typing;
 mod value;
 
