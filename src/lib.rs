@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod gpu_arch;
 pub mod load;
+pub mod names;
 pub mod numeric;
 pub mod plots;
 pub mod pyfmt;
