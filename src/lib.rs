@@ -8,11 +8,13 @@
 pub mod analysis;
 pub mod gpu_arch;
 pub mod load;
+pub mod names;
 pub mod numeric;
 pub mod plots;
 pub mod pyfmt;
 pub mod report;
 pub mod summary;
+pub mod table;
 #[cfg(test)]
 mod test_support;
 pub mod trace;

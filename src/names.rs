@@ -1,0 +1,660 @@
+//! Every sheet name and column name the reports use, once.
+//!
+//! The names are the reference's (AMD TraceLens, pandas): spelled exactly
+//! as its sheets spell them, odd spaces, units and casing included, since
+//! `compare` and `../shared/tools/conform.py` match them byte for byte.
+//! Names built from a base and a suffix (`Kernel Time (µs)` + `_sum`) have
+//! a const for the base and one for each full name read in more than one
+//! place.
+
+/// Sheet (table) names: one worksheet, one CSV file stem.
+pub mod sheet {
+    // --- The single-trace report, in output order ---
+
+    /// GPU time split into computation, communication, memcpy and idle.
+    pub const GPU_TIMELINE: &str = "gpu_timeline";
+    /// Direct kernel time per op category.
+    pub const OPS_SUMMARY_BY_CATEGORY: &str = "ops_summary_by_category";
+    /// Direct and subtree kernel time per op name.
+    pub const OPS_SUMMARY: &str = "ops_summary";
+    /// Kernel time per op name and argument shapes/types.
+    pub const OPS_UNIQUE_ARGS: &str = "ops_unique_args";
+    /// Every GPU-time-owning op with its perf model, in one table.
+    pub const UNIFIED_PERF_SUMMARY: &str = "unified_perf_summary";
+    /// Kernel time per kernel name, stream and parent op.
+    pub const KERNEL_SUMMARY: &str = "kernel_summary";
+    /// Histogram of the short kernels' durations.
+    pub const SHORT_KERNEL_HISTOGRAM: &str = "short_kernel_histogram";
+    /// Short kernels per parent op and arguments.
+    pub const SHORT_KERNELS_SUMMARY: &str = "short_kernels_summary";
+    /// The single-trace collectives table (`nccl_summary_long` of rank 0).
+    pub const COLL_ANALYSIS: &str = "coll_analysis";
+    /// The reference's per-op table (not written by `report`; a `compare`
+    /// input when a reference report has it).
+    pub const OPS_ALL: &str = "ops_all";
+
+    // --- Roofline sheets: one per perf-model family, `_fwd`/`_bwd` for
+    // the families with a backward pass ---
+
+    /// Matrix multiplications.
+    pub const GEMM: &str = "GEMM";
+    /// Scaled-dot-product attention, forward.
+    pub const SDPA_FWD: &str = "SDPA_fwd";
+    /// Scaled-dot-product attention, backward.
+    pub const SDPA_BWD: &str = "SDPA_bwd";
+    /// Convolutions, forward.
+    pub const CONV_FWD: &str = "CONV_fwd";
+    /// Convolutions, backward.
+    pub const CONV_BWD: &str = "CONV_bwd";
+    /// Unary elementwise ops.
+    pub const UNARY_ELEMENTWISE: &str = "UnaryElementwise";
+    /// Binary elementwise ops.
+    pub const BINARY_ELEMENTWISE: &str = "BinaryElementwise";
+    /// Normalization ops.
+    pub const NORMALIZATION: &str = "Normalization";
+    /// Suffix of a family's forward sheet (`SDPA` + `_fwd`).
+    pub const FWD_SUFFIX: &str = "_fwd";
+    /// Suffix of a family's backward sheet (`SDPA` + `_bwd`).
+    pub const BWD_SUFFIX: &str = "_bwd";
+
+    // --- Roofline plots ---
+
+    /// The plotted points of every roofline sheet (the chart's data).
+    pub const ROOFLINE_POINTS: &str = "roofline_points";
+    /// The Excel chart sheet of the roofline plot.
+    pub const ROOFLINE_CHART: &str = "roofline_chart";
+
+    // --- The multi-rank collectives report ---
+
+    /// Matched collectives summarised per (name, dtype, size).
+    pub const NCCL_SUMMARY_IMPLICIT_SYNC: &str = "nccl_summary_implicit_sync";
+    /// Per-rank collective kernels summarised per group key.
+    pub const NCCL_SUMMARY_LONG: &str = "nccl_summary_long";
+    /// all_to_allv collectives summarised per (process group, dtype).
+    pub const NCCL_SUMMARY_ALL2ALLV: &str = "nccl_summary_all2allv";
+    /// Every collective kernel of every rank.
+    pub const NCCL_LONG: &str = "nccl_long";
+    /// Every collective matched across ranks, with per-rank timings.
+    pub const NCCL_IMPLICIT_SYNC: &str = "nccl_implicit_sync";
+    /// Every all_to_allv collective, with per-rank sizes and timings.
+    pub const NCCL_ALL2ALLV: &str = "nccl_all2allv";
+    /// Per rank: how long it waited and how often it arrived last.
+    pub const STRAGGLER_SUMMARY: &str = "straggler_summary";
+    /// Per collective type: count, latency, bandwidth, slowest ranks.
+    pub const NCCL_SUMMARY_BY_TYPE: &str = "nccl_summary_by_type";
+
+    // --- The comparison ---
+
+    /// Output base name of the compared `UnaryElementwise` sheets.
+    pub const UN_ELTWISE: &str = "un_eltwise";
+    /// Output base name of the compared `BinaryElementwise` sheets.
+    pub const BIN_ELTWISE: &str = "bin_eltwise";
+    /// Split part: rows in the baseline and the variant
+    /// (`<sheet>_intersect_<tag>`).
+    pub const INTERSECT: &str = "intersect";
+    /// Split part: rows only in the baseline.
+    pub const ONLY_BASELINE: &str = "only_baseline";
+    /// Split part: rows only in the variant.
+    pub const ONLY_VARIANT: &str = "only_variant";
+}
+
+/// Column names.
+pub mod col {
+    // --- Op identity and argument keys (ops sheets, unified, roofline) ---
+
+    /// Op (or kernel) name.
+    pub const NAME: &str = "name";
+    /// Op category (`GEMM`, `elementwise`, …).
+    pub const OP_CATEGORY: &str = "op category";
+    /// Process name from the trace metadata.
+    pub const PROCESS_NAME: &str = "process_name";
+    /// Process label from the trace metadata.
+    pub const PROCESS_LABEL: &str = "process_label";
+    /// Thread name from the trace metadata.
+    pub const THREAD_NAME: &str = "thread_name";
+    /// Input shapes of an op.
+    pub const INPUT_DIMS: &str = "Input Dims";
+    /// Input dtypes of an op.
+    pub const INPUT_TYPE: &str = "Input type";
+    /// Input strides of an op.
+    pub const INPUT_STRIDES: &str = "Input Strides";
+    /// Concrete (scalar) inputs of an op.
+    pub const CONCRETE_INPUTS: &str = "Concrete Inputs";
+    /// The group keys after `name` and `op category` shared by
+    /// `ops_unique_args` and `unified_perf_summary`.
+    pub const ARG_KEYS: [&str; 7] = [
+        PROCESS_NAME,
+        PROCESS_LABEL,
+        THREAD_NAME,
+        INPUT_DIMS,
+        INPUT_TYPE,
+        INPUT_STRIDES,
+        CONCRETE_INPUTS,
+    ];
+
+    // --- gpu_timeline ---
+
+    /// The timeline row label (see [`super::row`]).
+    pub const TYPE: &str = "type";
+    /// Time in milliseconds.
+    pub const TIME_MS: &str = "time ms";
+    /// Share of the total time, in percent.
+    pub const PERCENT: &str = "percent";
+
+    // --- Op sheets ---
+
+    /// Number of op instances (`ops_summary*`, legacy `kernel_summary`).
+    pub const COUNT: &str = "Count";
+    /// Lower-case count (histogram bins, collectives summaries).
+    pub const COUNT_LC: &str = "count";
+    /// Number of op instances in a group (`ops_unique_args`, unified,
+    /// `nccl_summary_long`).
+    pub const OPERATION_COUNT: &str = "operation_count";
+    /// Base of the direct kernel time columns (`…_sum`, `…_mean`, `…_ms`).
+    pub const TOTAL_DIRECT_KERNEL_TIME: &str = "total_direct_kernel_time";
+    /// Base of the subtree kernel time columns.
+    pub const TOTAL_SUBTREE_KERNEL_TIME: &str = "total_subtree_kernel_time";
+    /// Direct kernel time, µs, summed.
+    pub const TOTAL_DIRECT_KERNEL_TIME_SUM: &str = "total_direct_kernel_time_sum";
+    /// Direct kernel time, µs, mean.
+    pub const TOTAL_DIRECT_KERNEL_TIME_MEAN: &str = "total_direct_kernel_time_mean";
+    /// Direct kernel time in ms.
+    pub const TOTAL_DIRECT_KERNEL_TIME_MS: &str = "total_direct_kernel_time_ms";
+    /// Subtree kernel time, µs, summed.
+    pub const TOTAL_SUBTREE_KERNEL_TIME_SUM: &str = "total_subtree_kernel_time_sum";
+    /// Subtree kernel time in ms.
+    pub const TOTAL_SUBTREE_KERNEL_TIME_MS: &str = "total_subtree_kernel_time_ms";
+    /// The op categories of an op name, as a Python list.
+    pub const CATEGORIES: &str = "Categories";
+    /// Share of the sheet's total, in percent.
+    pub const PERCENTAGE: &str = "Percentage (%)";
+    /// Running sum of [`PERCENTAGE`].
+    pub const CUMULATIVE_PERCENTAGE: &str = "Cumulative Percentage (%)";
+    /// UID of a group's first event.
+    pub const EX_UID: &str = "ex_UID";
+    /// Per-kernel statistics of a group, as a Python list of dicts.
+    pub const KERNEL_DETAILS_SUMMARY: &str = "kernel_details_summary";
+    /// [`KERNEL_DETAILS_SUMMARY`] cut short.
+    pub const TRUNC_KERNEL_DETAILS: &str = "trunc_kernel_details";
+
+    // --- unified_perf_summary and the roofline sheets ---
+
+    /// Summed CPU duration of a group's ops, µs.
+    pub const TOTAL_DURATION_US: &str = "total_duration_us";
+    /// Mean CPU duration, µs.
+    pub const MEAN_DURATION_US: &str = "mean_duration_us";
+    /// Sample std of the CPU duration, µs.
+    pub const STD_DURATION_US: &str = "std_duration_us";
+    /// Base of the CPU duration statistics (`duration_us_median`, …).
+    pub const DURATION_US: &str = "duration_us";
+    /// Modelled GFLOPs of one op.
+    pub const GFLOPS: &str = "GFLOPS";
+    /// Modelled bytes moved by one op, MB.
+    pub const DATA_MOVED_MB: &str = "Data Moved (MB)";
+    /// Arithmetic intensity, FLOPs per byte.
+    pub const FLOPS_PER_BYTE: &str = "FLOPS/Byte";
+    /// The compute roof used (`matrix_bf16`, …).
+    pub const COMPUTE_SPEC: &str = "Compute Spec";
+    /// `COMPUTE_BOUND` or `MEMORY_BOUND`.
+    pub const ROOFLINE_BOUND: &str = "Roofline Bound";
+    /// Base of the achieved memory bandwidth statistics, TB/s.
+    pub const TB_S: &str = "TB/s";
+    /// Base of the achieved compute rate statistics, TFLOP/s.
+    pub const TFLOPS_S: &str = "TFLOPS/s";
+    /// Base of the kernel time statistics, µs.
+    pub const KERNEL_TIME_US: &str = "Kernel Time (µs)";
+    /// Base of the percent-of-roofline statistics.
+    pub const PCT_ROOFLINE: &str = "Pct Roofline";
+    /// Base of the roofline time, µs.
+    pub const ROOFLINE_TIME_US: &str = "Roofline Time (µs)";
+    /// The model's parameters, as a Python dict.
+    pub const PERF_PARAMS: &str = "perf_params";
+    /// Whether the op has a perf model.
+    pub const HAS_PERF_MODEL: &str = "has_perf_model";
+    /// Mean achieved bandwidth.
+    pub const TB_S_MEAN: &str = "TB/s_mean";
+    /// Mean achieved compute rate.
+    pub const TFLOPS_S_MEAN: &str = "TFLOPS/s_mean";
+    /// Summed kernel time.
+    pub const KERNEL_TIME_US_SUM: &str = "Kernel Time (µs)_sum";
+    /// Mean kernel time.
+    pub const KERNEL_TIME_US_MEAN: &str = "Kernel Time (µs)_mean";
+    /// Mean percent of roofline.
+    pub const PCT_ROOFLINE_MEAN: &str = "Pct Roofline_mean";
+    /// Roofline time of a group's first op.
+    pub const ROOFLINE_TIME_US_FIRST: &str = "Roofline Time (µs)_first";
+
+    // --- Roofline sheets (`GEMM`, `SDPA_fwd`, …) ---
+
+    /// Prefix of a model parameter column (`param: M`).
+    pub const PARAM_PREFIX: &str = "param: ";
+    /// GFLOPs of a group's first op.
+    pub const GFLOPS_FIRST: &str = "GFLOPS_first";
+    /// Bytes moved by a group's first op, MB.
+    pub const DATA_MOVED_MB_FIRST: &str = "Data Moved (MB)_first";
+    /// Arithmetic intensity of a group's first op.
+    pub const FLOPS_PER_BYTE_FIRST: &str = "FLOPS/Byte_first";
+    /// Process name of a group's first op.
+    pub const PROCESS_NAME_FIRST: &str = "process_name_first";
+    /// Process label of a group's first op.
+    pub const PROCESS_LABEL_FIRST: &str = "process_label_first";
+    /// Thread name of a group's first op.
+    pub const THREAD_NAME_FIRST: &str = "thread_name_first";
+    /// Roofline bound of a group's first op.
+    pub const ROOFLINE_BOUND_FIRST: &str = "Roofline Bound_first";
+    /// Per-kernel statistics of a group (the roofline sheets' spelling).
+    pub const KERNEL_DETAILS_SUMMARIZE: &str = "kernel_details__summarize_kernel_stats";
+    /// Input shapes of a group's first op.
+    pub const INPUT_DIMS_FIRST: &str = "Input Dims_first";
+    /// Input dtypes of a group's first op.
+    pub const INPUT_TYPE_FIRST: &str = "Input type_first";
+    /// Input strides of a group's first op.
+    pub const INPUT_STRIDES_FIRST: &str = "Input Strides_first";
+    /// Concrete inputs of a group's first op.
+    pub const CONCRETE_INPUTS_FIRST: &str = "Concrete Inputs_first";
+    /// Number of ops in a group.
+    pub const NAME_COUNT: &str = "name_count";
+    /// UID of a group's first op.
+    pub const UID_FIRST: &str = "UID_first";
+
+    // --- kernel_summary ---
+
+    /// Category of the kernel's parent op.
+    pub const PARENT_OP_CATEGORY: &str = "Parent op category";
+    /// Name of the kernel's parent CPU op.
+    pub const PARENT_CPU_OP: &str = "Parent cpu_op";
+    /// Kernel name.
+    pub const KERNEL_NAME: &str = "Kernel name";
+    /// Kernel stream.
+    pub const KERNEL_STREAM: &str = "Kernel stream";
+    /// Base of the kernel duration statistics, µs.
+    pub const KERNEL_DURATION_US: &str = "Kernel duration (µs)";
+    /// Summed kernel duration.
+    pub const KERNEL_DURATION_US_SUM: &str = "Kernel duration (µs)_sum";
+    /// Number of kernels.
+    pub const KERNEL_DURATION_US_COUNT: &str = "Kernel duration (µs)_count";
+    /// Mean kernel duration.
+    pub const KERNEL_DURATION_US_MEAN: &str = "Kernel duration (µs)_mean";
+    /// Shortest kernel duration.
+    pub const KERNEL_DURATION_US_MIN: &str = "Kernel duration (µs)_min";
+    /// Longest kernel duration.
+    pub const KERNEL_DURATION_US_MAX: &str = "Kernel duration (µs)_max";
+    /// Share of all kernel time, in percent.
+    pub const PERCENT_OF_KERNELS_TIME: &str = "Percent of kernels time (%)";
+    /// Share of the total GPU time, in percent.
+    pub const PERCENT_OF_TOTAL_TIME: &str = "Percent of total time (%)";
+
+    // --- Older reports' kernel_summary (read by compare) ---
+
+    /// Summed kernel time, ms.
+    pub const TOTAL_KERNEL_TIME_MS: &str = "Total Kernel Time (ms)";
+    /// Summed kernel time, µs.
+    pub const TOTAL_KERNEL_TIME_US: &str = "Total Kernel Time (µs)";
+    /// Mean kernel time, µs.
+    pub const MEAN_KERNEL_TIME_US: &str = "Mean Kernel Time (µs)";
+    /// Median kernel time, µs.
+    pub const MEDIAN_KERNEL_TIME_US: &str = "Median Kernel Time (µs)";
+    /// Sample std of the kernel time, µs.
+    pub const STD_KERNEL_TIME_US: &str = "Std Kernel Time (µs)";
+    /// Shortest kernel time, µs.
+    pub const MIN_KERNEL_TIME_US: &str = "Min Kernel Time (µs)";
+    /// Longest kernel time, µs.
+    pub const MAX_KERNEL_TIME_US: &str = "Max Kernel Time (µs)";
+    /// Kernel category.
+    pub const CATEGORY: &str = "Category";
+
+    // --- short_kernel_histogram, short_kernels_summary ---
+
+    /// Lower edge of a histogram bin, µs.
+    pub const BIN_START: &str = "bin_start";
+    /// Upper edge of a histogram bin, µs.
+    pub const BIN_END: &str = "bin_end";
+    /// Input shapes of the parent op (this sheet's casing).
+    pub const INPUT_DIMS_LC: &str = "Input dims";
+    /// Input strides of the parent op (this sheet's casing).
+    pub const INPUT_STRIDES_LC: &str = "Input strides";
+    /// Summed short kernel duration.
+    pub const SHORT_KERNEL_DURATION_SUM: &str = "Short Kernel duration (µs) sum";
+    /// Number of short kernels.
+    pub const SHORT_KERNEL_COUNT: &str = "Short Kernel count";
+    /// Mean short kernel duration.
+    pub const SHORT_KERNEL_DURATION_MEAN: &str = "Short Kernel duration (µs) mean";
+    /// Short kernel time as a share of the total time.
+    pub const SHORT_KERNEL_DURATION_PCT_TOTAL: &str =
+        "Short Kernel duration (µs) percent of total time";
+
+    // --- roofline_points (the plot's data) ---
+
+    /// Op category of a point.
+    pub const CATEGORY_LC: &str = "category";
+    /// Op label of a point.
+    pub const OP: &str = "op";
+    /// Arithmetic intensity axis (the chart's spelling).
+    pub const FLOPS_PER_BYTE_AXIS: &str = "FLOPs/Byte";
+    /// Achieved compute rate axis (the chart's spelling).
+    pub const TFLOP_S_AXIS: &str = "TFLOP/s";
+
+    // --- Collectives: per-kernel keys and values ---
+
+    /// A collective instance's id.
+    pub const COLLECTIVE_ID: &str = "collective_id";
+    /// Position of a kernel within its process group's sequence.
+    pub const INDEX_IN_GROUP: &str = "index_in_group";
+    /// Rank.
+    pub const RANK: &str = "rank";
+    /// Process group name.
+    pub const PROCESS_GROUP_NAME: &str = "Process Group Name";
+    /// Process group ranks.
+    pub const PROCESS_GROUP_RANKS: &str = "Process Group Ranks";
+    /// Collective name (`allreduce`, …).
+    pub const COLLECTIVE_NAME: &str = "Collective name";
+    /// Process group size.
+    pub const GROUP_SIZE: &str = "Group size";
+    /// Element type.
+    pub const DTYPE: &str = "dtype";
+    /// Input elements.
+    pub const IN_MSG_NELEMS: &str = "In msg nelems";
+    /// Output elements.
+    pub const OUT_MSG_NELEMS: &str = "Out msg nelems";
+    /// Input size, MB.
+    pub const IN_MSG_SIZE_MB: &str = "In msg size (MB)";
+    /// Output size, MB.
+    pub const OUT_MSG_SIZE_MB: &str = "Out msg size (MB)";
+    /// Input split sizes.
+    pub const IN_SPLIT_SIZE: &str = "In split size";
+    /// Output split sizes.
+    pub const OUT_SPLIT_SIZE: &str = "Out split size";
+    /// CUDA/HIP stream.
+    pub const STREAM: &str = "stream";
+    /// Kernel start, µs.
+    pub const TS: &str = "ts";
+    /// Kernel duration, µs.
+    pub const DUR: &str = "dur";
+    /// Node of a rank.
+    pub const NODE_ID: &str = "node_id";
+    /// Whether a process group stays on one node (`intra_node`,
+    /// `inter_node`, `unknown`).
+    pub const NODE_SPAN: &str = "node_span";
+    /// Where the collective's fields came from.
+    pub const METADATA: &str = "metadata";
+    /// Prefix of per-rank columns (`rank_3_ts`).
+    pub const RANK_PREFIX: &str = "rank_";
+    /// Per-rank wait time (`rank_<r>_wait_time`).
+    pub const WAIT_TIME: &str = "wait_time";
+
+    // --- Collectives: matched collectives ---
+
+    /// Full message size, MB.
+    pub const FULL_MSG_SIZE_MB: &str = "Full msg size (MB)";
+    /// Communication latency, µs.
+    pub const COMM_LATENCY: &str = "comm_latency";
+    /// Spread of the ranks' start times, µs.
+    pub const SKEW_IN_START_TIME: &str = "skew in start time";
+    /// Spread of the ranks' end times, µs.
+    pub const SKEW_IN_END_TIME: &str = "skew in end time";
+    /// The first rank to arrive.
+    pub const EARLIEST_ARRIVAL_RANK: &str = "earliest arrival rank";
+    /// Mean wait of the ranks, µs.
+    pub const AVG_WAIT_TIME: &str = "avg_wait_time";
+    /// Algorithm bandwidth, GB/s.
+    pub const ALGO_BW: &str = "algo bw (GB/s)";
+    /// Bus bandwidth, GB/s.
+    pub const BUS_BW: &str = "bus bw (GB/s)";
+    /// Summed latency, ms.
+    pub const TOTAL_COMM_LATENCY_MS: &str = "Total comm latency (ms)";
+    /// Collective names inferred from kernel names, with counts.
+    pub const INFERRED_COLLECTIVE_NAMES: &str = "inferred collective names";
+
+    // --- Collectives: nccl_summary_long ---
+
+    /// First input size of a group, MB.
+    pub const IN_MSG_SIZE_MB_FIRST: &str = "In msg size (MB)_first";
+    /// First output size of a group, MB.
+    pub const OUT_MSG_SIZE_MB_FIRST: &str = "Out msg size (MB)_first";
+    /// Summed duration.
+    pub const DUR_SUM: &str = "dur_sum";
+    /// Mean duration.
+    pub const DUR_MEAN: &str = "dur_mean";
+    /// Sample std of the duration.
+    pub const DUR_STD: &str = "dur_std";
+    /// Shortest duration.
+    pub const DUR_MIN: &str = "dur_min";
+    /// Longest duration.
+    pub const DUR_MAX: &str = "dur_max";
+
+    // --- Collectives: all_to_allv ---
+
+    /// Data moved by all ranks, MB.
+    pub const TOTAL_DATA_COMMUNICATED_MB: &str = "total data communicated (MB)";
+    /// Elements moved by all ranks.
+    pub const TOTAL_NELEMS_COMMUNICATED: &str = "total nelems communicated";
+    /// First start to last end, µs.
+    pub const WALL_TIME_US: &str = "wall_time (us)";
+    /// Longest rank duration, µs.
+    pub const MAX_RANK_DUR_US: &str = "max_rank_dur (us)";
+    /// Shortest rank duration, µs.
+    pub const MIN_RANK_DUR_US: &str = "min_rank_dur (us)";
+    /// Mean rank duration, µs.
+    pub const AVG_RANK_DUR_US: &str = "avg_rank_dur (us)";
+    /// Throughput, GB/s.
+    pub const THROUGHPUT: &str = "throughput (GB/s)";
+    /// Best rank throughput, GB/s.
+    pub const MAX_RANK_THROUGHPUT: &str = "max_rank_throughput (GB/s)";
+    /// Worst rank throughput, GB/s.
+    pub const MIN_RANK_THROUGHPUT: &str = "min_rank_throughput (GB/s)";
+    /// Largest over smallest rank size.
+    pub const SIZE_IMBALANCE: &str = "size_imbalance";
+    /// Summed wall time, µs.
+    pub const TOTAL_WALL_TIME_US: &str = "Total wall_time (us)";
+    /// Summed wall time, ms.
+    pub const TOTAL_WALL_TIME_MS: &str = "Total wall_time (ms)";
+
+    // --- Collectives: straggler_summary ---
+
+    /// A rank's summed wait, µs.
+    pub const TOTAL_WAIT_TIME_US: &str = "total_wait_time_us";
+    /// A rank's mean wait, µs.
+    pub const MEAN_WAIT_TIME_US: &str = "mean_wait_time_us";
+    /// How often a rank arrived last.
+    pub const TIMES_ARRIVED_LAST: &str = "times_arrived_last";
+    /// How often a rank arrived first.
+    pub const TIMES_ARRIVED_FIRST: &str = "times_arrived_first";
+    /// Share of collectives a rank arrived last in, percent.
+    pub const PCT_ARRIVED_LAST: &str = "pct_arrived_last";
+    /// Collectives a rank took part in.
+    pub const NUM_COLLECTIVES: &str = "num_collectives";
+    /// A rank's summed collective kernel time, µs.
+    pub const TOTAL_NCCL_DUR_US: &str = "total_nccl_dur_us";
+
+    // --- Collectives: nccl_summary_by_type ---
+
+    /// Collective type.
+    pub const COLLECTIVE_TYPE: &str = "collective type";
+    /// Mean latency.
+    pub const COMM_LATENCY_MEAN: &str = "comm_latency_mean";
+    /// Mean algorithm bandwidth.
+    pub const ALGO_BW_MEAN: &str = "algo bw (GB/s)_mean";
+    /// Mean bus bandwidth.
+    pub const BUS_BW_MEAN: &str = "bus bw (GB/s)_mean";
+    /// Mean start skew.
+    pub const SKEW_IN_START_TIME_MEAN: &str = "skew in start time_mean";
+    /// Mean end skew.
+    pub const SKEW_IN_END_TIME_MEAN: &str = "skew in end time_mean";
+    /// Mean of the mean waits.
+    pub const AVG_WAIT_TIME_MEAN: &str = "avg_wait_time_mean";
+    /// The collective names of a type.
+    pub const COLLECTIVE_NAMES: &str = "Collective names";
+    /// How many collectives of a type had an inferred name.
+    pub const INFERRED_FROM_KERNEL_NAME: &str = "inferred from kernel name";
+    /// The ranks that arrived last most often.
+    pub const ARRIVED_LAST_MOST_OFTEN: &str = "arrived last most often (rank)";
+
+    // --- compare: how joined and diffed columns are named ---
+
+    /// Between a report's tag and a column (`base::Count`).
+    pub const TAG_SEPARATOR: &str = "::";
+    /// Between a column and a variant tag (`Count__new_diff`).
+    pub const DIFF_SEPARATOR: &str = "__";
+    /// Suffix of a difference column.
+    pub const DIFF_SUFFIX: &str = "_diff";
+    /// Suffix of a percentage-difference column.
+    pub const PCT_SUFFIX: &str = "_pct";
+}
+
+/// Row labels read back by name: the `type` column of `gpu_timeline`.
+pub mod row {
+    /// GPU time in compute kernels.
+    pub const COMPUTATION_TIME: &str = "computation_time";
+    /// Communication not hidden behind compute.
+    pub const EXPOSED_COMM_TIME: &str = "exposed_comm_time";
+    /// Memory copies not hidden behind compute or communication.
+    pub const EXPOSED_MEMCPY_TIME: &str = "exposed_memcpy_time";
+    /// GPU busy time (compared by `compare`'s gate).
+    pub const BUSY_TIME: &str = "busy_time";
+    /// Idle gaps shorter than the micro-idle threshold.
+    pub const MICRO_IDLE_TIME: &str = "micro_idle_time";
+    /// Idle gaps from the micro-idle threshold up.
+    pub const MACRO_IDLE_TIME: &str = "macro_idle_time";
+    /// GPU idle time (without a micro-idle threshold).
+    pub const IDLE_TIME: &str = "idle_time";
+    /// First GPU event start to last end.
+    pub const TOTAL_TIME: &str = "total_time";
+    /// All communication time.
+    pub const TOTAL_COMM_TIME: &str = "total_comm_time";
+    /// All memory copy time.
+    pub const TOTAL_MEMCPY_TIME: &str = "total_memcpy_time";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_names_match_their_parts() {
+        let stat = |base: &str, s: &str| format!("{base}_{s}");
+        assert_eq!(stat(col::KERNEL_TIME_US, "sum"), col::KERNEL_TIME_US_SUM);
+        assert_eq!(stat(col::KERNEL_TIME_US, "mean"), col::KERNEL_TIME_US_MEAN);
+        assert_eq!(stat(col::TB_S, "mean"), col::TB_S_MEAN);
+        assert_eq!(stat(col::TFLOPS_S, "mean"), col::TFLOPS_S_MEAN);
+        assert_eq!(stat(col::PCT_ROOFLINE, "mean"), col::PCT_ROOFLINE_MEAN);
+        assert_eq!(
+            stat(col::ROOFLINE_TIME_US, "first"),
+            col::ROOFLINE_TIME_US_FIRST
+        );
+        assert_eq!(stat(col::GFLOPS, "first"), col::GFLOPS_FIRST);
+        assert_eq!(stat(col::DATA_MOVED_MB, "first"), col::DATA_MOVED_MB_FIRST);
+        assert_eq!(
+            stat(col::FLOPS_PER_BYTE, "first"),
+            col::FLOPS_PER_BYTE_FIRST
+        );
+        assert_eq!(
+            stat(col::ROOFLINE_BOUND, "first"),
+            col::ROOFLINE_BOUND_FIRST
+        );
+        assert_eq!(stat(col::PROCESS_NAME, "first"), col::PROCESS_NAME_FIRST);
+        assert_eq!(stat(col::PROCESS_LABEL, "first"), col::PROCESS_LABEL_FIRST);
+        assert_eq!(stat(col::THREAD_NAME, "first"), col::THREAD_NAME_FIRST);
+        assert_eq!(stat(col::INPUT_DIMS, "first"), col::INPUT_DIMS_FIRST);
+        assert_eq!(stat(col::INPUT_TYPE, "first"), col::INPUT_TYPE_FIRST);
+        assert_eq!(stat(col::INPUT_STRIDES, "first"), col::INPUT_STRIDES_FIRST);
+        assert_eq!(
+            stat(col::CONCRETE_INPUTS, "first"),
+            col::CONCRETE_INPUTS_FIRST
+        );
+        assert_eq!(stat(col::NAME, "count"), col::NAME_COUNT);
+        assert_eq!(
+            stat(col::IN_MSG_SIZE_MB, "first"),
+            col::IN_MSG_SIZE_MB_FIRST
+        );
+        assert_eq!(
+            stat(col::OUT_MSG_SIZE_MB, "first"),
+            col::OUT_MSG_SIZE_MB_FIRST
+        );
+        assert_eq!(stat(col::DUR, "sum"), col::DUR_SUM);
+        assert_eq!(stat(col::DUR, "mean"), col::DUR_MEAN);
+        assert_eq!(stat(col::DUR, "std"), col::DUR_STD);
+        assert_eq!(stat(col::DUR, "min"), col::DUR_MIN);
+        assert_eq!(stat(col::DUR, "max"), col::DUR_MAX);
+        assert_eq!(stat(col::COMM_LATENCY, "mean"), col::COMM_LATENCY_MEAN);
+        assert_eq!(stat(col::ALGO_BW, "mean"), col::ALGO_BW_MEAN);
+        assert_eq!(stat(col::BUS_BW, "mean"), col::BUS_BW_MEAN);
+        assert_eq!(
+            stat(col::SKEW_IN_START_TIME, "mean"),
+            col::SKEW_IN_START_TIME_MEAN
+        );
+        assert_eq!(
+            stat(col::SKEW_IN_END_TIME, "mean"),
+            col::SKEW_IN_END_TIME_MEAN
+        );
+        assert_eq!(stat(col::AVG_WAIT_TIME, "mean"), col::AVG_WAIT_TIME_MEAN);
+    }
+
+    #[test]
+    fn name_families_match_their_parts() {
+        let stat = |base: &str, s: &str| format!("{base}_{s}");
+        for (full, s) in [
+            (col::KERNEL_DURATION_US_SUM, "sum"),
+            (col::KERNEL_DURATION_US_COUNT, "count"),
+            (col::KERNEL_DURATION_US_MEAN, "mean"),
+            (col::KERNEL_DURATION_US_MIN, "min"),
+            (col::KERNEL_DURATION_US_MAX, "max"),
+        ] {
+            assert_eq!(stat(col::KERNEL_DURATION_US, s), full);
+        }
+        for (full, s) in [
+            (col::TOTAL_DIRECT_KERNEL_TIME_SUM, "sum"),
+            (col::TOTAL_DIRECT_KERNEL_TIME_MEAN, "mean"),
+            (col::TOTAL_DIRECT_KERNEL_TIME_MS, "ms"),
+        ] {
+            assert_eq!(stat(col::TOTAL_DIRECT_KERNEL_TIME, s), full);
+        }
+        assert_eq!(
+            stat(col::TOTAL_SUBTREE_KERNEL_TIME, "sum"),
+            col::TOTAL_SUBTREE_KERNEL_TIME_SUM
+        );
+        assert_eq!(
+            stat(col::TOTAL_SUBTREE_KERNEL_TIME, "ms"),
+            col::TOTAL_SUBTREE_KERNEL_TIME_MS
+        );
+        assert_eq!(format!("SDPA{}", sheet::FWD_SUFFIX), sheet::SDPA_FWD);
+        assert_eq!(format!("CONV{}", sheet::BWD_SUFFIX), sheet::CONV_BWD);
+    }
+
+    #[test]
+    fn sheet_names_are_distinct() {
+        let all = [
+            sheet::GPU_TIMELINE,
+            sheet::OPS_SUMMARY_BY_CATEGORY,
+            sheet::OPS_SUMMARY,
+            sheet::OPS_UNIQUE_ARGS,
+            sheet::UNIFIED_PERF_SUMMARY,
+            sheet::KERNEL_SUMMARY,
+            sheet::SHORT_KERNEL_HISTOGRAM,
+            sheet::SHORT_KERNELS_SUMMARY,
+            sheet::COLL_ANALYSIS,
+            sheet::OPS_ALL,
+            sheet::GEMM,
+            sheet::SDPA_FWD,
+            sheet::SDPA_BWD,
+            sheet::CONV_FWD,
+            sheet::CONV_BWD,
+            sheet::UNARY_ELEMENTWISE,
+            sheet::BINARY_ELEMENTWISE,
+            sheet::NORMALIZATION,
+            sheet::ROOFLINE_POINTS,
+            sheet::ROOFLINE_CHART,
+            sheet::NCCL_SUMMARY_IMPLICIT_SYNC,
+            sheet::NCCL_SUMMARY_LONG,
+            sheet::NCCL_SUMMARY_ALL2ALLV,
+            sheet::NCCL_LONG,
+            sheet::NCCL_IMPLICIT_SYNC,
+            sheet::NCCL_ALL2ALLV,
+            sheet::STRAGGLER_SUMMARY,
+            sheet::NCCL_SUMMARY_BY_TYPE,
+        ];
+        let set: std::collections::HashSet<&str> = all.into_iter().collect();
+        assert_eq!(set.len(), all.len());
+        // Excel limits sheet names to 31 characters.
+        assert!(all.iter().all(|s| s.chars().count() <= 31));
+    }
+}
