@@ -40,7 +40,7 @@ fn run(
         types: Some(types.into_iter().map(String::from).collect()),
         strides: Some(&strides),
         concrete: Some(concrete),
-        kernel_names: Vec::new(),
+        ..Default::default()
     };
     perf_model::evaluate(class, &input, false)
 }

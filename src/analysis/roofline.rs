@@ -55,8 +55,42 @@ pub struct Metrics {
     pub roofline: Option<Roofline>,
 }
 
-/// The recorded arguments of event `uid`, as the models read them.
+/// Ops whose enclosing `user_annotation` the plain report reads: the
+/// reference annotates the events whose name starts with one of these.
+pub const PLAIN_ANNOTATED_OPS: &[&str] = &["vllm::unified_attention_with_output"];
+
+/// Ops whose enclosing `user_annotation` the inference report reads.
+pub const INFERENCE_ANNOTATED_OPS: &[&str] = &[
+    "vllm::unified_attention_with_output",
+    "aiter::mha_varlen_fwd",
+    "pseudo_mla_decode_fwd",
+    "pseudo_mla_prefill_fwd",
+    "vllm::gdn_attention_core",
+    "aiter::fmha_v3_varlen_fwd",
+    "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd",
+    "sglang_profiler::attention_paged_attention_ragged",
+    "aiter::mha_batch_prefill",
+    "aiter::pa_decode_gluon",
+    "aiter::v4_attention_with_output",
+    "pseudo_v4_paged_decode_swa",
+    "pseudo_v4_paged_decode_csa",
+    "pseudo_v4_paged_decode_hca",
+];
+
+/// The recorded arguments of event `uid`, as the models read them, with
+/// the annotation of the plain report ([`PLAIN_ANNOTATED_OPS`]).
 pub fn op_input<'t>(trace: &'t Trace, uid: EventId, kernel_names: Vec<&'t str>) -> OpInput<'t> {
+    op_input_with(trace, uid, kernel_names, PLAIN_ANNOTATED_OPS)
+}
+
+/// [`op_input`] with the enclosing annotation of the ops named (by prefix)
+/// in `annotated`.
+pub fn op_input_with<'t>(
+    trace: &'t Trace,
+    uid: EventId,
+    kernel_names: Vec<&'t str>,
+    annotated: &[&str],
+) -> OpInput<'t> {
     let a = trace.op_args(uid);
     let list = |v: Option<&'t ArgValue>| v.and_then(ArgValue::as_list);
     // Non-string elements (rare) as their compact JSON text.
@@ -71,14 +105,41 @@ pub fn op_input<'t>(trace: &'t Trace, uid: EventId, kernel_names: Vec<&'t str>) 
                 .collect()
         })
     };
+    let name = trace.name(uid);
+    let annotation = if annotated.iter().any(|p| name.starts_with(p)) {
+        enclosing_annotation(trace, uid)
+    } else {
+        None
+    };
     OpInput {
-        name: trace.name(uid),
+        name,
         dims: list(a.dims),
         types: strings(a.types),
         strides: list(a.strides),
         concrete: strings(a.concrete),
         kernel_names,
+        annotation,
+        extra: &[],
     }
+}
+
+/// The reference's `apply_annotation` for one event: of the host and GPU
+/// `user_annotation` ranges with `ts <= event ts` and `event end < range
+/// end`, the name of the earliest-starting one (the first in trace order
+/// among equal starts).
+pub fn enclosing_annotation(trace: &Trace, uid: EventId) -> Option<&str> {
+    let e = trace.event(uid);
+    let end = e.t_end();
+    let mut best: Option<(f64, EventId)> = None;
+    for (i, a) in trace.events() {
+        if !matches!(a.cat, Cat::UserAnnotation | Cat::GpuUserAnnotation) {
+            continue;
+        }
+        if a.ts <= e.ts && end < a.t_end() && best.is_none_or(|(ts, _)| a.ts < ts) {
+            best = Some((a.ts, i));
+        }
+    }
+    best.map(|(_, i)| trace.name(i))
 }
 
 /// The backward ops linked to `uid` or to any of its host descendants.

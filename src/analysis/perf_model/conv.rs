@@ -260,6 +260,16 @@ fn bytes_bwd(c: &Conv, bpe: Option<i128>) -> ModelResult<Option<i128>> {
     Ok(Some(add(add(input_grad, weight_grad)?, bias)?))
 }
 
+/// The classes this module models.
+pub const CLASSES: &[&str] = &[
+    "aten_conv",
+    "aten_conv_bwd",
+    "ConvBias_",
+    "ConvBiasReLU_",
+    "ConvBias_Backward",
+    "ConvBiasReLU_Backward",
+];
+
 /// Evaluates a CONV-family model (spec 03 §4.2) for `class` on `input`.
 ///
 /// `aten_conv` gives the forward numbers, or with `bwd` the backward ones;
@@ -319,6 +329,7 @@ mod tests {
             strides: strides.and_then(arr),
             concrete: strs(ci),
             kernel_names: vec![],
+            ..Default::default()
         }
     }
 
@@ -544,6 +555,7 @@ mod tests {
                 "[True, True, False]",
             ]),
             kernel_names: vec![],
+            ..Default::default()
         }
     }
 

@@ -432,6 +432,17 @@ pub(super) fn f(v: i128) -> f64 {
     v as f64
 }
 
+/// The classes this module models.
+pub const CLASSES: &[&str] = &[
+    "aten_unary_elementwise",
+    "aten_replication_pad",
+    "aten_upsample_nearest",
+    "primus_turbo_quantize_fp8",
+    "primus_turbo_quantize_mxfp4_dual",
+    "aten_binary_elementwise",
+    "liger_silu_mul_function",
+];
+
 /// Evaluates an elementwise model: `aten_unary_elementwise`,
 /// `aten_replication_pad`, `aten_upsample_nearest`, `primus_turbo_quantize_fp8`,
 /// `primus_turbo_quantize_mxfp4_dual` (UnaryElementwise) and

@@ -301,7 +301,7 @@ fn kernel_transpose(name: &str) -> ModelResult<Option<Py>> {
 }
 
 /// The first kernel name that parses decides `transpose`.
-fn transpose_of(kernel_names: &[&str]) -> ModelResult<Option<Py>> {
+pub(super) fn transpose_of(kernel_names: &[&str]) -> ModelResult<Option<Py>> {
     for name in kernel_names {
         if let Some(t) = kernel_transpose(name)? {
             return Ok(Some(t));
@@ -755,6 +755,21 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
     }
 }
 
+/// The classes this module models.
+pub const CLASSES: &[&str] = &[
+    "aten_mm",
+    "aten_addmm",
+    "aten_scaled_mm",
+    "aten_bmm",
+    "tex_ts_te_gemm_ts",
+    "aten_baddbmm",
+    "vllm_gemm_with_dynamic_quant",
+    "tev2_pseudo_gemm",
+    "hipblaslt_gemm_fp8",
+    "hipblaslt_gemm_fp4",
+    "aiter_gemm_a4w4",
+];
+
 /// Evaluates a GEMM-family model (spec 03 §4.1) for `class` on `input`.
 ///
 /// Every GEMM class raises `NotImplementedError` for its backward, so
@@ -827,6 +842,7 @@ mod tests {
             strides: strides.and_then(arr),
             concrete: strs(concrete),
             kernel_names: kernels,
+            ..Default::default()
         }
     }
 

@@ -8,8 +8,10 @@
 pub mod conv;
 pub mod elementwise;
 pub mod gemm;
+pub mod known_aten_ops;
 pub mod norm;
 pub mod py;
+mod pyval;
 pub mod reduce;
 pub mod sdpa;
 pub mod table;
@@ -91,8 +93,23 @@ pub struct OpInput<'a> {
     pub strides: Option<&'a [ArgValue]>,
     /// `Concrete Inputs`: one string per argument. None when absent.
     pub concrete: Option<Vec<String>>,
-    /// Names of the op's GPU kernels in start-time order (GEMM transpose detection).
+    /// Names of the op's GPU kernels in start-time order (GEMM transpose
+    /// detection, MoE weight dtypes).
     pub kernel_names: Vec<&'a str>,
+    /// Name of the `user_annotation` range enclosing the op, for the ops the
+    /// reference annotates (inference attention reads its chunk statistics
+    /// from it); None when not annotated.
+    pub annotation: Option<&'a str>,
+    /// Other args of the event by key, e.g. `MoE topk` and `MoE GEMM gated`
+    /// of the MoE pseudo ops (empty for ordinary trace events).
+    pub extra: &'a [(Box<str>, ArgValue)],
+}
+
+impl<'a> OpInput<'a> {
+    /// The extra arg `key`, if the event has it.
+    pub fn extra_arg(&self, key: &str) -> Option<&'a ArgValue> {
+        self.extra.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
+    }
 }
 
 /// Why a model produced no numbers.
@@ -134,18 +151,38 @@ impl Evaluation {
     }
 }
 
+/// A model module's entry point: class name, the op's arguments and the
+/// backward flag (spec 03 §2: `flops_bwd`/`bytes_bwd` instead).
+type ModelFn = fn(&str, &OpInput, bool) -> ModelResult<Evaluation>;
+
+/// Which module models which classes of [`table::CLASSES`].
+const MODELS: &[(&[&str], ModelFn)] = &[
+    (gemm::CLASSES, gemm::evaluate),
+    (sdpa::CLASSES, sdpa::evaluate),
+    (conv::CLASSES, conv::evaluate),
+    (elementwise::CLASSES, elementwise::evaluate),
+    (norm::CLASSES, norm::evaluate),
+    (reduce::CLASSES, reduce::evaluate),
+];
+
+fn model_of(class: &str) -> Option<ModelFn> {
+    static MAP: OnceLock<HashMap<&'static str, ModelFn>> = OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        MODELS
+            .iter()
+            .flat_map(|(classes, f)| classes.iter().map(move |c| (*c, *f)))
+            .collect()
+    });
+    map.get(class).copied()
+}
+
 /// Runs the model of `class` on `input`; `bwd` asks for the backward FLOPs
 /// and bytes of a forward op (spec 03 §2).
 pub fn evaluate(class: &ModelClass, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    match class.family {
-        "GEMM" => gemm::evaluate(class.class, input, bwd),
-        "SDPA" => sdpa::evaluate(class.class, input, bwd),
-        "CONV" => conv::evaluate(class.class, input, bwd),
-        "UnaryElementwise" | "BinaryElementwise" => elementwise::evaluate(class.class, input, bwd),
-        "Normalization" => norm::evaluate(class.class, input, bwd),
-        "Reduce" => reduce::evaluate(class.class, input, bwd),
-        _ => Err(ModelError::Invalid(format!(
-            "the {} model is not implemented in tracelens",
+    match model_of(class.class) {
+        Some(model) => model(class.class, input, bwd),
+        None => Err(ModelError::Invalid(format!(
+            "no model for class {}",
             class.class
         ))),
     }
@@ -221,7 +258,7 @@ pub(crate) mod test_support {
             types: Some(types.iter().map(|s| s.to_string()).collect()),
             strides: strides.map(list),
             concrete: Some(concrete.iter().map(|s| s.to_string()).collect()),
-            kernel_names: Vec::new(),
+            ..Default::default()
         }
     }
 }

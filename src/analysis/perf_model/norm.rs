@@ -460,6 +460,22 @@ fn generic_bwd(p: &Norm) -> ModelResult<Evaluation> {
     Ok(p.eval(flops, p.bytes_bwd()?))
 }
 
+/// The classes this module models.
+pub const CLASSES: &[&str] = &[
+    "GroupNorm",
+    "BatchNorm",
+    "LayerNorm",
+    "InstanceNorm",
+    "RMSNorm",
+    "BatchNormBwd",
+    "LayerNormBwd",
+    "GroupNormBwd",
+    "InstanceNormBwd",
+    "RMSNormBwd",
+    "FusedLnModulate",
+    "FusedLnModulateBackward",
+];
+
 /// Evaluates a Normalization model. Forward classes (`BatchNorm`,
 /// `LayerNorm`, `GroupNorm`, `InstanceNorm`, `RMSNorm`, `FusedLnModulate`)
 /// give their forward numbers and have no backward model (`bwd` →

@@ -587,6 +587,26 @@ fn varlen_flops(p: &Parsed, f: impl Fn(&Dims) -> ModelResult<Num>) -> ModelResul
     Ok(acc)
 }
 
+/// The classes this module models.
+pub const CLASSES: &[&str] = &[
+    "flash_attention",
+    "flash_attention_backward",
+    "flash_attention_varlen_forward",
+    "flash_attention_varlen_backward",
+    "aten__scaled_dot_product_cudnn_attention",
+    "aten__scaled_dot_product_efficient_attention",
+    "aten__scaled_dot_product_flash_attention",
+    "aiter__flash_attn_forward",
+    "aiter__flash_attn_backward",
+    "aiter__fmha_v3_forward",
+    "aiter__fmha_v3_backward",
+    "aiter__mha_fwd",
+    "aiter__fmha_v3_fwd",
+    "aiter__mha_bwd",
+    "flash_attn_v3_forward",
+    "evoformer_attention",
+];
+
 /// Evaluates an SDPA-family model (spec 03 §4.3) for `class` on `input`.
 ///
 /// Forward classes give their forward numbers, or with `bwd` the backward
@@ -667,6 +687,7 @@ mod tests {
             strides: strides.and_then(arr),
             concrete: strs(ci),
             kernel_names: vec![],
+            ..Default::default()
         }
     }
 

@@ -1,0 +1,385 @@
+//! Python semantics shared by the extension models: numbers that stay exact
+//! ints until a float enters (as Python's do), and readers of the recorded
+//! arguments that fail where the reference's indexing, unpacking or
+//! arithmetic would raise (a [`ModelError::Invalid`]).
+
+use super::elementwise::py_int;
+use super::{ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+use crate::trace::ArgValue;
+
+/// Shorthand for an [`ModelError::Invalid`] result.
+pub(super) fn invalid<T>(msg: impl Into<String>) -> ModelResult<T> {
+    Err(ModelError::Invalid(msg.into()))
+}
+
+/// A Python number: an int (exact while it fits `i128`) or a float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Num {
+    /// A Python int.
+    I(i128),
+    /// A Python float.
+    F(f64),
+}
+
+impl From<i128> for Num {
+    fn from(i: i128) -> Num {
+        Num::I(i)
+    }
+}
+
+impl From<f64> for Num {
+    fn from(x: f64) -> Num {
+        Num::F(x)
+    }
+}
+
+impl Num {
+    /// The value as a float (Python's `float(x)`).
+    pub(super) fn f64(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::F(x) => x,
+        }
+    }
+
+    /// `self + o`; an int sum beyond `i128` goes on as a float.
+    pub(super) fn add(self, o: impl Into<Num>) -> Num {
+        match (self, o.into()) {
+            (Num::I(a), Num::I(b)) if a.checked_add(b).is_some() => Num::I(a + b),
+            (a, b) => Num::F(a.f64() + b.f64()),
+        }
+    }
+
+    /// `self - o`.
+    pub(super) fn sub(self, o: impl Into<Num>) -> Num {
+        match (self, o.into()) {
+            (Num::I(a), Num::I(b)) if a.checked_sub(b).is_some() => Num::I(a - b),
+            (a, b) => Num::F(a.f64() - b.f64()),
+        }
+    }
+
+    /// `self * o`.
+    pub(super) fn mul(self, o: impl Into<Num>) -> Num {
+        match (self, o.into()) {
+            (Num::I(a), Num::I(b)) if a.checked_mul(b).is_some() => Num::I(a * b),
+            (a, b) => Num::F(a.f64() * b.f64()),
+        }
+    }
+
+    /// Python `/`: always a float; ZeroDivisionError on zero.
+    pub(super) fn div(self, o: impl Into<Num>) -> ModelResult<Num> {
+        let d = o.into().f64();
+        if d == 0.0 {
+            return invalid("division by zero");
+        }
+        Ok(Num::F(self.f64() / d))
+    }
+
+    /// Python `//` (ints floor exactly; floats floor the quotient).
+    pub(super) fn floor_div(self, o: impl Into<Num>) -> ModelResult<Num> {
+        match (self, o.into()) {
+            (_, Num::I(0)) => invalid("integer division or modulo by zero"),
+            (Num::I(a), Num::I(b)) => {
+                let q = a / b;
+                Ok(Num::I(if a % b != 0 && (a < 0) != (b < 0) {
+                    q - 1
+                } else {
+                    q
+                }))
+            }
+            (a, b) => {
+                if b.f64() == 0.0 {
+                    return invalid("float floor division by zero");
+                }
+                Ok(Num::F((a.f64() / b.f64()).floor()))
+            }
+        }
+    }
+
+    /// Python `self ** e` for a float base and an int exponent (C `pow`).
+    pub(super) fn powf(self, e: Num) -> ModelResult<Num> {
+        let (b, x) = (self.f64(), e.f64());
+        if b == 0.0 && x < 0.0 {
+            return invalid("0.0 cannot be raised to a negative power");
+        }
+        Ok(Num::F(b.powf(x)))
+    }
+
+    /// Python `==` between two numbers.
+    pub(super) fn eq(self, o: impl Into<Num>) -> bool {
+        match (self, o.into()) {
+            (Num::I(a), Num::I(b)) => a == b,
+            (a, b) => a.f64() == b.f64(),
+        }
+    }
+
+    /// The parameter value Python would hold.
+    pub(super) fn to_py(self) -> Py {
+        match self {
+            Num::I(i) => ipy(i),
+            Num::F(x) => Py::Float(x),
+        }
+    }
+}
+
+/// An exact int as a parameter value (beyond `i64`, its float).
+pub(super) fn ipy(i: i128) -> Py {
+    match i64::try_from(i) {
+        Ok(v) => Py::Int(v),
+        Err(_) => Py::Float(i as f64),
+    }
+}
+
+/// Python `int` of a recorded value (ints only; `len()`/index results).
+pub(super) fn int_of(v: &ArgValue) -> ModelResult<i128> {
+    match v {
+        ArgValue::Int(i) => Ok(*i as i128),
+        ArgValue::UInt(u) => Ok(*u as i128),
+        ArgValue::Bool(b) => Ok(*b as i128),
+        other => invalid(format!("expected an int, got {other}")),
+    }
+}
+
+/// The elements of a recorded list (TypeError for anything else).
+pub(super) fn list_of(v: &ArgValue) -> ModelResult<&[ArgValue]> {
+    match v {
+        ArgValue::List(a) => Ok(a),
+        other => invalid(format!("{other} is not a list")),
+    }
+}
+
+/// Python `len(v)` of a recorded value.
+pub(super) fn len_of(v: &ArgValue) -> ModelResult<usize> {
+    match v {
+        ArgValue::List(a) => Ok(a.len()),
+        ArgValue::Str(s) => Ok(s.chars().count()),
+        ArgValue::Map(m) => Ok(m.len()),
+        other => invalid(format!("object {other} has no len()")),
+    }
+}
+
+/// `v[i]` of a recorded list, negative indices from the end.
+pub(super) fn at(v: &ArgValue, i: isize) -> ModelResult<&ArgValue> {
+    let items = list_of(v)?;
+    let k = if i < 0 { items.len() as isize + i } else { i };
+    match usize::try_from(k).ok().and_then(|k| items.get(k)) {
+        Some(x) => Ok(x),
+        None => invalid(format!("index {i} out of range")),
+    }
+}
+
+/// `v[i]` of a recorded shape, an int.
+pub(super) fn dim_at(v: &ArgValue, i: isize) -> ModelResult<i128> {
+    int_of(at(v, i)?)
+}
+
+/// The ints of a recorded shape.
+pub(super) fn ints(v: &ArgValue) -> ModelResult<Vec<i128>> {
+    list_of(v)?.iter().map(int_of).collect()
+}
+
+/// `a, b, c = shape`: exactly `N` ints (ValueError otherwise).
+pub(super) fn unpack<const N: usize>(v: &ArgValue) -> ModelResult<[i128; N]> {
+    let xs = ints(v)?;
+    match <[i128; N]>::try_from(xs) {
+        Ok(a) => Ok(a),
+        Err(xs) => invalid(format!("expected {N} values to unpack, got {}", xs.len())),
+    }
+}
+
+/// `math.prod(shape)` of a recorded shape (1 for an empty one).
+pub(super) fn prod(v: &ArgValue) -> ModelResult<Num> {
+    Ok(ints(v)?.into_iter().fold(Num::I(1), |acc, d| acc.mul(d)))
+}
+
+/// `tuple(v)` of a recorded value: lists become tuples.
+pub(super) fn tuple_of(v: &ArgValue) -> ModelResult<Py> {
+    match v {
+        ArgValue::List(a) => Ok(Py::Tuple(
+            a.iter().map(|x| Py::from_arg(x, false)).collect(),
+        )),
+        ArgValue::Str(s) => Ok(Py::Tuple(
+            s.chars().map(|c| Py::Str(c.to_string())).collect(),
+        )),
+        other => invalid(format!("{other} is not iterable")),
+    }
+}
+
+/// `name2bpe(dtype)` as an int.
+pub(super) fn bpe(dtype: Option<&str>) -> Option<Num> {
+    bytes_per_element(dtype).map(|b| Num::I(b as i128))
+}
+
+/// `name2bpe(dtype)` where the reference multiplies by it unchecked: an
+/// unknown size raises (None times a number).
+pub(super) fn bpe_req(dtype: Option<&str>) -> ModelResult<Num> {
+    match bpe(dtype) {
+        Some(b) => Ok(b),
+        None => invalid(format!("unknown element size of {dtype:?}")),
+    }
+}
+
+/// `torch_dtype_map(dtype) if dtype else None`.
+pub(super) fn precision(dtype: Option<&str>) -> Option<&'static str> {
+    dtype
+        .filter(|d| !d.is_empty())
+        .and_then(|d| precision_of(Some(d)))
+}
+
+/// A string parameter, or None.
+pub(super) fn opt_str(s: Option<&str>) -> Py {
+    Py::opt_str(s)
+}
+
+/// The recorded arguments of an op, read as the reference reads
+/// `event["args"]`.
+#[derive(Clone, Copy)]
+pub(super) struct Rec<'a> {
+    input: &'a OpInput<'a>,
+}
+
+impl<'a> Rec<'a> {
+    /// Wraps an op input.
+    pub(super) fn new(input: &'a OpInput<'a>) -> Self {
+        Rec { input }
+    }
+
+    /// The op's input.
+    pub(super) fn input(&self) -> &'a OpInput<'a> {
+        self.input
+    }
+
+    /// `args["Input Dims"]` (KeyError when absent).
+    pub(super) fn dims(&self) -> ModelResult<&'a [ArgValue]> {
+        self.input
+            .dims
+            .ok_or_else(|| ModelError::Invalid("missing 'Input Dims'".into()))
+    }
+
+    /// `args.get("Input Dims", [])`.
+    pub(super) fn dims_or_empty(&self) -> &'a [ArgValue] {
+        self.input.dims.unwrap_or(&[])
+    }
+
+    /// `args["Input Dims"][i]`.
+    pub(super) fn dim(&self, i: usize) -> ModelResult<&'a ArgValue> {
+        match self.dims()?.get(i) {
+            Some(v) => Ok(v),
+            None => invalid(format!("Input Dims[{i}] out of range")),
+        }
+    }
+
+    /// `args["Input Dims"][i][j]`, an int.
+    pub(super) fn dim_int(&self, i: usize, j: isize) -> ModelResult<i128> {
+        dim_at(self.dim(i)?, j)
+    }
+
+    /// `tuple(args["Input Dims"][i])`.
+    pub(super) fn dim_tuple(&self, i: usize) -> ModelResult<Py> {
+        tuple_of(self.dim(i)?)
+    }
+
+    /// `args["Input type"]` (KeyError when absent).
+    pub(super) fn types(&self) -> ModelResult<&'a [String]> {
+        match &self.input.types {
+            Some(t) => Ok(t),
+            None => invalid("missing 'Input type'"),
+        }
+    }
+
+    /// `args.get("Input type", [])`.
+    pub(super) fn types_or_empty(&self) -> &'a [String] {
+        self.input.types.as_deref().unwrap_or(&[])
+    }
+
+    /// `args["Input type"][i]`.
+    pub(super) fn ty(&self, i: usize) -> ModelResult<&'a str> {
+        match self.types()?.get(i) {
+            Some(t) => Ok(t),
+            None => invalid(format!("Input type[{i}] out of range")),
+        }
+    }
+
+    /// `types[i] if len(types) > i else default`, types read leniently.
+    pub(super) fn ty_or(&self, i: usize, default: &'a str) -> &'a str {
+        self.types_or_empty()
+            .get(i)
+            .map_or(default, String::as_str)
+    }
+
+    /// `args["Concrete Inputs"]` (KeyError when absent).
+    pub(super) fn concrete(&self) -> ModelResult<&'a [String]> {
+        match &self.input.concrete {
+            Some(c) => Ok(c),
+            None => invalid("missing 'Concrete Inputs'"),
+        }
+    }
+
+    /// `args.get("Concrete Inputs", [])`.
+    pub(super) fn concrete_or_empty(&self) -> &'a [String] {
+        self.input.concrete.as_deref().unwrap_or(&[])
+    }
+
+    /// `args["Concrete Inputs"][i]`.
+    pub(super) fn ci(&self, i: usize) -> ModelResult<&'a str> {
+        match self.concrete()?.get(i) {
+            Some(c) => Ok(c),
+            None => invalid(format!("Concrete Inputs[{i}] out of range")),
+        }
+    }
+
+    /// `int(args["Concrete Inputs"][i])`.
+    pub(super) fn ci_int(&self, i: usize) -> ModelResult<i128> {
+        py_int(self.ci(i)?)
+    }
+
+    /// `tuple(args["Input Strides"][i])` (KeyError / IndexError raise).
+    pub(super) fn stride(&self, i: usize) -> ModelResult<Py> {
+        let Some(strides) = self.input.strides else {
+            return invalid("missing 'Input Strides'");
+        };
+        match strides.get(i) {
+            Some(v) => tuple_of(v),
+            None => invalid(format!("Input Strides[{i}] out of range")),
+        }
+    }
+
+    /// The extra (non-standard) arg `key`.
+    pub(super) fn extra(&self, key: &str) -> Option<&'a ArgValue> {
+        self.input.extra_arg(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::arg;
+
+    #[test]
+    fn numbers_follow_python() {
+        let i = |x: i128| Num::I(x);
+        assert_eq!(i(7).floor_div(i(2)).unwrap(), i(3));
+        assert_eq!(i(-7).floor_div(i(2)).unwrap(), i(-4));
+        assert!(i(1).floor_div(i(0)).is_err());
+        assert_eq!(i(1).div(i(4)).unwrap(), Num::F(0.25));
+        assert_eq!(i(3).mul(0.5), Num::F(1.5));
+        assert!(i(2).eq(2.0) && !i(2).eq(i(3)));
+        // (1 - (28/32)^32): float ** int is C pow.
+        let p = Num::F(28.0 / 32.0).powf(i(32)).unwrap();
+        assert_eq!(p, Num::F((0.875f64).powf(32.0)));
+        assert_eq!(i(1 << 70).to_py(), Py::Float(2f64.powi(70)));
+    }
+
+    #[test]
+    fn shape_readers_fail_like_python() {
+        let s = arg!([32, 8, 64]);
+        assert_eq!(dim_at(&s, -1).unwrap(), 64);
+        assert_eq!(dim_at(&s, -3).unwrap(), 32);
+        assert!(dim_at(&s, 3).is_err() && dim_at(&s, -4).is_err());
+        assert_eq!(unpack::<3>(&s).unwrap(), [32, 8, 64]);
+        assert!(unpack::<2>(&s).is_err());
+        assert_eq!(prod(&arg!([])).unwrap(), Num::I(1));
+        assert_eq!(tuple_of(&arg!([5])).unwrap().to_str(), "(5,)");
+        assert!(int_of(&arg!("x")).is_err());
+    }
+}
