@@ -8,6 +8,7 @@
 pub mod conv;
 pub mod elementwise;
 pub mod gemm;
+pub mod gemm_ext;
 pub mod known_aten_ops;
 pub mod norm;
 pub mod py;
@@ -158,6 +159,7 @@ type ModelFn = fn(&str, &OpInput, bool) -> ModelResult<Evaluation>;
 /// Which module models which classes of [`table::CLASSES`].
 const MODELS: &[(&[&str], ModelFn)] = &[
     (gemm::CLASSES, gemm::evaluate),
+    (gemm_ext::CLASSES, gemm_ext::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),
