@@ -5,10 +5,12 @@
 //! Dispatch: [`lookup`] finds the reference's model class for an op name
 //! (the table of [`table::CLASSES`]); [`evaluate`] runs it.
 
+pub mod annotation;
 pub mod conv;
 pub mod elementwise;
 pub mod gemm;
 pub mod gemm_ext;
+pub mod inference_attention;
 pub mod known_aten_ops;
 pub mod norm;
 pub mod py;
@@ -160,6 +162,7 @@ type ModelFn = fn(&str, &OpInput, bool) -> ModelResult<Evaluation>;
 const MODELS: &[(&[&str], ModelFn)] = &[
     (gemm::CLASSES, gemm::evaluate),
     (gemm_ext::CLASSES, gemm_ext::evaluate),
+    (inference_attention::CLASSES, inference_attention::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),
