@@ -16,6 +16,7 @@ pub mod norm;
 pub mod py;
 mod pyval;
 pub mod reduce;
+pub mod rmsnorm_ext;
 pub mod sdpa;
 pub mod table;
 pub mod triton;
@@ -163,6 +164,7 @@ const MODELS: &[(&[&str], ModelFn)] = &[
     (gemm::CLASSES, gemm::evaluate),
     (gemm_ext::CLASSES, gemm_ext::evaluate),
     (inference_attention::CLASSES, inference_attention::evaluate),
+    (rmsnorm_ext::CLASSES, rmsnorm_ext::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),
