@@ -7,9 +7,11 @@
 
 pub mod annotation;
 pub mod conv;
+pub mod cross_entropy;
 pub mod elementwise;
 pub mod gemm;
 pub mod gemm_ext;
+pub mod grouped_gemm;
 pub mod inference_attention;
 pub mod known_aten_ops;
 pub mod norm;
@@ -17,7 +19,9 @@ pub mod py;
 mod pyval;
 pub mod reduce;
 pub mod rmsnorm_ext;
+pub mod rope;
 pub mod sdpa;
+pub mod ssm;
 pub mod table;
 pub mod triton;
 
@@ -165,6 +169,10 @@ const MODELS: &[(&[&str], ModelFn)] = &[
     (gemm_ext::CLASSES, gemm_ext::evaluate),
     (inference_attention::CLASSES, inference_attention::evaluate),
     (rmsnorm_ext::CLASSES, rmsnorm_ext::evaluate),
+    (rope::CLASSES, rope::evaluate),
+    (cross_entropy::CLASSES, cross_entropy::evaluate),
+    (ssm::CLASSES, ssm::evaluate),
+    (grouped_gemm::CLASSES, grouped_gemm::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),

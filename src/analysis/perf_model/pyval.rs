@@ -344,6 +344,23 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// The element size of the first recorded dtype, as several core
+    /// models take it: `Input type[0]` (bf16 when there are no types), 2
+    /// bytes when that dtype has no size.
+    pub(super) fn first_bpe(&self) -> Num {
+        let dtype = self
+            .types_or_empty()
+            .first()
+            .map_or("c10::BFloat16", String::as_str);
+        let b = if dtype.is_empty() { None } else { bpe(Some(dtype)) };
+        b.unwrap_or(Num::I(2))
+    }
+
+    /// The compute precision of `Input type[0]`, None without types.
+    pub(super) fn first_precision(&self) -> Option<&'static str> {
+        precision(self.types_or_empty().first().map(String::as_str))
+    }
+
     /// The extra (non-standard) arg `key`.
     pub(super) fn extra(&self, key: &str) -> Option<&'a ArgValue> {
         self.input.extra_arg(key)

@@ -1,0 +1,55 @@
+//! Fused cross-entropy (`CrossEntropyFunction`): online softmax plus the
+//! negative log-likelihood over logits `(batch, …, vocab)`:
+//! `flops = 5·batch·vocab`, `bytes = prod(logits)·b + 8·batch + 4·batch`
+//! (int64 targets in, fp32 loss out; b the logits' element size, 2 when
+//! unknown). No backward model.
+
+use super::pyval::{Num, Rec, dim_at, invalid, ipy, prod};
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+
+/// The classes this module models.
+pub const CLASSES: &[&str] = &["cross_entropy_fwd"];
+
+/// Evaluates `cross_entropy_fwd` on `input`.
+pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    if class != "cross_entropy_fwd" {
+        return invalid(format!("{class} is not a cross-entropy model"));
+    }
+    let r = Rec::new(input);
+    let logits = r.dim(0)?;
+    let (batch, vocab) = (dim_at(logits, 0)?, dim_at(logits, -1)?);
+    let params = vec![
+        ("batch", ipy(batch)),
+        ("vocab_size", ipy(vocab)),
+        ("logits_shape", Py::from_arg(logits, false)),
+    ];
+    if bwd {
+        return Err(ModelError::Invalid("cross-entropy has no backward model".into()));
+    }
+    let b = Num::I(batch);
+    let bytes = prod(logits)?.mul(r.first_bpe()).add(b.mul(8)).add(b.mul(4));
+    Ok(Evaluation {
+        params,
+        flops: Num::I(5).mul(batch).mul(vocab).f64(),
+        bytes: Some(bytes.f64()),
+        maf: Some("vector"),
+        precision: r.first_precision(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::test_input;
+    use super::*;
+
+    #[test]
+    fn logits_and_targets() {
+        // logits (8, 1, 32000) bf16, targets (8, 1).
+        let i = test_input("CrossEntropyFunction", "[[8, 1, 32000], [8, 1]]", &["c10::BFloat16", "long int"], None, &[]);
+        let e = evaluate("cross_entropy_fwd", &i, false).unwrap();
+        assert_eq!(e.params[2].1.to_str(), "[8, 1, 32000]");
+        // 5·8·32,000 = 1,280,000; 256,000·2 + 64 + 32 = 512,096.
+        assert_eq!((e.flops, e.bytes), (1_280_000.0, Some(512_096.0)));
+        assert_eq!(e.compute_spec(), "vector_bf16");
+    }
+}
