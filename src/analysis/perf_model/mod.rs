@@ -5,15 +5,19 @@
 //! Dispatch: [`lookup`] finds the reference's model class for an op name
 //! (the table of [`table::CLASSES`]); [`evaluate`] runs it.
 
+pub mod activation;
 pub mod annotation;
+pub mod collective;
 pub mod conv;
 pub mod cross_entropy;
 pub mod elementwise;
 pub mod gemm;
 pub mod gemm_ext;
+pub mod group_quant;
 pub mod grouped_gemm;
 pub mod inference_attention;
 pub mod known_aten_ops;
+pub mod mhc;
 pub mod norm;
 pub mod py;
 mod pyval;
@@ -173,6 +177,10 @@ const MODELS: &[(&[&str], ModelFn)] = &[
     (cross_entropy::CLASSES, cross_entropy::evaluate),
     (ssm::CLASSES, ssm::evaluate),
     (grouped_gemm::CLASSES, grouped_gemm::evaluate),
+    (activation::CLASSES, activation::evaluate),
+    (group_quant::CLASSES, group_quant::evaluate),
+    (collective::CLASSES, collective::evaluate),
+    (mhc::CLASSES, mhc::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),
