@@ -18,6 +18,7 @@ pub mod grouped_gemm;
 pub mod inference_attention;
 pub mod known_aten_ops;
 pub mod mhc;
+pub mod moe;
 pub mod norm;
 pub mod py;
 mod pyval;
@@ -181,6 +182,7 @@ const MODELS: &[(&[&str], ModelFn)] = &[
     (group_quant::CLASSES, group_quant::evaluate),
     (collective::CLASSES, collective::evaluate),
     (mhc::CLASSES, mhc::evaluate),
+    (moe::CLASSES, moe::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),
