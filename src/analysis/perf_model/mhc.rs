@@ -30,7 +30,7 @@ pub const CLASSES: &[&str] = &[
 ];
 
 /// `types[i] if len(types) > i else bf16`.
-fn dtype_at(r: Rec, i: usize) -> &str {
+fn dtype_at<'a>(r: Rec<'a>, i: usize) -> &'a str {
     r.ty_or(i, "c10::BFloat16")
 }
 

@@ -19,6 +19,7 @@ pub mod inference_attention;
 pub mod known_aten_ops;
 pub mod mhc;
 pub mod moe;
+pub mod moe_aux;
 pub mod norm;
 pub mod py;
 mod pyval;
@@ -183,6 +184,7 @@ const MODELS: &[(&[&str], ModelFn)] = &[
     (collective::CLASSES, collective::evaluate),
     (mhc::CLASSES, mhc::evaluate),
     (moe::CLASSES, moe::evaluate),
+    (moe_aux::CLASSES, moe_aux::evaluate),
     (sdpa::CLASSES, sdpa::evaluate),
     (conv::CLASSES, conv::evaluate),
     (elementwise::CLASSES, elementwise::evaluate),

@@ -226,11 +226,6 @@ pub(super) fn precision(dtype: Option<&str>) -> Option<&'static str> {
         .and_then(|d| precision_of(Some(d)))
 }
 
-/// A string parameter, or None.
-pub(super) fn opt_str(s: Option<&str>) -> Py {
-    Py::opt_str(s)
-}
-
 /// The recorded arguments of an op, read as the reference reads
 /// `event["args"]`.
 #[derive(Clone, Copy)]
@@ -272,11 +267,6 @@ impl<'a> Rec<'a> {
     /// `args["Input Dims"][i][j]`, an int.
     pub(super) fn dim_int(&self, i: usize, j: isize) -> ModelResult<i128> {
         dim_at(self.dim(i)?, j)
-    }
-
-    /// `tuple(args["Input Dims"][i])`.
-    pub(super) fn dim_tuple(&self, i: usize) -> ModelResult<Py> {
-        tuple_of(self.dim(i)?)
     }
 
     /// `args["Input type"]` (KeyError when absent).
