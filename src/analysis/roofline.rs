@@ -120,7 +120,31 @@ pub fn op_input_with<'t>(
         kernel_names,
         annotation,
         extra: &[],
+        forward: fused_forward(trace, uid)
+            .map(|f| Box::new(op_input_with(trace, f, Vec::new(), annotated))),
     }
+}
+
+/// For a fused backward op (`ConvBias_Backward`, `ConvBiasReLU_Backward`):
+/// the last earlier host op of its forward name with the same sequence
+/// number, whose shapes the reference reuses.
+pub fn fused_forward(trace: &Trace, uid: EventId) -> Option<EventId> {
+    let forward = match trace.name(uid) {
+        "ConvBias_Backward" => "ConvBias_",
+        "ConvBiasReLU_Backward" => "ConvBiasReLU_",
+        _ => return None,
+    };
+    let seq = trace.args(uid)?.sequence()?;
+    trace
+        .events()
+        .take(uid.index())
+        .rev()
+        .find(|(i, e)| {
+            is_host_op(e.cat)
+                && trace.name(*i) == forward
+                && trace.args(*i).and_then(|a| a.sequence()) == Some(seq)
+        })
+        .map(|(i, _)| i)
 }
 
 /// The reference's `apply_annotation` for one event: of the host and GPU

@@ -9,7 +9,9 @@
 //! and writes T int32 ids: `flops = 2·T·V`, `bytes = T·V·(b_logits +
 //! b_noise) + 4·T`. None has a backward model.
 
-use super::pyval::{Num, Rec, bpe, bpe_req, dim_at, invalid, ipy, len_of, precision, prod, tuple_of};
+use super::pyval::{
+    Num, Rec, bpe, bpe_req, dim_at, invalid, ipy, len_of, precision, prod, tuple_of,
+};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
 
 /// The classes this module models.
@@ -92,7 +94,9 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         _ => return invalid(format!("{class} is not an activation model")),
     };
     if bwd {
-        return Err(ModelError::Invalid(format!("{class} has no backward model")));
+        return Err(ModelError::Invalid(format!(
+            "{class} has no backward model"
+        )));
     }
     Ok(e)
 }
@@ -120,10 +124,24 @@ mod tests {
         // 5·393,216 = 1,966,080; 2·393,216·2 + 393,216·2 = 2,359,296.
         assert_eq!((e.flops, e.bytes), (1_966_080.0, Some(2_359_296.0)));
         assert_eq!(e.compute_spec(), "vector_bf16");
-        assert_eq!(evaluate("aiter_gelu_and_mul", &i, false).unwrap().flops, 3_145_728.0);
-        assert_eq!(evaluate("aiter_gelu_tanh_and_mul", &i, false).unwrap().flops, 3_932_160.0);
+        assert_eq!(
+            evaluate("aiter_gelu_and_mul", &i, false).unwrap().flops,
+            3_145_728.0
+        );
+        assert_eq!(
+            evaluate("aiter_gelu_tanh_and_mul", &i, false)
+                .unwrap()
+                .flops,
+            3_932_160.0
+        );
         // An fp32 (split-K) input: 2·n·4 + n·2.
-        let i = test_input("aiter::silu_and_mul", "[[4, 256], [4, 512]]", &[BF, "float"], Some("[[256, 1], [512, 1]]"), &[]);
+        let i = test_input(
+            "aiter::silu_and_mul",
+            "[[4, 256], [4, 512]]",
+            &[BF, "float"],
+            Some("[[256, 1], [512, 1]]"),
+            &[],
+        );
         let e = evaluate("aiter_silu_and_mul", &i, false).unwrap();
         assert_eq!(e.bytes, Some(10_240.0));
         assert_eq!(e.compute_spec(), "vector_fp32");

@@ -211,7 +211,9 @@ fn atom_value(s: &str) -> Option<&str> {
     {
         let mut end = close + 1;
         if let Some(tail) = s[end..].strip_prefix("...+")
-            && let Some(n) = tail.find(|c: char| !c.is_ascii_digit()).or(Some(tail.len()))
+            && let Some(n) = tail
+                .find(|c: char| !c.is_ascii_digit())
+                .or(Some(tail.len()))
             && n > 0
         {
             end += 4 + n;
@@ -277,10 +279,7 @@ mod tests {
             Some(stats([6144, 7144, 20971520, 23019520], [3, 6144, 3, 6144]))
         );
         // The native format has no sq/sk sums.
-        assert_eq!(
-            chunk_stats("execute_context_2(6144)_generation_3(3)"),
-            None
-        );
+        assert_eq!(chunk_stats("execute_context_2(6144)_generation_3(3)"), None);
         assert_eq!(chunk_stats("execute_diffusion_1_1024x1024"), None);
         assert_eq!(chunk_stats("None"), None);
     }

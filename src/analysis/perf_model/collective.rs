@@ -52,9 +52,7 @@ fn allreduce_rmsnorm(r: Rec, x: usize, w: usize) -> ModelResult<Evaluation> {
     let n = prod(shape)?;
     let b = bpe_req(Some(dtype));
     let rows = n.floor_div(c)?;
-    let flops = n
-        .add(rows.mul(Num::I(2).mul(c).add(2)))
-        .add(n.mul(2));
+    let flops = n.add(rows.mul(Num::I(2).mul(c).add(2))).add(n.mul(2));
     let b = b?;
     let bytes = Num::I(2)
         .mul(n)
@@ -119,7 +117,9 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         _ => return invalid(format!("{class} is not a custom collective")),
     };
     if bwd {
-        return Err(ModelError::Invalid(format!("{class} has no backward model")));
+        return Err(ModelError::Invalid(format!(
+            "{class} has no backward model"
+        )));
     }
     Ok(e)
 }

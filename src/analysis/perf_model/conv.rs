@@ -5,9 +5,13 @@
 //! arguments, so its `bias` (`len(Input Dims) == 3`) is always False and bias
 //! FLOPs/bytes are never counted; the backward op's `bias` is the empty list
 //! `[]` itself (Python short-circuit), printed as `[]`; backward bias bytes
-//! are a raw element count, not multiplied by the element size. The fused
-//! `ConvBias_` / `ConvBiasReLU_` classes and their backwards need a
-//! process-wide cache keyed by sequence number and are not supported here.
+//! are a raw element count, not multiplied by the element size.
+//!
+//! The fused `ConvBias_` / `ConvBiasReLU_` ops (input at 0, weight at 1,
+//! always a bias; integer stride and padding at Concrete Inputs 3 and 4)
+//! use the same formulas. Their backward ops record no shapes: the reference
+//! takes them from the forward op with the same sequence number that it
+//! modelled earlier ([`OpInput::forward`]); without one there is no model.
 
 use crate::trace::ArgValue;
 
@@ -15,7 +19,7 @@ use super::gemm::{
     add, at, bpe, concrete_of, dims_of, invalid, mul, mul_all, prod, py_eval, py_int, py_tuple,
     shape_of, str_tuple, truthy, types_of,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
 struct Conv {
@@ -91,6 +95,24 @@ fn transposed_out_dim(x: i64, k: i64, s: i64, p: i64, d: i64, op: i64) -> ModelR
     i64::try_from(v).or_else(|_| invalid("conv output size out of range"))
 }
 
+/// The backward op's `bias`: `len(dims) > 3 and dims[3] and len(dims[3]) > 0`
+/// (the falsy `dims[3]` itself when it is one).
+fn backward_bias(dims: &[ArgValue]) -> ModelResult<Py> {
+    let Some(d3) = dims.get(3) else {
+        return Ok(Py::Bool(false));
+    };
+    let p = Py::from_arg(d3, false);
+    if !truthy(&p) {
+        return Ok(p);
+    }
+    Ok(match d3 {
+        ArgValue::List(a) => Py::Bool(!a.is_empty()),
+        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
+        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
+        _ => return invalid("object of this type has no len()"),
+    })
+}
+
 /// Shared parser of `aten::convolution` (`off = 0`) and
 /// `aten::convolution_backward` (`off = 1`: input, weight and the list
 /// arguments all sit one slot later).
@@ -107,23 +129,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let w_val = at(dims, off + 1, "Input Dims")?;
     let w_py = py_tuple(w_val)?;
     let bias_py = if backward {
-        // `len(dims) > 3 and dims[3] and len(dims[3]) > 0`.
-        match dims.get(3) {
-            None => Py::Bool(false),
-            Some(d3) => {
-                let p = Py::from_arg(d3, false);
-                if !truthy(&p) {
-                    p
-                } else {
-                    match d3 {
-                        ArgValue::List(a) => Py::Bool(!a.is_empty()),
-                        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
-                        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
-                        _ => return invalid("object of this type has no len()"),
-                    }
-                }
-            }
-        }
+        backward_bias(dims)?
     } else {
         Py::Bool(dims.len() == 3)
     };
@@ -170,20 +176,50 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         ("groups", Py::Int(groups)),
     ];
 
-    // CONV.__init__: the output shape.
+    conv_from(
+        params,
+        x_val,
+        w_val,
+        &stride,
+        &padding,
+        &dilation,
+        &output_padding,
+        bias_py,
+        transposed_py,
+        dtypes[0].clone(),
+    )
+}
+
+/// `CONV.__init__`: the output shape of a parsed convolution.
+#[allow(clippy::too_many_arguments)]
+fn conv_from(
+    params: Vec<(&'static str, Py)>,
+    x_val: &ArgValue,
+    w_val: &ArgValue,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    output_padding: &[i64],
+    bias_py: Py,
+    transposed_py: Py,
+    dtype: String,
+) -> ModelResult<Conv> {
     let x = shape_of(x_val)?;
     let w = shape_of(w_val)?;
     let transposed = truthy(&transposed_py);
     let spatial = x.len().saturating_sub(2);
-    let mut out = vec![x[0], *at(&w, usize::from(transposed), "filter_shape")?];
+    let mut out = vec![
+        *at(&x, 0, "input_shape")?,
+        *at(&w, usize::from(transposed), "filter_shape")?,
+    ];
     for i in 0..spatial {
         let xi = x[i + 2];
         let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(&stride, i, "stride")?;
-        let p = *at(&padding, i, "padding")?;
-        let d = *at(&dilation, i, "dilation")?;
+        let s = *at(stride, i, "stride")?;
+        let p = *at(padding, i, "padding")?;
+        let d = *at(dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(&output_padding, i, "output_padding")?;
+            let op = *at(output_padding, i, "output_padding")?;
             transposed_out_dim(xi, ki, s, p, d, op)?
         } else {
             conv_out_dim(xi, ki, s, p, d)?
@@ -196,8 +232,74 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         out,
         bias: truthy(&bias_py),
         transposed,
-        dtype: dtypes[0].clone(),
+        dtype,
     })
+}
+
+/// `(int(arg),) * nd` of an optional Concrete Input, else `(default,) * nd`.
+fn fused_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<i64>> {
+    let v = match ci.get(i).map(String::as_str) {
+        Some(s) if !s.is_empty() => py_int(s)?,
+        _ => default,
+    };
+    Ok(vec![v; nd.max(0) as usize])
+}
+
+/// `ConvBias_` / `ConvBiasReLU_`: input at 0, weight at 1, a bias always.
+fn parse_fused(input: &OpInput) -> ModelResult<Conv> {
+    let dims = dims_of(input)?;
+    let ci = concrete_of(input)?;
+    let x_val = at(dims, 0, "Input Dims")?;
+    let x_py = py_tuple(x_val)?;
+    let nd = match &x_py {
+        Py::Tuple(v) => v.len() as i64 - 2,
+        _ => -2,
+    };
+    let w_val = at(dims, 1, "Input Dims")?;
+    let w_py = py_tuple(w_val)?;
+    let stride = fused_arg(ci, 3, 1, nd)?;
+    let padding = fused_arg(ci, 4, 0, nd)?;
+    let dilation = vec![1; nd.max(0) as usize];
+    let output_padding = vec![0; nd.max(0) as usize];
+    let types = types_of(input)?;
+    let dtypes = types[..types.len().min(2)].to_vec();
+    if at(&dtypes, 0, "dtype_input_weight")? != at(&dtypes, 1, "dtype_input_weight")? {
+        return invalid(format!(
+            "Data types of input and weight are different: {dtypes:?}"
+        ));
+    }
+    let (x_stride, w_stride) = match input.strides {
+        Some(s) if s.len() > 1 => (py_tuple(&s[0])?, py_tuple(&s[1])?),
+        _ => (Py::None, Py::None),
+    };
+    let conv_nd = conv_nd((nd + 2).max(0) as usize)?;
+    let params = vec![
+        ("convNd", Py::Str(conv_nd.to_string())),
+        ("input_shape", x_py),
+        ("filter_shape", w_py),
+        ("dtype_input_weight", str_tuple(&dtypes)),
+        ("input_stride", x_stride),
+        ("weight_stride", w_stride),
+        ("bias", Py::Bool(true)),
+        ("stride", Py::ints(&stride)),
+        ("padding", Py::ints(&padding)),
+        ("dilation", Py::ints(&dilation)),
+        ("transposed_conv", Py::Bool(false)),
+        ("output_padding", Py::ints(&output_padding)),
+        ("groups", Py::Int(1)),
+    ];
+    conv_from(
+        params,
+        x_val,
+        w_val,
+        &stride,
+        &padding,
+        &dilation,
+        &output_padding,
+        Py::Bool(true),
+        Py::Bool(false),
+        dtypes[0].clone(),
+    )
 }
 
 /// `CONV.flops_func`: `2·prod(w[1:])` per output (or, transposed, per
@@ -272,22 +374,25 @@ pub const CLASSES: &[&str] = &[
 
 /// Evaluates a CONV-family model (spec 03 §4.2) for `class` on `input`.
 ///
-/// `aten_conv` gives the forward numbers, or with `bwd` the backward ones;
-/// `aten_conv_bwd` gives the backward numbers either way. The fused
-/// `ConvBias*` classes are [`ModelError::Invalid`] ("not supported"), as are
-/// unknown class names.
+/// `aten_conv`, `ConvBias_` and `ConvBiasReLU_` give their forward numbers,
+/// or with `bwd` the backward ones; `aten_conv_bwd` and the fused backward
+/// classes give backward numbers either way (the fused ones from their
+/// forward op's shapes). Unknown class names are [`ModelError::Invalid`].
 pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let backward_op = match class {
-        "aten_conv" => false,
-        "aten_conv_bwd" => true,
-        "ConvBias_" | "ConvBiasReLU_" | "ConvBias_Backward" | "ConvBiasReLU_Backward" => {
-            return Err(ModelError::Invalid(format!(
-                "{class} is not supported (needs the forward-pass cache)"
-            )));
-        }
+    let (c, backward_op) = match class {
+        "aten_conv" => (parse(input, false)?, false),
+        "aten_conv_bwd" => (parse(input, true)?, true),
+        "ConvBias_" | "ConvBiasReLU_" => (parse_fused(input)?, false),
+        "ConvBias_Backward" | "ConvBiasReLU_Backward" => match &input.forward {
+            Some(fwd) => (parse_fused(fwd)?, true),
+            None => {
+                return invalid(format!(
+                    "{class}: no earlier forward op with its sequence number"
+                ));
+            }
+        },
         _ => return invalid(format!("{class} is not a CONV model")),
     };
-    let c = parse(input, backward_op)?;
     let size = bpe(&c.dtype);
     let (flops, bytes) = if backward_op || bwd {
         (flops_bwd(&c)?, bytes_bwd(&c, size)?)
@@ -310,6 +415,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
+    use super::super::ModelError;
     use super::super::test_support::{arr, strs};
     use super::*;
     use crate::test_support::arg;
@@ -623,10 +729,6 @@ mod tests {
         };
         assert!(evaluate("aten_conv", &inp, false).is_err());
         assert!(matches!(
-            evaluate("ConvBias_", &vit_patch_conv(), false),
-            Err(ModelError::Invalid(_))
-        ));
-        assert!(matches!(
             evaluate("what", &vit_patch_conv(), false),
             Err(ModelError::Invalid(_))
         ));
@@ -636,5 +738,34 @@ mod tests {
             "", "", "", "[0, 0]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1",
         ]);
         assert!(evaluate("aten_conv", &inp, false).is_err());
+    }
+
+    #[test]
+    fn fused_conv_bias_and_its_backward() {
+        // x (2, 3, 8, 8), w (4, 3, 3, 3), bias (4); stride 1, padding 1
+        // → out (2, 4, 8, 8) = 512 elements.
+        let fwd = conv_input(
+            arg!([[2, 3, 8, 8], [4, 3, 3, 3], [4], [], []]),
+            &[BF16, BF16, BF16, "Scalar", "Scalar"],
+            None,
+            &["", "", "", "1", "1"],
+        );
+        let e = evaluate("ConvBiasReLU_", &fwd, false).unwrap();
+        assert_eq!(param(&e, "stride"), &Py::ints(&[1, 1]));
+        assert_eq!(param(&e, "bias"), &Py::Bool(true));
+        // 512·2·27 + 512 = 28,160; (384 + 108 + 4 + 512)·2 = 2,016.
+        assert_eq!((e.flops, e.bytes), (28_160.0, Some(2_016.0)));
+        // The backward takes the forward's shapes: input grad 512·54 +
+        // weight grad 108·256 + bias grad 512 = 55,808; bytes
+        // 2·(512 + 108 + 384)·2 + 512 + 4 = 4,532.
+        let mut bwd = OpInput {
+            name: "ConvBiasReLU_Backward",
+            ..Default::default()
+        };
+        assert!(evaluate("ConvBiasReLU_Backward", &bwd, false).is_err());
+        bwd.forward = Some(Box::new(fwd));
+        let e = evaluate("ConvBiasReLU_Backward", &bwd, false).unwrap();
+        assert_eq!((e.flops, e.bytes), (55_808.0, Some(4_532.0)));
+        assert_eq!(evaluate("ConvBiasReLU_Backward", &bwd, true), Ok(e));
     }
 }

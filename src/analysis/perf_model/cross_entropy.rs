@@ -24,7 +24,9 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         ("logits_shape", Py::from_arg(logits, false)),
     ];
     if bwd {
-        return Err(ModelError::Invalid("cross-entropy has no backward model".into()));
+        return Err(ModelError::Invalid(
+            "cross-entropy has no backward model".into(),
+        ));
     }
     let b = Num::I(batch);
     let bytes = prod(logits)?.mul(r.first_bpe()).add(b.mul(8)).add(b.mul(4));
@@ -45,7 +47,13 @@ mod tests {
     #[test]
     fn logits_and_targets() {
         // logits (8, 1, 32000) bf16, targets (8, 1).
-        let i = test_input("CrossEntropyFunction", "[[8, 1, 32000], [8, 1]]", &["c10::BFloat16", "long int"], None, &[]);
+        let i = test_input(
+            "CrossEntropyFunction",
+            "[[8, 1, 32000], [8, 1]]",
+            &["c10::BFloat16", "long int"],
+            None,
+            &[],
+        );
         let e = evaluate("cross_entropy_fwd", &i, false).unwrap();
         assert_eq!(e.params[2].1.to_str(), "[8, 1, 32000]");
         // 5·8·32,000 = 1,280,000; 256,000·2 + 64 + 32 = 512,096.

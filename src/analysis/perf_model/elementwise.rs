@@ -578,7 +578,11 @@ fn replication_pad(a: &Args) -> ModelResult<Evaluation> {
     let params = vec![
         ("input_shape", int_tuple(&input)?),
         ("output_shape", int_tuple(&output)?),
-        ("padding", int_tuple(&padding)?),
+        // A list in the reference (`[int(x) for x in …]`), printed `[…]`.
+        (
+            "padding",
+            Py::List(padding.iter().map(|&p| Py::Int(p as i64)).collect()),
+        ),
         ("op_shape", int_tuple(&output)?),
         ("dtype_in_out", dtype_pair(dtype, Some(dtype))),
         ("stride_input", stride_input),
@@ -967,7 +971,7 @@ mod tests {
         // Pair 0 (1, 2) widens the last dim: 5+3 = 8; pair 1 (3, 4) widens
         // dim 2: 4+7 = 11.
         assert_eq!(param(&ev, "output_shape"), "(1, 3, 11, 8)");
-        assert_eq!(param(&ev, "padding"), "(1, 2, 3, 4)");
+        assert_eq!(param(&ev, "padding"), "[1, 2, 3, 4]");
         // flops = 3*11*8 = 264; bytes = 60*4 + 264*4 = 1,296.
         assert_eq!(ev.flops, 264.0);
         assert_eq!(ev.bytes, Some(1296.0));

@@ -321,7 +321,10 @@ mod tests {
         // The atomic variant reads the output dtype at slot 3 ('Scalar' has
         // 4 bytes here): bytes = (131,072 + 25,165,824)·2 + 196,608·4.
         let e = evaluate("gemm_a16w16_atomic_", &i, false).unwrap();
-        assert_eq!(e.params[5].1.to_str(), "('c10::BFloat16', 'c10::BFloat16', 'Scalar')");
+        assert_eq!(
+            e.params[5].1.to_str(),
+            "('c10::BFloat16', 'c10::BFloat16', 'Scalar')"
+        );
         assert_eq!(e.bytes, Some(51_380_224.0));
         // The asm variant: slot 2's '' has no size → A's dtype.
         let e = evaluate("gemm_a16w16_asm", &i, false).unwrap();
@@ -336,7 +339,14 @@ mod tests {
         let i = test_input(
             "aiter::gemm_afp4wfp4_",
             "[[16, 256], [1024, 256], [16, 16], [1024, 16], [], [16, 1024]]",
-            &["unsigned char", "unsigned char", "unsigned char", "unsigned char", "", BF],
+            &[
+                "unsigned char",
+                "unsigned char",
+                "unsigned char",
+                "unsigned char",
+                "",
+                BF,
+            ],
             None,
             &[],
         );
@@ -414,13 +424,7 @@ mod tests {
         assert_eq!((e.flops, e.bytes), (1_409_286_144.0, Some(11_665_408.0)));
         assert_eq!(e.compute_spec(), "matrix_fp8");
         // Only X and W recorded: no quant keys; a 2-slot tuple of types.
-        let i = test_input(
-            "aiter::gemm_a8w8_ck",
-            "[[2, 3], [5, 3]]",
-            &[fp8],
-            None,
-            &[],
-        );
+        let i = test_input("aiter::gemm_a8w8_ck", "[[2, 3], [5, 3]]", &[fp8], None, &[]);
         let e = evaluate("gemm_a8w8_blockscale", &i, false).unwrap();
         assert_eq!(e.params.len(), 8);
         assert_eq!(

@@ -43,7 +43,10 @@ fn per_group(r: Rec) -> ModelResult<Evaluation> {
         ("shape_in1", tuple_of(x)?),
         ("shape_in2", tuple_of(scales)?),
         ("shape_out", tuple_of(out)?),
-        ("dtype_in1_in2_out", str_tuple(&[Some(d_x), Some(d_s), Some(d_out)])),
+        (
+            "dtype_in1_in2_out",
+            str_tuple(&[Some(d_x), Some(d_s), Some(d_out)]),
+        ),
         ("stride_input1", s_x),
         ("stride_input2", s_s),
         ("stride_output", s_out),
@@ -84,7 +87,11 @@ fn vllm_fp8(r: Rec) -> ModelResult<Evaluation> {
         group = g;
     }
     let groups = Num::I(n).add(group).sub(1).floor_div(group)?;
-    let groups = if groups.f64() < 1.0 { Num::I(1) } else { groups };
+    let groups = if groups.f64() < 1.0 {
+        Num::I(1)
+    } else {
+        groups
+    };
     let dtype = r.types_or_empty().first().map_or("", String::as_str);
     let shape_x = match x {
         Some(v) => tuple_of(v)?,
@@ -100,7 +107,10 @@ fn vllm_fp8(r: Rec) -> ModelResult<Evaluation> {
         ("shape_in1", shape_x.clone()),
         ("shape_in2", Py::Tuple(Vec::new())),
         ("shape_out", shape_x),
-        ("dtype_in1_in2_out", str_tuple(&[Some(dtype), None, Some(FP8)])),
+        (
+            "dtype_in1_in2_out",
+            str_tuple(&[Some(dtype), None, Some(FP8)]),
+        ),
         ("stride_input1", Py::None),
         ("stride_input2", Py::None),
         ("stride_output", Py::None),
@@ -130,7 +140,8 @@ fn mxfp4(r: Rec, slot: usize, strides: bool) -> ModelResult<Evaluation> {
         ("stride_output", Py::None),
     ];
     let n = prod(x)?;
-    let bytes = bpe(Some(dtype)).map(|b| n.mul(b).add(n.mul(0.5)).add(n.floor_div(32).unwrap_or(n)));
+    let bytes =
+        bpe(Some(dtype)).map(|b| n.mul(b).add(n.mul(0.5)).add(n.floor_div(32).unwrap_or(n)));
     Ok(Evaluation {
         params,
         flops: Num::I(2).mul(n).f64(),
@@ -154,7 +165,9 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         _ => return invalid(format!("{class} is not a quantization model")),
     };
     if bwd {
-        return Err(ModelError::Invalid(format!("{class} has no backward model")));
+        return Err(ModelError::Invalid(format!(
+            "{class} has no backward model"
+        )));
     }
     Ok(e)
 }
@@ -178,7 +191,10 @@ mod tests {
             &[],
         );
         let e = evaluate("per_group_quant", &i, false).unwrap();
-        assert_eq!(e.params[3].1.to_str(), "('c10::BFloat16', 'float', 'c10::Float8_e4m3fnuz')");
+        assert_eq!(
+            e.params[3].1.to_str(),
+            "('c10::BFloat16', 'float', 'c10::Float8_e4m3fnuz')"
+        );
         // 229,376 elements · 2.59375 = 594,944.
         assert_eq!(e.flops, 594_944.0);
         // 229,376·1 + 229,376·2 + 32·4 = 688,256.
@@ -198,7 +214,10 @@ mod tests {
         );
         let e = evaluate("vllm_triton_per_token_group_quant_fp8", &i, false).unwrap();
         assert_eq!(e.params[3], ("num_groups", Py::Int(8)));
-        assert_eq!(e.params[9].1.to_str(), "('c10::BFloat16', None, 'c10::float8_e4m3fn')");
+        assert_eq!(
+            e.params[9].1.to_str(),
+            "('c10::BFloat16', None, 'c10::float8_e4m3fn')"
+        );
         // 6·16,000 = 96,000; 16,000·2 + 16,000 + 16·8·4 = 48,512.
         assert_eq!((e.flops, e.bytes), (96_000.0, Some(48_512.0)));
     }

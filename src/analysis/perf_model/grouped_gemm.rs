@@ -22,6 +22,9 @@ pub const CLASSES: &[&str] = &[
     "primus_turbo_grouped_gemm_variable_k",
 ];
 
+/// A 2-D shape `(rows, cols)`.
+type Pair = (i128, i128);
+
 /// A positive int of a recorded shape.
 fn positive(v: &ArgValue) -> Option<i128> {
     v.as_i64().filter(|&x| x > 0).map(i128::from)
@@ -44,7 +47,7 @@ fn pairs_in(v: &ArgValue, out: &mut Vec<(i128, i128)>) {
 }
 
 /// The 2-D shapes of the first two operands, when both are lists.
-fn zipped(dims: &[ArgValue]) -> Option<(Vec<(i128, i128)>, Vec<(i128, i128)>)> {
+fn zipped(dims: &[ArgValue]) -> Option<(Vec<Pair>, Vec<Pair>)> {
     let (a, b) = (dims.first()?, dims.get(1)?);
     if !a.is_list() || !b.is_list() {
         return None;
@@ -83,12 +86,15 @@ fn fixed_k(dims: &[ArgValue]) -> Option<(i128, i128, i128, i128)> {
     }
     let (lhs, rhs) = zipped(dims)?;
     let (k, n) = (lhs[0].1, rhs[0].1);
-    let uniform = lhs.iter().zip(&rhs).all(|(a, b)| a.1 == k && b.0 == k && b.1 == n);
+    let uniform = lhs
+        .iter()
+        .zip(&rhs)
+        .all(|(a, b)| a.1 == k && b.0 == k && b.1 == n);
     uniform.then(|| (lhs.iter().map(|a| a.0).sum(), k, n, lhs.len() as i128))
 }
 
 /// The `((M_i, K_i), (K_i, N_i))` pairs of a variable-K op.
-fn variable_k(dims: &[ArgValue]) -> Option<Vec<((i128, i128), (i128, i128))>> {
+fn variable_k(dims: &[ArgValue]) -> Option<Vec<(Pair, Pair)>> {
     let impl_layout = || {
         let a = all_positive(dims.first()?)?;
         let b = all_positive(dims.get(1)?)?;
@@ -123,7 +129,10 @@ fn opt(n: Option<Num>) -> Py {
 /// `(M·K + g·K·N)·b_in + M·N·b_out`.
 fn group_bytes(mkn: (i128, i128, i128), g: i128, b_in: Num, b_out: Num) -> Num {
     let (m, k, n) = (Num::I(mkn.0), Num::I(mkn.1), Num::I(mkn.2));
-    m.mul(k).add(Num::I(g).mul(k).mul(n)).mul(b_in).add(m.mul(n).mul(b_out))
+    m.mul(k)
+        .add(Num::I(g).mul(k).mul(n))
+        .mul(b_in)
+        .add(m.mul(n).mul(b_out))
 }
 
 /// The groups of a parsed op.
@@ -167,7 +176,10 @@ fn numbers(g: &Groups, b_in: Option<Num>, b_out: Option<Num>) -> ModelResult<(Nu
             let (Some(i), Some(o)) = (b_in, b_out) else {
                 return invalid("unknown element size");
             };
-            Ok((gemm(*m, *k, *n), Some(group_bytes((*m, *k, *n), *count, i, o))))
+            Ok((
+                gemm(*m, *k, *n),
+                Some(group_bytes((*m, *k, *n), *count, i, o)),
+            ))
         }
         Groups::Variable(v) => {
             let flops = v
@@ -223,7 +235,13 @@ mod tests {
     #[test]
     fn fixed_k_layouts() {
         // X (1024, 512), W (8, 2048, 512) stored (G, N, K): N = 2048.
-        let i = test_input("primus_turbo::grouped_gemm_impl", "[[1024, 512], [8, 2048, 512], [8]]", &[BF, BF, "long int"], None, &[]);
+        let i = test_input(
+            "primus_turbo::grouped_gemm_impl",
+            "[[1024, 512], [8, 2048, 512], [8]]",
+            &[BF, BF, "long int"],
+            None,
+            &[],
+        );
         let e = evaluate("primus_turbo_grouped_gemm", &i, false).unwrap();
         let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys, ["M", "K", "N", "G", "bpe_in", "bpe_out"]);
@@ -236,7 +254,13 @@ mod tests {
             Err(ModelError::NotImplemented)
         );
         // Zipped: two groups of (100, 64)·(64, 32) and (50, 64)·(64, 32).
-        let i = test_input("primus_turbo::grouped_gemm", "[[[100, 64], [50, 64]], [[64, 32], [64, 32]]]", &[BF], None, &[]);
+        let i = test_input(
+            "primus_turbo::grouped_gemm",
+            "[[[100, 64], [50, 64]], [[64, 32], [64, 32]]]",
+            &[BF],
+            None,
+            &[],
+        );
         let e = evaluate("primus_turbo_grouped_gemm", &i, false).unwrap();
         assert_eq!(e.params[0].1, Py::Int(150));
         // 2·150·64·32 = 614,400; (150·64 + 2·64·32)·2 + 150·32·2
@@ -255,7 +279,10 @@ mod tests {
             &[],
         );
         let e = evaluate("primus_turbo_grouped_gemm_variable_k", &i, false).unwrap();
-        assert_eq!(e.params.last().unwrap().1.to_str(), "[((10, 16), (16, 8)), ((20, 32), (32, 8))]");
+        assert_eq!(
+            e.params.last().unwrap().1.to_str(),
+            "[((10, 16), (16, 8)), ((20, 32), (32, 8))]"
+        );
         assert_eq!(e.params[5].1, Py::Int(4));
         assert_eq!(e.params[3].1, Py::Int(2));
         // 2·10·16·8 + 2·20·32·8 = 2,560 + 10,240.

@@ -431,7 +431,11 @@ fn sparse_prefill(r: Rec) -> Option<(Attn, Num, Num)> {
     params.push(("dtype_Q", Py::Str(dq.clone())));
     params.push(("dtype_KV", Py::Str(dkv.clone())));
     let b = size_or(Some(dq), 2);
-    let b_kv = if dkv.is_empty() { b } else { size_or(Some(dkv), b) };
+    let b_kv = if dkv.is_empty() {
+        b
+    } else {
+        size_or(Some(dkv), b)
+    };
     let flops = Num::I(pairs).mul(h_q).mul(2).mul(d_h + d_h);
     let qo = Num::I(2).mul(n_q).mul(h_q).mul(d_h).mul(b);
     let bytes = qo.add(Num::I(pairs).mul(d_h).mul(b_kv));
@@ -590,7 +594,8 @@ mod tests {
 
     fn param(e: &Evaluation, key: &str) -> String {
         let p = e.params.iter().find(|(k, _)| *k == key);
-        p.map(|(_, v)| v.to_str()).unwrap_or_else(|| panic!("no {key}"))
+        p.map(|(_, v)| v.to_str())
+            .unwrap_or_else(|| panic!("no {key}"))
     }
 
     fn vllm_decode() -> OpInput<'static> {
@@ -614,9 +619,28 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "B", "N_Q", "H_Q", "H_V", "H_K", "N_KV", "H_KV", "d_h_qk", "d_h_v", "dropout",
-                "causal", "flash_impl", "c_sq", "c_sk", "c_sqsq", "c_sqsk", "g_sq", "g_sk",
-                "g_sqsq", "g_sqsk", "dtype_Q", "dtype_KV"
+                "B",
+                "N_Q",
+                "H_Q",
+                "H_V",
+                "H_K",
+                "N_KV",
+                "H_KV",
+                "d_h_qk",
+                "d_h_v",
+                "dropout",
+                "causal",
+                "flash_impl",
+                "c_sq",
+                "c_sk",
+                "c_sqsq",
+                "c_sqsk",
+                "g_sq",
+                "g_sk",
+                "g_sqsq",
+                "g_sqsk",
+                "dtype_Q",
+                "dtype_KV"
             ]
         );
         assert_eq!(param(&e, "dropout"), "0.0");
@@ -675,8 +699,7 @@ mod tests {
             Err(ModelError::NotImplemented)
         );
         // An idle step (no tokens) is not modelled.
-        i.annotation =
-            Some("execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)");
+        i.annotation = Some("execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)");
         assert_eq!(
             evaluate("vllm_unified_attention_with_output", &i, false),
             Err(ModelError::NotImplemented)
@@ -688,7 +711,20 @@ mod tests {
         let i = test_input(
             "sglang_profiler::attention_paged_attention_ragged",
             "[[32, 32, 128], [10905190400], [32, 32, 128], [835874, 1, 8, 128], [835874, 1, 8, 128], [33], [20971520], [4096], [], [1], [1], []]",
-            &[BF, "unsigned char", BF, BF, BF, "int", "int", "int", "", "float", "float", ""],
+            &[
+                BF,
+                "unsigned char",
+                BF,
+                BF,
+                BF,
+                "int",
+                "int",
+                "int",
+                "",
+                "float",
+                "float",
+                "",
+            ],
             None,
             &[],
         );
@@ -761,7 +797,13 @@ mod tests {
 
     #[test]
     fn deepseek_v4_decode_modes() {
-        let i = test_input("pseudo_v4_paged_decode_csa", "[[2, 64, 576]]", &[BF], None, &[]);
+        let i = test_input(
+            "pseudo_v4_paged_decode_csa",
+            "[[2, 64, 576]]",
+            &[BF],
+            None,
+            &[],
+        );
         let i = with(
             i,
             "execute_2_context_0(sq0sk0sqsq0sqsk0)_generation_2(sq2sk8000sqsq2sqsk8000)",

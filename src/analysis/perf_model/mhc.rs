@@ -194,7 +194,9 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         _ => return invalid(format!("{class} is not an mHC model")),
     };
     if bwd {
-        return Err(ModelError::Invalid(format!("{class} has no backward model")));
+        return Err(ModelError::Invalid(format!(
+            "{class} has no backward model"
+        )));
     }
     Ok(e)
 }
@@ -245,7 +247,9 @@ mod tests {
         let i = test_input(
             "aiter::mhc_pre_big_fuse_rmsnorm",
             "[[8, 4, 1], [8, 4, 4], [8, 16], [2, 8, 24], [2, 8], [3], [24], [8, 4, 16], [16]]",
-            &["float", "float", BF, "float", "float", "float", "float", BF, BF],
+            &[
+                "float", "float", BF, "float", "float", "float", "float", BF, BF,
+            ],
             None,
             &[],
         );

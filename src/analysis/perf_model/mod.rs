@@ -3,7 +3,9 @@
 //! arguments to its parameters, FLOPs and bytes moved.
 //!
 //! Dispatch: [`lookup`] finds the reference's model class for an op name
-//! (the table of [`table::CLASSES`]); [`evaluate`] runs it.
+//! (the table of [`table::CLASSES`]); [`evaluate`] runs the module that
+//! models the class. Every registered class has one (a test walks the
+//! table); compiled Triton kernels, which no table names, have [`triton`].
 
 pub mod activation;
 pub mod annotation;
@@ -24,6 +26,8 @@ pub mod norm;
 pub mod py;
 mod pyval;
 pub mod reduce;
+#[cfg(test)]
+mod registry_walk;
 pub mod rmsnorm_ext;
 pub mod rope;
 pub mod sdpa;
@@ -117,6 +121,10 @@ pub struct OpInput<'a> {
     /// Other args of the event by key, e.g. `MoE topk` and `MoE GEMM gated`
     /// of the MoE pseudo ops (empty for ordinary trace events).
     pub extra: &'a [(Box<str>, ArgValue)],
+    /// For the fused backward ops (`ConvBias_Backward`, …), which record no
+    /// shapes: the forward op whose shapes the reference reuses (the last
+    /// earlier one of the forward name with the same sequence number).
+    pub forward: Option<Box<OpInput<'a>>>,
 }
 
 impl<'a> OpInput<'a> {

@@ -88,7 +88,14 @@ struct Moe {
 }
 
 /// The common key order `num_tokens … topk[, gated]`.
-fn head(m: i128, k: i128, n: i128, e: i128, topk: &Py, gated: Option<&Py>) -> Vec<(&'static str, Py)> {
+fn head(
+    m: i128,
+    k: i128,
+    n: i128,
+    e: i128,
+    topk: &Py,
+    gated: Option<&Py>,
+) -> Vec<(&'static str, Py)> {
     let mut p = vec![
         ("num_tokens", ipy(m)),
         ("hidden_dim", ipy(k)),
@@ -180,7 +187,11 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
         e: Num::I(e),
         topk: Num::I(topk),
         gated,
-        sizes: Some((size_or(Some(din), 1), size_or(Some(dw), 1), size_or(Some(dout), 2))),
+        sizes: Some((
+            size_or(Some(din), 1),
+            size_or(Some(dw), 1),
+            size_or(Some(dout), 2),
+        )),
         precision,
     })
 }
@@ -205,7 +216,11 @@ fn cktile_up(r: Rec) -> ModelResult<Moe> {
         e: Num::I(e),
         topk: Num::I(topk),
         gated,
-        sizes: Some((size_or(Some(din), 2), size_or(Some(dw), 1), size_or(Some(dout), 2))),
+        sizes: Some((
+            size_or(Some(din), 2),
+            size_or(Some(dw), 1),
+            size_or(Some(dout), 2),
+        )),
         precision: precision(Some(din)),
     })
 }
@@ -227,7 +242,11 @@ fn cktile_down(r: Rec) -> ModelResult<Moe> {
         e: Num::I(e),
         topk: Num::I(topk),
         gated: false,
-        sizes: Some((size_or(Some(din), 2), size_or(Some(dw), 1), size_or(Some(dout), 2))),
+        sizes: Some((
+            size_or(Some(din), 2),
+            size_or(Some(dw), 1),
+            size_or(Some(dout), 2),
+        )),
         precision: precision(Some(din)),
     })
 }
@@ -314,7 +333,11 @@ fn triton_unfused(r: Rec) -> ModelResult<Moe> {
     if dims.len() < 2 {
         return invalid("unfused MoE needs at least 2 Input Dims");
     }
-    let (m, k, e) = (dim_at(&dims[0], 0)?, dim_at(&dims[0], 1)?, dim_at(&dims[1], 1)?);
+    let (m, k, e) = (
+        dim_at(&dims[0], 0)?,
+        dim_at(&dims[0], 1)?,
+        dim_at(&dims[1], 1)?,
+    );
     let (topk, topk_py) = extra_num(r, "MoE topk")?;
     let Some(gated) = r.extra("MoE GEMM gated") else {
         return invalid("'MoE GEMM gated' not found in event args");
@@ -371,7 +394,11 @@ fn gptq_awq(r: Rec, up: bool) -> ModelResult<Moe> {
     let (topk, topk_py) = extra_num(r, "MoE topk")?;
     let gated_v = r.extra("MoE GEMM gated");
     let gated = gated_v.is_none_or(super::elementwise::truthy);
-    let n = if up && gated { Num::I(n).floor_div(2)? } else { Num::I(n) };
+    let n = if up && gated {
+        Num::I(n).floor_div(2)?
+    } else {
+        Num::I(n)
+    };
     let Num::I(n) = n else {
         return invalid("inter_dim out of range");
     };
@@ -459,7 +486,11 @@ fn invoke_grouped_gemm(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
     let types = r.types_or_empty();
     let din = types.first().map(String::as_str);
     let dw = types.get(1).map(String::as_str);
-    let dout = types.get(3).map(String::as_str).filter(|d| !d.is_empty()).or(din);
+    let dout = types
+        .get(3)
+        .map(String::as_str)
+        .filter(|d| !d.is_empty())
+        .or(din);
     let mut params = vec![
         ("m_work", work.to_py()),
         ("num_tokens", ipy(tokens)),
@@ -550,7 +581,8 @@ mod tests {
 
     fn param(e: &Evaluation, key: &str) -> String {
         let p = e.params.iter().find(|(k, _)| *k == key);
-        p.map(|(_, v)| v.to_str()).unwrap_or_else(|| panic!("no {key}"))
+        p.map(|(_, v)| v.to_str())
+            .unwrap_or_else(|| panic!("no {key}"))
     }
 
     #[test]
@@ -562,7 +594,10 @@ mod tests {
             None,
             &["", "", "", ""],
         );
-        i.extra = extra(vec![("MoE topk", ArgValue::Int(4)), ("MoE GEMM gated", ArgValue::Bool(true))]);
+        i.extra = extra(vec![
+            ("MoE topk", ArgValue::Int(4)),
+            ("MoE GEMM gated", ArgValue::Bool(true)),
+        ]);
         // Without kernels the weight dtype is unknown: no model.
         assert!(evaluate("moe_triton_unfused_up", &i, false).is_err());
         i.kernel_names = vec!["_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"];
@@ -578,12 +613,18 @@ mod tests {
         assert_eq!(e.compute_spec(), "matrix_fp4");
         let mut d = i.clone();
         d.name = "pseudo_op::moe_triton_unfused_down";
-        d.extra = extra(vec![("MoE topk", ArgValue::Int(4)), ("MoE GEMM gated", ArgValue::Bool(false))]);
+        d.extra = extra(vec![
+            ("MoE topk", ArgValue::Int(4)),
+            ("MoE GEMM gated", ArgValue::Bool(false)),
+        ]);
         let e = evaluate("moe_triton_unfused_down", &d, false).unwrap();
         // 2·32·3072·3072·4 = 2,415,919,104; bytes the reference's 142.93 MiB.
         assert_eq!(e.flops, 2_415_919_104.0);
         assert!((e.bytes.unwrap() / 1048576.0 - 142.93016346657365).abs() < 1e-9);
-        assert_eq!(evaluate("moe_triton_unfused_down", &d, true), Err(ModelError::NotImplemented));
+        assert_eq!(
+            evaluate("moe_triton_unfused_down", &d, true),
+            Err(ModelError::NotImplemented)
+        );
     }
 
     #[test]
@@ -647,7 +688,12 @@ mod tests {
         let i = test_input(
             "pseudo_op::moe_flydsl_stage1",
             "[[2, 1024], [4, 1024, 512], [4, 1024, 256], [2, 2]]",
-            &[BF, "c10::Float4_e2m1fn_x2", "c10::Float4_e2m1fn_x2", "float"],
+            &[
+                BF,
+                "c10::Float4_e2m1fn_x2",
+                "c10::Float4_e2m1fn_x2",
+                "float",
+            ],
             None,
             &[],
         );

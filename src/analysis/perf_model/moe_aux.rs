@@ -38,7 +38,10 @@ fn operands(r: Rec, dims: &[ArgValue]) -> ModelResult<Vec<(Vec<i128>, Option<Str
         let Some(items) = shape.as_list() else {
             return invalid(format!("{shape} is not iterable"));
         };
-        if items.iter().all(|d| matches!(d, ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Bool(_))) {
+        if items
+            .iter()
+            .all(|d| matches!(d, ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Bool(_)))
+        {
             let ints = items.iter().map(int_of).collect::<ModelResult<Vec<_>>>()?;
             out.push((ints, types.get(i).cloned()));
         }
@@ -69,17 +72,21 @@ fn routing(r: Rec, dims: &[ArgValue], bwd: bool) -> ModelResult<Evaluation> {
         return Err(ModelError::NotImplemented);
     }
     // The first operand of the largest size.
-    let largest = ops.iter().fold(None::<(f64, &Option<String>)>, |best, (s, d)| {
-        let n = product(s).f64();
-        match best {
-            Some((m, _)) if m >= n => best,
-            _ => Some((n, d)),
-        }
-    });
-    let total = ops.iter().fold(Num::I(0), |acc, (s, d)| match bpe(d.as_deref()) {
-        Some(b) => acc.add(product(s).mul(b)),
-        None => acc,
-    });
+    let largest = ops
+        .iter()
+        .fold(None::<(f64, &Option<String>)>, |best, (s, d)| {
+            let n = product(s).f64();
+            match best {
+                Some((m, _)) if m >= n => best,
+                _ => Some((n, d)),
+            }
+        });
+    let total = ops
+        .iter()
+        .fold(Num::I(0), |acc, (s, d)| match bpe(d.as_deref()) {
+            Some(b) => acc.add(product(s).mul(b)),
+            None => acc,
+        });
     Ok(Evaluation {
         params,
         flops: largest.map_or(0.0, |(n, _)| n),
@@ -92,7 +99,13 @@ fn routing(r: Rec, dims: &[ArgValue], bwd: bool) -> ModelResult<Evaluation> {
 /// The broadcast shape of two shapes (ValueError when incompatible).
 fn broadcast(a: &[i128], b: &[i128]) -> ModelResult<()> {
     let n = a.len().max(b.len());
-    let at = |s: &[i128], i: usize| if i + s.len() < n { 1 } else { s[i + s.len() - n] };
+    let at = |s: &[i128], i: usize| {
+        if i + s.len() < n {
+            1
+        } else {
+            s[i + s.len() - n]
+        }
+    };
     for i in 0..n {
         let (x, y) = (at(a, i), at(b, i));
         if x != y && x != 1 && y != 1 {
@@ -118,7 +131,12 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         ("shape_in2", tuple_of(wts)?),
         (
             "dtype_in1_in2_out",
-            Py::Tuple([d_ids, d_wts, d_wts].iter().map(|s| Py::Str(s.to_string())).collect()),
+            Py::Tuple(
+                [d_ids, d_wts, d_wts]
+                    .iter()
+                    .map(|s| Py::Str(s.to_string()))
+                    .collect(),
+            ),
         ),
         ("stride_input1", Py::None),
         ("stride_input2", Py::None),
@@ -130,7 +148,10 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         return invalid("fused_append_shared_experts has no backward model");
     }
     let (ni, nw) = (product(&si), product(&sw));
-    let (bi, bw) = (bpe(Some(d_ids)).unwrap_or(Num::I(4)), bpe(Some(d_wts)).unwrap_or(Num::I(4)));
+    let (bi, bw) = (
+        bpe(Some(d_ids)).unwrap_or(Num::I(4)),
+        bpe(Some(d_wts)).unwrap_or(Num::I(4)),
+    );
     Ok(Evaluation {
         params,
         flops: ni.f64(),
@@ -155,7 +176,11 @@ fn moe_comm(r: Rec) -> ModelResult<Evaluation> {
     };
     let (tokens, hidden) = (get(0)?, get(1)?);
     let dtype = r.types_or_empty().first().map_or("", String::as_str);
-    let b = if dtype.is_empty() { None } else { bpe(Some(dtype)) };
+    let b = if dtype.is_empty() {
+        None
+    } else {
+        bpe(Some(dtype))
+    };
     let opt = |v: Option<i128>| v.map_or(Py::None, ipy);
     let params = vec![
         ("num_tokens", opt(tokens)),
@@ -213,9 +238,18 @@ mod tests {
         // max(8,192, 256, 256, 256) FLOPs; 8,192·2 + 256·2 + 256·4 + 256·4.
         assert_eq!((e.flops, e.bytes), (8_192.0, Some(18_944.0)));
         assert_eq!(e.compute_spec(), "vector_bf16");
-        assert_eq!(evaluate("BiasedGroupedTopk", &i, true), Err(ModelError::NotImplemented));
+        assert_eq!(
+            evaluate("BiasedGroupedTopk", &i, true),
+            Err(ModelError::NotImplemented)
+        );
         // No sized operand: bytes unknown.
-        let i = test_input("aiter::moe_sorting_fwd", "[[4, 2], [[1], [2]]]", &["short int", "int"], None, &[]);
+        let i = test_input(
+            "aiter::moe_sorting_fwd",
+            "[[4, 2], [[1], [2]]]",
+            &["short int", "int"],
+            None,
+            &[],
+        );
         let e = evaluate("MoeSortScatterGather", &i, false).unwrap();
         assert_eq!((e.flops, e.bytes), (8.0, None));
     }
@@ -235,11 +269,20 @@ mod tests {
         assert_eq!((e.flops, e.bytes), (144.0, Some(2_304.0)));
         assert_eq!(e.compute_spec(), "vector_fp32");
         // Dispatch of (128, 4096) bf16: 1 MiB, no FLOPs, no Compute Spec.
-        let i = test_input("MoEDispatch", "[[128, 4096], [128, 8]]", &[BF, "long int"], None, &[]);
+        let i = test_input(
+            "MoEDispatch",
+            "[[128, 4096], [128, 8]]",
+            &[BF, "long int"],
+            None,
+            &[],
+        );
         let e = evaluate("moe_dispatch", &i, false).unwrap();
         assert_eq!(e.params[2], ("bpe", Py::Int(2)));
         assert_eq!((e.flops, e.bytes), (0.0, Some(1_048_576.0)));
         assert_eq!(e.compute_spec(), "");
-        assert_eq!(evaluate("moe_combine", &i, true), evaluate("moe_combine", &i, false));
+        assert_eq!(
+            evaluate("moe_combine", &i, true),
+            evaluate("moe_combine", &i, false)
+        );
     }
 }

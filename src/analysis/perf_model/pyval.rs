@@ -292,9 +292,7 @@ impl<'a> Rec<'a> {
 
     /// `types[i] if len(types) > i else default`, types read leniently.
     pub(super) fn ty_or(&self, i: usize, default: &'a str) -> &'a str {
-        self.types_or_empty()
-            .get(i)
-            .map_or(default, String::as_str)
+        self.types_or_empty().get(i).map_or(default, String::as_str)
     }
 
     /// `args["Concrete Inputs"]` (KeyError when absent).
@@ -342,7 +340,11 @@ impl<'a> Rec<'a> {
             .types_or_empty()
             .first()
             .map_or("c10::BFloat16", String::as_str);
-        let b = if dtype.is_empty() { None } else { bpe(Some(dtype)) };
+        let b = if dtype.is_empty() {
+            None
+        } else {
+            bpe(Some(dtype))
+        };
         b.unwrap_or(Num::I(2))
     }
 

@@ -25,9 +25,7 @@ fn reduce_type(name: &str) -> &'static str {
 }
 
 /// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_reduce",
-];
+pub const CLASSES: &[&str] = &["aten_reduce"];
 
 /// Evaluates `aten_reduce`. Forward and backward (`bwd`) numbers coincide:
 /// FLOPs = input elements, bytes = input·bpe_in + output·bpe_out.

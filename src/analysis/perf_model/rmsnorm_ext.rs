@@ -69,9 +69,7 @@ impl Norm {
     /// The core RMSNorm FLOPs (affine).
     fn core_flops(&self) -> ModelResult<Num> {
         let rows = self.n.div(self.c)?;
-        Ok(rows
-            .mul(Num::I(2).mul(self.c).add(2))
-            .add(self.n.mul(2)))
+        Ok(rows.mul(Num::I(2).mul(self.c).add(2)).add(self.n.mul(2)))
     }
 
     /// Bytes per input element (unknown sizes raise).
@@ -131,12 +129,7 @@ fn quant(p: Norm, group: Option<i128>) -> ModelResult<Evaluation> {
         Some(gs) => groups(p.c, gs)?,
         None => Num::I(1),
     };
-    let bytes = p
-        .n
-        .mul(b)
-        .add(p.c.mul(b))
-        .add(p.n)
-        .add(m.mul(g).mul(4));
+    let bytes = p.n.mul(b).add(p.c.mul(b)).add(p.n).add(m.mul(g).mul(4));
     Ok(p.eval(f, bytes))
 }
 
@@ -146,14 +139,13 @@ fn add_quant(p: Norm, group: i128) -> ModelResult<Evaluation> {
     let b = p.b()?;
     let m = p.rows()?;
     let g = groups(p.c, group)?;
-    let bytes = p
-        .n
-        .mul(b)
-        .add(p.n.mul(b))
-        .add(p.c.mul(b))
-        .add(p.n)
-        .add(p.n.mul(b))
-        .add(m.mul(g).mul(4));
+    let bytes =
+        p.n.mul(b)
+            .add(p.n.mul(b))
+            .add(p.c.mul(b))
+            .add(p.n)
+            .add(p.n.mul(b))
+            .add(m.mul(g).mul(4));
     Ok(p.eval(f, bytes))
 }
 
@@ -181,7 +173,11 @@ fn add_pad(p: Norm, pad: i128) -> ModelResult<Evaluation> {
 fn mxfp4_quant(r: Rec, p: Norm) -> ModelResult<Evaluation> {
     let dims = r.dims()?;
     let two = |i: usize| -> ModelResult<bool> { Ok(dims.len() > i && len_of(&dims[i])? == 2) };
-    let n2 = if two(3)? { Some(dim_at(&dims[3], 1)?) } else { None };
+    let n2 = if two(3)? {
+        Some(dim_at(&dims[3], 1)?)
+    } else {
+        None
+    };
     let res1 = two(6)?;
     let m = p.rows()?;
     let core = p.core_flops()?;
@@ -196,12 +192,11 @@ fn mxfp4_quant(r: Rec, p: Norm) -> ModelResult<Evaluation> {
     }
     f = f.add(p.n.mul(2));
     let b = p.b()?;
-    let mut bytes = p
-        .n
-        .mul(b)
-        .add(p.c.mul(b))
-        .add(p.n.mul(0.5))
-        .add(p.n.floor_div(32)?);
+    let mut bytes =
+        p.n.mul(b)
+            .add(p.c.mul(b))
+            .add(p.n.mul(0.5))
+            .add(p.n.floor_div(32)?);
     if res1 {
         bytes = bytes.add(p.n.mul(b)).add(p.n.mul(b));
     }
@@ -363,7 +358,12 @@ mod tests {
             Some("[[1536, 1], [1536, 1], [1], [], []]"),
             &["", "", "", "1e-06", "128"],
         );
-        let e = evaluate("vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant", &i, false).unwrap();
+        let e = evaluate(
+            "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant",
+            &i,
+            false,
+        )
+        .unwrap();
         // core 24,584 + 3·6,144 = 43,016 FLOPs; bytes 3·12,288 + 3,072 +
         // 6,144 + 192.
         assert_eq!(e.flops, 43_016.0);

@@ -81,7 +81,12 @@ fn sgl_rotary(r: Rec) -> ModelResult<Evaluation> {
     let n = Num::I(dim_at(q, 0)?).mul(nq.add(nk)).mul(rot);
     let qdtype = r.ty(1)?;
     let b = bpe(Some(qdtype)).unwrap_or(Num::I(2));
-    Ok(rotate(vec![("num_elements", n.to_py())], n, b, precision(Some(qdtype))))
+    Ok(rotate(
+        vec![("num_elements", n.to_py())],
+        n,
+        b,
+        precision(Some(qdtype)),
+    ))
 }
 
 /// The MLA RoPE + KV-cache write kernels: `(T, QH, D_lora)` q_nope,
@@ -93,7 +98,12 @@ fn mla_rope_cache(r: Rec, concat: bool) -> ModelResult<Evaluation> {
     let d_pe = r.dim_int(1, 2)?;
     let kh = if concat { 1 } else { r.dim_int(2, 1)? };
     let dtype_in = r.ty(0)?;
-    let slot = |i: usize| types.get(i).filter(|t| !t.is_empty()).map_or(dtype_in, |t| t);
+    let slot = |i: usize| {
+        types
+            .get(i)
+            .filter(|t| !t.is_empty())
+            .map_or(dtype_in, |t| t)
+    };
     let (dtype_kv, dtype_out) = (slot(4), slot(5));
     let mut params = vec![
         ("T", ipy(t)),
@@ -161,7 +171,13 @@ mod tests {
     #[test]
     fn transformer_engine_rope() {
         // t (128, 2, 16, 64) bf16: 262,144 elements.
-        let i = test_input("FusedRoPEFunc", "[[128, 2, 16, 64], [128, 1, 1, 64]]", &[BF, "float"], None, &[]);
+        let i = test_input(
+            "FusedRoPEFunc",
+            "[[128, 2, 16, 64], [128, 1, 1, 64]]",
+            &[BF, "float"],
+            None,
+            &[],
+        );
         let e = evaluate("fused_rope_fwd", &i, false).unwrap();
         assert_eq!(e.params[4].1, Py::Int(262_144));
         // 3·262,144 FLOPs; 2·262,144·2 bytes.
@@ -226,7 +242,14 @@ mod tests {
         let i = test_input(
             "aiter::fused_qk_rope_concat_and_cache_mla",
             "[[4, 16, 512], [4, 16, 64], [4, 512], [4, 64], [100, 1, 576], [4, 16, 576]]",
-            &[BF, BF, BF, BF, "c10::Float8_e4m3fnuz", "c10::Float8_e4m3fnuz"],
+            &[
+                BF,
+                BF,
+                BF,
+                BF,
+                "c10::Float8_e4m3fnuz",
+                "c10::Float8_e4m3fnuz",
+            ],
             None,
             &[],
         );

@@ -86,7 +86,9 @@ fn mamba_ssd(r: Rec) -> ModelResult<Evaluation> {
     let d_inner = h * p;
     let num = d - 2 * d_inner - h;
     if num <= 0 || g == 0 || num % (2 * g) != 0 {
-        return invalid(format!("cannot derive d_state from D={d}, H={h}, P={p}, G={g}"));
+        return invalid(format!(
+            "cannot derive d_state from D={d}, H={h}, P={p}, G={g}"
+        ));
     }
     let n = Num::I(num).floor_div(2 * g)?;
     let params = vec![
@@ -118,7 +120,12 @@ fn mamba_ssd(r: Rec) -> ModelResult<Evaluation> {
         .mul(e)
         .add(Num::I(cc).mul(d_conv).mul(e))
         .add(Num::I(cc).mul(e))
-        .add(Num::I(h).mul(e_dt).add(Num::I(h).mul(e_a)).add(Num::I(h).mul(e_d)))
+        .add(
+            Num::I(h)
+                .mul(e_dt)
+                .add(Num::I(h).mul(e_a))
+                .add(Num::I(h).mul(e_d)),
+        )
         .add(bt.mul(d_inner).mul(e));
     Ok(Evaluation {
         params,
@@ -186,9 +193,18 @@ mod tests {
         assert_eq!(e.flops, 44_105_728.0);
         // (272,384 + 2,176 + 544 + 131,072)·2 + 8·(4 + 4 + 4) = 812,352 + 96.
         assert_eq!(e.bytes, Some(812_448.0));
-        assert_eq!(evaluate("mamba_ssd_fwd", &i, true), evaluate("mamba_ssd_fwd", &i, false));
+        assert_eq!(
+            evaluate("mamba_ssd_fwd", &i, true),
+            evaluate("mamba_ssd_fwd", &i, false)
+        );
         // A state size that does not divide evenly: no model.
-        let bad = test_input("MambaSplitConv1dScanCombinedFn", "[[1, 256, 1065], [544, 4], [544], [8]]", &[BF], None, &ci);
+        let bad = test_input(
+            "MambaSplitConv1dScanCombinedFn",
+            "[[1, 256, 1065], [544, 4], [544], [8]]",
+            &[BF],
+            None,
+            &ci,
+        );
         assert!(evaluate("mamba_ssd_fwd", &bad, false).is_err());
     }
 }

@@ -63,9 +63,13 @@ pub fn is_known_op(op: &str) -> bool {
 /// The kernel kind and the `<ops>` part of `triton_<kind>_fused_<ops>_<n>`
 /// (Python `re.match` of `triton_(?:poi|red|per)_fused_(.+)_(\d+)$`).
 fn fused_body(name: &str) -> Option<&str> {
-    let rest = ["triton_poi_fused_", "triton_red_fused_", "triton_per_fused_"]
-        .iter()
-        .find_map(|p| name.strip_prefix(p))?;
+    let rest = [
+        "triton_poi_fused_",
+        "triton_red_fused_",
+        "triton_per_fused_",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))?;
     // `$` also matches before a final newline; `.` never matches one.
     let rest = rest.strip_suffix('\n').unwrap_or(rest);
     if rest.contains('\n') {
@@ -384,15 +388,33 @@ mod tests {
             &["", "1e-05", "64"],
         );
         let e = evaluate(&i).unwrap();
-        assert_eq!((e.params[1].1.clone(), e.params[2].1.clone()), (Py::Int(64), Py::Int(1)));
+        assert_eq!(
+            (e.params[1].1.clone(), e.params[2].1.clone()),
+            (Py::Int(64), Py::Int(1))
+        );
         // sum 1 FLOP × 64 × 1; bytes 8192 × 2 (no pointwise extra).
         assert_eq!((e.flops, e.bytes), (64.0, Some(16384.0)));
         assert_eq!(e.compute_spec(), "vector_half");
         // No int at all, or no shapes: the reference cannot model it.
-        assert!(!can_model(&input("triton_poi_fused_add_0", "[[4]]", &["float"], &[""])));
-        assert!(!can_model(&input("triton_poi_fused_add_0", "[]", &[], &["4"])));
+        assert!(!can_model(&input(
+            "triton_poi_fused_add_0",
+            "[[4]]",
+            &["float"],
+            &[""]
+        )));
+        assert!(!can_model(&input(
+            "triton_poi_fused_add_0",
+            "[]",
+            &[],
+            &["4"]
+        )));
         assert_eq!(
-            evaluate(&input("triton_poi_fused_add_0", "[[4]]", &["float"], &["x"])),
+            evaluate(&input(
+                "triton_poi_fused_add_0",
+                "[[4]]",
+                &["float"],
+                &["x"]
+            )),
             Err(ModelError::NotImplemented)
         );
     }
