@@ -3,7 +3,8 @@
 //! Data flows one way: [`load`] turns bytes into a [`trace::Trace`] (a flat
 //! arena of events with interned strings), [`trace::tree`] links the events
 //! into a call tree, the [`analysis`] passes turn the tree into
-//! [`report::Sheet`]s, and the [`report`] writers emit CSV, Excel and Markdown.
+//! [`table::Table`]s, and the [`report`] writers emit CSV and Excel (the
+//! human summaries render Markdown with [`table::markdown`]).
 
 pub mod analysis;
 pub mod gpu_arch;

@@ -3,25 +3,26 @@
 
 use crate::analysis::perf_sheets::{PlotPoint, plot_points};
 use crate::gpu_arch::GpuArch;
+use crate::names::{col, sheet};
 use crate::report::svg::{RooflinePoint, Roofs, roofline_svg};
 use crate::report::xlsx::{ScatterChart, ScatterSeries};
-use crate::report::{Cell, Sheet};
+use crate::table::{Table, Value};
 
 /// Roofline category sheets (those with per-row intensity), with their points.
-fn categories(sheets: &[Sheet]) -> Vec<(&Sheet, Vec<PlotPoint>)> {
+fn categories(sheets: &[Table]) -> Vec<(&Table, Vec<PlotPoint>)> {
     sheets
         .iter()
-        .filter(|s| s.column("FLOPS/Byte_first").is_some())
+        .filter(|s| s.column(col::FLOPS_PER_BYTE_FIRST).is_some())
         .map(|s| (s, plot_points(s)))
         .filter(|(_, p)| !p.is_empty())
         .collect()
 }
 
 /// One `(file stem, SVG text)` per roofline category sheet with points.
-pub fn roofline_svgs(sheets: &[Sheet], arch: &GpuArch) -> Vec<(String, String)> {
+pub fn roofline_svgs(sheets: &[Table], arch: &GpuArch) -> Vec<(String, String)> {
     categories(sheets)
         .into_iter()
-        .map(|(sheet, points)| {
+        .map(|(category, points)| {
             let mut specs: Vec<&str> = points.iter().map(|p| p.compute_spec.as_str()).collect();
             specs.sort_unstable();
             specs.dedup();
@@ -45,49 +46,49 @@ pub fn roofline_svgs(sheets: &[Sheet], arch: &GpuArch) -> Vec<(String, String)> 
                     kernel_time_us: p.kernel_time_us,
                 })
                 .collect();
-            let title = format!("{} roofline on {}", sheet.name, arch.name);
-            (sheet.name.clone(), roofline_svg(&title, &roofs, &pts))
+            let title = format!("{} roofline on {}", category.name, arch.name);
+            (category.name.clone(), roofline_svg(&title, &roofs, &pts))
         })
         .collect()
 }
 
 /// The `roofline_points` data sheet and the scatter chart over it (one
 /// series per category), or None when no sheet has points.
-pub fn roofline_chart(sheets: &[Sheet], arch: Option<&GpuArch>) -> Option<(Sheet, ScatterChart)> {
+pub fn roofline_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table, ScatterChart)> {
     let cats = categories(sheets);
     if cats.is_empty() {
         return None;
     }
-    let mut data = Sheet::new(
-        "roofline_points",
+    let mut data = Table::new(
+        sheet::ROOFLINE_POINTS,
         &[
-            "category",
-            "op",
-            "FLOPs/Byte",
-            "TFLOP/s",
-            "Kernel Time (µs)_sum",
-            "Compute Spec",
+            col::CATEGORY_LC,
+            col::OP,
+            col::FLOPS_PER_BYTE_AXIS,
+            col::TFLOP_S_AXIS,
+            col::KERNEL_TIME_US_SUM,
+            col::COMPUTE_SPEC,
         ],
     );
     let mut series = Vec::new();
-    for (sheet, points) in cats {
-        let first = data.rows.len();
+    for (category, points) in cats {
+        let first = data.nrows();
         for p in points {
-            data.rows.push(vec![
-                Cell::Text(sheet.name.clone()),
-                Cell::Text(p.label),
-                Cell::Float(p.intensity),
-                Cell::Float(p.tflops_s),
-                Cell::Float(p.kernel_time_us),
-                Cell::Text(p.compute_spec),
+            data.push_row(vec![
+                Value::from(category.name.as_str()),
+                Value::Text(p.label),
+                Value::Float(p.intensity),
+                Value::Float(p.tflops_s),
+                Value::Float(p.kernel_time_us),
+                Value::Text(p.compute_spec),
             ]);
         }
         series.push(ScatterSeries {
-            name: sheet.name.clone(),
+            name: category.name.clone(),
             x_col: 2,
             y_col: 3,
             first_row: first,
-            last_row: data.rows.len() - 1,
+            last_row: data.nrows() - 1,
         });
     }
     let title = match arch {
@@ -98,9 +99,9 @@ pub fn roofline_chart(sheets: &[Sheet], arch: Option<&GpuArch>) -> Option<(Sheet
         None => "Achieved TFLOP/s vs arithmetic intensity".to_string(),
     };
     let chart = ScatterChart {
-        sheet: "roofline_chart".into(),
+        sheet: sheet::ROOFLINE_CHART.into(),
         title,
-        data_sheet: "roofline_points".into(),
+        data_sheet: sheet::ROOFLINE_POINTS.into(),
         series,
     };
     Some((data, chart))

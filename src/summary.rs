@@ -4,10 +4,11 @@
 use std::fmt::Write;
 
 use crate::analysis::Report;
-use crate::report::markdown::table;
-use crate::report::{Cell, Sheet};
+use crate::names::{col, sheet};
+use crate::table::markdown::table;
+use crate::table::{RowRef, Table, Value};
 
-fn sheet<'a>(r: &'a Report, name: &str) -> Option<&'a Sheet> {
+fn find<'a>(r: &'a Report, name: &str) -> Option<&'a Table> {
     r.sheets.iter().find(|s| s.name == name)
 }
 
@@ -16,63 +17,63 @@ fn sheet<'a>(r: &'a Report, name: &str) -> Option<&'a Sheet> {
 pub fn markdown(report: &Report, title: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "## tracelens report: {title}\n");
-    match sheet(report, "gpu_timeline") {
+    match find(report, sheet::GPU_TIMELINE) {
         Some(s) => {
             let _ = writeln!(
                 md,
                 "### GPU timeline\n\n{}",
-                table(s, &["type", "time ms", "percent"], 20, 4)
+                table(s, &[col::TYPE, col::TIME_MS, col::PERCENT], 20, 4)
             );
         }
         None => md.push_str("No GPU activity to put on a timeline.\n\n"),
     }
-    if let Some(s) = sheet(report, "ops_summary_by_category") {
+    if let Some(s) = find(report, sheet::OPS_SUMMARY_BY_CATEGORY) {
         let _ = writeln!(
             md,
             "### Top op categories (GPU kernel time)\n\n{}",
             table(
                 s,
                 &[
-                    "op category",
-                    "Count",
-                    "total_direct_kernel_time_ms",
-                    "Percentage (%)"
+                    col::OP_CATEGORY,
+                    col::COUNT,
+                    col::TOTAL_DIRECT_KERNEL_TIME_MS,
+                    col::PERCENTAGE
                 ],
                 10,
                 4
             )
         );
     }
-    if let Some(s) = sheet(report, "ops_summary") {
+    if let Some(s) = find(report, sheet::OPS_SUMMARY) {
         let _ = writeln!(
             md,
             "### Top ops by kernel time\n\n{}",
             table(
                 s,
                 &[
-                    "name",
-                    "Count",
-                    "total_direct_kernel_time_ms",
-                    "Percentage (%)",
-                    "Cumulative Percentage (%)"
+                    col::NAME,
+                    col::COUNT,
+                    col::TOTAL_DIRECT_KERNEL_TIME_MS,
+                    col::PERCENTAGE,
+                    col::CUMULATIVE_PERCENTAGE
                 ],
                 15,
                 4
             )
         );
     }
-    if let Some(s) = sheet(report, "unified_perf_summary") {
+    if let Some(s) = find(report, sheet::UNIFIED_PERF_SUMMARY) {
         let mut cols = vec![
-            "name",
-            "op category",
-            "operation_count",
-            "Kernel Time (µs)_sum",
-            "TFLOPS/s_mean",
-            "TB/s_mean",
-            "FLOPS/Byte",
+            col::NAME,
+            col::OP_CATEGORY,
+            col::OPERATION_COUNT,
+            col::KERNEL_TIME_US_SUM,
+            col::TFLOPS_S_MEAN,
+            col::TB_S_MEAN,
+            col::FLOPS_PER_BYTE,
         ];
-        if s.column("Pct Roofline_mean").is_some() {
-            cols.extend(["Roofline Bound", "Pct Roofline_mean"]);
+        if s.column(col::PCT_ROOFLINE_MEAN).is_some() {
+            cols.extend([col::ROOFLINE_BOUND, col::PCT_ROOFLINE_MEAN]);
         }
         let _ = writeln!(
             md,
@@ -90,14 +91,6 @@ pub fn markdown(report: &Report, title: &str) -> String {
         }
     }
     md
-}
-
-fn float(c: &Cell) -> f64 {
-    match c {
-        Cell::Float(f) => *f,
-        Cell::Int(i) => *i as f64,
-        _ => f64::NAN,
-    }
 }
 
 /// The few lines printed on the terminal after a run.
@@ -118,19 +111,17 @@ pub fn terminal(report: &Report) -> String {
             pct(t.exposed_memcpy)
         );
     }
-    if let Some(s) = sheet(report, "ops_summary_by_category") {
+    if let Some(s) = find(report, sheet::OPS_SUMMARY_BY_CATEGORY) {
         let _ = writeln!(out, "Top categories by GPU kernel time:");
-        for row in s.rows.iter().take(5) {
-            let name = match &row[0] {
-                Cell::Text(t) => t.as_str(),
-                _ => "",
-            };
+        let float = |r: &RowRef<'_>, c: &str| r.get_named(c).map_or(f64::NAN, Value::to_f64);
+        for r in s.rows().take(5) {
+            let name = r.get_named(col::OP_CATEGORY).and_then(Value::as_str);
             let _ = writeln!(
                 out,
                 "  {:<28} {:>10.3} ms  {:>5.1}%",
-                name,
-                float(&row[2]),
-                float(&row[3])
+                name.unwrap_or(""),
+                float(&r, col::TOTAL_DIRECT_KERNEL_TIME_MS),
+                float(&r, col::PERCENTAGE)
             );
         }
     }

@@ -1,5 +1,5 @@
 //! The analysis passes: pure functions of the finished trace and tree that
-//! return sheets. Independent passes run in parallel.
+//! return [`Table`]s. Independent passes run in parallel.
 
 pub mod attribution;
 pub mod calculator;
@@ -20,7 +20,7 @@ pub mod unified;
 
 use rustc_hash::FxHashMap;
 
-use crate::report::Sheet;
+use crate::table::Table;
 use crate::trace::tree::{LinkMode, Tree};
 use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
@@ -184,7 +184,7 @@ impl TraceQuality {
 /// The result of the report passes.
 pub struct Report {
     /// Sheets in the reference's order.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
     /// The GPU timeline numbers, when computed.
     pub timeline: Option<Timeline>,
     /// Trace-quality facts.

@@ -16,8 +16,9 @@ use tracelens::analysis::collectives::{
     CollectiveOptions, CollectiveReport, Mode, analyze, collective_kernel_count, markdown,
 };
 use tracelens::load::{self, LoadError};
-use tracelens::report::Cell;
+use tracelens::names::{col, sheet};
 use tracelens::report::staging::Staging;
+use tracelens::table::Value;
 use tracelens::trace::{Needs, Trace};
 
 /// Options of `tracelens collectives`.
@@ -348,14 +349,14 @@ fn terminal(r: &CollectiveReport) -> String {
             Mode::Simplified => "by stream order: no process-group metadata",
         }
     );
-    if let Some(st) = r.sheet("straggler_summary")
-        && let Some(row) = st.rows.first()
+    if let Some(st) = r.sheet(sheet::STRAGGLER_SUMMARY)
+        && st.nrows() > 0
     {
-        let get = |c: &str| st.column(c).and_then(|i| row.get(i));
-        if let (Some(Cell::Int(rank)), Some(Cell::Int(last)), Some(Cell::Int(num))) = (
-            get("rank"),
-            get("times_arrived_last"),
-            get("num_collectives"),
+        let get = |c: &str| st.row(0).get_named(c).and_then(Value::as_i64);
+        if let (Some(rank), Some(last), Some(num)) = (
+            get(col::RANK),
+            get(col::TIMES_ARRIVED_LAST),
+            get(col::NUM_COLLECTIVES),
         ) {
             s.push_str(&format!(
                 "slowest rank (least waiting): {rank}, arrived last in {last} of {num} collectives\n"

@@ -13,7 +13,8 @@ use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
 use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
 use tracelens::load;
 use tracelens::report::staging::Staging;
-use tracelens::report::{Sheet, csv, read, xlsx};
+use tracelens::report::{csv, read, xlsx};
+use tracelens::table::Table;
 use tracelens::trace::tree::{TreeOptions, build};
 
 /// Options of `tracelens compare`.
@@ -111,7 +112,7 @@ fn default_tag(path: &Path, kind: Kind) -> String {
 }
 
 /// The sheets of one input and warnings about it, or why it cannot be read.
-type Loaded = Result<(Vec<Sheet>, Vec<String>), String>;
+type Loaded = Result<(Vec<Table>, Vec<String>), String>;
 
 /// Reads or analyses one input.
 fn read_input(path: &Path, kind: Kind) -> Loaded {

@@ -16,8 +16,9 @@ use tracelens::gpu_arch::GpuArch;
 use tracelens::load;
 use tracelens::plots;
 use tracelens::report::staging::Staging;
-use tracelens::report::{Sheet, csv, xlsx};
+use tracelens::report::{csv, xlsx};
 use tracelens::summary;
+use tracelens::table::Table;
 use tracelens::trace::tree::{TreeOptions, build};
 use tracelens::trace::{Needs, Trace};
 
@@ -272,9 +273,9 @@ pub(crate) fn stage_file(staging: &mut Staging, path: &Path, bytes: &[u8]) -> Re
 /// "wrote …" lines for the terminal.
 pub(crate) fn stage_sheets(
     staging: &mut Staging,
-    csv_sheets: &[Sheet],
+    csv_sheets: &[Table],
     csv_dir: Option<&Path>,
-    book_sheets: &[Sheet],
+    book_sheets: &[Table],
     charts: &[xlsx::ScatterChart],
     xlsx_path: Option<&Path>,
 ) -> Result<Vec<String>> {

@@ -4,49 +4,34 @@
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
 use super::staging::Staging;
-use super::{Cell, Sheet};
-use crate::pyfmt::float_repr;
+use crate::table::Table;
 use anyhow::{Context, Result, bail};
 use std::collections::HashSet;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Renders `sheet` as pandas `to_csv(index=False)` would: a header line, then
-/// one line per row.
+/// Renders `table` as pandas `to_csv(index=False)` would: a header line,
+/// then one line per row.
 ///
-/// Cells: [`Cell::Empty`] and NaN floats are empty fields, ints are decimal,
-/// floats use Python `repr`, bools are `True` / `False`, text is verbatim.
-/// Fields containing `,`, `"`, `\n` or `\r` are quoted with inner quotes
-/// doubled. A line holding a single empty field is written `""`, as Python's
-/// `csv` module does, so the line is not mistaken for a blank one. Rows
-/// shorter than the header are padded with empty fields; cells beyond the
-/// header width are dropped.
-pub fn sheet_to_csv(sheet: &Sheet) -> String {
-    let width = sheet.columns.len();
-    let mut out = String::with_capacity(64 * (sheet.rows.len() + 1));
+/// Cells are written as [`crate::table::Value::csv_text`] gives them: `Null`
+/// and NaN floats are empty fields, ints are decimal, floats use Python
+/// `repr`, bools are `True` / `False`, text and reprs are verbatim. Fields
+/// containing `,`, `"`, `\n` or `\r` are quoted with inner quotes doubled.
+/// A line holding a single empty field is written `""`, as Python's `csv`
+/// module does, so the line is not mistaken for a blank one.
+pub fn table_to_csv(table: &Table) -> String {
+    let width = table.ncols();
+    let mut out = String::with_capacity(64 * (table.nrows() + 1));
     let mut fields: Vec<String> = Vec::with_capacity(width);
-    fields.extend(sheet.columns.iter().cloned());
+    fields.extend(table.columns.iter().map(|c| c.name.clone()));
     push_line(&mut out, &fields);
-    for row in &sheet.rows {
+    for row in table.rows() {
         fields.clear();
-        fields.extend((0..width).map(|i| row.get(i).map_or_else(String::new, cell_text)));
+        fields.extend(row.iter().map(|v| v.csv_text()));
         push_line(&mut out, &fields);
     }
     out
-}
-
-/// The unquoted CSV text of one cell.
-fn cell_text(cell: &Cell) -> String {
-    match cell {
-        Cell::Empty => String::new(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Float(x) if x.is_nan() => String::new(),
-        Cell::Float(x) => float_repr(*x),
-        Cell::Bool(true) => "True".to_string(),
-        Cell::Bool(false) => "False".to_string(),
-        Cell::Text(s) => s.clone(),
-    }
 }
 
 /// Appends one record, quoting fields minimally, and the line end.
@@ -92,20 +77,20 @@ fn file_stem(name: &str) -> String {
     }
 }
 
-/// Writes one `<name>.csv` per sheet into `dir` (created with its parents if
-/// missing) and returns the paths written, in sheet order. All files appear
+/// Writes one `<name>.csv` per table into `dir` (created with its parents if
+/// missing) and returns the paths written, in table order. All files appear
 /// together or none does.
-pub fn write_csv_dir(sheets: &[Sheet], dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>> {
     let mut staging = Staging::new();
     let written = stage_csv_dir(sheets, dir, &mut staging)?;
     staging.commit()?;
     Ok(written)
 }
 
-/// Stages one `<name>.csv` per sheet into `dir` (see [`Staging`]) and
-/// returns the target paths, in sheet order. Two sheets mapping to the same
+/// Stages one `<name>.csv` per table into `dir` (see [`Staging`]) and
+/// returns the target paths, in table order. Two tables mapping to the same
 /// file name are an error rather than a silent overwrite.
-pub fn stage_csv_dir(sheets: &[Sheet], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
+pub fn stage_csv_dir(sheets: &[Table], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
     staging.create_dir_all(dir)?;
     let mut seen = HashSet::new();
     let mut written = Vec::with_capacity(sheets.len());
@@ -122,7 +107,7 @@ pub fn stage_csv_dir(sheets: &[Sheet], dir: &Path, staging: &mut Staging) -> Res
         let file =
             fs::File::create(&tmp).with_context(|| format!("cannot create {}", path.display()))?;
         let mut w = BufWriter::new(file);
-        w.write_all(sheet_to_csv(sheet).as_bytes())
+        w.write_all(table_to_csv(sheet).as_bytes())
             .and_then(|()| w.flush())
             .with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
@@ -133,37 +118,46 @@ pub fn stage_csv_dir(sheets: &[Sheet], dir: &Path, staging: &mut Staging) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::Value;
 
-    fn sheet(columns: &[&str], rows: Vec<Vec<Cell>>) -> Sheet {
-        let mut s = Sheet::new("t", columns);
-        s.rows = rows;
+    fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
+        let mut s = Table::new("t", columns);
+        for r in rows {
+            s.push_row(r);
+        }
         s
+    }
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
     }
 
     #[test]
     fn cells_like_pandas() {
         let s = sheet(
-            &["name", "n", "x", "ok", "gone"],
+            &["name", "n", "x", "ok", "gone", "repr"],
             vec![
                 vec![
-                    Cell::Text("aten::mm".into()),
-                    Cell::Int(-3),
-                    Cell::Float(1e-5),
-                    Cell::Bool(true),
-                    Cell::Empty,
+                    t("aten::mm"),
+                    Value::Int(-3),
+                    Value::Float(1e-5),
+                    Value::Bool(true),
+                    Value::Null,
+                    Value::Py("(1,)".into()),
                 ],
                 vec![
-                    Cell::Text("b".into()),
-                    Cell::Int(0),
-                    Cell::Float(5.0),
-                    Cell::Bool(false),
-                    Cell::Float(f64::NAN),
+                    t("b"),
+                    Value::Int(0),
+                    Value::Float(5.0),
+                    Value::Bool(false),
+                    Value::Float(f64::NAN),
+                    Value::Null,
                 ],
             ],
         );
         assert_eq!(
-            sheet_to_csv(&s),
-            "name,n,x,ok,gone\naten::mm,-3,1e-05,True,\nb,0,5.0,False,\n"
+            table_to_csv(&s),
+            "name,n,x,ok,gone,repr\naten::mm,-3,1e-05,True,,\"(1,)\"\nb,0,5.0,False,,\n"
         );
     }
 
@@ -172,12 +166,12 @@ mod tests {
         let s = sheet(
             &["x"],
             vec![
-                vec![Cell::Float(f64::INFINITY)],
-                vec![Cell::Float(f64::NEG_INFINITY)],
-                vec![Cell::Float(1e16)],
+                vec![Value::Float(f64::INFINITY)],
+                vec![Value::Float(f64::NEG_INFINITY)],
+                vec![Value::Float(1e16)],
             ],
         );
-        assert_eq!(sheet_to_csv(&s), "x\ninf\n-inf\n1e+16\n");
+        assert_eq!(table_to_csv(&s), "x\ninf\n-inf\n1e+16\n");
     }
 
     #[test]
@@ -185,16 +179,13 @@ mod tests {
         let s = sheet(
             &["a,b", "q"],
             vec![
-                vec![
-                    Cell::Text("((1, 2), ())".into()),
-                    Cell::Text("say \"hi\"".into()),
-                ],
-                vec![Cell::Text("line\nbreak".into()), Cell::Text("cr\rx".into())],
-                vec![Cell::Text("it's; fine".into()), Cell::Text(" sp ".into())],
+                vec![t("((1, 2), ())"), t("say \"hi\"")],
+                vec![t("line\nbreak"), t("cr\rx")],
+                vec![t("it's; fine"), t(" sp ")],
             ],
         );
         assert_eq!(
-            sheet_to_csv(&s),
+            table_to_csv(&s),
             "\"a,b\",q\n\
              \"((1, 2), ())\",\"say \"\"hi\"\"\"\n\
              \"line\nbreak\",\"cr\rx\"\n\
@@ -208,38 +199,30 @@ mod tests {
         let s = sheet(
             &["x"],
             vec![
-                vec![Cell::Empty],
-                vec![Cell::Int(1)],
-                vec![Cell::Float(f64::NAN)],
+                vec![Value::Null],
+                vec![Value::Int(1)],
+                vec![Value::Float(f64::NAN)],
             ],
         );
-        assert_eq!(sheet_to_csv(&s), "x\n\"\"\n1\n\"\"\n");
-        let s = sheet(&["a", "b"], vec![vec![Cell::Empty, Cell::Empty]]);
-        assert_eq!(sheet_to_csv(&s), "a,b\n,\n");
+        assert_eq!(table_to_csv(&s), "x\n\"\"\n1\n\"\"\n");
+        let s = sheet(&["a", "b"], vec![vec![Value::Null, Value::Null]]);
+        assert_eq!(table_to_csv(&s), "a,b\n,\n");
     }
 
     #[test]
-    fn ragged_rows_do_not_panic() {
-        let s = sheet(
-            &["a", "b"],
-            vec![
-                vec![Cell::Int(1)],
-                vec![Cell::Int(1), Cell::Int(2), Cell::Int(3)],
-            ],
-        );
-        assert_eq!(sheet_to_csv(&s), "a,b\n1,\n1,2\n");
-        assert_eq!(sheet_to_csv(&Sheet::default()), "\n");
+    fn no_columns() {
+        assert_eq!(table_to_csv(&Table::default()), "\n");
     }
 
     #[test]
     fn writes_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("nested/out");
-        let a = sheet(&["a"], vec![vec![Cell::Int(1)]]);
-        let mut b = sheet(&["b"], vec![vec![Cell::Text("x".into())]]);
+        let a = sheet(&["a"], vec![vec![Value::Int(1)]]);
+        let mut b = sheet(&["b"], vec![vec![t("x")]]);
         b.name = "other".into();
-        let mut c = Sheet::new("../evil/x", &["c"]);
-        c.rows.push(vec![Cell::Bool(true)]);
+        let mut c = Table::new("../evil/x", &["c"]);
+        c.push_row(vec![Value::Bool(true)]);
         let paths = write_csv_dir(&[a, b, c], &dir).unwrap();
         assert_eq!(
             paths,
@@ -259,7 +242,7 @@ mod tests {
     #[test]
     fn duplicate_names_are_an_error() {
         let tmp = tempfile::tempdir().unwrap();
-        let a = Sheet::new("same", &["a"]);
+        let a = Table::new("same", &["a"]);
         let err = write_csv_dir(&[a.clone(), a], tmp.path()).unwrap_err();
         assert!(format!("{err:#}").contains("same.csv"));
     }
@@ -270,7 +253,7 @@ mod tests {
         // A regular file where the directory should be.
         let blocker = tmp.path().join("file");
         fs::write(&blocker, "x").unwrap();
-        let err = write_csv_dir(&[Sheet::new("a", &["a"])], &blocker.join("sub")).unwrap_err();
+        let err = write_csv_dir(&[Table::new("a", &["a"])], &blocker.join("sub")).unwrap_err();
         assert!(format!("{err:#}").contains("file/sub"), "{err:#}");
     }
 

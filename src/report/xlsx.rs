@@ -1,8 +1,8 @@
-//! Excel workbook writer: one worksheet per [`Sheet`], in order.
+//! Excel workbook writer: one worksheet per [`Table`], in order.
 
 use super::staging::Staging;
-use super::{Cell, Sheet};
 use crate::pyfmt::float_repr;
+use crate::table::{Table, Value};
 use anyhow::{Context, Result, bail};
 use rust_xlsxwriter::{
     Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
@@ -35,7 +35,7 @@ pub struct ScatterChart {
     pub sheet: String,
     /// Chart title.
     pub title: String,
-    /// Name of the [`Sheet`] holding the data (its `name`, or the worksheet
+    /// Name of the [`Table`] holding the data (its `name`, or the worksheet
     /// name it was given).
     pub data_sheet: String,
     /// The series, one legend entry each.
@@ -61,15 +61,16 @@ pub struct ScatterSeries {
 
 /// Writes `sheets` to an `.xlsx` workbook at `path`.
 ///
-/// Each sheet becomes a worksheet with a bold, shaded, underlined header row
+/// Each table becomes a worksheet with a bold, shaded, underlined header row
 /// that is frozen and carries an autofilter. Ints and finite floats are
-/// numbers, NaN and infinite floats are blank, bools are booleans and text is
-/// a string (cut to Excel's 32767-character cell limit). Column widths follow
+/// numbers, `Null`, NaN and infinite floats are blank, bools are booleans and
+/// text and Python reprs are strings (cut to Excel's 32767-character cell
+/// limit). Column widths follow
 /// the longest text among the header and the first rows, clamped to 8..=60
 /// characters. Worksheet names are made valid for Excel (see
 /// [`worksheet_names`]). The workbook is written to a temporary file beside
 /// `path` and renamed into place, so a failure leaves no partial file.
-pub fn write_xlsx(sheets: &[Sheet], path: &Path) -> Result<()> {
+pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<()> {
     write_xlsx_with_charts(sheets, &[], path)
 }
 
@@ -84,7 +85,7 @@ pub fn write_xlsx(sheets: &[Sheet], path: &Path) -> Result<()> {
 /// is written. A chart without series gets a worksheet with a note instead
 /// of an empty chart.
 pub fn write_xlsx_with_charts(
-    sheets: &[Sheet],
+    sheets: &[Table],
     charts: &[ScatterChart],
     path: &Path,
 ) -> Result<()> {
@@ -94,7 +95,7 @@ pub fn write_xlsx_with_charts(
 }
 
 /// Builds the workbook of [`write_xlsx_with_charts`] in memory.
-fn build_workbook(sheets: &[Sheet], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
+fn build_workbook(sheets: &[Table], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
     let names = worksheet_names(
         sheets
             .iter()
@@ -122,7 +123,7 @@ fn build_workbook(sheets: &[Sheet], charts: &[ScatterChart], path: &Path) -> Res
 /// Writes `sheets` and `charts` (see [`write_xlsx_with_charts`]) to a staged
 /// temporary file for `path`; it appears at `path` when `staging` commits.
 pub fn stage_xlsx(
-    sheets: &[Sheet],
+    sheets: &[Table],
     charts: &[ScatterChart],
     path: &Path,
     staging: &mut Staging,
@@ -140,7 +141,7 @@ fn add_chart_sheet(
     workbook: &mut Workbook,
     chart: &ScatterChart,
     name: &str,
-    sheets: &[Sheet],
+    sheets: &[Table],
     data_names: &[String],
 ) -> Result<()> {
     let idx = sheets
@@ -164,7 +165,7 @@ fn add_chart_sheet(
 
 /// The Excel chart for `spec`, reading `data` (written as worksheet
 /// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(spec: &ScatterChart, data: &Sheet, data_name: &str) -> Result<Option<Chart>> {
+fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<Option<Chart>> {
     if spec.series.is_empty() {
         return Ok(None);
     }
@@ -172,23 +173,23 @@ fn scatter_chart(spec: &ScatterChart, data: &Sheet, data_name: &str) -> Result<O
     chart.title().set_name(spec.title.as_str());
     for s in &spec.series {
         for (what, col) in [("x", s.x_col), ("y", s.y_col)] {
-            if col >= data.columns.len() {
+            if col >= data.ncols() {
                 bail!(
                     "series {:?}: {what} column {col} is outside sheet {:?} ({} columns)",
                     s.name,
                     data.name,
-                    data.columns.len()
+                    data.ncols()
                 );
             }
         }
-        if s.first_row > s.last_row || s.last_row >= data.rows.len() {
+        if s.first_row > s.last_row || s.last_row >= data.nrows() {
             bail!(
                 "series {:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
                 s.name,
                 s.first_row,
                 s.last_row,
                 data.name,
-                data.rows.len()
+                data.nrows()
             );
         }
         // Data row r is worksheet row r + 1, below the header. Both bounds
@@ -210,17 +211,17 @@ fn scatter_chart(spec: &ScatterChart, data: &Sheet, data_name: &str) -> Result<O
     Ok(Some(chart))
 }
 
-/// Writes one sheet's header, cells, widths, freeze pane and autofilter.
-fn fill_worksheet(ws: &mut Worksheet, sheet: &Sheet, name: &str, header: &Format) -> Result<()> {
+/// Writes one table's header, cells, widths, freeze pane and autofilter.
+fn fill_worksheet(ws: &mut Worksheet, sheet: &Table, name: &str, header: &Format) -> Result<()> {
     ws.set_name(name)?;
-    let width = sheet.columns.len();
+    let width = sheet.ncols();
     if width > MAX_COLS {
         bail!("{width} columns exceed Excel's limit of {MAX_COLS}");
     }
-    if sheet.rows.len() >= MAX_ROWS {
+    if sheet.nrows() >= MAX_ROWS {
         bail!(
             "{} rows plus the header exceed Excel's limit of {MAX_ROWS}",
-            sheet.rows.len()
+            sheet.nrows()
         );
     }
     if width == 0 {
@@ -228,29 +229,28 @@ fn fill_worksheet(ws: &mut Worksheet, sheet: &Sheet, name: &str, header: &Format
     }
     // Both limits were checked above, so these conversions cannot fail.
     let last_col = u16::try_from(width - 1)?;
-    let last_row = u32::try_from(sheet.rows.len())?;
+    let last_row = u32::try_from(sheet.nrows())?;
 
-    for (c, title) in sheet.columns.iter().enumerate() {
-        ws.write_string_with_format(0, c as u16, clip(title), header)?;
+    for (c, col) in sheet.columns.iter().enumerate() {
+        ws.write_string_with_format(0, c as u16, clip(&col.name), header)?;
     }
-    for (r, row) in sheet.rows.iter().enumerate() {
-        let r = r as u32 + 1;
-        // Cells beyond the header width have no column to go to.
-        for (c, cell) in row.iter().take(width).enumerate() {
+    for row in sheet.rows() {
+        let r = row.index() as u32 + 1;
+        for (c, cell) in row.iter().enumerate() {
             let c = c as u16;
             match cell {
-                Cell::Empty => {}
-                Cell::Int(i) => {
+                Value::Null => {}
+                Value::Int(i) => {
                     ws.write_number(r, c, *i as f64)?;
                 }
-                Cell::Float(x) if x.is_finite() => {
+                Value::Float(x) if x.is_finite() => {
                     ws.write_number(r, c, *x)?;
                 }
-                Cell::Float(_) => {}
-                Cell::Bool(b) => {
+                Value::Float(_) => {}
+                Value::Bool(b) => {
                     ws.write_boolean(r, c, *b)?;
                 }
-                Cell::Text(s) => {
+                Value::Text(s) | Value::Py(s) => {
                     ws.write_string(r, c, clip(s))?;
                 }
             }
@@ -284,30 +284,28 @@ fn clip(s: &str) -> &str {
 
 /// Column widths in characters from the header and the first
 /// [`WIDTH_SAMPLE_ROWS`] rows, clamped to `MIN_WIDTH..=MAX_WIDTH`.
-fn column_widths(sheet: &Sheet) -> Vec<usize> {
-    let mut widths: Vec<usize> = sheet
+fn column_widths(sheet: &Table) -> Vec<usize> {
+    let sample = sheet.nrows().min(WIDTH_SAMPLE_ROWS);
+    sheet
         .columns
         .iter()
-        // Room for the autofilter drop-down button beside the title.
-        .map(|c| c.chars().count() + 3)
-        .collect();
-    for row in sheet.rows.iter().take(WIDTH_SAMPLE_ROWS) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            let len = match cell {
-                Cell::Empty => 0,
-                Cell::Int(i) => i.to_string().len(),
-                // Excel's General format shows about 11 significant characters.
-                Cell::Float(x) => float_repr(*x).len().min(12),
-                Cell::Bool(_) => 5,
-                // Counting stops at the cap: no need to walk huge strings.
-                Cell::Text(s) => s.chars().take(MAX_WIDTH).count(),
-            };
-            *w = (*w).max(len + 1);
-        }
-    }
-    widths
-        .into_iter()
-        .map(|w| w.clamp(MIN_WIDTH, MAX_WIDTH))
+        .map(|col| {
+            // Room for the autofilter drop-down button beside the title.
+            let mut w = col.name.chars().count() + 3;
+            for cell in &col.values[..sample] {
+                let len = match cell {
+                    Value::Null => 0,
+                    Value::Int(i) => i.to_string().len(),
+                    // Excel's General format shows about 11 significant characters.
+                    Value::Float(x) => float_repr(*x).len().min(12),
+                    Value::Bool(_) => 5,
+                    // Counting stops at the cap: no need to walk huge strings.
+                    Value::Text(s) | Value::Py(s) => s.chars().take(MAX_WIDTH).count(),
+                };
+                w = w.max(len + 1);
+            }
+            w.clamp(MIN_WIDTH, MAX_WIDTH)
+        })
         .collect()
 }
 
@@ -395,21 +393,21 @@ mod tests {
     use super::*;
     use std::fs;
 
-    fn sample(name: &str) -> Sheet {
-        let mut s = Sheet::new(name, &["op", "count", "time_ms", "ok", "gap"]);
-        s.rows.push(vec![
-            Cell::Text("aten::mm".into()),
-            Cell::Int(3),
-            Cell::Float(1.5),
-            Cell::Bool(true),
-            Cell::Empty,
+    fn sample(name: &str) -> Table {
+        let mut s = Table::new(name, &["op", "count", "time_ms", "ok", "gap"]);
+        s.push_row(vec![
+            Value::Text("aten::mm".into()),
+            Value::Int(3),
+            Value::Float(1.5),
+            Value::Bool(true),
+            Value::Null,
         ]);
-        s.rows.push(vec![
-            Cell::Text("x".repeat(40_000)),
-            Cell::Int(i64::MAX),
-            Cell::Float(f64::NAN),
-            Cell::Bool(false),
-            Cell::Float(f64::INFINITY),
+        s.push_row(vec![
+            Value::Text("x".repeat(40_000)),
+            Value::Int(i64::MAX),
+            Value::Float(f64::NAN),
+            Value::Bool(false),
+            Value::Float(f64::INFINITY),
         ]);
         s
     }
@@ -422,7 +420,7 @@ mod tests {
             sample("gpu_timeline"),
             sample("ops/by:name"),
             sample("GPU_TIMELINE"),
-            Sheet::new("empty", &[]),
+            Table::new("empty", &[]),
         ];
         write_xlsx(&sheets, &path).unwrap();
         let bytes = fs::read(&path).unwrap();
@@ -432,14 +430,14 @@ mod tests {
     }
 
     /// A roofline-like sheet: name, FLOPs/byte, TFLOP/s.
-    fn roofline_sheet() -> Sheet {
-        let mut s = Sheet::new("roofline sheet", &["name", "FLOPs/Byte", "TFLOP/s"]);
+    fn roofline_sheet() -> Table {
+        let mut s = Table::new("roofline sheet", &["name", "FLOPs/Byte", "TFLOP/s"]);
         for i in 0..6 {
             let x = 0.5 * 4f64.powi(i);
-            s.rows.push(vec![
-                Cell::Text(format!("k{i}")),
-                Cell::Float(x),
-                Cell::Float((x * 5.3).min(700.0)),
+            s.push_row(vec![
+                Value::Text(format!("k{i}")),
+                Value::Float(x),
+                Value::Float((x * 5.3).min(700.0)),
             ]);
         }
         s
@@ -606,24 +604,24 @@ mod tests {
 
     #[test]
     fn widths_clamped() {
-        let mut s = Sheet::new("w", &["a", "a_much_longer_header"]);
-        s.rows.push(vec![Cell::Text("y".repeat(500)), Cell::Int(7)]);
+        let mut s = Table::new("w", &["a", "a_much_longer_header"]);
+        s.push_row(vec![Value::Text("y".repeat(500)), Value::Int(7)]);
         // "a": max(1+3, 500 chars capped at 60, +1) -> 60.
         // header: 20 + 3 = 23.
         assert_eq!(column_widths(&s), vec![60, 23]);
-        let s = Sheet::new("w", &["a"]);
+        let s = Table::new("w", &["a"]);
         assert_eq!(column_widths(&s), vec![8]);
     }
 
     #[test]
     fn big_sheet_is_fast_enough() {
-        let mut s = Sheet::new("big", &["name", "i", "x", "flag"]);
+        let mut s = Table::new("big", &["name", "i", "x", "flag"]);
         for i in 0..50_000 {
-            s.rows.push(vec![
-                Cell::Text(format!("kernel_{}", i % 977)),
-                Cell::Int(i),
-                Cell::Float(i as f64 * 0.25),
-                Cell::Bool(i % 2 == 0),
+            s.push_row(vec![
+                Value::Text(format!("kernel_{}", i % 977)),
+                Value::Int(i),
+                Value::Float(i as f64 * 0.25),
+                Value::Bool(i % 2 == 0),
             ]);
         }
         let dir = tempfile::tempdir().unwrap();

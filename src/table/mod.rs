@@ -10,6 +10,7 @@
 
 pub mod agg;
 pub mod group;
+pub mod markdown;
 pub mod typing;
 mod value;
 
@@ -162,6 +163,21 @@ impl Table {
         Table {
             name: name.to_string(),
             columns: columns.iter().map(|c| Column::new(c, Vec::new())).collect(),
+        }
+    }
+
+    /// An empty table (no rows) with headers built at run time
+    /// (`TB/s_mean`, `rank_3_ts`, …).
+    pub fn with_headers(name: &str, columns: Vec<String>) -> Table {
+        Table {
+            name: name.to_string(),
+            columns: columns
+                .into_iter()
+                .map(|name| Column {
+                    name,
+                    values: Vec::new(),
+                })
+                .collect(),
         }
     }
 

@@ -4,24 +4,21 @@
 
 use indexmap::IndexMap;
 
-use super::frame::arith;
 use super::json::{
     Change, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side, TOP_N, TimelineRow, Unmatched,
     VariantGate, Verdict,
 };
 use super::{Input, SHAPE_KEYS};
+use crate::names::{col, row, sheet};
 use crate::pyfmt::float_repr;
-use crate::report::{Cell, Sheet};
+use crate::table::{Table, Value};
 
-/// A key cell as text (numbers the same whether int or float).
-fn key_text(c: &Cell) -> String {
+/// A key cell as text (numbers the same whether int or float; missing
+/// values empty).
+fn key_text(c: &Value) -> String {
     match c {
-        Cell::Empty => String::new(),
-        Cell::Int(i) => float_repr(*i as f64),
-        Cell::Float(x) if x.is_nan() => String::new(),
-        Cell::Float(x) => float_repr(*x),
-        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        Cell::Text(s) => s.clone(),
+        Value::Int(i) => float_repr(*i as f64),
+        other => other.csv_text(),
     }
 }
 
@@ -31,19 +28,16 @@ type PerKey = IndexMap<Vec<String>, f64>;
 /// `value` column summed per key (tuple of `keys` columns), in first-seen
 /// order, divided by `divisor` (1000 turns µs into ms). None when a column
 /// is missing.
-fn per_key(sheet: &Sheet, keys: &[&str], value: &str, divisor: f64) -> Option<PerKey> {
+fn per_key(sheet: &Table, keys: &[&str], value: &str, divisor: f64) -> Option<PerKey> {
     let kidx: Vec<usize> = keys
         .iter()
-        .map(|k| sheet.column(k))
+        .map(|k| sheet.column_index(k))
         .collect::<Option<_>>()?;
-    let v = sheet.column(value)?;
+    let v = sheet.column_index(value)?;
     let mut out = PerKey::new();
-    for row in &sheet.rows {
-        let key: Vec<String> = kidx
-            .iter()
-            .map(|&j| row.get(j).map_or_else(String::new, key_text))
-            .collect();
-        let x = row.get(v).and_then(arith).unwrap_or(0.0) / divisor;
+    for r in sheet.rows() {
+        let key: Vec<String> = kidx.iter().map(|&j| key_text(r.get(j))).collect();
+        let x = r.get(v).as_f64().unwrap_or(0.0) / divisor;
         *out.entry(key).or_insert(0.0) += x;
     }
     Some(out)
@@ -51,13 +45,13 @@ fn per_key(sheet: &Sheet, keys: &[&str], value: &str, divisor: f64) -> Option<Pe
 
 /// `type` → `time ms` of a gpu_timeline sheet.
 fn timeline_of(input: &Input) -> Option<IndexMap<String, f64>> {
-    let s = input.sheet("gpu_timeline")?;
-    let t = s.column("type")?;
-    let v = s.column("time ms")?;
+    let s = input.sheet(sheet::GPU_TIMELINE)?;
+    let t = s.column_index(col::TYPE)?;
+    let v = s.column_index(col::TIME_MS)?;
     let mut out = IndexMap::new();
-    for row in &s.rows {
-        if let (Some(k), Some(x)) = (row.get(t), row.get(v).and_then(arith)) {
-            out.insert(key_text(k), x);
+    for r in s.rows() {
+        if let Some(x) = r.get(v).as_f64() {
+            out.insert(key_text(r.get(t)), x);
         }
     }
     Some(out)
@@ -192,7 +186,7 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
     }
     let busy_time = timeline
         .iter()
-        .find(|r| r.kind == "busy_time" && r.baseline_ms.is_some() && r.variant_ms.is_some())
+        .find(|r| r.kind == row::BUSY_TIME && r.baseline_ms.is_some() && r.variant_ms.is_some())
         .cloned();
     let mut busy_time_over_limit = false;
     match &busy_time {
@@ -223,8 +217,8 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
 
     // Ops by name.
     let ops_of = |i: &Input| {
-        i.sheet("ops_summary")
-            .and_then(|s| per_key(s, &["name"], "total_direct_kernel_time_ms", 1.0))
+        i.sheet(sheet::OPS_SUMMARY)
+            .and_then(|s| per_key(s, &[col::NAME], col::TOTAL_DIRECT_KERNEL_TIME_MS, 1.0))
     };
     let ops = match (ops_of(base), ops_of(var)) {
         (Some(b), Some(v)) => {
@@ -293,8 +287,8 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
 
     // Ops by name and shape.
     let shapes_of = |i: &Input| {
-        i.sheet("ops_unique_args")
-            .and_then(|s| per_key(s, SHAPE_KEYS, "total_direct_kernel_time_sum", 1000.0))
+        i.sheet(sheet::OPS_UNIQUE_ARGS)
+            .and_then(|s| per_key(s, SHAPE_KEYS, col::TOTAL_DIRECT_KERNEL_TIME_SUM, 1000.0))
     };
     let op_shapes = match (shapes_of(base), shapes_of(var)) {
         (Some(b), Some(v)) => Some(compare_items(&b, &v, true, opts)),

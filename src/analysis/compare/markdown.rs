@@ -17,7 +17,7 @@ const MD_TEXT_CHARS: usize = 100;
 /// and backticks replaced (names like `foo<bar>` are not read as HTML).
 fn md_code(s: &str) -> String {
     let one = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
-    let cut = crate::report::markdown::truncate_text(&one, MD_TEXT_CHARS);
+    let cut = crate::table::markdown::truncate_text(&one, MD_TEXT_CHARS);
     if cut.is_empty() {
         return String::new();
     }

@@ -17,7 +17,6 @@
 //! under [`MARKDOWN_LIMIT`] bytes); [`Gate`] serialises to the JSON
 //! documented in `docs/compare-json.md`.
 
-mod frame;
 mod gate;
 mod join;
 mod json;
@@ -26,9 +25,9 @@ mod split;
 
 use std::fmt;
 
-use crate::report::Sheet;
-use frame::Frame;
-use join::build_diff;
+use crate::names::{col, sheet};
+use crate::table::Table;
+use join::{build_diff, tagged};
 use split::split;
 
 pub use gate::gate;
@@ -69,12 +68,12 @@ pub struct Input {
     /// Where the report came from, for messages.
     pub source: String,
     /// The report's sheets, in the report's order.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
 }
 
 impl Input {
     /// The sheet named `name`, if the report has it.
-    pub fn sheet(&self, name: &str) -> Option<&Sheet> {
+    pub fn sheet(&self, name: &str) -> Option<&Table> {
         self.sheets.iter().find(|s| s.name == name)
     }
 }
@@ -101,10 +100,10 @@ impl SheetGroup {
     /// The group named `s` on the command line.
     pub fn parse(s: &str) -> Option<SheetGroup> {
         Some(match s {
-            "gpu_timeline" => SheetGroup::GpuTimeline,
-            "ops_summary" => SheetGroup::OpsSummary,
-            "kernel_summary" => SheetGroup::KernelSummary,
-            "ops_all" => SheetGroup::OpsAll,
+            sheet::GPU_TIMELINE => SheetGroup::GpuTimeline,
+            sheet::OPS_SUMMARY => SheetGroup::OpsSummary,
+            sheet::KERNEL_SUMMARY => SheetGroup::KernelSummary,
+            sheet::OPS_ALL => SheetGroup::OpsAll,
             "roofline" => SheetGroup::Roofline,
             "all" => SheetGroup::All,
             _ => return None,
@@ -113,10 +112,10 @@ impl SheetGroup {
 
     /// Every name [`SheetGroup::parse`] accepts.
     pub const NAMES: &'static [&'static str] = &[
-        "gpu_timeline",
-        "ops_summary",
-        "kernel_summary",
-        "ops_all",
+        sheet::GPU_TIMELINE,
+        sheet::OPS_SUMMARY,
+        sheet::KERNEL_SUMMARY,
+        sheet::OPS_ALL,
         "roofline",
         "all",
     ];
@@ -129,7 +128,7 @@ impl SheetGroup {
 pub struct Comparison {
     /// Output sheets: `gpu_timeline`, `ops_summary`, `kernel_summary`, then
     /// the split tables.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
     /// One line per thing left out, and why.
     pub notes: Vec<String>,
 }
@@ -147,111 +146,115 @@ struct SummaryConfig {
 }
 
 const OPS_SUMMARY: SummaryConfig = SummaryConfig {
-    keys: &["name"],
-    diff: &["total_direct_kernel_time_ms", "Count"],
-    delete: &["total_direct_kernel_time_sum"],
-    sort: "total_direct_kernel_time_ms",
+    keys: &[col::NAME],
+    diff: &[col::TOTAL_DIRECT_KERNEL_TIME_MS, col::COUNT],
+    delete: &[col::TOTAL_DIRECT_KERNEL_TIME_SUM],
+    sort: col::TOTAL_DIRECT_KERNEL_TIME_MS,
 };
 
 const KERNEL_SUMMARY: SummaryConfig = SummaryConfig {
-    keys: &["Kernel name"],
+    keys: &[col::KERNEL_NAME],
     diff: &[
-        "Kernel duration (µs)_sum",
-        "Kernel duration (µs)_mean",
-        "Kernel duration (µs)_count",
+        col::KERNEL_DURATION_US_SUM,
+        col::KERNEL_DURATION_US_MEAN,
+        col::KERNEL_DURATION_US_COUNT,
     ],
     delete: &[
-        "Kernel duration (µs)_min",
-        "Kernel duration (µs)_max",
-        "Parent op category",
+        col::KERNEL_DURATION_US_MIN,
+        col::KERNEL_DURATION_US_MAX,
+        col::PARENT_OP_CATEGORY,
     ],
-    sort: "Kernel duration (µs)_sum",
+    sort: col::KERNEL_DURATION_US_SUM,
 };
 
 /// Older reports' kernel_summary (no `Kernel name` column).
 const KERNEL_SUMMARY_LEGACY: SummaryConfig = SummaryConfig {
-    keys: &["name"],
-    diff: &["Total Kernel Time (ms)", "Mean Kernel Time (µs)", "Count"],
-    delete: &[
-        "Total Kernel Time (µs)",
-        "Median Kernel Time (µs)",
-        "Std Kernel Time (µs)",
-        "Min Kernel Time (µs)",
-        "Max Kernel Time (µs)",
-        "Category",
+    keys: &[col::NAME],
+    diff: &[
+        col::TOTAL_KERNEL_TIME_MS,
+        col::MEAN_KERNEL_TIME_US,
+        col::COUNT,
     ],
-    sort: "Total Kernel Time (ms)",
+    delete: &[
+        col::TOTAL_KERNEL_TIME_US,
+        col::MEDIAN_KERNEL_TIME_US,
+        col::STD_KERNEL_TIME_US,
+        col::MIN_KERNEL_TIME_US,
+        col::MAX_KERNEL_TIME_US,
+        col::CATEGORY,
+    ],
+    sort: col::TOTAL_KERNEL_TIME_MS,
 };
 
 /// Keys of the per-shape op sheets.
 const SHAPE_KEYS: &[&str] = &[
-    "name",
-    "Input type",
-    "Input Dims",
-    "Input Strides",
-    "Concrete Inputs",
+    col::NAME,
+    col::INPUT_TYPE,
+    col::INPUT_DIMS,
+    col::INPUT_STRIDES,
+    col::CONCRETE_INPUTS,
 ];
 
 /// The `ops_all` group: (sheet, diff columns, sort column). The first diff
 /// column tells on which side a row exists.
 const OPS_ALL_SHEETS: &[(&str, &[&str], &str)] = &[
     (
-        "ops_all",
+        sheet::OPS_ALL,
         &[
-            "total_direct_kernel_time_sum",
-            "total_direct_kernel_time_mean",
-            "operation_count",
+            col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            col::TOTAL_DIRECT_KERNEL_TIME_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "total_direct_kernel_time_sum",
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
     ),
     (
-        "ops_unique_args",
+        sheet::OPS_UNIQUE_ARGS,
         &[
-            "total_direct_kernel_time_sum",
-            "total_direct_kernel_time_mean",
-            "operation_count",
+            col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            col::TOTAL_DIRECT_KERNEL_TIME_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "total_direct_kernel_time_sum",
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
     ),
     (
-        "unified_perf_summary",
+        sheet::UNIFIED_PERF_SUMMARY,
         &[
-            "Kernel Time (µs)_sum",
-            "Kernel Time (µs)_mean",
-            "operation_count",
+            col::KERNEL_TIME_US_SUM,
+            col::KERNEL_TIME_US_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "Kernel Time (µs)_sum",
+        col::KERNEL_TIME_US_SUM,
     ),
 ];
 
 /// Roofline sheets compared, with their output base names.
 const ROOFLINE_SHEETS: &[(&str, &str)] = &[
-    ("GEMM", "GEMM"),
-    ("SDPA_fwd", "SDPA_fwd"),
-    ("SDPA_bwd", "SDPA_bwd"),
-    ("CONV_fwd", "CONV_fwd"),
-    ("CONV_bwd", "CONV_bwd"),
-    ("UnaryElementwise", "un_eltwise"),
-    ("BinaryElementwise", "bin_eltwise"),
+    (sheet::GEMM, sheet::GEMM),
+    (sheet::SDPA_FWD, sheet::SDPA_FWD),
+    (sheet::SDPA_BWD, sheet::SDPA_BWD),
+    (sheet::CONV_FWD, sheet::CONV_FWD),
+    (sheet::CONV_BWD, sheet::CONV_BWD),
+    (sheet::UNARY_ELEMENTWISE, sheet::UN_ELTWISE),
+    (sheet::BINARY_ELEMENTWISE, sheet::BIN_ELTWISE),
 ];
 
 /// Roofline columns dropped from the variants (equal on every side).
 const ROOFLINE_VARIANT_DROP: &[&str] = &[
-    "GFLOPS_first",
-    "Data Moved (MB)_first",
-    "FLOPS/Byte_first",
-    "Input type_first",
-    "Input Dims_first",
-    "Input Strides_first",
-    "Concrete Inputs_first",
+    col::GFLOPS_FIRST,
+    col::DATA_MOVED_MB_FIRST,
+    col::FLOPS_PER_BYTE_FIRST,
+    col::INPUT_TYPE_FIRST,
+    col::INPUT_DIMS_FIRST,
+    col::INPUT_STRIDES_FIRST,
+    col::CONCRETE_INPUTS_FIRST,
 ];
 
 const ROOFLINE_DIFF: &[&str] = &[
-    "Kernel Time (µs)_sum",
-    "Kernel Time (µs)_mean",
-    "name_count",
-    "TFLOPS/s_mean",
-    "TB/s_mean",
+    col::KERNEL_TIME_US_SUM,
+    col::KERNEL_TIME_US_MEAN,
+    col::NAME_COUNT,
+    col::TFLOPS_S_MEAN,
+    col::TB_S_MEAN,
 ];
 
 // ---------------------------------------------------------------------------
@@ -285,7 +288,7 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
 
     // Loads `sheet` from every report; None (with a note) when the baseline
     // lacks it and the group was only implied by `all`.
-    let load = |sheet: &str, explicit: bool, out: &mut Comparison| -> Result<Option<Vec<Frame>>> {
+    let load = |sheet: &str, explicit: bool, out: &mut Comparison| -> Result<Option<Vec<Table>>> {
         if base.sheet(sheet).is_none() {
             if explicit {
                 return fail(format!("{sheet} sheet not found in {}", base.source));
@@ -297,7 +300,7 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
         let mut frames = Vec::with_capacity(inputs.len());
         for input in inputs {
             match input.sheet(sheet) {
-                Some(s) => frames.push(Frame::from_sheet(s)),
+                Some(s) => frames.push(s.clone()),
                 None => {
                     return fail(format!("{} has no sheet {sheet:?}", input.source));
                 }
@@ -308,19 +311,20 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
 
     if wants(SheetGroup::GpuTimeline)
         && let Some(frames) = load(
-            "gpu_timeline",
+            sheet::GPU_TIMELINE,
             groups.contains(&SheetGroup::GpuTimeline),
             &mut out,
         )?
     {
-        let keys = vec!["type".to_string()];
-        let f = build_diff(frames, &tags, "gpu_timeline", &keys, &["time ms"])?;
-        out.sheets.push(f.into_sheet("gpu_timeline"));
+        let keys = vec![col::TYPE.to_string()];
+        let mut t = build_diff(frames, &tags, sheet::GPU_TIMELINE, &keys, &[col::TIME_MS])?;
+        t.name = sheet::GPU_TIMELINE.into();
+        out.sheets.push(t);
     }
 
     for (group, sheet) in [
-        (SheetGroup::OpsSummary, "ops_summary"),
-        (SheetGroup::KernelSummary, "kernel_summary"),
+        (SheetGroup::OpsSummary, sheet::OPS_SUMMARY),
+        (SheetGroup::KernelSummary, sheet::KERNEL_SUMMARY),
     ] {
         if !wants(group) {
             continue;
@@ -329,25 +333,25 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
             continue;
         };
         let config = match group {
-            SheetGroup::KernelSummary if frames[0].col("Kernel name").is_none() => {
+            SheetGroup::KernelSummary if frames[0].column(col::KERNEL_NAME).is_none() => {
                 &KERNEL_SUMMARY_LEGACY
             }
             SheetGroup::KernelSummary => &KERNEL_SUMMARY,
             _ => &OPS_SUMMARY,
         };
         for (n, f) in frames.iter_mut().enumerate() {
-            f.drop_cols(config.delete);
+            f.drop_columns(config.delete);
             if n > 0 {
-                f.drop_cols(&["Cumulative Percentage (%)"]);
+                f.drop_columns(&[col::CUMULATIVE_PERCENTAGE]);
             }
         }
         let keys: Vec<String> = config.keys.iter().map(|k| k.to_string()).collect();
-        let f = build_diff(frames, &tags, sheet, &keys, config.diff)?;
-        let f = match f.col(&format!("{}::{}", tags[0], config.sort)) {
-            Some(j) => f.sort_desc(j),
-            None => f,
-        };
-        out.sheets.push(f.into_sheet(sheet));
+        let mut t = build_diff(frames, &tags, sheet, &keys, config.diff)?;
+        if let Some(j) = t.column_index(&tagged(tags[0], config.sort)) {
+            t.sort_desc_by(j);
+        }
+        t.name = sheet.into();
+        out.sheets.push(t);
     }
 
     if wants(SheetGroup::OpsAll) {
@@ -374,24 +378,27 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
                 continue;
             };
             for f in frames.iter_mut().skip(1) {
-                f.drop_cols(ROOFLINE_VARIANT_DROP);
+                f.drop_columns(ROOFLINE_VARIANT_DROP);
             }
-            if frames.iter().any(|f| f.nrows == 0 || f.names.is_empty()) {
+            if frames.iter().any(|f| f.nrows() == 0 || f.ncols() == 0) {
                 out.notes
                     .push(format!("{sheet}: a report's table is empty, not compared"));
                 continue;
             }
             // name + the param: columns every report has, in code-point order.
             let mut params: Vec<String> = frames[0]
-                .names
-                .iter()
-                .filter(|n| n.starts_with("param:"))
-                .filter(|n| frames[1..].iter().all(|f| f.col(n).is_some()))
-                .cloned()
+                .column_names()
+                .into_iter()
+                // `param:` without the space: other writers' spellings too.
+                .filter(|n| n.starts_with(col::PARAM_PREFIX.trim_end()))
+                .filter(|n| frames[1..].iter().all(|f| f.column(n).is_some()))
+                .map(String::from)
                 .collect();
             params.sort();
             params.dedup();
-            let keys: Vec<String> = std::iter::once("name".to_string()).chain(params).collect();
+            let keys: Vec<String> = std::iter::once(col::NAME.to_string())
+                .chain(params)
+                .collect();
             let f = build_diff(frames, &tags, sheet, &keys, ROOFLINE_DIFF)?;
             out.sheets
                 .extend(split(short, &f, &tags, ROOFLINE_DIFF[0], ROOFLINE_DIFF[0]));
@@ -403,19 +410,21 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Cell;
+    use crate::table::Value;
 
-    pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Cell>>) -> Sheet {
-        let mut s = Sheet::new(name, cols);
-        s.rows = rows;
+    pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Value>>) -> Table {
+        let mut s = Table::new(name, cols);
+        for r in rows {
+            s.push_row(r);
+        }
         s
     }
 
-    pub(super) fn t(s: &str) -> Cell {
-        Cell::Text(s.into())
+    pub(super) fn t(s: &str) -> Value {
+        Value::Text(s.into())
     }
 
-    pub(super) fn input(tag: &str, sheets: Vec<Sheet>) -> Input {
+    pub(super) fn input(tag: &str, sheets: Vec<Table>) -> Input {
         Input {
             tag: tag.into(),
             source: format!("{tag}.xlsx"),
@@ -428,7 +437,7 @@ mod tests {
             sheet(
                 "gpu_timeline",
                 &["type", "time ms"],
-                vec![vec![t("busy_time"), Cell::Float(busy)]],
+                vec![vec![t("busy_time"), Value::Float(busy)]],
             )
         };
         let ops = |ops: &[(&str, f64)]| {
@@ -436,7 +445,7 @@ mod tests {
                 "ops_summary",
                 &["name", "total_direct_kernel_time_ms"],
                 ops.iter()
-                    .map(|(n, x)| vec![t(n), Cell::Float(*x)])
+                    .map(|(n, x)| vec![t(n), Value::Float(*x)])
                     .collect(),
             )
         };
