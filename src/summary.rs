@@ -9,7 +9,7 @@ use crate::table::markdown::table;
 use crate::table::{RowRef, Table, Value};
 
 fn find<'a>(r: &'a Report, name: &str) -> Option<&'a Table> {
-    r.sheets.iter().find(|s| s.name == name)
+    crate::table::find(&r.sheets, name)
 }
 
 /// The Markdown summary: GPU timeline, top categories, top ops by kernel

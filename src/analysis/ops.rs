@@ -8,7 +8,7 @@ use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::str_repr;
 use crate::table::agg::{Agg, NAN_STATS, nan_stats, order_desc, order_desc_by, percentages};
-use crate::table::group::{group_first_seen_text, group_sorted_by};
+use crate::table::group::{Group, group_first_seen_text, group_sorted_by};
 use crate::table::{Table, Value};
 use crate::trace::{EventId, StrId};
 
@@ -55,16 +55,43 @@ fn pick(rows: &[LauncherRow], idx: &[usize], field: fn(&LauncherRow) -> f64) -> 
     idx.iter().map(|&i| field(&rows[i])).collect()
 }
 
+/// The Kahan sum of `field` over each group's rows.
+fn group_sums<K>(
+    rows: &[LauncherRow],
+    groups: &[Group<K>],
+    field: fn(&LauncherRow) -> f64,
+) -> Vec<f64> {
+    groups
+        .iter()
+        .map(|(_, idx)| kahan_sum(&pick(rows, idx, field)))
+        .collect()
+}
+
+/// Groups ranked by their summed direct kernel time (µs): the order
+/// (descending), and per rank the time in ms and its percentages.
+struct RankedMs {
+    order: Vec<usize>,
+    ms: Vec<f64>,
+    pct: Vec<f64>,
+    cum: Vec<f64>,
+}
+
+fn rank_ms(sums_us: &[f64]) -> RankedMs {
+    let order = order_desc(sums_us);
+    let ms: Vec<f64> = order.iter().map(|&i| sums_us[i] / 1000.0).collect();
+    let (pct, cum) = percentages(&ms);
+    RankedMs {
+        order,
+        ms,
+        pct,
+        cum,
+    }
+}
+
 /// `ops_summary_by_category`.
 pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
     let groups = group_sorted_by(rows.iter().map(|r| r.category).enumerate(), Ord::cmp);
-    let sums: Vec<f64> = groups
-        .iter()
-        .map(|(_, idx)| kahan_sum(&pick(rows, idx, |r| r.direct)))
-        .collect();
-    let order = order_desc(&sums);
-    let ms: Vec<f64> = order.iter().map(|&i| sums[i] / 1000.0).collect();
-    let (pct, cum) = percentages(&ms);
+    let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
     let mut s = Table::new(
         sheet::OPS_SUMMARY_BY_CATEGORY,
         &[
@@ -75,14 +102,14 @@ pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
             col::CUMULATIVE_PERCENTAGE,
         ],
     );
-    for (j, &i) in order.iter().enumerate() {
+    for (j, &i) in r.order.iter().enumerate() {
         let (category, idx) = &groups[i];
         s.push_row(vec![
             Value::from(*category),
             Value::Int(idx.len() as i64),
-            Value::Float(ms[j]),
-            Value::Float(pct[j]),
-            Value::Float(cum[j]),
+            Value::Float(r.ms[j]),
+            Value::Float(r.pct[j]),
+            Value::Float(r.cum[j]),
         ]);
     }
     s
@@ -92,17 +119,9 @@ pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
 pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
     let names = rows.iter().map(|r| cx.trace.name(r.uid)).enumerate();
     let groups = group_sorted_by(names, Ord::cmp);
-    let dsum: Vec<f64> = groups
-        .iter()
-        .map(|(_, idx)| kahan_sum(&pick(rows, idx, |r| r.direct)))
-        .collect();
-    let ssum: Vec<f64> = groups
-        .iter()
-        .map(|(_, idx)| kahan_sum(&pick(rows, idx, |r| r.subtree)))
-        .collect();
-    let order = order_desc(&dsum);
-    let ms: Vec<f64> = order.iter().map(|&i| dsum[i] / 1000.0).collect();
-    let (pct, cum) = percentages(&ms);
+    let dsum = group_sums(rows, &groups, |r| r.direct);
+    let ssum = group_sums(rows, &groups, |r| r.subtree);
+    let r = rank_ms(&dsum);
     let mut s = Table::new(
         sheet::OPS_SUMMARY,
         &[
@@ -117,21 +136,21 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
             col::CUMULATIVE_PERCENTAGE,
         ],
     );
-    for (j, &i) in order.iter().enumerate() {
+    for (j, &i) in r.order.iter().enumerate() {
         let (name, idx) = &groups[i];
         let cats: std::collections::BTreeSet<&str> =
-            idx.iter().map(|&r| rows[r].category).collect();
+            idx.iter().map(|&k| rows[k].category).collect();
         let cats: Vec<String> = cats.iter().map(|c| str_repr(c)).collect();
         s.push_row(vec![
             Value::from(*name),
             Value::Float(dsum[i]),
             Value::Float(ssum[i]),
-            Value::Float(ms[j]),
+            Value::Float(r.ms[j]),
             Value::Float(ssum[i] / 1000.0),
             Value::Int(idx.len() as i64),
             Value::Text(format!("[{}]", cats.join(", "))),
-            Value::Float(pct[j]),
-            Value::Float(cum[j]),
+            Value::Float(r.pct[j]),
+            Value::Float(r.cum[j]),
         ]);
     }
     s
@@ -200,10 +219,7 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
         keys
     });
     let groups = group_first_seen_text(keys);
-    let sums: Vec<f64> = groups
-        .iter()
-        .map(|(_, idx)| kahan_sum(&pick(rows, idx, |r| r.direct)))
-        .collect();
+    let sums = group_sums(rows, &groups, |r| r.direct);
     let ex_uid: Vec<EventId> = groups.iter().map(|(_, idx)| rows[idx[0]].uid).collect();
     let order = order_desc_by(&sums, |a, b| ex_uid[a].cmp(&ex_uid[b]));
     let sorted_sums: Vec<f64> = order.iter().map(|&i| sums[i]).collect();

@@ -121,11 +121,7 @@ mod tests {
     use crate::table::Value;
 
     fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
-        let mut s = Table::new("t", columns);
-        for r in rows {
-            s.push_row(r);
-        }
-        s
+        Table::from_rows("t", columns, rows)
     }
 
     fn t(s: &str) -> Value {

@@ -109,6 +109,18 @@ pub fn num_sum(values: impl IntoIterator<Item = Num>) -> Num {
     values.into_iter().fold(Num::Int(0), |a, b| a + b)
 }
 
+/// pandas `Series.sum()` of a column of numbers: an int column sums
+/// exactly (as Python ints, a float on overflow), any float makes numpy's
+/// pairwise float sum. (A groupby's `sum` is [`Agg::Sum`], a Kahan sum.)
+pub fn series_sum(values: &[Num]) -> Num {
+    if values.iter().all(|n| matches!(n, Num::Int(_))) {
+        num_sum(values.iter().copied())
+    } else {
+        let f: Vec<f64> = values.iter().map(|n| n.f64()).collect();
+        Num::Float(pairwise_sum(&f))
+    }
+}
+
 /// The first present value (pandas `first` in a groupby), `Null` for none.
 pub fn first_present<'a>(values: impl IntoIterator<Item = &'a Value>) -> Value {
     values
@@ -302,6 +314,13 @@ mod tests {
         assert_eq!(num_sum([Num::Int(2), Num::Int(1)]), Num::Int(3));
         assert_eq!(num_sum([]), Num::Int(0));
         assert_eq!(num_max([]), None);
+        assert_eq!(series_sum(&[Num::Int(2), Num::Int(1)]), Num::Int(3));
+        assert_eq!(series_sum(&[]), Num::Int(0));
+        // Nine values: numpy's pairwise sum, not a left-to-right one.
+        let mut v = vec![Num::Float(1e16)];
+        v.extend([Num::Int(1); 8]);
+        let f: Vec<f64> = v.iter().map(|n| n.f64()).collect();
+        assert_eq!(series_sum(&v), Num::Float(pairwise_sum(&f)));
     }
 
     #[test]

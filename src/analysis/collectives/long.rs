@@ -2,7 +2,7 @@
 //! mode, node columns, and the `nccl_long` / `nccl_summary_long` sheets.
 
 use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
-use super::values::arg_value;
+use super::values::{arg_value, columns};
 use super::{CollectiveKernel, collective_kernels};
 use crate::names::{col, sheet};
 use crate::table::agg::{Agg, desc_nan_last, first_present};
@@ -386,40 +386,36 @@ pub(super) fn summary_long_sheet(name: &str, rows: &[LongRow], nodes: Option<Nod
         return Table::new(name, &[]);
     }
     let groups = group_sorted(rows.iter().map(summary_long_key), true);
-    let mut out: Vec<(Vec<Value>, Vec<Value>, f64)> = groups
+    let mut out: Vec<(Vec<Value>, f64)> = groups
         .into_iter()
-        .map(|(key, idx)| {
+        .map(|(mut cells, idx)| {
             let durs = || idx.iter().map(|&i| &rows[i].dur);
             let sum = Agg::Sum.apply(durs());
-            let vals = vec![
+            let total = sum.to_f64();
+            cells.extend([
                 first_present(idx.iter().map(|&i| &rows[i].in_mb)),
                 first_present(idx.iter().map(|&i| &rows[i].out_mb)),
-                sum.clone(),
+                sum,
                 Agg::Mean.apply(durs()),
                 Agg::Std.apply(durs()),
                 Agg::Min.apply(durs()),
                 Agg::Max.apply(durs()),
                 Value::Int(idx.len() as i64),
-            ];
-            (key, vals, sum.to_f64())
+            ]);
+            if let Some(n) = nodes {
+                let node = n.node_id(cells[0].to_f64() as i64);
+                let span = n.span(&cells[2]);
+                cells.extend([node, span]);
+            }
+            (cells, total)
         })
         .collect();
-    out.sort_by(|a, b| desc_nan_last(a.2, b.2));
-    let mut cols: Vec<Column> = KEYS
-        .iter()
-        .enumerate()
-        .map(|(j, h)| Column::new(h, out.iter().map(|o| o.0[j].clone()).collect()))
-        .collect();
-    for (j, h) in VALUES.iter().enumerate() {
-        cols.push(Column::new(h, out.iter().map(|o| o.1[j].clone()).collect()));
+    out.sort_by(|a, b| desc_nan_last(a.1, b.1));
+    let mut headers: Vec<&str> = KEYS.iter().chain(&VALUES).copied().collect();
+    if nodes.is_some() {
+        headers.extend([col::NODE_ID, col::NODE_SPAN]);
     }
-    if let Some(n) = nodes {
-        let node = |o: &(Vec<Value>, _, _)| n.node_id(o.0[0].to_f64() as i64);
-        cols.push(Column::new(col::NODE_ID, out.iter().map(node).collect()));
-        let span = |o: &(Vec<Value>, _, _)| n.span(&o.0[2]);
-        cols.push(Column::new(col::NODE_SPAN, out.iter().map(span).collect()));
-    }
-    dataframe(name, cols)
+    dataframe(name, columns(&headers, &out))
 }
 
 #[cfg(test)]

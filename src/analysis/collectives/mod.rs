@@ -90,7 +90,7 @@ pub struct CollectiveReport {
 impl CollectiveReport {
     /// The sheet named `name`, if written.
     pub fn sheet(&self, name: &str) -> Option<&Table> {
-        self.sheets.iter().find(|s| s.name == name)
+        crate::table::find(&self.sheets, name)
     }
 }
 

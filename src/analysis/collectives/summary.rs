@@ -2,17 +2,19 @@
 //! (which ranks the others wait for) and our per-type
 //! `nccl_summary_by_type`.
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 
 use super::implicit_sync::SyncRow;
 use super::long::{LongRow, Nodes};
-use super::values::num_value;
+use super::values::{columns, num_value};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
-use crate::table::agg::{Agg, asc_nan_last, desc_nan_last, num_sum, round1};
+use crate::table::agg::{Agg, asc_nan_last, desc_nan_last, round1, series_sum};
 use crate::table::group::group_first_seen;
 use crate::table::typing::{dataframe, widen_ints};
-use crate::table::{Column, Num, Table, Value};
+use crate::table::{Num, Table, Value};
 
 // ---------------------------------------------------------------------------
 // straggler_summary
@@ -33,6 +35,64 @@ fn rank_order(rows: &[&SyncRow]) -> Vec<i64> {
     order
 }
 
+/// The wait column of each rank of `order` over `rows`, typed as the
+/// DataFrame types it.
+fn wait_columns(rows: &[&SyncRow], order: &[i64]) -> Vec<Vec<Value>> {
+    let column: HashMap<i64, usize> = order.iter().enumerate().map(|(j, &r)| (r, j)).collect();
+    let mut cols: Vec<Vec<Value>> = vec![vec![Value::Null; rows.len()]; order.len()];
+    for (i, r) in rows.iter().enumerate() {
+        for (rank, _, _, wait) in &r.ranks {
+            if let Some(&j) = column.get(rank) {
+                cols[j][i] = wait.clone();
+            }
+        }
+    }
+    for c in cols.iter_mut() {
+        widen_ints(c);
+    }
+    cols
+}
+
+/// Per row, the rank that arrived last: the least wait, the first column
+/// on ties.
+fn last_arrivals(order: &[i64], cols: &[Vec<Value>], nrows: usize) -> Vec<Option<i64>> {
+    (0..nrows)
+        .map(|i| {
+            let mut best: Option<(Num, i64)> = None;
+            for (j, &rank) in order.iter().enumerate() {
+                if let Some(w) = cols[j][i].num()
+                    && best.is_none_or(|(b, _)| w.lt(b))
+                {
+                    best = Some((w, rank));
+                }
+            }
+            best.map(|b| b.1)
+        })
+        .collect()
+}
+
+/// Each rank's summed collective kernel time: a groupby sum while the
+/// `dur` column is all ints, else a Kahan sum of floats.
+fn dur_totals(long: &[LongRow]) -> HashMap<i64, Value> {
+    let dur_col_is_int = long.iter().all(|r| matches!(r.dur, Value::Int(_)));
+    let mut by_rank: HashMap<i64, Vec<&Value>> = HashMap::new();
+    for r in long {
+        by_rank.entry(r.rank).or_default().push(&r.dur);
+    }
+    by_rank
+        .into_iter()
+        .map(|(rank, durs)| {
+            let total = if dur_col_is_int {
+                Agg::Sum.apply(durs)
+            } else {
+                let f: Vec<f64> = durs.iter().map(|v| v.to_f64()).collect();
+                Value::Float(kahan_sum(&f))
+            };
+            (rank, total)
+        })
+        .collect()
+}
+
 pub(super) fn straggler_sheet(
     sync: &[SyncRow],
     long: &[LongRow],
@@ -46,52 +106,18 @@ pub(super) fn straggler_sheet(
     if order.is_empty() {
         return None;
     }
-    let column: std::collections::HashMap<i64, usize> =
-        order.iter().enumerate().map(|(j, &r)| (r, j)).collect();
-    // Wait columns as the DataFrame types them.
-    let mut cols: Vec<Vec<Value>> = vec![vec![Value::Null; rows.len()]; order.len()];
-    for (i, r) in rows.iter().enumerate() {
-        for (rank, _, _, wait) in &r.ranks {
-            if let Some(&j) = column.get(rank) {
-                cols[j][i] = wait.clone();
-            }
-        }
-    }
-    for c in cols.iter_mut() {
-        widen_ints(c);
-    }
-    // Last arrival per row: the minimum wait, first column on ties.
-    let last: Vec<Option<i64>> = (0..rows.len())
-        .map(|i| {
-            let mut best: Option<(Num, i64)> = None;
-            for (j, &rank) in order.iter().enumerate() {
-                if let Some(w) = cols[j][i].num()
-                    && best.is_none_or(|(b, _)| w.lt(b))
-                {
-                    best = Some((w, rank));
-                }
-            }
-            best.map(|b| b.1)
-        })
-        .collect();
+    let cols = wait_columns(&rows, &order);
+    let last = last_arrivals(&order, &cols, rows.len());
     let num = rows.len() as i64;
     let mut ranks: Vec<(i64, usize)> = order.iter().copied().zip(0..).collect();
     ranks.sort();
-    let dur_col_is_int = long.iter().all(|r| matches!(r.dur, Value::Int(_)));
-    let mut dur_by_rank: std::collections::HashMap<i64, Vec<&Value>> = Default::default();
-    for r in long {
-        dur_by_rank.entry(r.rank).or_default().push(&r.dur);
-    }
+    let dur_totals = dur_totals(long);
     let mut out: Vec<(Vec<Value>, f64)> = ranks
         .iter()
         .map(|&(rank, j)| {
             let waits: Vec<Num> = cols[j].iter().filter_map(Value::num).collect();
             let f: Vec<f64> = waits.iter().map(|n| n.f64()).collect();
-            let total = if waits.iter().all(|n| matches!(n, Num::Int(_))) {
-                num_value(num_sum(waits.iter().copied()))
-            } else {
-                Value::float_or_null(pairwise_sum(&f))
-            };
+            let total = num_value(series_sum(&waits));
             let mean = if f.is_empty() {
                 Value::Null
             } else {
@@ -99,14 +125,7 @@ pub(super) fn straggler_sheet(
             };
             let times_last = last.iter().filter(|l| **l == Some(rank)).count() as i64;
             let times_first = rows.iter().filter(|r| r.earliest == rank).count() as i64;
-            let dur_total = match dur_by_rank.get(&rank) {
-                None => Value::Null,
-                Some(durs) if dur_col_is_int => Agg::Sum.apply(durs.iter().copied()),
-                Some(durs) => {
-                    let f: Vec<f64> = durs.iter().map(|v| v.to_f64()).collect();
-                    Value::Float(kahan_sum(&f))
-                }
-            };
+            let dur_total = dur_totals.get(&rank).cloned().unwrap_or(Value::Null);
             let total_f = total.to_f64();
             let mut vals = vec![
                 Value::Int(rank),
@@ -140,15 +159,6 @@ pub(super) fn straggler_sheet(
         headers.push(col::NODE_ID);
     }
     Some(dataframe(sheet::STRAGGLER_SUMMARY, columns(&headers, &out)))
-}
-
-/// Columns named `headers` from rows of cells (the `.0` of each row).
-fn columns<T>(headers: &[&str], rows: &[(Vec<Value>, T)]) -> Vec<Column> {
-    headers
-        .iter()
-        .enumerate()
-        .map(|(j, h)| Column::new(h, rows.iter().map(|r| r.0[j].clone()).collect()))
-        .collect()
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 
 use crate::pyfmt::py_repr;
 use crate::table::agg::Agg;
-use crate::table::{Num, Value};
+use crate::table::{Column, Num, Value};
 use crate::trace::ArgValue;
 
 /// A recorded argument as the reference's DataFrame holds it: numbers,
@@ -43,6 +43,16 @@ pub(super) fn num_value(n: Num) -> Value {
         Num::Int(i) => Value::Int(i),
         Num::Float(x) => Value::float_or_null(x),
     }
+}
+
+/// Columns named `headers` from rows of cells (the `.0` of each row; the
+/// `.1` is what the rows were sorted by).
+pub(super) fn columns<S: AsRef<str>, T>(headers: &[S], rows: &[(Vec<Value>, T)]) -> Vec<Column> {
+    headers
+        .iter()
+        .enumerate()
+        .map(|(j, h)| Column::new(h.as_ref(), rows.iter().map(|r| r.0[j].clone()).collect()))
+        .collect()
 }
 
 /// The reference CLI's `--agg_metrics` default.

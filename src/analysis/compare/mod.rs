@@ -74,7 +74,7 @@ pub struct Input {
 impl Input {
     /// The sheet named `name`, if the report has it.
     pub fn sheet(&self, name: &str) -> Option<&Table> {
-        self.sheets.iter().find(|s| s.name == name)
+        crate::table::find(&self.sheets, name)
     }
 }
 
@@ -283,115 +283,158 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
     }
     let all = groups.contains(&SheetGroup::All);
     let wants = |g: SheetGroup| all || groups.contains(&g);
-    let base = &inputs[0];
-    let mut out = Comparison::default();
+    let mut run = Run {
+        inputs,
+        tags,
+        out: Comparison::default(),
+    };
+    if wants(SheetGroup::GpuTimeline) {
+        run.timeline(groups.contains(&SheetGroup::GpuTimeline))?;
+    }
+    for group in [SheetGroup::OpsSummary, SheetGroup::KernelSummary] {
+        if wants(group) {
+            run.summary(group, groups.contains(&group))?;
+        }
+    }
+    if wants(SheetGroup::OpsAll) {
+        run.ops_all()?;
+    }
+    if wants(SheetGroup::Roofline) {
+        run.roofline()?;
+    }
+    Ok(run.out)
+}
 
-    // Loads `sheet` from every report; None (with a note) when the baseline
-    // lacks it and the group was only implied by `all`.
-    let load = |sheet: &str, explicit: bool, out: &mut Comparison| -> Result<Option<Vec<Table>>> {
-        if base.sheet(sheet).is_none() {
+/// One comparison in progress: the reports, their tags and what has been
+/// produced so far.
+struct Run<'a> {
+    inputs: &'a [Input],
+    tags: Vec<&'a str>,
+    out: Comparison,
+}
+
+impl Run<'_> {
+    /// Whether the baseline has sheet `name`.
+    fn in_base(&self, name: &str) -> bool {
+        self.inputs[0].sheet(name).is_some()
+    }
+
+    /// Sheet `sheet` of every report; None (with a note) when the baseline
+    /// lacks it and the group was only implied by `all`.
+    fn load(&mut self, sheet: &str, explicit: bool) -> Result<Option<Vec<Table>>> {
+        let base = &self.inputs[0];
+        if !self.in_base(sheet) {
             if explicit {
                 return fail(format!("{sheet} sheet not found in {}", base.source));
             }
-            out.notes
+            self.out
+                .notes
                 .push(format!("{sheet}: not in the baseline report, not compared"));
             return Ok(None);
         }
-        let mut frames = Vec::with_capacity(inputs.len());
-        for input in inputs {
+        let mut tables = Vec::with_capacity(self.inputs.len());
+        for input in self.inputs {
             match input.sheet(sheet) {
-                Some(s) => frames.push(s.clone()),
-                None => {
-                    return fail(format!("{} has no sheet {sheet:?}", input.source));
-                }
+                Some(s) => tables.push(s.clone()),
+                None => return fail(format!("{} has no sheet {sheet:?}", input.source)),
             }
         }
-        Ok(Some(frames))
-    };
-
-    if wants(SheetGroup::GpuTimeline)
-        && let Some(frames) = load(
-            sheet::GPU_TIMELINE,
-            groups.contains(&SheetGroup::GpuTimeline),
-            &mut out,
-        )?
-    {
-        let keys = vec![col::TYPE.to_string()];
-        let mut t = build_diff(frames, &tags, sheet::GPU_TIMELINE, &keys, &[col::TIME_MS])?;
-        t.name = sheet::GPU_TIMELINE.into();
-        out.sheets.push(t);
+        Ok(Some(tables))
     }
 
-    for (group, sheet) in [
-        (SheetGroup::OpsSummary, sheet::OPS_SUMMARY),
-        (SheetGroup::KernelSummary, sheet::KERNEL_SUMMARY),
-    ] {
-        if !wants(group) {
-            continue;
-        }
-        let Some(mut frames) = load(sheet, groups.contains(&group), &mut out)? else {
-            continue;
+    /// The `gpu_timeline` group.
+    fn timeline(&mut self, explicit: bool) -> Result<()> {
+        let Some(tables) = self.load(sheet::GPU_TIMELINE, explicit)? else {
+            return Ok(());
+        };
+        let keys = vec![col::TYPE.to_string()];
+        let mut t = build_diff(
+            tables,
+            &self.tags,
+            sheet::GPU_TIMELINE,
+            &keys,
+            &[col::TIME_MS],
+        )?;
+        t.name = sheet::GPU_TIMELINE.into();
+        self.out.sheets.push(t);
+        Ok(())
+    }
+
+    /// The `ops_summary` or `kernel_summary` group: joined, diffed, sorted.
+    fn summary(&mut self, group: SheetGroup, explicit: bool) -> Result<()> {
+        let sheet = match group {
+            SheetGroup::KernelSummary => sheet::KERNEL_SUMMARY,
+            _ => sheet::OPS_SUMMARY,
+        };
+        let Some(mut tables) = self.load(sheet, explicit)? else {
+            return Ok(());
         };
         let config = match group {
-            SheetGroup::KernelSummary if frames[0].column(col::KERNEL_NAME).is_none() => {
+            SheetGroup::KernelSummary if tables[0].column(col::KERNEL_NAME).is_none() => {
                 &KERNEL_SUMMARY_LEGACY
             }
             SheetGroup::KernelSummary => &KERNEL_SUMMARY,
             _ => &OPS_SUMMARY,
         };
-        for (n, f) in frames.iter_mut().enumerate() {
-            f.drop_columns(config.delete);
+        for (n, t) in tables.iter_mut().enumerate() {
+            t.drop_columns(config.delete);
             if n > 0 {
-                f.drop_columns(&[col::CUMULATIVE_PERCENTAGE]);
+                t.drop_columns(&[col::CUMULATIVE_PERCENTAGE]);
             }
         }
         let keys: Vec<String> = config.keys.iter().map(|k| k.to_string()).collect();
-        let mut t = build_diff(frames, &tags, sheet, &keys, config.diff)?;
-        if let Some(j) = t.column_index(&tagged(tags[0], config.sort)) {
+        let mut t = build_diff(tables, &self.tags, sheet, &keys, config.diff)?;
+        if let Some(j) = t.column_index(&tagged(self.tags[0], config.sort)) {
             t.sort_desc_by(j);
         }
         t.name = sheet.into();
-        out.sheets.push(t);
+        self.out.sheets.push(t);
+        Ok(())
     }
 
-    if wants(SheetGroup::OpsAll) {
+    /// The `ops_all` group: each of its sheets the baseline has, split.
+    fn ops_all(&mut self) -> Result<()> {
         let keys: Vec<String> = SHAPE_KEYS.iter().map(|k| k.to_string()).collect();
         for &(sheet, diff, sort) in OPS_ALL_SHEETS {
-            // Each sheet of the group is optional: only those in the baseline.
-            if base.sheet(sheet).is_none() {
+            if !self.in_base(sheet) {
                 continue;
             }
-            let Some(frames) = load(sheet, false, &mut out)? else {
+            let Some(tables) = self.load(sheet, false)? else {
                 continue;
             };
-            let f = build_diff(frames, &tags, sheet, &keys, diff)?;
-            out.sheets.extend(split(sheet, &f, &tags, diff[0], sort));
+            let t = build_diff(tables, &self.tags, sheet, &keys, diff)?;
+            let parts = split(sheet, &t, &self.tags, diff[0], sort);
+            self.out.sheets.extend(parts);
         }
+        Ok(())
     }
 
-    if wants(SheetGroup::Roofline) {
+    /// The roofline group: each roofline sheet the baseline has, keyed by
+    /// name and the param columns every report has, split.
+    fn roofline(&mut self) -> Result<()> {
         for &(sheet, short) in ROOFLINE_SHEETS {
-            if base.sheet(sheet).is_none() {
+            if !self.in_base(sheet) {
                 continue;
             }
-            let Some(mut frames) = load(sheet, false, &mut out)? else {
+            let Some(mut tables) = self.load(sheet, false)? else {
                 continue;
             };
-            for f in frames.iter_mut().skip(1) {
-                f.drop_columns(ROOFLINE_VARIANT_DROP);
+            for t in tables.iter_mut().skip(1) {
+                t.drop_columns(ROOFLINE_VARIANT_DROP);
             }
-            if frames.iter().any(|f| f.nrows() == 0 || f.ncols() == 0) {
-                out.notes
+            if tables.iter().any(|t| t.nrows() == 0 || t.ncols() == 0) {
+                self.out
+                    .notes
                     .push(format!("{sheet}: a report's table is empty, not compared"));
                 continue;
             }
             // name + the param: columns every report has, in code-point order.
-            let mut params: Vec<String> = frames[0]
+            let mut params: Vec<String> = tables[0]
                 .column_names()
                 .into_iter()
                 // `param:` without the space: other writers' spellings too.
                 .filter(|n| n.starts_with(col::PARAM_PREFIX.trim_end()))
-                .filter(|n| frames[1..].iter().all(|f| f.column(n).is_some()))
+                .filter(|n| tables[1..].iter().all(|t| t.column(n).is_some()))
                 .map(String::from)
                 .collect();
             params.sort();
@@ -399,12 +442,12 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
             let keys: Vec<String> = std::iter::once(col::NAME.to_string())
                 .chain(params)
                 .collect();
-            let f = build_diff(frames, &tags, sheet, &keys, ROOFLINE_DIFF)?;
-            out.sheets
-                .extend(split(short, &f, &tags, ROOFLINE_DIFF[0], ROOFLINE_DIFF[0]));
+            let t = build_diff(tables, &self.tags, sheet, &keys, ROOFLINE_DIFF)?;
+            let parts = split(short, &t, &self.tags, ROOFLINE_DIFF[0], ROOFLINE_DIFF[0]);
+            self.out.sheets.extend(parts);
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -413,11 +456,7 @@ mod tests {
     use crate::table::Value;
 
     pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Value>>) -> Table {
-        let mut s = Table::new(name, cols);
-        for r in rows {
-            s.push_row(r);
-        }
-        s
+        Table::from_rows(name, cols, rows)
     }
 
     pub(super) fn t(s: &str) -> Value {
