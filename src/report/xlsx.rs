@@ -1,6 +1,7 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
 use super::staging::Staging;
+use crate::names::col;
 use crate::pyfmt::float_repr;
 use crate::table::{Table, Value};
 use anyhow::{Context, Result, bail};
@@ -204,8 +205,11 @@ fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<O
             .set_categories((data_name, r0, xc, r1, xc))
             .set_values((data_name, r0, yc, r1, yc));
     }
-    chart.x_axis().set_name("FLOPs/Byte").set_log_base(10);
-    chart.y_axis().set_name("TFLOP/s").set_log_base(10);
+    chart
+        .x_axis()
+        .set_name(col::FLOPS_PER_BYTE_AXIS)
+        .set_log_base(10);
+    chart.y_axis().set_name(col::TFLOP_S_AXIS).set_log_base(10);
     chart.legend().set_position(ChartLegendPosition::Right);
     chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
     Ok(Some(chart))

@@ -1,11 +1,9 @@
 //! The all_to_allv sheets (spec A8): `nccl_all2allv`, one row per
 //! all_to_allv instance with per-rank columns, and its summary.
 
-use indexmap::IndexMap;
-
 use super::implicit_sync::{Getter, Timing, by_collective, check_consistent};
 use super::long::{LongRow, Nodes};
-use super::values::{columns, num_value};
+use super::values::{columns, num_value, record_columns};
 use crate::names::{col, sheet};
 use crate::table::agg::{Agg, desc_nan_last, first_present, num_max, num_min, num_sum};
 use crate::table::group::group_sorted;
@@ -16,14 +14,8 @@ use crate::table::{Column, Num, Table, Value};
 // all_to_allv (spec A8)
 // ---------------------------------------------------------------------------
 
-const A2AV_FIELDS: [Getter; 6] = [
-    (col::PROCESS_GROUP_NAME, |r| &r.pg_name),
-    (col::PROCESS_GROUP_RANKS, |r| &r.pg_ranks),
-    (col::COLLECTIVE_NAME, |r| &r.coll_name),
-    (col::GROUP_SIZE, |r| &r.group_size),
-    (col::DTYPE, |r| &r.dtype),
-    (col::STREAM, |r| &r.stream),
-];
+/// What the ranks of an all_to_allv must also agree on.
+const A2AV_FIELDS: [Getter; 1] = [(col::STREAM, |r| &r.stream)];
 
 const A2AV_RANK_COLS: [&str; 8] = [
     col::TS,
@@ -188,25 +180,8 @@ pub(super) fn a2av_sheet(items: &[A2av], nodes: Option<Nodes>) -> Table {
         .enumerate()
         .map(|(j, h)| Column::new(h, items.iter().map(|a| a.general[j].clone()).collect()))
         .collect();
-    let mut names: IndexMap<&str, Vec<Value>> = IndexMap::new();
-    for a in items {
-        for (n, _) in &a.per_rank {
-            names.entry(n.as_str()).or_default();
-        }
-    }
-    for c in names.values_mut() {
-        *c = vec![Value::Null; items.len()];
-    }
-    for (i, a) in items.iter().enumerate() {
-        for (n, v) in &a.per_rank {
-            if let Some(c) = names.get_mut(n.as_str()) {
-                c[i] = v.clone();
-            }
-        }
-    }
-    for (n, values) in names {
-        cols.push(Column::new(n, values));
-    }
+    let records = items.iter().map(|a| a.per_rank.clone());
+    cols.extend(record_columns(records, items.len()));
     if let Some(n) = nodes {
         let span = items.iter().map(|a| n.span(&a.general[2])).collect();
         cols.push(Column::new(col::NODE_SPAN, span));

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 
 use super::infer::{CType, ctype_of_val};
 use super::long::{LongRow, Mode, Nodes};
-use super::values::{columns, num_value};
+use super::values::{columns, num_value, record_columns};
 use crate::names::{col, sheet};
 use crate::table::agg::{
     Agg, agg_columns, desc_nan_last, first_present, num_max, num_min, num_sum, series_sum,
@@ -93,6 +93,9 @@ impl Timing {
     }
 }
 
+/// Checks that every rank of collective `cid` (rows `idx`) records the
+/// same `fields`, the shared [`GROUP_FIELDS`] first; the first mismatch is
+/// the error.
 pub(super) fn check_consistent(
     cid: &str,
     rows: &[LongRow],
@@ -100,7 +103,7 @@ pub(super) fn check_consistent(
     fields: &[Getter],
 ) -> Result<(), String> {
     let first = &rows[idx[0]];
-    for (field, get) in fields {
+    for (field, get) in GROUP_FIELDS.iter().chain(fields) {
         if let Some(&other) = idx[1..]
             .iter()
             .find(|&&i| !get(&rows[i]).key_eq(get(first)))
@@ -120,14 +123,21 @@ pub(super) fn check_consistent(
     Ok(())
 }
 
+/// A field every rank of a collective must record alike: its column and
+/// its cell.
 pub(super) type Getter = (&'static str, fn(&LongRow) -> &Value);
 
-const SYNC_FIELDS: [Getter; 9] = [
+/// What the ranks of any matched collective must agree on.
+const GROUP_FIELDS: [Getter; 5] = [
     (col::PROCESS_GROUP_NAME, |r| &r.pg_name),
     (col::PROCESS_GROUP_RANKS, |r| &r.pg_ranks),
     (col::COLLECTIVE_NAME, |r| &r.coll_name),
     (col::GROUP_SIZE, |r| &r.group_size),
     (col::DTYPE, |r| &r.dtype),
+];
+
+/// What the ranks of a synchronising collective must also agree on.
+const SYNC_FIELDS: [Getter; 4] = [
     (col::IN_MSG_NELEMS, |r| &r.in_nelems),
     (col::OUT_MSG_NELEMS, |r| &r.out_nelems),
     (col::IN_MSG_SIZE_MB, |r| &r.in_mb),
@@ -305,36 +315,19 @@ pub(super) fn sync_sheet(rows: &[SyncRow], nodes: Option<Nodes>) -> Table {
         column(col::BUS_BW, &|r| r.bus.clone()),
     ];
     // Per-rank columns: each row adds ts/dur of its ranks, then their waits.
-    // (rank, 0 ts / 1 dur / 2 wait) -> column, in order of first appearance.
-    let mut names: IndexMap<(i64, u8), Vec<Value>> = IndexMap::new();
-    for r in rows {
-        for (rank, ..) in &r.ranks {
-            names.entry((*rank, 0)).or_default();
-            names.entry((*rank, 1)).or_default();
+    let rank_col = |rank: i64, what: &str| format!("{}{rank}_{what}", col::RANK_PREFIX);
+    let records = rows.iter().map(|r| {
+        let mut cells = Vec::with_capacity(3 * r.ranks.len());
+        for (rank, ts, dur, _) in &r.ranks {
+            cells.push((rank_col(*rank, col::TS), ts.clone()));
+            cells.push((rank_col(*rank, col::DUR), dur.clone()));
         }
-        for (rank, ..) in &r.ranks {
-            names.entry((*rank, 2)).or_default();
+        for (rank, _, _, wait) in &r.ranks {
+            cells.push((rank_col(*rank, col::WAIT_TIME), wait.clone()));
         }
-    }
-    for c in names.values_mut() {
-        *c = vec![Value::Null; rows.len()];
-    }
-    for (i, r) in rows.iter().enumerate() {
-        for (rank, ts, dur, wait) in &r.ranks {
-            for (k, v) in [(0u8, ts), (1, dur), (2, wait)] {
-                if let Some(c) = names.get_mut(&(*rank, k)) {
-                    c[i] = v.clone();
-                }
-            }
-        }
-    }
-    for ((rank, k), values) in names {
-        let what = [col::TS, col::DUR, col::WAIT_TIME][k as usize];
-        cols.push(Column::new(
-            &format!("{}{rank}_{what}", col::RANK_PREFIX),
-            values,
-        ));
-    }
+        cells
+    });
+    cols.extend(record_columns(records, rows.len()));
     if let Some(n) = nodes {
         cols.push(column(col::NODE_SPAN, &|r| n.span(&r.pg_ranks)));
     }

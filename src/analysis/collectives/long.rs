@@ -74,10 +74,10 @@ impl LongRow {
     pub(super) fn provenance(&self) -> String {
         let mut fields = Vec::new();
         if self.custom_named || self.guessed_name.is_some() {
-            fields.push("Collective name");
+            fields.push(col::COLLECTIVE_NAME);
         }
         if self.guessed_dtype.is_some() {
-            fields.push("dtype");
+            fields.push(col::DTYPE);
         }
         if fields.is_empty() {
             return if self.coll_name.is_missing() {

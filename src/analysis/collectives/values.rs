@@ -6,6 +6,8 @@
 //! ([`crate::table::group`], [`crate::table::agg`],
 //! [`crate::table::typing`]).
 
+use indexmap::IndexMap;
+
 use crate::pyfmt::py_repr;
 use crate::table::agg::Agg;
 use crate::table::{Column, Num, Value};
@@ -55,6 +57,24 @@ pub(super) fn columns<S: AsRef<str>, T>(headers: &[S], rows: &[(Vec<Value>, T)])
         .collect()
 }
 
+/// Columns from each row's named cells, as pandas builds a frame from a
+/// list of dicts: one column per name in order of first appearance, `Null`
+/// where a row lacks the name. `nrows` is the number of records.
+pub(super) fn record_columns(
+    records: impl IntoIterator<Item = Vec<(String, Value)>>,
+    nrows: usize,
+) -> Vec<Column> {
+    let mut cols: IndexMap<String, Vec<Value>> = IndexMap::new();
+    for (i, record) in records.into_iter().enumerate() {
+        for (name, v) in record {
+            cols.entry(name).or_insert_with(|| vec![Value::Null; nrows])[i] = v;
+        }
+    }
+    cols.into_iter()
+        .map(|(name, values)| Column { name, values })
+        .collect()
+}
+
 /// The reference CLI's `--agg_metrics` default.
 pub const DEFAULT_AGG_METRICS: [Agg; 4] = [Agg::Mean, Agg::Median, Agg::Min, Agg::Max];
 
@@ -78,5 +98,18 @@ mod tests {
         assert_eq!(time_value(f64::NAN, false), Value::Null);
         assert_eq!(num_value(Num::Float(f64::NAN)), Value::Null);
         assert_eq!(num_value(Num::Int(3)), Value::Int(3));
+    }
+
+    #[test]
+    fn records_become_columns() {
+        let cell = |n: &str, v: i64| (n.to_string(), Value::Int(v));
+        let cols = record_columns(
+            vec![vec![cell("b", 1)], vec![cell("a", 2), cell("b", 3)]],
+            2,
+        );
+        let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(cols[1].values, [Value::Null, Value::Int(2)]);
+        assert_eq!(cols[0].values, [Value::Int(1), Value::Int(3)]);
     }
 }

@@ -159,7 +159,7 @@ fn render_markdown(g: &Gate, rows: usize) -> String {
                 md_plain(var).replace('|', "\\|")
             );
             for r in &c.timeline {
-                let mark = if r.kind == "busy_time" && c.busy_time_over_limit {
+                let mark = if r.kind == crate::names::row::BUSY_TIME && c.busy_time_over_limit {
                     " ❌"
                 } else {
                     ""
