@@ -12,13 +12,12 @@ use clap::Args;
 use rayon::prelude::*;
 use regex::Regex;
 
-use tracelens::analysis::collectives::{
-    CollectiveOptions, CollectiveReport, Mode, analyze, collective_kernel_count, markdown,
-};
+use tracelens::analysis::collectives::{CollectiveOptions, analyze, collective_kernel_count};
 use tracelens::load::{self, LoadError};
-use tracelens::names::{col, sheet};
+use tracelens::report::Document;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::table::Value;
+use tracelens::report::view::collectives as view;
 use tracelens::trace::{Needs, Trace};
 
 /// Options of `tracelens collectives`.
@@ -337,35 +336,6 @@ fn short_list(items: &[&str]) -> String {
     s
 }
 
-/// A few lines for the terminal.
-fn terminal(r: &CollectiveReport) -> String {
-    let mut s = format!(
-        "{} ranks, {} collective kernels, {} collectives matched across ranks ({})\n",
-        r.ranks,
-        r.kernels,
-        r.matched,
-        match r.mode {
-            Mode::Regular => "by process group",
-            Mode::Simplified => "by stream order: no process-group metadata",
-        }
-    );
-    if let Some(st) = r.sheet(sheet::STRAGGLER_SUMMARY)
-        && st.nrows() > 0
-    {
-        let get = |c: &str| st.row(0).get_named(c).and_then(Value::as_i64);
-        if let (Some(rank), Some(last), Some(num)) = (
-            get(col::RANK),
-            get(col::TIMES_ARRIVED_LAST),
-            get(col::NUM_COLLECTIVES),
-        ) {
-            s.push_str(&format!(
-                "slowest rank (least waiting): {rank}, arrived last in {last} of {num} collectives\n"
-            ));
-        }
-    }
-    s
-}
-
 /// Runs the subcommand.
 pub fn run(a: CollectivesArgs) -> Result<()> {
     let xlsx_path = match (&a.output, &a.csv) {
@@ -394,19 +364,25 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
+    let sheets = Document::of_tables(&report.sheets);
     let mut written = super::stage_sheets(
         &mut staging,
-        &report.sheets,
         a.csv.as_deref(),
-        &report.sheets,
-        &[],
+        &sheets,
         xlsx_path.as_deref(),
+        &sheets,
     )?;
-    let md_text = a.md.as_ref().map(|_| markdown(&report, &title));
+    let md_text = match &a.md {
+        Some(md) => {
+            let page = Document::of_page(view::page(&report, &title));
+            Some(super::render_text(&Markdown { path: md.clone() }, &page)?)
+        }
+        None => None,
+    };
     if let (Some(md), Some(text)) = (&a.md, &md_text)
         && !md_to_stdout
     {
-        super::stage_file(&mut staging, md, text.as_bytes())?;
+        staging.put(md, text.as_bytes())?;
         written.push(md.display().to_string());
     }
     staging.commit()?;
@@ -414,7 +390,7 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         a.quiet,
         md_to_stdout,
         md_text.as_deref(),
-        &terminal(&report),
+        &super::terminal_text(view::terminal(&report))?,
         &written,
     );
     Ok(())

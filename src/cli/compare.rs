@@ -12,8 +12,13 @@ use clap::builder::PossibleValuesParser;
 use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
 use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
 use tracelens::load;
+use tracelens::report::csv::Csv;
+use tracelens::report::json::Json;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::{csv, read, xlsx};
+use tracelens::report::view::verdict;
+use tracelens::report::xlsx::Xlsx;
+use tracelens::report::{Document, Writer, read};
 use tracelens::table::Table;
 use tracelens::trace::tree::{TreeOptions, build};
 
@@ -272,9 +277,13 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
 
     let mut staging = Staging::new();
     let mut written: Vec<String> = Vec::new();
+    // `{:#}` of an anyhow error spells the whole chain of causes.
+    let chain = |e: tracelens::report::WriteError| format!("{:#}", anyhow::Error::from(e));
     if let (Some(dir), Some(c)) = (&a.csv, &comparison) {
-        csv::stage_csv_dir(&c.sheets, dir, &mut staging)
-            .map_err(|e| format!("cannot write CSV sheets to {}: {e:#}", dir.display()))?;
+        Csv { dir: dir.clone() }
+            .render(&Document::of_tables(&c.sheets))
+            .and_then(|files| staging.put_all(dir, &files))
+            .map_err(|e| format!("cannot write CSV sheets to {}: {}", dir.display(), chain(e)))?;
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
@@ -282,39 +291,41 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         ));
     }
     if let (Some(x), Some(c)) = (&a.output, &comparison) {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .map_err(|e| format!("cannot write {}: {e:#}", x.display()))?;
+        let files = Xlsx { path: x.clone() }
+            .render(&Document::of_tables(&c.sheets))
+            .map_err(chain)?;
+        for f in &files {
+            staging.put(&f.name, &f.bytes).map_err(chain)?;
         }
-        xlsx::stage_xlsx(&c.sheets, &[], x, &mut staging).map_err(|e| format!("{e:#}"))?;
         written.push(x.display().to_string());
     }
-    let mut stage_text = |path: &Option<PathBuf>, text: &dyn Fn() -> String| {
-        match path {
-            Some(p) if p.as_os_str() != "-" => {
-                if let Some(parent) = p.parent() {
-                    staging
-                        .create_dir_all(parent)
-                        .map_err(|e| format!("cannot write {}: {e:#}", p.display()))?;
-                }
-                std::fs::write(staging.stage(p), text())
-                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-                written.push(p.display().to_string());
-            }
-            _ => {}
-        }
-        Ok::<(), String>(())
+    let doc = Document {
+        page: Some(verdict::page(&verdict)),
+        record: Some(verdict::record(&verdict)),
+        ..Document::default()
     };
-    stage_text(&a.md, &|| compare::markdown(&verdict))?;
-    stage_text(&a.json, &|| compare::to_json(&verdict))?;
-    staging.commit().map_err(|e| format!("{e:#}"))?;
+    let text = |w: &dyn Writer| {
+        let files = w.render(&doc).map_err(chain)?;
+        let bytes: Vec<u8> = files.into_iter().flat_map(|f| f.bytes).collect();
+        String::from_utf8(bytes).map_err(|e| e.to_string())
+    };
+    let md = text(&Markdown { path: "-".into() })?;
+    let json = text(&Json { path: "-".into() })?;
+    for (path, body) in [(&a.md, &md), (&a.json, &json)] {
+        if let Some(p) = path
+            && p.as_os_str() != "-"
+        {
+            staging.put(p, body.as_bytes()).map_err(chain)?;
+            written.push(p.display().to_string());
+        }
+    }
+    staging.commit().map_err(chain)?;
 
     if default_md || is_stdout(&a.md) {
-        print!("{}", compare::markdown(&verdict));
+        print!("{md}");
     }
     if is_stdout(&a.json) {
-        println!("{}", compare::to_json(&verdict));
+        println!("{json}");
     }
     if !a.quiet {
         for w in &written {

@@ -10,15 +10,18 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
-use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
+use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
 use tracelens::gpu_arch::GpuArch;
 use tracelens::load;
-use tracelens::plots;
+use tracelens::report::csv::Csv;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::{csv, xlsx};
-use tracelens::summary;
-use tracelens::table::Table;
+use tracelens::report::svg::Svg;
+use tracelens::report::text::Text;
+use tracelens::report::view::{roofline, summary, tree as tree_view};
+use tracelens::report::xlsx::Xlsx;
+use tracelens::report::{Document, Page, Writer};
 use tracelens::trace::tree::{TreeOptions, build};
 use tracelens::trace::{Needs, Trace};
 
@@ -257,45 +260,52 @@ fn load(path: &Path) -> Result<Trace> {
     load::load(path, &Needs::ALL).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
-/// Stages `bytes` as the file `path` (creating its directory) in `staging`.
-pub(crate) fn stage_file(staging: &mut Staging, path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(parent) = path.parent() {
-        staging
-            .create_dir_all(parent)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    std::fs::write(staging.stage(path), bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
+/// The single file `writer` makes of `doc`, as text (empty when it makes
+/// none).
+pub(crate) fn render_text(writer: &dyn Writer, doc: &Document) -> Result<String> {
+    let files = writer.render(doc)?;
+    let bytes: Vec<u8> = files.into_iter().flat_map(|f| f.bytes).collect();
+    Ok(String::from_utf8(bytes)?)
 }
 
-/// Stages `csv_sheets` as one CSV per sheet in `csv_dir` and `book_sheets`
-/// (with `charts`) as a workbook at `xlsx`, each when asked for; returns the
-/// "wrote …" lines for the terminal.
+/// `page` as terminal text.
+pub(crate) fn terminal_text(page: Page) -> Result<String> {
+    render_text(&Text { path: "-".into() }, &Document::of_page(page))
+}
+
+/// Stages the files `writer` makes of `doc`, one by one (each creating its
+/// directory).
+pub(crate) fn stage_with(staging: &mut Staging, writer: &dyn Writer, doc: &Document) -> Result<()> {
+    for f in writer.render(doc)? {
+        staging.put(&f.name, &f.bytes)?;
+    }
+    Ok(())
+}
+
+/// Stages `doc`'s tables as one CSV per table in `csv_dir` and `book` as a
+/// workbook at `xlsx_path`, each when asked for; returns the "wrote …"
+/// lines for the terminal.
 pub(crate) fn stage_sheets(
     staging: &mut Staging,
-    csv_sheets: &[Table],
     csv_dir: Option<&Path>,
-    book_sheets: &[Table],
-    charts: &[xlsx::ScatterChart],
+    csv: &Document,
     xlsx_path: Option<&Path>,
+    book: &Document,
 ) -> Result<Vec<String>> {
     let mut written = Vec::new();
     if let Some(dir) = csv_dir {
-        csv::stage_csv_dir(csv_sheets, dir, staging)
+        Csv { dir: dir.into() }
+            .render(csv)
+            .and_then(|files| staging.put_all(dir, &files))
             .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
-            csv_sheets.len()
+            csv.tables.len()
         ));
     }
     if let Some(x) = xlsx_path {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", x.display()))?;
-        }
-        xlsx::stage_xlsx(book_sheets, charts, x, staging)?;
+        stage_with(staging, &Xlsx { path: x.into() }, book)?;
         written.push(x.display().to_string());
     }
     Ok(written)
@@ -383,23 +393,24 @@ fn report(a: ReportArgs) -> Result<()> {
     let chart = opts
         .arch
         .as_ref()
-        .and(plots::roofline_chart(&report.sheets, opts.arch.as_ref()));
+        .and(roofline::workbook_chart(&report.sheets, opts.arch.as_ref()));
     // The workbook gains the chart and its data sheet; the CSVs do not.
-    let (book, charts) = match chart {
-        Some((points, chart)) => {
-            let mut book = report.sheets.clone();
-            book.push(points);
-            (std::borrow::Cow::Owned(book), vec![chart])
-        }
-        None => (std::borrow::Cow::Borrowed(&report.sheets[..]), Vec::new()),
+    let (points, charts) = match chart {
+        Some((points, chart)) => (Some(points), vec![chart]),
+        None => (None, Vec::new()),
+    };
+    let csv_doc = Document::of_tables(&report.sheets);
+    let book = Document {
+        tables: report.sheets.iter().chain(points.as_ref()).collect(),
+        charts,
+        ..Document::default()
     };
     let mut written = stage_sheets(
         &mut staging,
-        &report.sheets,
         a.csv.as_deref(),
-        &book,
-        &charts,
+        &csv_doc,
         xlsx_path.as_deref(),
+        &book,
     )?;
     if let Some(dir) = &a.plots {
         let arch = opts
@@ -409,25 +420,28 @@ fn report(a: ReportArgs) -> Result<()> {
         staging
             .create_dir_all(dir)
             .with_context(|| format!("cannot write plots to {}", dir.display()))?;
-        let svgs = plots::roofline_svgs(&report.sheets, arch);
-        for (stem, svg) in &svgs {
-            stage_file(
-                &mut staging,
-                &dir.join(format!("{stem}.svg")),
-                svg.as_bytes(),
-            )?;
-        }
+        let plots = Document {
+            charts: roofline::category_charts(&report.sheets, arch),
+            ..Document::default()
+        };
+        stage_with(&mut staging, &Svg { dir: dir.clone() }, &plots)?;
         written.push(format!(
             "{}/ ({} roofline plots)",
             dir.display(),
-            svgs.len()
+            plots.charts.len()
         ));
     }
-    let md_text = a.md.as_ref().map(|_| summary::markdown(&report, &title));
+    let md_text = match &a.md {
+        Some(md) => {
+            let page = Document::of_page(summary::page(&report, &title));
+            Some(render_text(&Markdown { path: md.clone() }, &page)?)
+        }
+        None => None,
+    };
     if let (Some(md), Some(text)) = (&a.md, &md_text)
         && !md_to_stdout
     {
-        stage_file(&mut staging, md, text.as_bytes())?;
+        staging.put(md, text.as_bytes())?;
         written.push(md.display().to_string());
     }
     staging.commit()?;
@@ -441,7 +455,7 @@ fn report(a: ReportArgs) -> Result<()> {
         a.quiet,
         md_to_stdout,
         md_text.as_deref(),
-        &summary::terminal(&report),
+        &terminal_text(summary::terminal(&report))?,
         &written,
     );
     Ok(())
@@ -476,29 +490,32 @@ fn tree(a: TreeArgs) -> Result<()> {
         grep,
         show_all: a.all,
     };
-    let text = if a.modules {
-        let t = render_modules(&trace, &tree, &opts);
-        if t.is_empty() {
-            return Err(anyhow!(
-                "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
-                a.trace.display()
-            ));
-        }
-        t
+    let outline = if a.modules {
+        tree_view::module_tree(&trace, &tree, &opts)
     } else {
-        let t = render_tree(&trace, &tree, &opts);
-        if t.is_empty() {
-            eprintln!(
-                "tracelens: nothing to show: no frame launches GPU work{} (use --all to show every frame)",
-                if opts.grep.is_some() {
-                    " under a matching root"
-                } else {
-                    ""
-                }
-            );
-        }
-        t
+        tree_view::call_tree(&trace, &tree, &opts)
     };
+    let doc = Document {
+        outline: Some(outline),
+        ..Document::default()
+    };
+    let text = render_text(&Text { path: "-".into() }, &doc)?;
+    if text.is_empty() && a.modules {
+        return Err(anyhow!(
+            "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
+            a.trace.display()
+        ));
+    }
+    if text.is_empty() {
+        eprintln!(
+            "tracelens: nothing to show: no frame launches GPU work{} (use --all to show every frame)",
+            if opts.grep.is_some() {
+                " under a matching root"
+            } else {
+                ""
+            }
+        );
+    }
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes());

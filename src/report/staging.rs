@@ -5,10 +5,13 @@
 //! nothing behind.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result};
+use super::{Rendered, WriteError};
+
+type Result<T> = std::result::Result<T, WriteError>;
 
 /// Output files being written.
 #[derive(Debug, Default)]
@@ -56,9 +59,42 @@ impl Staging {
             d = p.parent();
         }
         for p in missing.into_iter().rev() {
-            fs::create_dir(&p)
-                .with_context(|| format!("cannot create directory {}", p.display()))?;
+            if let Err(source) = fs::create_dir(&p) {
+                return Err(WriteError::CreateDir { dir: p, source });
+            }
             self.created_dirs.push(p);
+        }
+        Ok(())
+    }
+
+    /// Stages the file `path` with `bytes`, creating its directory.
+    pub fn put(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let failed = |source: Box<dyn std::error::Error + Send + Sync>| WriteError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            self.create_dir_all(parent)
+                .map_err(|e| failed(Box::new(e)))?;
+        }
+        fs::write(self.stage(path), bytes).map_err(|e| failed(Box::new(e)))
+    }
+
+    /// Stages `files` (targets inside `dir`), creating `dir` first.
+    pub fn put_all(&mut self, dir: &Path, files: &[Rendered]) -> Result<()> {
+        self.create_dir_all(dir)?;
+        for f in files {
+            let tmp = self.stage(&f.name);
+            let mut file = fs::File::create(&tmp).map_err(|source| WriteError::Create {
+                path: f.name.clone(),
+                source,
+            })?;
+            file.write_all(&f.bytes)
+                .and_then(|()| file.flush())
+                .map_err(|e| WriteError::Write {
+                    path: f.name.clone(),
+                    source: Box::new(e),
+                })?;
         }
         Ok(())
     }
@@ -67,11 +103,13 @@ impl Staging {
     pub fn commit(mut self) -> Result<()> {
         let staged = std::mem::take(&mut self.staged);
         for (i, (tmp, target)) in staged.iter().enumerate() {
-            if let Err(e) = fs::rename(tmp, target) {
+            if let Err(source) = fs::rename(tmp, target) {
                 // Put the rest back for cleanup by Drop.
                 self.staged = staged[i..].to_vec();
-                return Err(e).with_context(|| {
-                    format!("cannot move {} to {}", tmp.display(), target.display())
+                return Err(WriteError::Rename {
+                    from: tmp.clone(),
+                    to: target.clone(),
+                    source,
                 });
             }
         }

@@ -1,47 +1,121 @@
-//! GitHub-flavoured Markdown tables of [`Table`]s, for the human summaries
-//! (report, collectives, compare).
+//! The Markdown writer: a [`Page`] as GitHub-flavoured Markdown (the
+//! report, collectives and compare summaries), and the inline helpers views
+//! use to put names into Markdown safely.
 
-use super::{Table, Value};
+use std::path::PathBuf;
 
-/// Longest text cell shown, in characters (longer ones end with `…`).
+use super::{Align, Block, DataTable, Document, Grid, Page, Rendered, WriteError, Writer};
+use crate::table::Value;
+
+/// Longest text cell of a data table shown, in characters (longer ones end
+/// with `…`).
 const MAX_TEXT_CHARS: usize = 80;
 
-/// A Markdown table of `columns` (by name; unknown names are skipped) over
-/// the first `max_rows` rows of `table`.
+/// Writes a document's page as Markdown to `path`.
+#[derive(Debug, Clone)]
+pub struct Markdown {
+    /// Target file (`-`: standard output, printed by the caller).
+    pub path: PathBuf,
+}
+
+impl Writer for Markdown {
+    /// One file when the document has a page, none otherwise.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        Ok(doc
+            .page
+            .iter()
+            .map(|p| Rendered {
+                name: self.path.clone(),
+                bytes: page_text(p).into_bytes(),
+            })
+            .collect())
+    }
+}
+
+/// The Markdown text of `page`: blocks separated by one blank line, each
+/// line ending with a newline.
+pub fn page_text(page: &Page) -> String {
+    let mut out = String::new();
+    for (i, block) in page.blocks.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match block {
+            Block::Heading { level, text } => {
+                out.push_str(&"#".repeat(*level));
+                out.push(' ');
+                out.push_str(text);
+                out.push('\n');
+            }
+            Block::Paragraph(lines) => push_lines(&mut out, lines, ""),
+            Block::Bullets(items) => push_lines(&mut out, items, "- "),
+            Block::Data(d) => out.push_str(&data_table(d)),
+            Block::Grid(g) => out.push_str(&grid(g)),
+        }
+    }
+    if page.trailing_blank {
+        out.push('\n');
+    }
+    out
+}
+
+/// Appends each line after `prefix`, with a newline.
+fn push_lines(out: &mut String, lines: &[String], prefix: &str) {
+    for l in lines {
+        out.push_str(prefix);
+        out.push_str(l);
+        out.push('\n');
+    }
+}
+
+/// A Markdown table of a [`DataTable`]: `| --- |` rules, every column.
 ///
 /// Floats are shown with `float_digits` decimals (NaN as an empty cell),
 /// ints plainly, bools as `True` / `False`. Text and Python reprs have line
 /// breaks turned into spaces, are cut to 80 characters with `…`, and have
-/// `|` escaped. Columns whose shown cells are all numbers (ignoring `Null`
+/// `|` escaped. Columns whose cells are all numbers (ignoring `Null`
 /// cells, counting a NaN float as a number, and with at least one number)
-/// are right-aligned. Returns an empty string when none of the columns
-/// exist.
-pub fn table(table: &Table, columns: &[&str], max_rows: usize, float_digits: usize) -> String {
-    let picked: Vec<(usize, &str)> = columns
-        .iter()
-        .filter_map(|&name| table.column_index(name).map(|i| (i, name)))
-        .collect();
-    if picked.is_empty() {
+/// are right-aligned. Empty when the table has no columns.
+fn data_table(d: &DataTable) -> String {
+    let t = &d.table;
+    if t.ncols() == 0 {
         return String::new();
     }
-    let nrows = table.nrows().min(max_rows);
-
     let mut out = String::new();
-    push_row(&mut out, picked.iter().map(|&(_, name)| escape_text(name)));
+    push_row(&mut out, t.columns.iter().map(|c| escape_text(&c.name)));
     push_row(
         &mut out,
-        picked.iter().map(|&(i, _)| {
-            let shown = &table.columns[i].values[..nrows];
-            if is_numeric(shown) { "---:" } else { "---" }.to_string()
-        }),
+        t.columns
+            .iter()
+            .map(|c| if is_numeric(&c.values) { "---:" } else { "---" }.to_string()),
     );
-    for r in 0..nrows {
-        push_row(
-            &mut out,
-            picked
-                .iter()
-                .map(|&(i, _)| cell_text(table.value(r, i), float_digits)),
-        );
+    for row in t.rows() {
+        push_row(&mut out, row.iter().map(|v| cell_text(v, d.float_digits)));
+    }
+    out
+}
+
+/// A Markdown table of ready-made cells: `|---|` rules; an empty header
+/// cell is written `| |`.
+fn grid(g: &Grid) -> String {
+    let mut out = String::from("|");
+    for h in &g.header {
+        if !h.is_empty() {
+            out.push(' ');
+            out.push_str(h);
+        }
+        out.push_str(" |");
+    }
+    out.push_str("\n|");
+    for a in &g.align {
+        out.push_str(match a {
+            Align::Left => "---|",
+            Align::Right => "---:|",
+        });
+    }
+    out.push('\n');
+    for r in &g.rows {
+        push_row(&mut out, r.iter().cloned());
     }
     out
 }
@@ -88,6 +162,23 @@ fn escape_text(s: &str) -> String {
     truncate_text(&one_line, MAX_TEXT_CHARS).replace('|', "\\|")
 }
 
+/// Text for prose: line breaks become spaces, nothing else changes.
+pub fn plain(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// Text for a table cell as inline code: one line, cut to `max_chars`,
+/// with `|` escaped and backticks replaced (names like `foo<bar>` are not
+/// read as HTML). Empty text stays empty.
+pub fn code(s: &str, max_chars: usize) -> String {
+    let one = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
+    let cut = truncate_text(&one, max_chars);
+    if cut.is_empty() {
+        return String::new();
+    }
+    format!("`{}`", cut.replace('`', "'").replace('|', "\\|"))
+}
+
 /// `s` limited to `max_chars` characters: longer text keeps its first
 /// `max_chars - 1` characters followed by `…`. Never splits a character.
 pub fn truncate_text(s: &str, max_chars: usize) -> String {
@@ -107,6 +198,12 @@ pub fn truncate_text(s: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::Table;
+
+    /// The Markdown of `columns` over the first `max_rows` rows of `t`.
+    fn table(t: &Table, columns: &[&str], max_rows: usize, digits: usize) -> String {
+        data_table(&DataTable::pick(t, columns, max_rows, digits))
+    }
 
     fn t(s: &str) -> Value {
         Value::Text(s.into())
