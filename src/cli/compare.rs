@@ -12,12 +12,10 @@ use clap::builder::PossibleValuesParser;
 use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
 use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
 use tracelens::load;
-use tracelens::report::csv::Csv;
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::verdict;
-use tracelens::report::xlsx::Xlsx;
 use tracelens::report::{Document, Writer, read};
 use tracelens::table::Table;
 use tracelens::trace::tree::{TreeOptions, build};
@@ -276,39 +274,23 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     let verdict = compare::gate(&inputs, &opts);
 
     let mut staging = Staging::new();
-    let mut written: Vec<String> = Vec::new();
     // `{:#}` of an anyhow error spells the whole chain of causes.
     let chain = |e: tracelens::report::WriteError| format!("{:#}", anyhow::Error::from(e));
-    if let (Some(dir), Some(c)) = (&a.csv, &comparison) {
-        Csv { dir: dir.clone() }
-            .render(&Document::of_tables(&c.sheets))
-            .and_then(|files| staging.put_all(dir, &files))
-            .map_err(|e| format!("cannot write CSV sheets to {}: {}", dir.display(), chain(e)))?;
-        written.push(format!(
-            "{}/ ({} CSV sheets)",
-            dir.display(),
-            c.sheets.len()
-        ));
-    }
-    if let (Some(x), Some(c)) = (&a.output, &comparison) {
-        let files = Xlsx { path: x.clone() }
-            .render(&Document::of_tables(&c.sheets))
-            .map_err(chain)?;
-        for f in &files {
-            staging.put(&f.name, &f.bytes).map_err(chain)?;
+    let mut written = match &comparison {
+        Some(c) => {
+            let sheets = Document::of_tables(&c.sheets);
+            let (csv, xlsx) = (a.csv.as_deref(), a.output.as_deref());
+            super::stage_sheets(&mut staging, csv, &sheets, xlsx, &sheets)
+                .map_err(|e| format!("{e:#}"))?
         }
-        written.push(x.display().to_string());
-    }
+        None => Vec::new(),
+    };
     let doc = Document {
         page: Some(verdict::page(&verdict)),
         record: Some(verdict::record(&verdict)),
         ..Document::default()
     };
-    let text = |w: &dyn Writer| {
-        let files = w.render(&doc).map_err(chain)?;
-        let bytes: Vec<u8> = files.into_iter().flat_map(|f| f.bytes).collect();
-        String::from_utf8(bytes).map_err(|e| e.to_string())
-    };
+    let text = |w: &dyn Writer| super::render_text(w, &doc).map_err(|e| format!("{e:#}"));
     let md = text(&Markdown { path: "-".into() })?;
     let json = text(&Json { path: "-".into() })?;
     for (path, body) in [(&a.md, &md), (&a.json, &json)] {

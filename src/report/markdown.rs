@@ -300,6 +300,55 @@ mod tests {
     }
 
     #[test]
+    fn page_blocks_and_blank_lines() {
+        let heading = |level, text: &str| Block::Heading {
+            level,
+            text: text.into(),
+        };
+        let mut page = Page {
+            blocks: vec![
+                heading(2, "Title"),
+                Block::Paragraph(vec!["a".into(), "b".into()]),
+                Block::Bullets(Vec::new()),
+                heading(4, "T"),
+                Block::Grid(Grid {
+                    header: vec![String::new(), "op".into(), "ms".into()],
+                    align: vec![Align::Left, Align::Left, Align::Right],
+                    rows: vec![vec![String::new(), code("a|b`c", 100), "1.000".into()]],
+                }),
+                Block::Data(DataTable::pick(&sample(), &["nope"], 5, 2)),
+                Block::Bullets(vec!["x".into()]),
+            ],
+            trailing_blank: false,
+        };
+        let body = "## Title\n\na\nb\n\n\n#### T\n\n| | op | ms |\n|---|---|---:|\n|  | `a\\|b'c` | 1.000 |\n\n\n- x\n";
+        assert_eq!(page_text(&page), body);
+        page.trailing_blank = true;
+        assert_eq!(page_text(&page), format!("{body}\n"));
+        let doc = Document::of_page(page);
+        let files = Markdown {
+            path: "s.md".into(),
+        }
+        .render(&doc)
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, PathBuf::from("s.md"));
+        assert!(
+            Markdown { path: "-".into() }
+                .render(&Document::default())
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn inline_helpers() {
+        assert_eq!(plain("a\r\nb|c"), "a  b|c");
+        assert_eq!(code("", 5), "");
+        assert_eq!(code("abcdefgh", 5), "`abcd…`");
+    }
+
+    #[test]
     fn line_breaks_become_spaces() {
         assert_eq!(escape_text("a\r\nb\rc\nd"), "a b c d");
     }

@@ -1007,6 +1007,39 @@ mod tests {
     }
 
     #[test]
+    fn writer_names_files_and_needs_log_axes() {
+        let log = ChartAxis {
+            name: "x".into(),
+            scale: Scale::Log10,
+        };
+        let mut chart = Chart {
+            name: "GEMM".into(),
+            title: "t".into(),
+            x: log.clone(),
+            y: log,
+            series: Vec::new(),
+            roofs: vec![mi300x("matrix_bf16", 708.0)],
+            data_table: None,
+        };
+        let svg = Svg {
+            dir: "plots".into(),
+        };
+        let doc = Document {
+            charts: vec![chart.clone()],
+            ..Document::default()
+        };
+        let files = svg.render(&doc).unwrap();
+        assert_eq!(files[0].name, PathBuf::from("plots/GEMM.svg"));
+        assert_clean(std::str::from_utf8(&files[0].bytes).unwrap());
+        chart.y.scale = Scale::Linear;
+        let doc = Document {
+            charts: vec![chart],
+            ..Document::default()
+        };
+        assert!(svg.render(&doc).unwrap_err().to_string().contains("GEMM"));
+    }
+
+    #[test]
     fn marker_area_follows_time() {
         assert_eq!(radius(100.0, 100.0), R_MAX);
         assert!((radius(25.0, 100.0) - R_MAX / 2.0).abs() < 1e-9);
