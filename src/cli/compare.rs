@@ -10,7 +10,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::analysis::{ReportOptions, report_needs, run_report};
 use tracelens::load;
 use tracelens::report::staging::Staging;
 use tracelens::report::{csv, read, xlsx};
@@ -131,7 +131,7 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
             .map(|s| (s, Vec::new()))
             .map_err(|e| format!("{e:#}")),
         Kind::Trace => {
-            let trace = load::load(path, &REPORT_NEEDS).map_err(|e| format!("{shown}: {e}"))?;
+            let trace = load::load(path, &report_needs()).map_err(|e| format!("{shown}: {e}"))?;
             let tree = build(&trace, TreeOptions::default());
             let report = run_report(&trace, &tree, &ReportOptions::default());
             let notes = report

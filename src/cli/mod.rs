@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
 use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::analysis::{ReportOptions, report_needs, run_report};
 use tracelens::gpu_arch::GpuArch;
 use tracelens::load;
 use tracelens::plots;
@@ -358,7 +358,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let progress = Progress::new(a.quiet, &a.trace);
     progress.step("loading trace");
     let trace =
-        load::load(&a.trace, &REPORT_NEEDS).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
+        load::load(&a.trace, &report_needs()).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
     progress.step("building call tree");
     let tree = build(&trace, TreeOptions::default());
     progress.step("computing sheets");
