@@ -7,6 +7,7 @@
 //! human summaries render Markdown with [`table::markdown`]).
 
 pub mod analysis;
+pub mod error;
 pub mod gpu_arch;
 pub mod load;
 pub mod names;

@@ -119,7 +119,7 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
     let shown = path.display();
     match kind {
         Kind::CsvDir => {
-            let sheets = read::read_csv_dir(path).map_err(|e| format!("{e:#}"))?;
+            let sheets = read::read_csv_dir(path).map_err(super::chain)?;
             if sheets.is_empty() {
                 return Err(format!(
                     "{shown}: not a report: the folder holds no <sheet>.csv files"
@@ -129,7 +129,7 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
         }
         Kind::Xlsx => read::read_xlsx(path)
             .map(|s| (s, Vec::new()))
-            .map_err(|e| format!("{e:#}")),
+            .map_err(super::chain),
         Kind::Trace => {
             let trace = load::load(path, &report_needs()).map_err(|e| format!("{shown}: {e}"))?;
             let tree = build(&trace, TreeOptions::default());
@@ -273,8 +273,13 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     let mut staging = Staging::new();
     let mut written: Vec<String> = Vec::new();
     if let (Some(dir), Some(c)) = (&a.csv, &comparison) {
-        csv::stage_csv_dir(&c.sheets, dir, &mut staging)
-            .map_err(|e| format!("cannot write CSV sheets to {}: {e:#}", dir.display()))?;
+        csv::stage_csv_dir(&c.sheets, dir, &mut staging).map_err(|e| {
+            format!(
+                "cannot write CSV sheets to {}: {}",
+                dir.display(),
+                super::chain(e)
+            )
+        })?;
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
@@ -285,18 +290,18 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         if let Some(parent) = x.parent() {
             staging
                 .create_dir_all(parent)
-                .map_err(|e| format!("cannot write {}: {e:#}", x.display()))?;
+                .map_err(|e| format!("cannot write {}: {}", x.display(), super::chain(e)))?;
         }
-        xlsx::stage_xlsx(&c.sheets, &[], x, &mut staging).map_err(|e| format!("{e:#}"))?;
+        xlsx::stage_xlsx(&c.sheets, &[], x, &mut staging).map_err(super::chain)?;
         written.push(x.display().to_string());
     }
     let mut stage_text = |path: &Option<PathBuf>, text: &dyn Fn() -> String| {
         match path {
             Some(p) if p.as_os_str() != "-" => {
                 if let Some(parent) = p.parent() {
-                    staging
-                        .create_dir_all(parent)
-                        .map_err(|e| format!("cannot write {}: {e:#}", p.display()))?;
+                    staging.create_dir_all(parent).map_err(|e| {
+                        format!("cannot write {}: {}", p.display(), super::chain(e))
+                    })?;
                 }
                 std::fs::write(staging.stage(p), text())
                     .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
@@ -308,7 +313,7 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     };
     stage_text(&a.md, &|| compare::markdown(&verdict))?;
     stage_text(&a.json, &|| compare::to_json(&verdict))?;
-    staging.commit().map_err(|e| format!("{e:#}"))?;
+    staging.commit().map_err(super::chain)?;
 
     if default_md || is_stdout(&a.md) {
         print!("{}", compare::markdown(&verdict));

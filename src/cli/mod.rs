@@ -213,6 +213,12 @@ pub fn run() -> i32 {
     }
 }
 
+/// The message of `e` followed by its causes, as `tracelens: error:`
+/// prints them.
+pub(crate) fn chain(e: impl std::error::Error + Send + Sync + 'static) -> String {
+    format!("{:#}", anyhow::Error::new(e))
+}
+
 /// Shows what is going on during long work, only on a terminal.
 struct Progress {
     on: bool,

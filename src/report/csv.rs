@@ -4,8 +4,8 @@
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
 use super::staging::Staging;
+use crate::error::WriteError;
 use crate::table::Table;
-use anyhow::{Context, Result, bail};
 use std::collections::HashSet;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -80,7 +80,7 @@ fn file_stem(name: &str) -> String {
 /// Writes one `<name>.csv` per table into `dir` (created with its parents if
 /// missing) and returns the paths written, in table order. All files appear
 /// together or none does.
-pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let mut staging = Staging::new();
     let written = stage_csv_dir(sheets, dir, &mut staging)?;
     staging.commit()?;
@@ -90,26 +90,30 @@ pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>> {
 /// Stages one `<name>.csv` per table into `dir` (see [`Staging`]) and
 /// returns the target paths, in table order. Two tables mapping to the same
 /// file name are an error rather than a silent overwrite.
-pub fn stage_csv_dir(sheets: &[Table], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
+pub fn stage_csv_dir(
+    sheets: &[Table],
+    dir: &Path,
+    staging: &mut Staging,
+) -> Result<Vec<PathBuf>, WriteError> {
     staging.create_dir_all(dir)?;
     let mut seen = HashSet::new();
     let mut written = Vec::with_capacity(sheets.len());
     for sheet in sheets {
         let path = dir.join(format!("{}.csv", file_stem(&sheet.name)));
         if !seen.insert(path.clone()) {
-            bail!(
+            return Err(WriteError::Invalid(format!(
                 "two sheets would both be written to {} (sheet name {:?})",
                 path.display(),
                 sheet.name
-            );
+            )));
         }
         let tmp = staging.stage(&path);
-        let file =
-            fs::File::create(&tmp).with_context(|| format!("cannot create {}", path.display()))?;
+        let file = fs::File::create(&tmp)
+            .map_err(WriteError::io(format!("cannot create {}", path.display())))?;
         let mut w = BufWriter::new(file);
         w.write_all(table_to_csv(sheet).as_bytes())
             .and_then(|()| w.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .map_err(WriteError::io(format!("cannot write {}", path.display())))?;
         written.push(path);
     }
     Ok(written)

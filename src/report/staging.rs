@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result};
+use crate::error::WriteError;
 
 /// Output files being written.
 #[derive(Debug, Default)]
@@ -45,7 +45,7 @@ impl Staging {
 
     /// Creates `dir` and its missing parents, remembering which were new so
     /// that an aborted run removes them again.
-    pub fn create_dir_all(&mut self, dir: &Path) -> Result<()> {
+    pub fn create_dir_all(&mut self, dir: &Path) -> Result<(), WriteError> {
         let mut missing = Vec::new();
         let mut d = Some(dir);
         while let Some(p) = d {
@@ -56,23 +56,27 @@ impl Staging {
             d = p.parent();
         }
         for p in missing.into_iter().rev() {
-            fs::create_dir(&p)
-                .with_context(|| format!("cannot create directory {}", p.display()))?;
+            fs::create_dir(&p).map_err(WriteError::io(format!(
+                "cannot create directory {}",
+                p.display()
+            )))?;
             self.created_dirs.push(p);
         }
         Ok(())
     }
 
     /// Renames every staged file onto its target.
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(mut self) -> Result<(), WriteError> {
         let staged = std::mem::take(&mut self.staged);
         for (i, (tmp, target)) in staged.iter().enumerate() {
             if let Err(e) = fs::rename(tmp, target) {
                 // Put the rest back for cleanup by Drop.
                 self.staged = staged[i..].to_vec();
-                return Err(e).with_context(|| {
-                    format!("cannot move {} to {}", tmp.display(), target.display())
-                });
+                return Err(WriteError::io(format!(
+                    "cannot move {} to {}",
+                    tmp.display(),
+                    target.display()
+                ))(e));
             }
         }
         self.committed = true;

@@ -1,10 +1,10 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
 use super::staging::Staging;
+use crate::error::WriteError;
 use crate::names::col;
 use crate::pyfmt::float_repr;
 use crate::table::{Table, Value};
-use anyhow::{Context, Result, bail};
 use rust_xlsxwriter::{
     Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
 };
@@ -71,7 +71,7 @@ pub struct ScatterSeries {
 /// characters. Worksheet names are made valid for Excel (see
 /// [`worksheet_names`]). The workbook is written to a temporary file beside
 /// `path` and renamed into place, so a failure leaves no partial file.
-pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<()> {
+pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
     write_xlsx_with_charts(sheets, &[], path)
 }
 
@@ -89,14 +89,18 @@ pub fn write_xlsx_with_charts(
     sheets: &[Table],
     charts: &[ScatterChart],
     path: &Path,
-) -> Result<()> {
+) -> Result<(), WriteError> {
     let mut staging = Staging::new();
     stage_xlsx(sheets, charts, path, &mut staging)?;
     staging.commit()
 }
 
 /// Builds the workbook of [`write_xlsx_with_charts`] in memory.
-fn build_workbook(sheets: &[Table], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
+fn build_workbook(
+    sheets: &[Table],
+    charts: &[ScatterChart],
+    path: &Path,
+) -> Result<Workbook, WriteError> {
     let names = worksheet_names(
         sheets
             .iter()
@@ -112,11 +116,11 @@ fn build_workbook(sheets: &[Table], charts: &[ScatterChart], path: &Path) -> Res
     for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
         fill_worksheet(ws, sheet, name, &header)
-            .with_context(|| format!("sheet {:?} of {}", sheet.name, path.display()))?;
+            .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
     }
     for (chart, name) in charts.iter().zip(chart_names) {
         add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
-            .with_context(|| format!("chart {:?} of {}", chart.sheet, path.display()))?;
+            .map_err(|e| e.at(format!("chart {:?} of {}", chart.sheet, path.display())))?;
     }
     Ok(workbook)
 }
@@ -128,12 +132,12 @@ pub fn stage_xlsx(
     charts: &[ScatterChart],
     path: &Path,
     staging: &mut Staging,
-) -> Result<()> {
+) -> Result<(), WriteError> {
     let mut workbook = build_workbook(sheets, charts, path)?;
     let tmp = staging.stage(path);
     workbook
         .save(&tmp)
-        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(|e| WriteError::from(e).at(format!("cannot write {}", path.display())))
 }
 
 /// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
@@ -144,12 +148,14 @@ fn add_chart_sheet(
     name: &str,
     sheets: &[Table],
     data_names: &[String],
-) -> Result<()> {
+) -> Result<(), WriteError> {
     let idx = sheets
         .iter()
         .position(|s| s.name == chart.data_sheet)
         .or_else(|| data_names.iter().position(|n| *n == chart.data_sheet))
-        .with_context(|| format!("no data sheet named {:?}", chart.data_sheet))?;
+        .ok_or_else(|| {
+            WriteError::Invalid(format!("no data sheet named {:?}", chart.data_sheet))
+        })?;
     let built = scatter_chart(chart, &sheets[idx], &data_names[idx])?;
     let ws = workbook.add_worksheet();
     ws.set_name(name)?;
@@ -166,7 +172,11 @@ fn add_chart_sheet(
 
 /// The Excel chart for `spec`, reading `data` (written as worksheet
 /// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<Option<Chart>> {
+fn scatter_chart(
+    spec: &ScatterChart,
+    data: &Table,
+    data_name: &str,
+) -> Result<Option<Chart>, WriteError> {
     if spec.series.is_empty() {
         return Ok(None);
     }
@@ -175,23 +185,23 @@ fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<O
     for s in &spec.series {
         for (what, col) in [("x", s.x_col), ("y", s.y_col)] {
             if col >= data.ncols() {
-                bail!(
+                return Err(WriteError::Invalid(format!(
                     "series {:?}: {what} column {col} is outside sheet {:?} ({} columns)",
                     s.name,
                     data.name,
                     data.ncols()
-                );
+                )));
             }
         }
         if s.first_row > s.last_row || s.last_row >= data.nrows() {
-            bail!(
+            return Err(WriteError::Invalid(format!(
                 "series {:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
                 s.name,
                 s.first_row,
                 s.last_row,
                 data.name,
                 data.nrows()
-            );
+            )));
         }
         // Data row r is worksheet row r + 1, below the header. Both bounds
         // were checked against the sheet, which fits Excel's limits.
@@ -216,17 +226,24 @@ fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<O
 }
 
 /// Writes one table's header, cells, widths, freeze pane and autofilter.
-fn fill_worksheet(ws: &mut Worksheet, sheet: &Table, name: &str, header: &Format) -> Result<()> {
+fn fill_worksheet(
+    ws: &mut Worksheet,
+    sheet: &Table,
+    name: &str,
+    header: &Format,
+) -> Result<(), WriteError> {
     ws.set_name(name)?;
     let width = sheet.ncols();
     if width > MAX_COLS {
-        bail!("{width} columns exceed Excel's limit of {MAX_COLS}");
+        return Err(WriteError::Invalid(format!(
+            "{width} columns exceed Excel's limit of {MAX_COLS}"
+        )));
     }
     if sheet.nrows() >= MAX_ROWS {
-        bail!(
+        return Err(WriteError::Invalid(format!(
             "{} rows plus the header exceed Excel's limit of {MAX_ROWS}",
             sheet.nrows()
-        );
+        )));
     }
     if width == 0 {
         return Ok(());
