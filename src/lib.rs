@@ -8,6 +8,7 @@
 //! [`report`] writers render it as CSV, Excel, Markdown, JSON, text or SVG.
 
 pub mod analysis;
+pub mod error;
 pub mod gpu_arch;
 pub mod load;
 pub mod names;

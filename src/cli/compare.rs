@@ -10,7 +10,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::analysis::{ReportOptions, report_needs, run_report};
 use tracelens::load;
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
@@ -122,7 +122,7 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
     let shown = path.display();
     match kind {
         Kind::CsvDir => {
-            let sheets = read::read_csv_dir(path).map_err(|e| format!("{e:#}"))?;
+            let sheets = read::read_csv_dir(path).map_err(super::chain)?;
             if sheets.is_empty() {
                 return Err(format!(
                     "{shown}: not a report: the folder holds no <sheet>.csv files"
@@ -132,9 +132,9 @@ fn read_input(path: &Path, kind: Kind) -> Loaded {
         }
         Kind::Xlsx => read::read_xlsx(path)
             .map(|s| (s, Vec::new()))
-            .map_err(|e| format!("{e:#}")),
+            .map_err(super::chain),
         Kind::Trace => {
-            let trace = load::load(path, &REPORT_NEEDS).map_err(|e| format!("{shown}: {e}"))?;
+            let trace = load::load(path, &report_needs()).map_err(|e| format!("{shown}: {e}"))?;
             let tree = build(&trace, TreeOptions::default());
             let report = run_report(&trace, &tree, &ReportOptions::default());
             let notes = report
@@ -274,8 +274,6 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     let verdict = compare::gate(&inputs, &opts);
 
     let mut staging = Staging::new();
-    // `{:#}` of an anyhow error spells the whole chain of causes.
-    let chain = |e: tracelens::report::WriteError| format!("{:#}", anyhow::Error::from(e));
     let mut written = match &comparison {
         Some(c) => {
             let sheets = Document::of_tables(&c.sheets);
@@ -297,11 +295,11 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         if let Some(p) = path
             && p.as_os_str() != "-"
         {
-            staging.put(p, body.as_bytes()).map_err(chain)?;
+            staging.put(p, body.as_bytes()).map_err(super::chain)?;
             written.push(p.display().to_string());
         }
     }
-    staging.commit().map_err(chain)?;
+    staging.commit().map_err(super::chain)?;
 
     if default_md || is_stdout(&a.md) {
         print!("{md}");

@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
 use tracelens::analysis::treeview::TreeViewOptions;
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::analysis::{ReportOptions, report_needs, run_report};
 use tracelens::gpu_arch::GpuArch;
 use tracelens::load;
 use tracelens::report::csv::Csv;
@@ -216,6 +216,12 @@ pub fn run() -> i32 {
     }
 }
 
+/// The message of `e` followed by its causes, as `tracelens: error:`
+/// prints them.
+pub(crate) fn chain(e: impl std::error::Error + Send + Sync + 'static) -> String {
+    format!("{:#}", anyhow::Error::new(e))
+}
+
 /// Shows what is going on during long work, only on a terminal.
 struct Progress {
     on: bool,
@@ -368,7 +374,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let progress = Progress::new(a.quiet, &a.trace);
     progress.step("loading trace");
     let trace =
-        load::load(&a.trace, &REPORT_NEEDS).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
+        load::load(&a.trace, &report_needs()).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
     progress.step("building call tree");
     let tree = build(&trace, TreeOptions::default());
     progress.step("computing sheets");

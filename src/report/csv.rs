@@ -91,10 +91,11 @@ impl Writer for Csv {
         for table in &doc.tables {
             let name = self.dir.join(format!("{}.csv", file_stem(&table.name)));
             if !seen.insert(name.clone()) {
-                return Err(WriteError::SameFile {
-                    path: name,
-                    table: table.name.clone(),
-                });
+                return Err(WriteError::Invalid(format!(
+                    "two sheets would both be written to {} (sheet name {:?})",
+                    name.display(),
+                    table.name
+                )));
             }
             out.push(Rendered {
                 name,

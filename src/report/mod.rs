@@ -23,6 +23,7 @@ pub mod xlsx;
 use std::path::PathBuf;
 
 use crate::analysis::treeview::TreeNode;
+pub use crate::error::WriteError;
 use crate::table::Table;
 
 /// Turns a [`Document`] into output files.
@@ -39,67 +40,6 @@ pub struct Rendered {
     pub name: PathBuf,
     /// Its content.
     pub bytes: Vec<u8>,
-}
-
-/// Why output could not be made or written.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// A directory could not be created.
-    #[error("cannot create directory {}", dir.display())]
-    CreateDir {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file could not be created.
-    #[error("cannot create {}", path.display())]
-    Create {
-        /// The file's target path.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file could not be written (or its directory made).
-    #[error("cannot write {}", path.display())]
-    Write {
-        /// The file's target path.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A staged file could not be moved onto its target.
-    #[error("cannot move {} to {}", from.display(), to.display())]
-    Rename {
-        /// The temporary file.
-        from: PathBuf,
-        /// The target.
-        to: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Two outputs would land in the same file.
-    #[error("two sheets would both be written to {} (sheet name {table:?})", path.display())]
-    SameFile {
-        /// The file.
-        path: PathBuf,
-        /// The second table's name.
-        table: String,
-    },
-    /// The content does not fit the format (a sheet too large for Excel, a
-    /// chart over a missing table, an axis the format cannot draw).
-    #[error("{what}")]
-    Content {
-        /// Which part of the output, e.g. `sheet "x" of r.xlsx`.
-        what: String,
-        /// Why.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
 }
 
 /// What a command produced, for the writers: each writer renders the parts

@@ -59,9 +59,10 @@ impl Staging {
             d = p.parent();
         }
         for p in missing.into_iter().rev() {
-            if let Err(source) = fs::create_dir(&p) {
-                return Err(WriteError::CreateDir { dir: p, source });
-            }
+            fs::create_dir(&p).map_err(WriteError::io(format!(
+                "cannot create directory {}",
+                p.display()
+            )))?;
             self.created_dirs.push(p);
         }
         Ok(())
@@ -69,15 +70,11 @@ impl Staging {
 
     /// Stages the file `path` with `bytes`, creating its directory.
     pub fn put(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let failed = |source: Box<dyn std::error::Error + Send + Sync>| WriteError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
+        let what = || format!("cannot write {}", path.display());
         if let Some(parent) = path.parent() {
-            self.create_dir_all(parent)
-                .map_err(|e| failed(Box::new(e)))?;
+            self.create_dir_all(parent).map_err(|e| e.at(what()))?;
         }
-        fs::write(self.stage(path), bytes).map_err(|e| failed(Box::new(e)))
+        fs::write(self.stage(path), bytes).map_err(WriteError::io(what()))
     }
 
     /// Stages `files` (targets inside `dir`), creating `dir` first.
@@ -85,16 +82,13 @@ impl Staging {
         self.create_dir_all(dir)?;
         for f in files {
             let tmp = self.stage(&f.name);
-            let mut file = fs::File::create(&tmp).map_err(|source| WriteError::Create {
-                path: f.name.clone(),
-                source,
-            })?;
+            let mut file = fs::File::create(&tmp).map_err(WriteError::io(format!(
+                "cannot create {}",
+                f.name.display()
+            )))?;
             file.write_all(&f.bytes)
                 .and_then(|()| file.flush())
-                .map_err(|e| WriteError::Write {
-                    path: f.name.clone(),
-                    source: Box::new(e),
-                })?;
+                .map_err(WriteError::io(format!("cannot write {}", f.name.display())))?;
         }
         Ok(())
     }
@@ -103,14 +97,14 @@ impl Staging {
     pub fn commit(mut self) -> Result<()> {
         let staged = std::mem::take(&mut self.staged);
         for (i, (tmp, target)) in staged.iter().enumerate() {
-            if let Err(source) = fs::rename(tmp, target) {
+            if let Err(e) = fs::rename(tmp, target) {
                 // Put the rest back for cleanup by Drop.
                 self.staged = staged[i..].to_vec();
-                return Err(WriteError::Rename {
-                    from: tmp.clone(),
-                    to: target.clone(),
-                    source,
-                });
+                return Err(WriteError::io(format!(
+                    "cannot move {} to {}",
+                    tmp.display(),
+                    target.display()
+                ))(e));
             }
         }
         self.committed = true;

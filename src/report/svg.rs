@@ -26,10 +26,8 @@ impl Writer for Svg {
             .iter()
             .map(|c| {
                 if c.x.scale != Scale::Log10 || c.y.scale != Scale::Log10 {
-                    return Err(WriteError::Content {
-                        what: format!("chart {:?}", c.name),
-                        source: "SVG roofline plots need logarithmic axes".into(),
-                    });
+                    let why = "SVG roofline plots need logarithmic axes".to_string();
+                    return Err(WriteError::Invalid(why).at(format!("chart {:?}", c.name)));
                 }
                 Ok(Rendered {
                     name: self.dir.join(format!("{}.svg", c.name)),

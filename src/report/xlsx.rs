@@ -29,9 +29,6 @@ const MAX_WIDTH: usize = 60;
 const CHART_WIDTH: u32 = 960;
 const CHART_HEIGHT: u32 = 600;
 
-/// What the building steps fail with; the writer adds where.
-type Fail = Box<dyn std::error::Error + Send + Sync>;
-
 /// Writes a document's tables and charts as one Excel workbook.
 ///
 /// Each table becomes a worksheet with a bold, shaded, underlined header row
@@ -58,10 +55,9 @@ pub struct Xlsx {
 impl Writer for Xlsx {
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
         let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path)?;
-        let bytes = workbook.save_to_buffer().map_err(|e| WriteError::Write {
-            path: self.path.clone(),
-            source: Box::new(e),
-        })?;
+        let bytes = workbook
+            .save_to_buffer()
+            .map_err(|e| WriteError::from(e).at(format!("cannot write {}", self.path.display())))?;
         Ok(vec![Rendered {
             name: self.path.clone(),
             bytes,
@@ -101,18 +97,12 @@ fn build_workbook(
     let mut workbook = Workbook::new();
     for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
-        fill_worksheet(ws, sheet, name, &header).map_err(|source| WriteError::Content {
-            what: format!("sheet {:?} of {}", sheet.name, path.display()),
-            source,
-        })?;
+        fill_worksheet(ws, sheet, name, &header)
+            .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
     }
     for (chart, name) in charts.iter().zip(chart_names) {
-        add_chart_sheet(&mut workbook, chart, name, sheets, data_names).map_err(|source| {
-            WriteError::Content {
-                what: format!("chart {:?} of {}", chart.name, path.display()),
-                source,
-            }
-        })?;
+        add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
+            .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
     Ok(workbook)
 }
@@ -125,13 +115,13 @@ fn add_chart_sheet(
     name: &str,
     sheets: &[&Table],
     data_names: &[String],
-) -> Result<(), Fail> {
+) -> Result<(), WriteError> {
     let wanted = chart.data_table.as_deref().unwrap_or_default();
     let idx = sheets
         .iter()
         .position(|s| s.name == wanted)
         .or_else(|| data_names.iter().position(|n| *n == wanted))
-        .ok_or_else(|| format!("no data sheet named {wanted:?}"))?;
+        .ok_or_else(|| WriteError::Invalid(format!("no data sheet named {wanted:?}")))?;
     let built = scatter_chart(chart, sheets[idx], &data_names[idx])?;
     let ws = workbook.add_worksheet();
     ws.set_name(name)?;
@@ -148,16 +138,23 @@ fn add_chart_sheet(
 
 /// The Excel chart for `spec`, reading `data` (written as worksheet
 /// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(spec: &ReportChart, data: &Table, data_name: &str) -> Result<Option<Chart>, Fail> {
+fn scatter_chart(
+    spec: &ReportChart,
+    data: &Table,
+    data_name: &str,
+) -> Result<Option<Chart>, WriteError> {
     if spec.series.is_empty() {
         return Ok(None);
     }
     let mut chart = Chart::new(ChartType::Scatter);
     chart.title().set_name(spec.title.as_str());
     for s in &spec.series {
-        let cells = s
-            .cells
-            .ok_or_else(|| format!("series {:?} names no cells of {:?}", s.name, data.name))?;
+        let cells = s.cells.ok_or_else(|| {
+            WriteError::Invalid(format!(
+                "series {:?} names no cells of {:?}",
+                s.name, data.name
+            ))
+        })?;
         let (r0, r1, xc, yc) = series_cells(&s.name, &cells, data)?;
         chart
             .add_series()
@@ -182,26 +179,28 @@ fn set_axis(excel: &mut rust_xlsxwriter::ChartAxis, axis: &super::ChartAxis) {
 
 /// Worksheet rows and columns (first row, last row, x column, y column) of
 /// a series' cells, checked against `data`.
-fn series_cells(name: &str, c: &CellRange, data: &Table) -> Result<(u32, u32, u16, u16), Fail> {
+fn series_cells(
+    name: &str,
+    c: &CellRange,
+    data: &Table,
+) -> Result<(u32, u32, u16, u16), WriteError> {
     for (what, col) in [("x", c.x_col), ("y", c.y_col)] {
         if col >= data.ncols() {
-            return Err(format!(
+            return Err(WriteError::Invalid(format!(
                 "series {name:?}: {what} column {col} is outside sheet {:?} ({} columns)",
                 data.name,
                 data.ncols()
-            )
-            .into());
+            )));
         }
     }
     if c.first_row > c.last_row || c.last_row >= data.nrows() {
-        return Err(format!(
+        return Err(WriteError::Invalid(format!(
             "series {name:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
             c.first_row,
             c.last_row,
             data.name,
             data.nrows()
-        )
-        .into());
+        )));
     }
     // Data row r is worksheet row r + 1, below the header. Both bounds were
     // checked against the sheet, which fits Excel's limits.
@@ -219,18 +218,19 @@ fn fill_worksheet(
     sheet: &Table,
     name: &str,
     header: &Format,
-) -> Result<(), Fail> {
+) -> Result<(), WriteError> {
     ws.set_name(name)?;
     let width = sheet.ncols();
     if width > MAX_COLS {
-        return Err(format!("{width} columns exceed Excel's limit of {MAX_COLS}").into());
+        return Err(WriteError::Invalid(format!(
+            "{width} columns exceed Excel's limit of {MAX_COLS}"
+        )));
     }
     if sheet.nrows() >= MAX_ROWS {
-        return Err(format!(
+        return Err(WriteError::Invalid(format!(
             "{} rows plus the header exceed Excel's limit of {MAX_ROWS}",
             sheet.nrows()
-        )
-        .into());
+        )));
     }
     if width == 0 {
         return Ok(());
