@@ -5,8 +5,14 @@
 //! into a call tree, the [`analysis`] passes turn the tree into
 //! [`table::Table`]s, and the [`report`] writers emit CSV and Excel (the
 //! human summaries render Markdown with [`table::markdown`]).
+//!
+//! The [`api`] (re-exported here) is what the command line calls:
+//! [`analyze`] a trace, [`load_tree`], [`collectives`] across ranks,
+//! [`load_compare_inputs`], [`roofline`], [`read_report`]. Its errors are
+//! typed ([`Error`]).
 
 pub mod analysis;
+pub mod api;
 pub mod error;
 pub mod gpu_arch;
 pub mod load;
@@ -20,3 +26,5 @@ pub mod table;
 #[cfg(test)]
 mod test_support;
 pub mod trace;
+
+pub use api::*;
