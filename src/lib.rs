@@ -6,8 +6,14 @@
 //! [`table::Table`]s, the [`report::view`]s make a [`report::Document`] of
 //! the results (tables, charts, summaries, verdicts, tree outlines), and the
 //! [`report`] writers render it as CSV, Excel, Markdown, JSON, text or SVG.
+//!
+//! The [`api`] (re-exported here) is what the command line calls:
+//! [`analyze`] a trace, [`load_tree`], [`collectives`] across ranks,
+//! [`load_compare_inputs`], [`roofline`], [`read_report`]. Its errors are
+//! typed ([`Error`]).
 
 pub mod analysis;
+pub mod api;
 pub mod error;
 pub mod gpu_arch;
 pub mod load;
@@ -19,3 +25,5 @@ pub mod table;
 #[cfg(test)]
 mod test_support;
 pub mod trace;
+
+pub use api::*;

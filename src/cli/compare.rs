@@ -1,24 +1,22 @@
 //! `tracelens compare`: report comparison and the CI gate.
 //!
-//! Wiring only: inputs are read (reports) or analysed (traces) here, the
-//! comparison and the verdict come from `analysis::compare`, and the files
-//! are written through one [`Staging`] so they all appear or none does.
+//! Wiring only: the library reads the inputs (reports) or analyses them
+//! (traces) ([`tracelens::load_compare_inputs`]), the comparison and the
+//! verdict come from `analysis::compare`, and the files are written through
+//! one [`Staging`] so they all appear or none does.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
-use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
-use tracelens::analysis::{ReportOptions, report_needs, run_report};
-use tracelens::load;
+use tracelens::CompareInputs;
+use tracelens::analysis::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::view::verdict;
-use tracelens::report::{Document, Writer, read};
-use tracelens::table::Table;
-use tracelens::trace::tree::{TreeOptions, build};
+use tracelens::report::view::verdict::{page, record};
+use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens compare`.
 #[derive(Args)]
@@ -67,87 +65,6 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-/// How an input is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    CsvDir,
-    Xlsx,
-    Trace,
-}
-
-fn kind_of(path: &Path) -> Result<Kind, String> {
-    if path.as_os_str() == "-" {
-        return Ok(Kind::Trace);
-    }
-    let meta = std::fs::metadata(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-            _ => e.to_string(),
-        };
-        format!("{}: {why}", path.display())
-    })?;
-    if meta.is_dir() {
-        Ok(Kind::CsvDir)
-    } else if read::is_xlsx(path) {
-        Ok(Kind::Xlsx)
-    } else {
-        Ok(Kind::Trace)
-    }
-}
-
-/// The reference's default tag, `splitext(basename(path))[0]`; for a trace,
-/// everything from `.json` on is dropped (`a.json.gz` → `a`).
-fn default_tag(path: &Path, kind: Kind) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
-    if kind == Kind::Trace
-        && let Some(i) = name.find(".json")
-        && i > 0
-    {
-        return name[..i].to_string();
-    }
-    match name.rfind('.') {
-        Some(i) if i > 0 => name[..i].to_string(),
-        _ => name,
-    }
-}
-
-/// The sheets of one input and warnings about it, or why it cannot be read.
-type Loaded = Result<(Vec<Table>, Vec<String>), String>;
-
-/// Reads or analyses one input.
-fn read_input(path: &Path, kind: Kind) -> Loaded {
-    let shown = path.display();
-    match kind {
-        Kind::CsvDir => {
-            let sheets = read::read_csv_dir(path).map_err(super::chain)?;
-            if sheets.is_empty() {
-                return Err(format!(
-                    "{shown}: not a report: the folder holds no <sheet>.csv files"
-                ));
-            }
-            Ok((sheets, Vec::new()))
-        }
-        Kind::Xlsx => read::read_xlsx(path)
-            .map(|s| (s, Vec::new()))
-            .map_err(super::chain),
-        Kind::Trace => {
-            let trace = load::load(path, &report_needs()).map_err(|e| format!("{shown}: {e}"))?;
-            let tree = build(&trace, TreeOptions::default());
-            let report = run_report(&trace, &tree, &ReportOptions::default());
-            let notes = report
-                .quality
-                .notes()
-                .into_iter()
-                .map(|n| format!("{shown}: {n}"))
-                .collect();
-            Ok((report.sheets, notes))
-        }
-    }
-}
-
 fn is_stdout(p: &Option<PathBuf>) -> bool {
     p.as_ref().is_some_and(|p| p.as_os_str() == "-")
 }
@@ -164,8 +81,8 @@ pub fn run(a: CompareArgs) -> i32 {
     }
 }
 
-fn run_inner(a: CompareArgs) -> Result<i32, String> {
-    // Usage checks first: nothing is read when the command line is wrong.
+/// Usage checks: nothing is read when the command line is wrong.
+fn check_usage(a: &CompareArgs) -> Result<(), String> {
     if let Some(p) = a.fail_above
         && !(p.is_finite() && p >= 0.0)
     {
@@ -179,82 +96,28 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
             a.min_ms
         ));
     }
-    if !a.names.is_empty() && a.names.len() != a.inputs.len() {
-        return Err(format!(
-            "--names gives {} names for {} inputs",
-            a.names.len(),
-            a.inputs.len()
-        ));
-    }
+    tracelens::check_tag_count(a.inputs.len(), &a.names).map_err(super::chain)?;
     if is_stdout(&a.md) && is_stdout(&a.json) {
         return Err("--md - and --json - cannot both go to stdout".into());
     }
-    if a.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        return Err("only one input can be read from stdin (-)".into());
-    }
+    Ok(())
+}
+
+fn run_inner(a: CompareArgs) -> Result<i32, String> {
+    check_usage(&a)?;
     let groups: Vec<SheetGroup> = a
         .sheets
         .iter()
         .filter_map(|s| SheetGroup::parse(s))
         .collect();
-
-    let kinds: Vec<Kind> = a
-        .inputs
-        .iter()
-        .map(|p| kind_of(p))
-        .collect::<Result<_, _>>()?;
-    let tags: Vec<String> = if a.names.is_empty() {
-        a.inputs
-            .iter()
-            .zip(&kinds)
-            .map(|(p, &k)| default_tag(p, k))
-            .collect()
-    } else {
-        a.names.clone()
-    };
-    for (n, t) in tags.iter().enumerate() {
-        if tags[..n].contains(t) {
-            return Err(format!(
-                "tags must be unique (\"{t}\" repeats): use --names to disambiguate"
-            ));
-        }
-    }
-
-    // Every input at once: traces are analysed in parallel.
-    let loaded: Vec<Loaded> = std::thread::scope(|s| {
-        let handles: Vec<_> = a
-            .inputs
-            .iter()
-            .zip(&kinds)
-            .map(|(p, &k)| s.spawn(move || read_input(p, k)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("internal error while reading an input".into()))
-            })
-            .collect()
-    });
-    let mut inputs = Vec::with_capacity(loaded.len());
-    let mut warnings = Vec::new();
-    for ((res, tag), path) in loaded.into_iter().zip(tags).zip(&a.inputs) {
-        let (sheets, notes) = res?;
-        warnings.extend(notes);
-        inputs.push(Input {
-            tag,
-            source: path.display().to_string(),
-            sheets,
-        });
-    }
+    let CompareInputs { inputs, warnings } =
+        tracelens::load_compare_inputs(&a.inputs, &a.names).map_err(super::chain)?;
     if !a.quiet {
         for w in &warnings {
             eprintln!("tracelens: warning: {w}");
         }
     }
-
     let wants_tables = a.output.is_some() || a.csv.is_some();
-    let default_md = !wants_tables && a.md.is_none() && a.json.is_none();
     let comparison = if wants_tables {
         let c = compare::compare(&inputs, &groups).map_err(|e| e.to_string())?;
         if !a.quiet {
@@ -272,9 +135,44 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         ..GateOptions::default()
     };
     let verdict = compare::gate(&inputs, &opts);
+    let texts = verdict_texts(&verdict)?;
+    let written = stage_outputs(&a, comparison.as_ref(), &texts)?;
+    print_outputs(&a, &verdict, &texts, &written, !wants_tables);
+    Ok(if a.fail_above.is_some() {
+        verdict.exit_code
+    } else {
+        0
+    })
+}
 
+/// The verdict as Markdown and as JSON.
+struct VerdictTexts {
+    md: String,
+    json: String,
+}
+
+fn verdict_texts(verdict: &Gate) -> Result<VerdictTexts, String> {
+    let doc = Document {
+        page: Some(page(verdict)),
+        record: Some(record(verdict)),
+        ..Document::default()
+    };
+    let text = |w: &dyn Writer| super::render_text(w, &doc).map_err(|e| format!("{e:#}"));
+    Ok(VerdictTexts {
+        md: text(&Markdown { path: "-".into() })?,
+        json: text(&Json { path: "-".into() })?,
+    })
+}
+
+/// Writes the comparison sheets and the verdict files, all or none;
+/// returns the "wrote" lines.
+fn stage_outputs(
+    a: &CompareArgs,
+    comparison: Option<&Comparison>,
+    texts: &VerdictTexts,
+) -> Result<Vec<String>, String> {
     let mut staging = Staging::new();
-    let mut written = match &comparison {
+    let mut written = match comparison {
         Some(c) => {
             let sheets = Document::of_tables(&c.sheets);
             let (csv, xlsx) = (a.csv.as_deref(), a.output.as_deref());
@@ -283,15 +181,7 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         }
         None => Vec::new(),
     };
-    let doc = Document {
-        page: Some(verdict::page(&verdict)),
-        record: Some(verdict::record(&verdict)),
-        ..Document::default()
-    };
-    let text = |w: &dyn Writer| super::render_text(w, &doc).map_err(|e| format!("{e:#}"));
-    let md = text(&Markdown { path: "-".into() })?;
-    let json = text(&Json { path: "-".into() })?;
-    for (path, body) in [(&a.md, &md), (&a.json, &json)] {
+    for (path, body) in [(&a.md, &texts.md), (&a.json, &texts.json)] {
         if let Some(p) = path
             && p.as_os_str() != "-"
         {
@@ -300,47 +190,36 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         }
     }
     staging.commit().map_err(super::chain)?;
-
-    if default_md || is_stdout(&a.md) {
-        print!("{md}");
-    }
-    if is_stdout(&a.json) {
-        println!("{json}");
-    }
-    if !a.quiet {
-        for w in &written {
-            eprintln!("wrote {w}");
-        }
-        if a.fail_above.is_some() {
-            eprintln!(
-                "tracelens: verdict: {} (exit {})",
-                verdict.verdict.as_str(),
-                verdict.exit_code
-            );
-        }
-    }
-    Ok(if a.fail_above.is_some() {
-        verdict.exit_code
-    } else {
-        0
-    })
+    Ok(written)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_tags() {
-        let t = |p: &str, k| default_tag(Path::new(p), k);
-        assert_eq!(t("a/h100.ref", Kind::CsvDir), "h100");
-        assert_eq!(
-            t("a/h100_perf_report_csvs", Kind::CsvDir),
-            "h100_perf_report_csvs"
+/// Prints the verdict where asked (Markdown by default when no file output
+/// was asked for), then the files written and the gate's verdict.
+fn print_outputs(
+    a: &CompareArgs,
+    verdict: &Gate,
+    texts: &VerdictTexts,
+    written: &[String],
+    no_tables: bool,
+) {
+    let default_md = no_tables && a.md.is_none() && a.json.is_none();
+    if default_md || is_stdout(&a.md) {
+        print!("{}", texts.md);
+    }
+    if is_stdout(&a.json) {
+        println!("{}", texts.json);
+    }
+    if a.quiet {
+        return;
+    }
+    for w in written {
+        eprintln!("wrote {w}");
+    }
+    if a.fail_above.is_some() {
+        eprintln!(
+            "tracelens: verdict: {} (exit {})",
+            verdict.verdict.as_str(),
+            verdict.exit_code
         );
-        assert_eq!(t("a/r.xlsx", Kind::Xlsx), "r");
-        assert_eq!(t("a/x.json.gz", Kind::Trace), "x");
-        assert_eq!(t("a/x.zip", Kind::Trace), "x");
-        assert_eq!(t(".hidden", Kind::CsvDir), ".hidden");
     }
 }

@@ -4,8 +4,9 @@
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::staging::Staging;
 use super::{Document, Rendered, WriteError, Writer};
 use crate::table::Table;
 
@@ -106,22 +107,21 @@ impl Writer for Csv {
     }
 }
 
+/// Writes one `<name>.csv` per table into `dir` (created with its parents
+/// if missing), all or nothing; returns the paths written, in table order.
+pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
+    let mut staging = Staging::new();
+    staging.put_all(dir, &files)?;
+    staging.commit()?;
+    Ok(files.into_iter().map(|f| f.name).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::staging::Staging;
     use crate::table::Value;
     use std::fs;
-    use std::path::Path;
-
-    /// Renders and writes `sheets` into `dir`; the paths written.
-    fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
-        let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
-        let mut staging = Staging::new();
-        staging.put_all(dir, &files)?;
-        staging.commit()?;
-        Ok(files.into_iter().map(|f| f.name).collect())
-    }
 
     fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
         Table::from_rows("t", columns, rows)
