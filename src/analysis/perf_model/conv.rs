@@ -91,6 +91,24 @@ fn transposed_out_dim(x: i64, k: i64, s: i64, p: i64, d: i64, op: i64) -> ModelR
     i64::try_from(v).or_else(|_| invalid("conv output size out of range"))
 }
 
+/// The backward op's `bias`: `len(dims) > 3 and dims[3] and len(dims[3]) > 0`
+/// (the falsy `dims[3]` itself when it is one).
+fn backward_bias(dims: &[ArgValue]) -> ModelResult<Py> {
+    let Some(d3) = dims.get(3) else {
+        return Ok(Py::Bool(false));
+    };
+    let p = Py::from_arg(d3, false);
+    if !truthy(&p) {
+        return Ok(p);
+    }
+    Ok(match d3 {
+        ArgValue::List(a) => Py::Bool(!a.is_empty()),
+        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
+        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
+        _ => return invalid("object of this type has no len()"),
+    })
+}
+
 /// Shared parser of `aten::convolution` (`off = 0`) and
 /// `aten::convolution_backward` (`off = 1`: input, weight and the list
 /// arguments all sit one slot later).
@@ -107,23 +125,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let w_val = at(dims, off + 1, "Input Dims")?;
     let w_py = py_tuple(w_val)?;
     let bias_py = if backward {
-        // `len(dims) > 3 and dims[3] and len(dims[3]) > 0`.
-        match dims.get(3) {
-            None => Py::Bool(false),
-            Some(d3) => {
-                let p = Py::from_arg(d3, false);
-                if !truthy(&p) {
-                    p
-                } else {
-                    match d3 {
-                        ArgValue::List(a) => Py::Bool(!a.is_empty()),
-                        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
-                        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
-                        _ => return invalid("object of this type has no len()"),
-                    }
-                }
-            }
-        }
+        backward_bias(dims)?
     } else {
         Py::Bool(dims.len() == 3)
     };
@@ -170,20 +172,50 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         ("groups", Py::Int(groups)),
     ];
 
-    // CONV.__init__: the output shape.
+    conv_from(
+        params,
+        x_val,
+        w_val,
+        &stride,
+        &padding,
+        &dilation,
+        &output_padding,
+        bias_py,
+        transposed_py,
+        dtypes[0].clone(),
+    )
+}
+
+/// `CONV.__init__`: the output shape of a parsed convolution.
+#[allow(clippy::too_many_arguments)]
+fn conv_from(
+    params: Vec<(&'static str, Py)>,
+    x_val: &ArgValue,
+    w_val: &ArgValue,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    output_padding: &[i64],
+    bias_py: Py,
+    transposed_py: Py,
+    dtype: String,
+) -> ModelResult<Conv> {
     let x = shape_of(x_val)?;
     let w = shape_of(w_val)?;
     let transposed = truthy(&transposed_py);
     let spatial = x.len().saturating_sub(2);
-    let mut out = vec![x[0], *at(&w, usize::from(transposed), "filter_shape")?];
+    let mut out = vec![
+        *at(&x, 0, "input_shape")?,
+        *at(&w, usize::from(transposed), "filter_shape")?,
+    ];
     for i in 0..spatial {
         let xi = x[i + 2];
         let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(&stride, i, "stride")?;
-        let p = *at(&padding, i, "padding")?;
-        let d = *at(&dilation, i, "dilation")?;
+        let s = *at(stride, i, "stride")?;
+        let p = *at(padding, i, "padding")?;
+        let d = *at(dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(&output_padding, i, "output_padding")?;
+            let op = *at(output_padding, i, "output_padding")?;
             transposed_out_dim(xi, ki, s, p, d, op)?
         } else {
             conv_out_dim(xi, ki, s, p, d)?
@@ -196,7 +228,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         out,
         bias: truthy(&bias_py),
         transposed,
-        dtype: dtypes[0].clone(),
+        dtype,
     })
 }
 
