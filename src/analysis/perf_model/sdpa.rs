@@ -660,9 +660,8 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{arr, strs};
+    use super::super::test_support::{assert_keys, is_invalid, keys, op_input, param, strs};
     use super::*;
-    use crate::analysis::perf_model::ModelError;
     use crate::test_support::{arg, arg_value};
 
     const BF16: &str = "c10::BFloat16";
@@ -673,14 +672,7 @@ mod tests {
         strides: Option<ArgValue>,
         ci: &[&str],
     ) -> OpInput<'static> {
-        OpInput {
-            name: "sdpa",
-            dims: arr(dims),
-            types: strs(types),
-            strides: strides.and_then(arr),
-            concrete: strs(ci),
-            kernel_names: vec![],
-        }
+        op_input("sdpa", dims, types, strides, ci)
     }
 
     fn cells(e: &Evaluation) -> Vec<(String, String)> {
@@ -688,10 +680,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_str()))
             .collect()
-    }
-
-    fn param<'a>(e: &'a Evaluation, key: &str) -> &'a Py {
-        &e.params.iter().find(|(k, _)| *k == key).unwrap().1
     }
 
     fn aten_flash(ci4: &str) -> OpInput<'static> {
@@ -793,10 +781,11 @@ mod tests {
         // causal with N_Q != N_KV fails.
         let mut c = i.clone();
         c.concrete = strs(&["", "", "", "", "False", "0.1", "true", ""]);
-        assert!(matches!(
-            evaluate("aten__scaled_dot_product_cudnn_attention", &c, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate(
+            "aten__scaled_dot_product_cudnn_attention",
+            &c,
+            false
+        )));
         // backward of the forward op (flash_impl False: no recompute):
         // dV = 8*(2*16*8*32) + 2*16*32*(4//4 - 1) = 65536; dP = dQ = dK = 65536
         let b = evaluate("aten__scaled_dot_product_efficient_attention", &i, true).unwrap();
@@ -831,25 +820,9 @@ mod tests {
         assert_eq!(e.flops, 4_194_304.0);
         // q = o = 2*64*8*16 = 16384; k = v = 2*64*2*16 = 4096; (16384*2 + 4096*2) * 2
         assert_eq!(e.bytes, Some(81_920.0));
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            [
-                "B",
-                "N_Q",
-                "H_Q",
-                "N_KV",
-                "H_KV",
-                "d_h_qk",
-                "d_h_v",
-                "q_stride",
-                "k_stride",
-                "v_stride",
-                "dropout",
-                "causal",
-                "flash_impl",
-                "dtype_A_B"
-            ]
+        assert_keys(
+            &e,
+            "B N_Q H_Q N_KV H_KV d_h_qk d_h_v q_stride k_stride v_stride dropout causal flash_impl dtype_A_B",
         );
         assert_eq!(param(&e, "k_stride").to_str(), "(2048, 32, 16, 1)");
         let b = evaluate("flash_attention", &flash_fwd(2, "False"), true).unwrap();
@@ -939,9 +912,8 @@ mod tests {
         assert_eq!(param(&e, "num_seqs_q"), &Py::Int(3));
         assert_eq!(param(&e, "max_seqlen_q").to_str(), "50.0");
         assert_eq!(param(&e, "B"), &Py::Int(1));
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
         assert_eq!(
-            &keys[13..],
+            &keys(&e)[13..],
             [
                 "dtype_A_B",
                 "num_seqs_q",
@@ -1078,15 +1050,9 @@ mod tests {
             "evoformer_attention",
             "flash_attention_varlen_forward",
         ] {
-            assert!(matches!(
-                evaluate(c, &empty, false),
-                Err(ModelError::Invalid(_))
-            ));
+            assert!(is_invalid(&evaluate(c, &empty, false)));
         }
-        assert!(matches!(
-            evaluate("nope", &aten_flash("True"), false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("nope", &aten_flash("True"), false)));
         // No dtypes at all: the precision lookup fails.
         let mut n = aten_flash("True");
         n.types = Some(vec![]);
