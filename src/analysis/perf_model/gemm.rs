@@ -344,6 +344,29 @@ struct Gemm {
     rule: BytesRule,
 }
 
+impl Gemm {
+    /// An unbatched, unscaled GEMM with the 2-D params.
+    fn two_d(
+        (m, n, k): (i64, i64, i64),
+        bias: bool,
+        strides: (Py, Py),
+        dtypes: Vec<String>,
+        rule: BytesRule,
+    ) -> Gemm {
+        Gemm {
+            params: mnk_params(m, n, k, bias, strides, str_tuple(&dtypes)),
+            batch: None,
+            m,
+            n,
+            k,
+            bias,
+            dtypes,
+            scales: (None, None),
+            rule,
+        }
+    }
+}
+
 /// `tuple(strides[a]), tuple(strides[b])`, both None when the key is absent
 /// (and, with `lenient`, also when a slot is out of range).
 fn strides_pair(input: &OpInput, a: usize, b: usize, lenient: bool) -> ModelResult<(Py, Py)> {
@@ -406,17 +429,7 @@ fn parse_2d(
     let bias = bias.unwrap_or(dims.len() == 3);
     let dtypes = type_slice(types_of(input)?, a, b + 1);
     let strides = strides_pair(input, a, b, false)?;
-    Ok(Gemm {
-        params: mnk_params(m, n, k, bias, strides, str_tuple(&dtypes)),
-        batch: None,
-        m,
-        n,
-        k,
-        bias,
-        dtypes,
-        scales: (None, None),
-        rule,
-    })
+    Ok(Gemm::two_d((m, n, k), bias, strides, dtypes, rule))
 }
 
 /// `aten::bmm` / `aten::baddbmm`: `(B, M, K) × (B, K, N)`.
@@ -486,17 +499,13 @@ fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
         at(types, 18, "Input type")?.clone(),
     ];
     let strides = strides_pair(input, 0, 5, false)?;
-    Ok(Gemm {
-        params: mnk_params(m, n, k, bias, strides, str_tuple(&dtypes)),
-        batch: None,
-        m,
-        n,
-        k,
+    Ok(Gemm::two_d(
+        (m, n, k),
         bias,
+        strides,
         dtypes,
-        scales: (None, None),
-        rule: BytesRule::TexTs,
-    })
+        BytesRule::TexTs,
+    ))
 }
 
 /// `vllm::gemm_with_dynamic_quant`: A and B are the first two 2-element
@@ -518,17 +527,13 @@ fn parse_vllm(input: &OpInput) -> ModelResult<Gemm> {
     }
     let dtypes = types[..2].to_vec();
     let strides = strides_pair(input, 0, 1, false)?;
-    Ok(Gemm {
-        params: mnk_params(m, n, k, false, strides, str_tuple(&dtypes)),
-        batch: None,
-        m,
-        n,
-        k,
-        bias: false,
+    Ok(Gemm::two_d(
+        (m, n, k),
+        false,
+        strides,
         dtypes,
-        scales: (None, None),
-        rule: BytesRule::FirstDtype,
-    })
+        BytesRule::FirstDtype,
+    ))
 }
 
 /// `parse_bool` of the reference: `true`/`1` and `false`/`0`/empty.
@@ -562,20 +567,13 @@ fn scaled_gemm(
     ];
     let scales = (opt_type(types, scales.0), opt_type(types, scales.1));
     let strides = strides_pair(input, a, b, true)?;
-    let mut params = mnk_params(m, n, k, false, strides, str_tuple(&dtypes));
-    params.push(("dtype_scaleA", Py::opt_str(scales.0.as_deref())));
-    params.push(("dtype_scaleB", Py::opt_str(scales.1.as_deref())));
-    Ok(Gemm {
-        params,
-        batch: None,
-        m,
-        n,
-        k,
-        bias: false,
-        dtypes,
-        scales,
-        rule,
-    })
+    let mut g = Gemm::two_d((m, n, k), false, strides, dtypes, rule);
+    g.params
+        .push(("dtype_scaleA", Py::opt_str(scales.0.as_deref())));
+    g.params
+        .push(("dtype_scaleB", Py::opt_str(scales.1.as_deref())));
+    g.scales = scales;
+    Ok(g)
 }
 
 /// `2·k`, the K of packed fp4 operands (two values per byte).
@@ -1124,8 +1122,8 @@ mod tests {
     fn failures_and_backward() {
         let ok = shapes_input("aten::mm", arg!([[2, 3], [3, 4]]), &[BF16, BF16]);
         assert_eq!(
-            evaluate("aten_mm", &ok, true),
-            Err(ModelError::NotImplemented)
+            evaluate("aten_mm", &ok, true).unwrap_err(),
+            ModelError::NotImplemented
         );
         assert!(is_invalid(&evaluate("nope", &ok, false)));
         let no_dims = OpInput {
