@@ -30,7 +30,7 @@ pub struct LauncherRow<'a> {
 }
 
 /// Builds `L` in launcher order.
-pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
+pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
     let (trace, tree) = (cx.trace, cx.tree);
     cx.attribution
         .launchers

@@ -3,13 +3,12 @@
 //! pandas hands rows to Python's `csv` writer with `QUOTE_MINIMAL`, `,` as
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
-use super::staging::Staging;
-use crate::table::Table;
-use anyhow::{Context, Result, bail};
 use std::collections::HashSet;
-use std::fs;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use super::staging::Staging;
+use super::{Document, Rendered, WriteError, Writer};
+use crate::table::Table;
 
 /// Renders `table` as pandas `to_csv(index=False)` would: a header line,
 /// then one line per row.
@@ -77,48 +76,52 @@ fn file_stem(name: &str) -> String {
     }
 }
 
-/// Writes one `<name>.csv` per table into `dir` (created with its parents if
-/// missing) and returns the paths written, in table order. All files appear
-/// together or none does.
-pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut staging = Staging::new();
-    let written = stage_csv_dir(sheets, dir, &mut staging)?;
-    staging.commit()?;
-    Ok(written)
+/// Writes each table of a document as `<dir>/<table name>.csv`.
+#[derive(Debug, Clone)]
+pub struct Csv {
+    /// The folder the files go to.
+    pub dir: PathBuf,
 }
 
-/// Stages one `<name>.csv` per table into `dir` (see [`Staging`]) and
-/// returns the target paths, in table order. Two tables mapping to the same
-/// file name are an error rather than a silent overwrite.
-pub fn stage_csv_dir(sheets: &[Table], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
-    staging.create_dir_all(dir)?;
-    let mut seen = HashSet::new();
-    let mut written = Vec::with_capacity(sheets.len());
-    for sheet in sheets {
-        let path = dir.join(format!("{}.csv", file_stem(&sheet.name)));
-        if !seen.insert(path.clone()) {
-            bail!(
-                "two sheets would both be written to {} (sheet name {:?})",
-                path.display(),
-                sheet.name
-            );
+impl Writer for Csv {
+    /// One file per table, in table order. Two tables mapping to the same
+    /// file name are an error rather than a silent overwrite.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::with_capacity(doc.tables.len());
+        for table in &doc.tables {
+            let name = self.dir.join(format!("{}.csv", file_stem(&table.name)));
+            if !seen.insert(name.clone()) {
+                return Err(WriteError::Invalid(format!(
+                    "two sheets would both be written to {} (sheet name {:?})",
+                    name.display(),
+                    table.name
+                )));
+            }
+            out.push(Rendered {
+                name,
+                bytes: table_to_csv(table).into_bytes(),
+            });
         }
-        let tmp = staging.stage(&path);
-        let file =
-            fs::File::create(&tmp).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut w = BufWriter::new(file);
-        w.write_all(table_to_csv(sheet).as_bytes())
-            .and_then(|()| w.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        written.push(path);
+        Ok(out)
     }
-    Ok(written)
+}
+
+/// Writes one `<name>.csv` per table into `dir` (created with its parents
+/// if missing), all or nothing; returns the paths written, in table order.
+pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
+    let mut staging = Staging::new();
+    staging.put_all(dir, &files)?;
+    staging.commit()?;
+    Ok(files.into_iter().map(|f| f.name).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::table::Value;
+    use std::fs;
 
     fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
         Table::from_rows("t", columns, rows)
@@ -240,7 +243,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let a = Table::new("same", &["a"]);
         let err = write_csv_dir(&[a.clone(), a], tmp.path()).unwrap_err();
-        assert!(format!("{err:#}").contains("same.csv"));
+        assert!(err.to_string().contains("same.csv"), "{err}");
     }
 
     #[test]
@@ -250,7 +253,7 @@ mod tests {
         let blocker = tmp.path().join("file");
         fs::write(&blocker, "x").unwrap();
         let err = write_csv_dir(&[Table::new("a", &["a"])], &blocker.join("sub")).unwrap_err();
-        assert!(format!("{err:#}").contains("file/sub"), "{err:#}");
+        assert!(err.to_string().contains("file/sub"), "{err}");
     }
 
     #[test]

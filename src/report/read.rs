@@ -8,9 +8,9 @@
 //! [`crate::table::typing::type_column`] (missing-value spellings, Excel's
 //! integral numbers and header repair are described there).
 
+use crate::error::ReadError;
 use crate::table::typing::{Raw, type_column, unique_headers};
 use crate::table::{Column, Table};
-use anyhow::{Context, Result, bail};
 use std::fs;
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -50,7 +50,7 @@ fn empty_table(name: &str) -> Table {
 /// named `name`. An empty input is a sheet with no columns. A record with
 /// more fields than the header is an error; shorter records are padded with
 /// missing values. Invalid UTF-8 is replaced, not refused.
-pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table> {
+pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table, ReadError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -63,7 +63,7 @@ pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table> {
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
-            Err(e) => bail!("not a valid CSV file: {e}"),
+            Err(e) => return Err(ReadError::Csv(e)),
         }
         let fields = record
             .iter()
@@ -73,11 +73,11 @@ pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table> {
             Some(h) => {
                 if record.len() > h.len() {
                     let line = record.position().map_or(0, |p| p.line());
-                    bail!(
-                        "line {line} has {} fields, the header has {}",
-                        record.len(),
-                        h.len()
-                    );
+                    return Err(ReadError::Width {
+                        line,
+                        fields: record.len(),
+                        header: h.len(),
+                    });
                 }
                 rows.push(fields.map(Raw::Text).collect());
             }
@@ -92,22 +92,25 @@ pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table> {
 }
 
 /// Reads one CSV file; the table is named after the file stem.
-pub fn read_csv(path: &Path) -> Result<Table> {
-    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+pub fn read_csv(path: &Path) -> Result<Table, ReadError> {
+    let bytes = fs::read(path).map_err(ReadError::io(path))?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    parse_csv(&bytes, &name).with_context(|| format!("{}", path.display()))
+    parse_csv(&bytes, &name).map_err(|e| ReadError::InFile {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
 }
 
 /// Reads every `<sheet>.csv` in `dir`, in the order of their names (as the
 /// reference lists a folder's sheets). Other files are ignored.
-pub fn read_csv_dir(dir: &Path) -> Result<Vec<Table>> {
-    let entries = fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+pub fn read_csv_dir(dir: &Path) -> Result<Vec<Table>, ReadError> {
+    let entries = fs::read_dir(dir).map_err(ReadError::io(dir))?;
     let mut paths = Vec::new();
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let entry = entry.map_err(ReadError::io(dir))?;
         let path = entry.path();
         let is_csv = path.extension().is_some_and(|e| e == "csv") && path.is_file();
         if is_csv {
@@ -139,16 +142,25 @@ pub fn is_xlsx(path: &Path) -> bool {
 
 /// Reads every worksheet of an `.xlsx` workbook, in workbook order. The
 /// first row of each sheet's used range is the header.
-pub fn read_xlsx(path: &Path) -> Result<Vec<Table>> {
+pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
     use calamine::Reader as _;
-    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut book: calamine::Xlsx<_> = calamine::Xlsx::new(std::io::BufReader::new(file))
-        .map_err(|e| anyhow::anyhow!("{}: not a readable workbook: {e}", path.display()))?;
+    let file = fs::File::open(path).map_err(ReadError::io(path))?;
+    let mut book: calamine::Xlsx<_> =
+        calamine::Xlsx::new(std::io::BufReader::new(file)).map_err(|error| {
+            ReadError::Workbook {
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
     let mut sheets = Vec::new();
     for name in book.sheet_names() {
         let range = book
             .worksheet_range(&name)
-            .map_err(|e| anyhow::anyhow!("{}: sheet {name:?}: {e}", path.display()))?;
+            .map_err(|error| ReadError::Sheet {
+                path: path.to_path_buf(),
+                sheet: name.clone(),
+                error,
+            })?;
         sheets.push(range_to_table(&name, &range));
     }
     Ok(sheets)

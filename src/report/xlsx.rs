@@ -1,15 +1,16 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
-use super::staging::Staging;
-use crate::names::col;
-use crate::pyfmt::float_repr;
-use crate::table::{Table, Value};
-use anyhow::{Context, Result, bail};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
 use rust_xlsxwriter::{
     Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
 };
-use std::collections::HashSet;
-use std::path::Path;
+
+use super::staging::Staging;
+use super::{CellRange, Chart as ReportChart, Document, Rendered, Scale, WriteError, Writer};
+use crate::pyfmt::float_repr;
+use crate::table::{Table, Value};
 
 /// Excel's limit on worksheet name length, in UTF-16 code units.
 const MAX_NAME_UNITS: usize = 31;
@@ -28,80 +29,65 @@ const MAX_WIDTH: usize = 60;
 const CHART_WIDTH: u32 = 960;
 const CHART_HEIGHT: u32 = 600;
 
-/// A log-log scatter chart of one sheet's columns, placed on its own worksheet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScatterChart {
-    /// Name of the worksheet holding the chart, e.g. `roofline_chart`
-    /// (made valid and unique like every worksheet name).
-    pub sheet: String,
-    /// Chart title.
-    pub title: String,
-    /// Name of the [`Table`] holding the data (its `name`, or the worksheet
-    /// name it was given).
-    pub data_sheet: String,
-    /// The series, one legend entry each.
-    pub series: Vec<ScatterSeries>,
-}
-
-/// One series of a [`ScatterChart`]: an x and a y column over a block of
-/// data rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScatterSeries {
-    /// Legend text. Plain text, except that text shaped like a cell
-    /// reference (`Sheet1!A1`) is read by Excel as one.
-    pub name: String,
-    /// Column (0-based) of the x values, FLOPs/byte.
-    pub x_col: usize,
-    /// Column (0-based) of the y values, TFLOP/s.
-    pub y_col: usize,
-    /// First data row, 0-based, not counting the header row.
-    pub first_row: usize,
-    /// Last data row (inclusive), 0-based, not counting the header row.
-    pub last_row: usize,
-}
-
-/// Writes `sheets` to an `.xlsx` workbook at `path`.
+/// Writes a document's tables and charts as one Excel workbook.
 ///
 /// Each table becomes a worksheet with a bold, shaded, underlined header row
 /// that is frozen and carries an autofilter. Ints and finite floats are
 /// numbers, `Null`, NaN and infinite floats are blank, bools are booleans and
 /// text and Python reprs are strings (cut to Excel's 32767-character cell
-/// limit). Column widths follow
-/// the longest text among the header and the first rows, clamped to 8..=60
-/// characters. Worksheet names are made valid for Excel (see
-/// [`worksheet_names`]). The workbook is written to a temporary file beside
-/// `path` and renamed into place, so a failure leaves no partial file.
-pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<()> {
-    write_xlsx_with_charts(sheets, &[], path)
+/// limit). Column widths follow the longest text among the header and the
+/// first rows, clamped to 8..=60 characters. Worksheet names are made valid
+/// for Excel (see [`worksheet_names`]).
+///
+/// Then each chart gets a worksheet, after the data sheets, holding a
+/// scatter chart (markers only, the chart's axis names and scales, one
+/// series per [`crate::report::Series`] over the cells it names in the
+/// chart's data table, legend on the right). A chart whose data table is
+/// not among the tables, or whose series point outside that table's
+/// columns or rows, is an error. A chart without series gets a worksheet
+/// with a note instead of an empty chart.
+#[derive(Debug, Clone)]
+pub struct Xlsx {
+    /// Target file.
+    pub path: PathBuf,
 }
 
-/// Writes `sheets` like [`write_xlsx`], then one worksheet per chart of
-/// `charts`, after the data sheets, each holding a log-log scatter chart
-/// (markers only, x axis "FLOPs/Byte", y axis "TFLOP/s", one series per
-/// [`ScatterSeries`], legend on the right).
-///
-/// Chart worksheet names are made valid and unique together with the data
-/// sheet names. A chart whose `data_sheet` is not among `sheets`, or whose
-/// series point outside that sheet's columns or rows, is an error and nothing
-/// is written. A chart without series gets a worksheet with a note instead
-/// of an empty chart.
-pub fn write_xlsx_with_charts(
-    sheets: &[Table],
-    charts: &[ScatterChart],
-    path: &Path,
-) -> Result<()> {
+impl Writer for Xlsx {
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path)?;
+        let bytes = workbook
+            .save_to_buffer()
+            .map_err(|e| WriteError::from(e).at(format!("cannot write {}", self.path.display())))?;
+        Ok(vec![Rendered {
+            name: self.path.clone(),
+            bytes,
+        }])
+    }
+}
+
+/// Writes `sheets` to an `.xlsx` workbook at `path` (see [`Xlsx`]), all or
+/// nothing.
+pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
+    let doc = Document::of_tables(sheets);
+    let files = Xlsx { path: path.into() }.render(&doc)?;
     let mut staging = Staging::new();
-    stage_xlsx(sheets, charts, path, &mut staging)?;
+    for f in &files {
+        staging.put(&f.name, &f.bytes)?;
+    }
     staging.commit()
 }
 
-/// Builds the workbook of [`write_xlsx_with_charts`] in memory.
-fn build_workbook(sheets: &[Table], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
+/// Builds the workbook of [`Xlsx`] in memory; `path` names it in errors.
+fn build_workbook(
+    sheets: &[&Table],
+    charts: &[ReportChart],
+    path: &Path,
+) -> Result<Workbook, WriteError> {
     let names = worksheet_names(
         sheets
             .iter()
             .map(|s| s.name.as_str())
-            .chain(charts.iter().map(|c| c.sheet.as_str())),
+            .chain(charts.iter().map(|c| c.name.as_str())),
     );
     let (data_names, chart_names) = names.split_at(sheets.len());
     let header = Format::new()
@@ -112,45 +98,31 @@ fn build_workbook(sheets: &[Table], charts: &[ScatterChart], path: &Path) -> Res
     for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
         fill_worksheet(ws, sheet, name, &header)
-            .with_context(|| format!("sheet {:?} of {}", sheet.name, path.display()))?;
+            .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
     }
     for (chart, name) in charts.iter().zip(chart_names) {
         add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
-            .with_context(|| format!("chart {:?} of {}", chart.sheet, path.display()))?;
+            .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
     Ok(workbook)
-}
-
-/// Writes `sheets` and `charts` (see [`write_xlsx_with_charts`]) to a staged
-/// temporary file for `path`; it appears at `path` when `staging` commits.
-pub fn stage_xlsx(
-    sheets: &[Table],
-    charts: &[ScatterChart],
-    path: &Path,
-    staging: &mut Staging,
-) -> Result<()> {
-    let mut workbook = build_workbook(sheets, charts, path)?;
-    let tmp = staging.stage(path);
-    workbook
-        .save(&tmp)
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
 /// (written under `data_names`).
 fn add_chart_sheet(
     workbook: &mut Workbook,
-    chart: &ScatterChart,
+    chart: &ReportChart,
     name: &str,
-    sheets: &[Table],
+    sheets: &[&Table],
     data_names: &[String],
-) -> Result<()> {
+) -> Result<(), WriteError> {
+    let wanted = chart.data_table.as_deref().unwrap_or_default();
     let idx = sheets
         .iter()
-        .position(|s| s.name == chart.data_sheet)
-        .or_else(|| data_names.iter().position(|n| *n == chart.data_sheet))
-        .with_context(|| format!("no data sheet named {:?}", chart.data_sheet))?;
-    let built = scatter_chart(chart, &sheets[idx], &data_names[idx])?;
+        .position(|s| s.name == wanted)
+        .or_else(|| data_names.iter().position(|n| *n == wanted))
+        .ok_or_else(|| WriteError::Invalid(format!("no data sheet named {wanted:?}")))?;
+    let built = scatter_chart(chart, sheets[idx], &data_names[idx])?;
     let ws = workbook.add_worksheet();
     ws.set_name(name)?;
     match built {
@@ -166,67 +138,99 @@ fn add_chart_sheet(
 
 /// The Excel chart for `spec`, reading `data` (written as worksheet
 /// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(spec: &ScatterChart, data: &Table, data_name: &str) -> Result<Option<Chart>> {
+fn scatter_chart(
+    spec: &ReportChart,
+    data: &Table,
+    data_name: &str,
+) -> Result<Option<Chart>, WriteError> {
     if spec.series.is_empty() {
         return Ok(None);
     }
     let mut chart = Chart::new(ChartType::Scatter);
     chart.title().set_name(spec.title.as_str());
     for s in &spec.series {
-        for (what, col) in [("x", s.x_col), ("y", s.y_col)] {
-            if col >= data.ncols() {
-                bail!(
-                    "series {:?}: {what} column {col} is outside sheet {:?} ({} columns)",
-                    s.name,
-                    data.name,
-                    data.ncols()
-                );
-            }
-        }
-        if s.first_row > s.last_row || s.last_row >= data.nrows() {
-            bail!(
-                "series {:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
-                s.name,
-                s.first_row,
-                s.last_row,
-                data.name,
-                data.nrows()
-            );
-        }
-        // Data row r is worksheet row r + 1, below the header. Both bounds
-        // were checked against the sheet, which fits Excel's limits.
-        let r0 = u32::try_from(s.first_row + 1)?;
-        let r1 = u32::try_from(s.last_row + 1)?;
-        let xc = u16::try_from(s.x_col)?;
-        let yc = u16::try_from(s.y_col)?;
+        let cells = s.cells.ok_or_else(|| {
+            WriteError::Invalid(format!(
+                "series {:?} names no cells of {:?}",
+                s.name, data.name
+            ))
+        })?;
+        let (r0, r1, xc, yc) = series_cells(&s.name, &cells, data)?;
         chart
             .add_series()
             .set_name(s.name.as_str())
             .set_categories((data_name, r0, xc, r1, xc))
             .set_values((data_name, r0, yc, r1, yc));
     }
-    chart
-        .x_axis()
-        .set_name(col::FLOPS_PER_BYTE_AXIS)
-        .set_log_base(10);
-    chart.y_axis().set_name(col::TFLOP_S_AXIS).set_log_base(10);
+    set_axis(chart.x_axis(), &spec.x);
+    set_axis(chart.y_axis(), &spec.y);
     chart.legend().set_position(ChartLegendPosition::Right);
     chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
     Ok(Some(chart))
 }
 
+/// Names and scales an Excel chart axis like `axis`.
+fn set_axis(excel: &mut rust_xlsxwriter::ChartAxis, axis: &super::ChartAxis) {
+    excel.set_name(axis.name.as_str());
+    if axis.scale == Scale::Log10 {
+        excel.set_log_base(10);
+    }
+}
+
+/// Worksheet rows and columns (first row, last row, x column, y column) of
+/// a series' cells, checked against `data`.
+fn series_cells(
+    name: &str,
+    c: &CellRange,
+    data: &Table,
+) -> Result<(u32, u32, u16, u16), WriteError> {
+    for (what, col) in [("x", c.x_col), ("y", c.y_col)] {
+        if col >= data.ncols() {
+            return Err(WriteError::Invalid(format!(
+                "series {name:?}: {what} column {col} is outside sheet {:?} ({} columns)",
+                data.name,
+                data.ncols()
+            )));
+        }
+    }
+    if c.first_row > c.last_row || c.last_row >= data.nrows() {
+        return Err(WriteError::Invalid(format!(
+            "series {name:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
+            c.first_row,
+            c.last_row,
+            data.name,
+            data.nrows()
+        )));
+    }
+    // Data row r is worksheet row r + 1, below the header. Both bounds were
+    // checked against the sheet, which fits Excel's limits.
+    Ok((
+        u32::try_from(c.first_row + 1)?,
+        u32::try_from(c.last_row + 1)?,
+        u16::try_from(c.x_col)?,
+        u16::try_from(c.y_col)?,
+    ))
+}
+
 /// Writes one table's header, cells, widths, freeze pane and autofilter.
-fn fill_worksheet(ws: &mut Worksheet, sheet: &Table, name: &str, header: &Format) -> Result<()> {
+fn fill_worksheet(
+    ws: &mut Worksheet,
+    sheet: &Table,
+    name: &str,
+    header: &Format,
+) -> Result<(), WriteError> {
     ws.set_name(name)?;
     let width = sheet.ncols();
     if width > MAX_COLS {
-        bail!("{width} columns exceed Excel's limit of {MAX_COLS}");
+        return Err(WriteError::Invalid(format!(
+            "{width} columns exceed Excel's limit of {MAX_COLS}"
+        )));
     }
     if sheet.nrows() >= MAX_ROWS {
-        bail!(
+        return Err(WriteError::Invalid(format!(
             "{} rows plus the header exceed Excel's limit of {MAX_ROWS}",
             sheet.nrows()
-        );
+        )));
     }
     if width == 0 {
         return Ok(());
@@ -395,7 +399,25 @@ fn cut_units(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{ChartAxis, Series};
     use std::fs;
+
+    /// Writes `sheets` and `charts` as one workbook at `path`.
+    fn write_xlsx_with_charts(
+        sheets: &[Table],
+        charts: &[ReportChart],
+        path: &Path,
+    ) -> Result<(), WriteError> {
+        let doc = Document {
+            tables: sheets.iter().collect(),
+            charts: charts.to_vec(),
+            ..Document::default()
+        };
+        let files = Xlsx { path: path.into() }.render(&doc)?;
+        let mut staging = Staging::new();
+        staging.put(path, &files[0].bytes)?;
+        staging.commit()
+    }
 
     fn sample(name: &str) -> Table {
         let mut s = Table::new(name, &["op", "count", "time_ms", "ok", "gap"]);
@@ -447,22 +469,32 @@ mod tests {
         s
     }
 
-    fn chart(series: Vec<ScatterSeries>) -> ScatterChart {
-        ScatterChart {
-            sheet: "roofline_chart".into(),
+    fn chart(series: Vec<Series>) -> ReportChart {
+        let log = |name: &str| ChartAxis {
+            name: name.into(),
+            scale: Scale::Log10,
+        };
+        ReportChart {
+            name: "roofline_chart".into(),
             title: "Roofline".into(),
-            data_sheet: "roofline sheet".into(),
+            x: log("FLOPs/Byte"),
+            y: log("TFLOP/s"),
             series,
+            roofs: Vec::new(),
+            data_table: Some("roofline sheet".into()),
         }
     }
 
-    fn series(name: &str, first_row: usize, last_row: usize) -> ScatterSeries {
-        ScatterSeries {
+    fn series(name: &str, first_row: usize, last_row: usize) -> Series {
+        Series {
             name: name.into(),
-            x_col: 1,
-            y_col: 2,
-            first_row,
-            last_row,
+            points: Vec::new(),
+            cells: Some(CellRange {
+                x_col: 1,
+                y_col: 2,
+                first_row,
+                last_row,
+            }),
         }
     }
 
@@ -522,14 +554,16 @@ mod tests {
         let path = dir.path().join("bad.xlsx");
         let sheets = [roofline_sheet()];
         let mut missing = chart(vec![series("a", 0, 1)]);
-        missing.data_sheet = "nope".into();
+        missing.data_table = Some("nope".into());
         let bad_rows = chart(vec![series("a", 2, 6)]);
         let reversed = chart(vec![series("a", 3, 2)]);
         let mut bad_col = chart(vec![series("a", 0, 1)]);
-        bad_col.series[0].y_col = 3;
-        for c in [missing, bad_rows, reversed, bad_col] {
+        bad_col.series[0].cells.as_mut().unwrap().y_col = 3;
+        let mut no_cells = chart(vec![series("a", 0, 1)]);
+        no_cells.series[0].cells = None;
+        for c in [missing, bad_rows, reversed, bad_col, no_cells] {
             let err = write_xlsx_with_charts(&sheets, &[c], &path).unwrap_err();
-            assert!(format!("{err:#}").contains("roofline_chart"), "{err:#}");
+            assert!(err.to_string().contains("roofline_chart"), "{err}");
             assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         }
     }
@@ -539,7 +573,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dup.xlsx");
         let mut empty = chart(Vec::new());
-        empty.sheet = "roofline sheet".into();
+        empty.name = "roofline sheet".into();
         write_xlsx_with_charts(&[roofline_sheet()], &[empty], &path).unwrap();
         let wb = zip_text(&path, "xl/workbook.xml");
         assert!(wb.contains("name=\"roofline sheet_2\""), "{wb}");
@@ -553,10 +587,13 @@ mod tests {
     #[test]
     fn failure_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("missing_dir/report.xlsx");
+        // A regular file where the workbook's directory should be.
+        let blocker = dir.path().join("blocker");
+        fs::write(&blocker, "x").unwrap();
+        let path = blocker.join("report.xlsx");
         let err = write_xlsx(&[sample("a")], &path).unwrap_err();
-        assert!(format!("{err:#}").contains("report.xlsx"), "{err:#}");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(err.to_string().contains("report.xlsx"), "{err}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

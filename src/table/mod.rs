@@ -10,7 +10,6 @@
 
 pub mod agg;
 pub mod group;
-pub mod markdown;
 pub mod typing;
 mod value;
 

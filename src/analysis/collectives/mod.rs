@@ -16,10 +16,7 @@
 //! across ranks), `summary` (straggler and per-type summaries) and
 //! `all2allv` (all_to_allv sheets).
 
-use std::fmt::Write as _;
-
-use crate::names::{col, sheet};
-use crate::table::markdown::table;
+use crate::names::sheet;
 use crate::table::{Table, Value};
 use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
 
@@ -216,77 +213,4 @@ pub fn coll_analysis(trace: &Trace) -> Option<Table> {
     let (long, _) = build_long(std::slice::from_ref(trace));
     let s = summary_long_sheet(sheet::COLL_ANALYSIS, &long, None);
     (s.nrows() > 0).then_some(s)
-}
-
-/// The Markdown page of the multi-rank report: per collective type (count,
-/// latency, bus bandwidth, skew, slowest ranks) and the stragglers.
-pub fn markdown(report: &CollectiveReport, title: &str) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "## tracelens collectives: {title}\n");
-    let mode = match report.mode {
-        Mode::Regular => "by process group and order within it",
-        Mode::Simplified => {
-            "by order on each rank's stream (the traces have no process-group metadata)"
-        }
-    };
-    let _ = writeln!(
-        md,
-        "{} ranks, {} collective kernels; {} collectives matched across ranks {mode}.\n",
-        report.ranks, report.kernels, report.matched
-    );
-    match report.sheet(sheet::NCCL_SUMMARY_BY_TYPE) {
-        Some(s) => {
-            let _ = writeln!(
-                md,
-                "### Per collective type\n\n{}",
-                table(
-                    s,
-                    &[
-                        col::COLLECTIVE_TYPE,
-                        col::COUNT_LC,
-                        col::TOTAL_COMM_LATENCY_MS,
-                        col::COMM_LATENCY_MEAN,
-                        col::BUS_BW_MEAN,
-                        col::SKEW_IN_START_TIME_MEAN,
-                        col::ARRIVED_LAST_MOST_OFTEN,
-                    ],
-                    30,
-                    3,
-                )
-            );
-            let _ = writeln!(
-                md,
-                "Latency and skew in µs; bus bandwidth in GB/s (empty without message sizes in the traces)."
-            );
-            if report.inferred > 0 {
-                let _ = writeln!(
-                    md,
-                    "{} of {} collectives had no `Collective name` in the trace; their type was inferred from the kernel name.",
-                    report.inferred, report.matched
-                );
-            }
-            md.push('\n');
-        }
-        None => md.push_str("No collective was matched across ranks.\n\n"),
-    }
-    if let Some(s) = report.sheet(sheet::STRAGGLER_SUMMARY) {
-        let _ = writeln!(
-            md,
-            "### Slowest ranks (least waiting: the others wait for them)\n\n{}",
-            table(
-                s,
-                &[
-                    col::RANK,
-                    col::TOTAL_WAIT_TIME_US,
-                    col::MEAN_WAIT_TIME_US,
-                    col::TIMES_ARRIVED_LAST,
-                    col::PCT_ARRIVED_LAST,
-                    col::TOTAL_NCCL_DUR_US,
-                ],
-                10,
-                1,
-            )
-        );
-    }
-    md
 }

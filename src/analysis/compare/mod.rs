@@ -13,15 +13,17 @@
 //! [`gate`] is ours: a verdict for CI from the GPU busy time and the per-op
 //! and per-op+shape kernel times of two reports, with a relative threshold,
 //! an absolute noise floor and an `inconclusive` outcome for runs that are
-//! not comparable. [`markdown`] renders it for a pull-request comment (always
-//! under [`MARKDOWN_LIMIT`] bytes); [`Gate`] serialises to the JSON
-//! documented in `docs/compare-json.md`.
+//! not comparable. `report::view::verdict` shows the [`Gate`] as Markdown
+//! for a pull-request comment and as the JSON documented in
+//! `docs/compare-json.md`.
 
 mod gate;
 mod join;
-mod json;
-mod markdown;
 mod split;
+mod verdict;
+
+// gate.rs still names the result types' module by its old name.
+use verdict as json;
 
 use std::fmt;
 
@@ -31,11 +33,16 @@ use join::{build_diff, tagged};
 use split::split;
 
 pub use gate::gate;
-pub use json::{
+pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
-    TOP_N, TimelineRow, Unmatched, VariantGate, Verdict, to_json,
+    TOP_N, TimelineRow, Unmatched, VariantGate, Verdict,
 };
-pub use markdown::{MARKDOWN_LIMIT, markdown};
+
+/// A percentage change as the gate words it: `+12.3%`, or `new` when there
+/// is no baseline to compare with.
+pub fn fmt_pct(p: Option<f64>) -> String {
+    gate::fmt_pct(p)
+}
 
 /// Why a comparison could not be made (a missing sheet or column, clashing
 /// tags, a join too large to hold).
@@ -451,7 +458,7 @@ impl Run<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::table::Value;
 
@@ -471,7 +478,7 @@ mod tests {
         }
     }
 
-    pub(super) fn gate_inputs(busy_b: f64, busy_v: f64, ops_v: &[(&str, f64)]) -> Vec<Input> {
+    pub(crate) fn gate_inputs(busy_b: f64, busy_v: f64, ops_v: &[(&str, f64)]) -> Vec<Input> {
         let tl = |busy: f64| {
             sheet(
                 "gpu_timeline",
