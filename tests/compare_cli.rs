@@ -312,6 +312,22 @@ fn copy_report(shared: &Path, dir: &Path, name: &str) -> PathBuf {
     dst
 }
 
+/// A gate test's folders: the corpus, a temporary folder and the
+/// baseline report copied into it as `base`.
+struct Gate {
+    shared: PathBuf,
+    tmp: tempfile::TempDir,
+    base: PathBuf,
+}
+
+/// The folders of gate test `test`; None (skipped) without the corpus.
+fn gate_dir(test: &str) -> Option<Gate> {
+    let shared = shared(test)?;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    Some(Gate { shared, tmp, base })
+}
+
 /// Rewrites `dir/<sheet>.csv` through `f`.
 fn edit(dir: &Path, sheet: &str, f: impl FnOnce(&mut Table)) {
     let path = dir.join(format!("{sheet}.csv"));
@@ -420,11 +436,9 @@ fn close(v: &serde_json::Value, x: f64) -> bool {
 
 #[test]
 fn gate_slower_op() {
-    let Some(shared) = shared("gate_slower_op") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_slower_op") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
 
     let g = gate(&base, &new, &["--fail-above", "10"]);
@@ -476,11 +490,9 @@ fn gate_slower_op() {
 
 #[test]
 fn gate_thresholds_and_floor() {
-    let Some(shared) = shared("gate_thresholds_and_floor") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_thresholds_and_floor") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
     let over = |g: &Gated, what: &str| {
         g.json["comparisons"][0][what]["over_limit"]
@@ -523,11 +535,9 @@ fn gate_thresholds_and_floor() {
 
 #[test]
 fn gate_faster_op_is_an_improvement() {
-    let Some(shared) = shared("gate_faster_op_is_an_improvement") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_faster_op_is_an_improvement") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = copy_report(&shared, tmp.path(), "new");
     edit(&new, "ops_summary", |s| {
         set(
@@ -556,11 +566,10 @@ fn gate_faster_op_is_an_improvement() {
 
 #[test]
 fn gate_inconclusive_when_ops_do_not_match() {
-    let Some(shared) = shared("gate_inconclusive_when_ops_do_not_match") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_inconclusive_when_ops_do_not_match")
+    else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
 
     // mul + mm renamed: 13.42 of 31.91 ms (42.1%) unmatched: still comparable.
     let some = copy_report(&shared, tmp.path(), "some");
@@ -615,11 +624,9 @@ fn gate_inconclusive_when_ops_do_not_match() {
 
 #[test]
 fn gate_several_variants() {
-    let Some(shared) = shared("gate_several_variants") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_several_variants") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let slow = slower_mm(&shared, tmp.path(), "slow");
     let same = copy_report(&shared, tmp.path(), "same");
     let csv = tmp.path().join("csv");
@@ -657,11 +664,9 @@ fn gate_several_variants() {
 
 #[test]
 fn default_output_is_markdown_on_stdout() {
-    let Some(shared) = shared("default_output_is_markdown_on_stdout") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("default_output_is_markdown_on_stdout") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
     let r = run(tracelens()
         .current_dir(tmp.path())

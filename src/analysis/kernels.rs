@@ -11,7 +11,7 @@ use crate::table::agg::desc_nan_last;
 use crate::table::group::group_first_seen;
 use crate::table::typing::widen_ints;
 use crate::table::{Table, Value};
-use crate::trace::{Cat, EventId, StrId};
+use crate::trace::{Cat, EventId, StrId, Trace};
 
 /// One kernel of the per-kernel table.
 #[derive(Debug, Clone, Copy)]
@@ -116,29 +116,9 @@ fn empty_last(a: &str, b: &str) -> Ordering {
     }
 }
 
-fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
-    let trace = cx.trace;
-    let name_text = |id: Option<StrId>| id.map_or("", |s| trace.string(s));
-    let has_cpu = rows.iter().any(|r| r.cpu_op.is_some());
-    let groups = group_first_seen(rows.iter().map(|r| kernel_key(cx, r, has_cpu)));
-    let durs: Vec<f64> = rows.iter().map(|r| r.dur).collect();
-    let k_total = pairwise_sum(&durs);
-    let total_us = total_time_us(cx);
-    let group_durs: Vec<Vec<f64>> = groups
-        .iter()
-        .map(|(_, idx)| idx.iter().map(|&i| rows[i].dur).collect())
-        .collect();
-    let sums: Vec<f64> = group_durs.iter().map(|v| kahan_sum(v)).collect();
-    let mut order: Vec<usize> = (0..groups.len()).collect();
-    // Ties: group keys ascending, empty values last, missing streams last.
-    order.sort_by(|&a, &b| {
-        let (ka, kb) = (&groups[a].0, &groups[b].0);
-        desc_nan_last(sums[a], sums[b])
-            .then_with(|| empty_last(&ka.0, &kb.0))
-            .then_with(|| empty_last(&ka.1, &kb.1))
-            .then_with(|| name_text(ka.2).cmp(name_text(kb.2)))
-            .then_with(|| (ka.3.is_none()).cmp(&kb.3.is_none()).then(ka.3.cmp(&kb.3)))
-    });
+/// The `kernel_summary` columns (the cpu op column only when some kernel
+/// has one).
+fn summary_columns(has_cpu: bool) -> Vec<&'static str> {
     let mut cols = vec![col::PARENT_OP_CATEGORY];
     if has_cpu {
         cols.push(col::PARENT_CPU_OP);
@@ -154,7 +134,38 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
         col::PERCENT_OF_KERNELS_TIME,
         col::PERCENT_OF_TOTAL_TIME,
     ]);
-    let mut s = Table::new(sheet::KERNEL_SUMMARY, &cols);
+    cols
+}
+
+/// The group order: total duration descending; ties by group keys
+/// ascending, empty values last, missing streams last.
+fn summary_order(trace: &Trace, groups: &[(GroupKey, Vec<usize>)], sums: &[f64]) -> Vec<usize> {
+    let name_text = |id: Option<StrId>| id.map_or("", |s| trace.string(s));
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&groups[a].0, &groups[b].0);
+        desc_nan_last(sums[a], sums[b])
+            .then_with(|| empty_last(&ka.0, &kb.0))
+            .then_with(|| empty_last(&ka.1, &kb.1))
+            .then_with(|| name_text(ka.2).cmp(name_text(kb.2)))
+            .then_with(|| (ka.3.is_none()).cmp(&kb.3.is_none()).then(ka.3.cmp(&kb.3)))
+    });
+    order
+}
+
+fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
+    let trace = cx.trace;
+    let has_cpu = rows.iter().any(|r| r.cpu_op.is_some());
+    let groups = group_first_seen(rows.iter().map(|r| kernel_key(cx, r, has_cpu)));
+    let durs: Vec<f64> = rows.iter().map(|r| r.dur).collect();
+    let k_total = pairwise_sum(&durs);
+    let total_us = total_time_us(cx);
+    let group_durs: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|(_, idx)| idx.iter().map(|&i| rows[i].dur).collect())
+        .collect();
+    let sums: Vec<f64> = group_durs.iter().map(|v| kahan_sum(v)).collect();
+    let mut s = Table::new(sheet::KERNEL_SUMMARY, &summary_columns(has_cpu));
     let text = |t: &str| {
         if t.is_empty() {
             Value::Null
@@ -162,7 +173,7 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
             Value::from(t)
         }
     };
-    for i in order {
+    for i in summary_order(trace, &groups, &sums) {
         let (cat, cpu, name, stream) = &groups[i].0;
         let v = &group_durs[i];
         let sum = sums[i];
@@ -170,7 +181,7 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
         if has_cpu {
             row.push(text(cpu));
         }
-        row.push(Value::from(name_text(*name)));
+        row.push(Value::from(name.map_or("", |s| trace.string(s))));
         row.push(stream.map_or(Value::Null, Value::Int));
         row.push(dur_cell(sum, all_int));
         row.push(Value::Int(v.len() as i64));

@@ -190,31 +190,22 @@ mod tests {
 
     #[test]
     fn classification_follows_the_reference_order() {
-        assert_eq!(classify(Cat::GpuMemcpy, "Memcpy HtoD"), Bucket::Memcpy);
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_copyBuffer.kd"),
-            Bucket::Memcpy
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "MEMORY_COPY_DEVICE_TO_HOST"),
-            Bucket::Memcpy
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_fillBufferAligned"),
-            Bucket::Computation
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "ncclKernel_AllReduce"),
-            Bucket::Communication
-        );
-        assert_eq!(
-            classify(Cat::GpuMemset, "Memset (Device)"),
-            Bucket::Computation
-        );
-        // Full match only: a longer name is an ordinary kernel.
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_copyBufferX"),
-            Bucket::Computation
-        );
+        // Full match only for the copy names: a longer name is an ordinary kernel.
+        let cases = [
+            (Cat::GpuMemcpy, "Memcpy HtoD", Bucket::Memcpy),
+            (Cat::Kernel, "__amd_rocclr_copyBuffer.kd", Bucket::Memcpy),
+            (Cat::Kernel, "MEMORY_COPY_DEVICE_TO_HOST", Bucket::Memcpy),
+            (
+                Cat::Kernel,
+                "__amd_rocclr_fillBufferAligned",
+                Bucket::Computation,
+            ),
+            (Cat::Kernel, "ncclKernel_AllReduce", Bucket::Communication),
+            (Cat::GpuMemset, "Memset (Device)", Bucket::Computation),
+            (Cat::Kernel, "__amd_rocclr_copyBufferX", Bucket::Computation),
+        ];
+        for (cat, name, want) in cases {
+            assert_eq!(classify(cat, name), want, "{name}");
+        }
     }
 }

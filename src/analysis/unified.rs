@@ -190,8 +190,10 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Builds the rows of the unified table, in collection order.
-fn collect_rows(cx: &Context) -> Vec<Row> {
+/// Walks the call tree from its roots (Python roots first, when the tree
+/// has them) and returns the collected events, in collection order, with
+/// the communication-kernel names it used.
+fn collect_events(cx: &Context) -> (Vec<(EventId, Collect)>, CommNames) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut w = Walker {
         cx,
@@ -209,65 +211,79 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
     for &r in &tree.cpu_roots {
         w.visit(r);
     }
-    let mut rows = Vec::new();
-    let mut covered: HashSet<EventId> = HashSet::new();
-    let collected = std::mem::take(&mut w.collected);
-    for (uid, how) in collected {
-        let e = trace.event(uid);
-        let name = trace.name(uid).to_string();
-        let gpu = tree.gpu_events(trace, uid);
-        covered.extend(gpu.iter().copied());
-        let first = cx.attribution.first_kernel(trace, uid);
-        let (category, metrics, has_model) = match how {
-            Collect::Plain => (categorize(&name, first).to_string(), None, false),
-            Collect::Model(class) => {
-                match roofline::compute(trace, tree, uid, class, false, cx.arch) {
-                    Ok(m) => (categorize(&name, first).to_string(), Some(m), true),
-                    // The reference drops the row, GPU time and all.
-                    Err(ModelError::NotImplemented) => continue,
-                    Err(ModelError::Invalid(_)) => {
-                        (categorize(&name, first).to_string(), None, true)
-                    }
+    (w.collected, w.comm)
+}
+
+/// The category, metrics and "has a perf model" flag of a collected event;
+/// None when the reference drops its row (a model without a forward/backward
+/// formula for it).
+fn measure(
+    cx: &Context,
+    uid: EventId,
+    name: &str,
+    how: Collect,
+) -> Option<(String, Option<Metrics>, bool)> {
+    let (trace, tree) = (cx.trace, cx.tree);
+    let category = || categorize(name, cx.attribution.first_kernel(trace, uid)).to_string();
+    Some(match how {
+        Collect::Plain => (category(), None, false),
+        Collect::Model(class) => match roofline::compute(trace, tree, uid, class, false, cx.arch) {
+            Ok(m) => (category(), Some(m), true),
+            // The reference drops the row, GPU time and all.
+            Err(ModelError::NotImplemented) => return None,
+            Err(ModelError::Invalid(_)) => (category(), None, true),
+        },
+        Collect::Triton => {
+            let input = roofline::op_input(trace, uid, Vec::new());
+            match perf_model::triton::evaluate(&input) {
+                Ok(ev) => {
+                    let ks = roofline::kernel_set(trace, tree, uid, false);
+                    let t = super::intervals::events_busy_time(trace, &ks);
+                    let m = roofline::metrics_from(ev, ks, t, cx.arch);
+                    (category(), Some(m), true)
                 }
+                Err(_) => (category(), None, true),
             }
-            Collect::Triton => {
-                let input = roofline::op_input(trace, uid, Vec::new());
-                match perf_model::triton::evaluate(&input) {
-                    Ok(ev) => {
-                        let ks = roofline::kernel_set(trace, tree, uid, false);
-                        let t = super::intervals::events_busy_time(trace, &ks);
-                        let m = roofline::metrics_from(ev, ks, t, cx.arch);
-                        (categorize(&name, first).to_string(), Some(m), true)
-                    }
-                    Err(_) => (categorize(&name, first).to_string(), None, true),
-                }
-            }
-            Collect::Backward { fwd, class } => {
-                let m = roofline::compute(trace, tree, fwd, class, true, cx.arch).ok();
-                (class.bwd_category.unwrap_or("other").to_string(), m, true)
-            }
-        };
-        let kernel_time = match &metrics {
-            Some(m) => m.kernel_time,
-            None => super::intervals::events_busy_time(trace, &gpu),
-        };
-        rows.push(Row {
-            uid,
-            shown_uid: uid.index(),
-            name,
-            category,
-            duration: e.dur,
-            has_perf_model: has_model,
-            kernels: gpu,
-            kernel_time,
-            metrics,
-        });
-    }
-    // Orphan kernels: one synthetic row each.
+        }
+        Collect::Backward { fwd, class } => {
+            let m = roofline::compute(trace, tree, fwd, class, true, cx.arch).ok();
+            (class.bwd_category.unwrap_or("other").to_string(), m, true)
+        }
+    })
+}
+
+/// The row of a collected event measured as `how` (its GPU events `gpu`);
+/// None when the reference drops it.
+fn op_row(cx: &Context, uid: EventId, how: Collect, gpu: Vec<EventId>) -> Option<Row> {
+    let trace = cx.trace;
+    let name = trace.name(uid).to_string();
+    let (category, metrics, has_model) = measure(cx, uid, &name, how)?;
+    let kernel_time = match &metrics {
+        Some(m) => m.kernel_time,
+        None => super::intervals::events_busy_time(trace, &gpu),
+    };
+    Some(Row {
+        uid,
+        shown_uid: uid.index(),
+        name,
+        category,
+        duration: trace.event(uid).dur,
+        has_perf_model: has_model,
+        kernels: gpu,
+        kernel_time,
+        metrics,
+    })
+}
+
+/// Orphan kernels (GPU events no collected row covers, communication aside):
+/// one synthetic row each, copying the parent (or the nearest cpu_op
+/// ancestor), the parent-grouped ones first.
+fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -> Vec<Row> {
+    let (trace, tree) = (cx.trace, cx.tree);
     let mut by_parent: IndexMap<EventId, Vec<EventId>> = IndexMap::new();
     let mut with_op: Vec<(EventId, EventId)> = Vec::new();
     for (k, e) in trace.events() {
-        if !e.cat.is_gpu() || covered.contains(&k) || w.comm.is_comm(trace, k) {
+        if !e.cat.is_gpu() || covered.contains(&k) || comm.is_comm(trace, k) {
             continue;
         }
         let Some(parent) = tree.parent(k) else {
@@ -286,22 +302,40 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         .flat_map(|(p, ks)| ks.into_iter().map(move |k| (k, p)))
         .chain(with_op);
     // Synthetic rows get new UIDs after the last event.
-    for (next_uid, (k, p)) in (trace.len()..).zip(pairs) {
-        let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
-        let first = cx.attribution.first_kernel(trace, p);
-        let kernels = vec![k];
-        rows.push(Row {
-            uid: p,
-            shown_uid: next_uid,
-            category: categorize(&name, first).to_string(),
-            name,
-            duration: trace.event(p).dur,
-            has_perf_model: false,
-            kernel_time: super::intervals::events_busy_time(trace, &kernels),
-            kernels,
-            metrics: None,
-        });
+    (trace.len()..)
+        .zip(pairs)
+        .map(|(next_uid, (k, p))| {
+            let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
+            let first = cx.attribution.first_kernel(trace, p);
+            let kernels = vec![k];
+            Row {
+                uid: p,
+                shown_uid: next_uid,
+                category: categorize(&name, first).to_string(),
+                name,
+                duration: trace.event(p).dur,
+                has_perf_model: false,
+                kernel_time: super::intervals::events_busy_time(trace, &kernels),
+                kernels,
+                metrics: None,
+            }
+        })
+        .collect()
+}
+
+/// Builds the rows of the unified table, in collection order, then the
+/// synthetic rows of the kernels no collected row covers.
+fn collect_rows(cx: &Context) -> Vec<Row> {
+    let (collected, mut comm) = collect_events(cx);
+    let mut rows = Vec::new();
+    let mut covered: HashSet<EventId> = HashSet::new();
+    for (uid, how) in collected {
+        let gpu = cx.tree.gpu_events(cx.trace, uid);
+        // A dropped row's kernels count as covered all the same.
+        covered.extend(gpu.iter().copied());
+        rows.extend(op_row(cx, uid, how, gpu));
     }
+    rows.extend(orphan_rows(cx, &covered, &mut comm));
     rows
 }
 

@@ -91,6 +91,24 @@ fn transposed_out_dim(x: i64, k: i64, s: i64, p: i64, d: i64, op: i64) -> ModelR
     i64::try_from(v).or_else(|_| invalid("conv output size out of range"))
 }
 
+/// The backward op's `bias`: `len(dims) > 3 and dims[3] and len(dims[3]) > 0`
+/// (the falsy `dims[3]` itself when it is one).
+fn backward_bias(dims: &[ArgValue]) -> ModelResult<Py> {
+    let Some(d3) = dims.get(3) else {
+        return Ok(Py::Bool(false));
+    };
+    let p = Py::from_arg(d3, false);
+    if !truthy(&p) {
+        return Ok(p);
+    }
+    Ok(match d3 {
+        ArgValue::List(a) => Py::Bool(!a.is_empty()),
+        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
+        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
+        _ => return invalid("object of this type has no len()"),
+    })
+}
+
 /// Shared parser of `aten::convolution` (`off = 0`) and
 /// `aten::convolution_backward` (`off = 1`: input, weight and the list
 /// arguments all sit one slot later).
@@ -107,23 +125,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let w_val = at(dims, off + 1, "Input Dims")?;
     let w_py = py_tuple(w_val)?;
     let bias_py = if backward {
-        // `len(dims) > 3 and dims[3] and len(dims[3]) > 0`.
-        match dims.get(3) {
-            None => Py::Bool(false),
-            Some(d3) => {
-                let p = Py::from_arg(d3, false);
-                if !truthy(&p) {
-                    p
-                } else {
-                    match d3 {
-                        ArgValue::List(a) => Py::Bool(!a.is_empty()),
-                        ArgValue::Str(s) => Py::Bool(!s.is_empty()),
-                        ArgValue::Map(o) => Py::Bool(!o.is_empty()),
-                        _ => return invalid("object of this type has no len()"),
-                    }
-                }
-            }
-        }
+        backward_bias(dims)?
     } else {
         Py::Bool(dims.len() == 3)
     };
@@ -170,20 +172,50 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         ("groups", Py::Int(groups)),
     ];
 
-    // CONV.__init__: the output shape.
+    conv_from(
+        params,
+        x_val,
+        w_val,
+        &stride,
+        &padding,
+        &dilation,
+        &output_padding,
+        bias_py,
+        transposed_py,
+        dtypes[0].clone(),
+    )
+}
+
+/// `CONV.__init__`: the output shape of a parsed convolution.
+#[allow(clippy::too_many_arguments)]
+fn conv_from(
+    params: Vec<(&'static str, Py)>,
+    x_val: &ArgValue,
+    w_val: &ArgValue,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    output_padding: &[i64],
+    bias_py: Py,
+    transposed_py: Py,
+    dtype: String,
+) -> ModelResult<Conv> {
     let x = shape_of(x_val)?;
     let w = shape_of(w_val)?;
     let transposed = truthy(&transposed_py);
     let spatial = x.len().saturating_sub(2);
-    let mut out = vec![x[0], *at(&w, usize::from(transposed), "filter_shape")?];
+    let mut out = vec![
+        *at(&x, 0, "input_shape")?,
+        *at(&w, usize::from(transposed), "filter_shape")?,
+    ];
     for i in 0..spatial {
         let xi = x[i + 2];
         let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(&stride, i, "stride")?;
-        let p = *at(&padding, i, "padding")?;
-        let d = *at(&dilation, i, "dilation")?;
+        let s = *at(stride, i, "stride")?;
+        let p = *at(padding, i, "padding")?;
+        let d = *at(dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(&output_padding, i, "output_padding")?;
+            let op = *at(output_padding, i, "output_padding")?;
             transposed_out_dim(xi, ki, s, p, d, op)?
         } else {
             conv_out_dim(xi, ki, s, p, d)?
@@ -196,7 +228,7 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         out,
         bias: truthy(&bias_py),
         transposed,
-        dtype: dtypes[0].clone(),
+        dtype,
     })
 }
 
@@ -300,7 +332,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{arr, strs};
+    use super::super::test_support::{assert_keys, is_invalid, op_input, param, strs};
     use super::*;
     use crate::test_support::arg;
 
@@ -312,18 +344,7 @@ mod tests {
         strides: Option<ArgValue>,
         ci: &[&str],
     ) -> OpInput<'static> {
-        OpInput {
-            name: "aten::convolution",
-            dims: arr(dims),
-            types: strs(types),
-            strides: strides.and_then(arr),
-            concrete: strs(ci),
-            kernel_names: vec![],
-        }
-    }
-
-    fn param<'a>(e: &'a Evaluation, key: &str) -> &'a Py {
-        &e.params.iter().find(|(k, _)| *k == key).unwrap().1
+        op_input("aten::convolution", dims, types, strides, ci)
     }
 
     fn vit_patch_conv() -> OpInput<'static> {
@@ -376,24 +397,9 @@ mod tests {
         // (prod(x) + prod(W) + prod(out)) * 2 = (602112 + 589824 + 602112) * 2
         assert_eq!(e.bytes, Some(3_588_096.0));
         assert_eq!(e.bytes.unwrap() / 1048576.0, 3.421875);
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            [
-                "convNd",
-                "input_shape",
-                "filter_shape",
-                "dtype_input_weight",
-                "input_stride",
-                "weight_stride",
-                "bias",
-                "stride",
-                "padding",
-                "dilation",
-                "transposed_conv",
-                "output_padding",
-                "groups"
-            ]
+        assert_keys(
+            &e,
+            "convNd input_shape filter_shape dtype_input_weight input_stride weight_stride bias stride padding dilation transposed_conv output_padding groups",
         );
         let cells: Vec<String> = e.params.iter().map(|(_, v)| v.to_str()).collect();
         assert_eq!(
@@ -501,10 +507,10 @@ mod tests {
             d3,
         ];
         dims.extend(std::iter::repeat_with(|| arg!([])).take(7));
-        OpInput {
-            name: "aten::convolution_backward",
-            dims: arr(ArgValue::list(dims)),
-            types: strs(&[
+        op_input(
+            "aten::convolution_backward",
+            ArgValue::list(dims),
+            &[
                 BF16,
                 BF16,
                 BF16,
@@ -516,8 +522,8 @@ mod tests {
                 "ScalarList",
                 "Scalar",
                 "ScalarList",
-            ]),
-            strides: arr(arg!([
+            ],
+            Some(arg!([
                 [200704, 1, 3584, 64],
                 [200704, 1, 3584, 64],
                 [576, 1, 192, 64],
@@ -530,7 +536,7 @@ mod tests {
                 [],
                 []
             ])),
-            concrete: strs(&[
+            &[
                 "",
                 "",
                 "",
@@ -542,9 +548,8 @@ mod tests {
                 "[0, 0]",
                 "1",
                 "[True, True, False]",
-            ]),
-            kernel_names: vec![],
-        }
+            ],
+        )
     }
 
     #[test]
@@ -576,19 +581,13 @@ mod tests {
         // Mixed dtypes.
         let mut inp = vit_patch_conv();
         inp.types = strs(&[BF16, "float", BF16]);
-        assert!(matches!(
-            evaluate("aten_conv", &inp, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("aten_conv", &inp, false)));
         // eval('') of the transposed flag.
         let mut inp = vit_patch_conv();
         inp.concrete = strs(&[
             "", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "", "[0, 0]", "1",
         ]);
-        assert!(matches!(
-            evaluate("aten_conv", &inp, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("aten_conv", &inp, false)));
         // Rank-2 input.
         let inp = conv_input(
             arg!([[3, 4], [2, 3], [], [], [], [], [], [], []]),
@@ -614,10 +613,7 @@ mod tests {
             evaluate("ConvBias_", &vit_patch_conv(), false),
             Err(ModelError::Invalid(_))
         ));
-        assert!(matches!(
-            evaluate("what", &vit_patch_conv(), false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("what", &vit_patch_conv(), false)));
         // A zero stride is a division by zero.
         let mut inp = vit_patch_conv();
         inp.concrete = strs(&[
