@@ -4,7 +4,7 @@
 
 use indexmap::IndexMap;
 
-use super::json::{
+use super::verdict::{
     Change, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side, TOP_N, TimelineRow, Unmatched,
     VariantGate, Verdict,
 };
@@ -154,7 +154,9 @@ fn fmt_signed_ms(x: f64) -> String {
     format!("{x:+.3} ms")
 }
 
-pub(super) fn fmt_pct(p: Option<f64>) -> String {
+/// A percentage change as the gate words it: `+12.3%`, or `new` when there
+/// is no baseline to compare with.
+pub fn fmt_pct(p: Option<f64>) -> String {
     match p {
         Some(p) if p.is_finite() => format!("{p:+.1}%"),
         _ => "new".to_string(),

@@ -22,9 +22,6 @@ mod join;
 mod split;
 mod verdict;
 
-// gate.rs still names the result types' module by its old name.
-use verdict as json;
-
 use std::fmt;
 
 use crate::names::{col, sheet};
@@ -32,17 +29,11 @@ use crate::table::Table;
 use join::{build_diff, tagged};
 use split::split;
 
-pub use gate::gate;
+pub use gate::{fmt_pct, gate};
 pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
     TOP_N, TimelineRow, Unmatched, VariantGate, Verdict,
 };
-
-/// A percentage change as the gate words it: `+12.3%`, or `new` when there
-/// is no baseline to compare with.
-pub fn fmt_pct(p: Option<f64>) -> String {
-    gate::fmt_pct(p)
-}
 
 /// Why a comparison could not be made (a missing sheet or column, clashing
 /// tags, a join too large to hold).
