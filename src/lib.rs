@@ -3,18 +3,27 @@
 //! Data flows one way: [`load`] turns bytes into a [`trace::Trace`] (a flat
 //! arena of events with interned strings), [`trace::tree`] links the events
 //! into a call tree, the [`analysis`] passes turn the tree into
-//! [`report::Sheet`]s, and the [`report`] writers emit CSV, Excel and Markdown.
+//! [`table::Table`]s, the [`report::view`]s make a [`report::Document`] of
+//! the results (tables, charts, summaries, verdicts, tree outlines), and the
+//! [`report`] writers render it as CSV, Excel, Markdown, JSON, text or SVG.
+//!
+//! The [`api`] (re-exported here) is what the command line calls:
+//! [`analyze`] a trace, [`load_tree`], [`collectives`] across ranks,
+//! [`load_compare_inputs`], [`roofline`], [`read_report`]. Its errors are
+//! typed ([`Error`]).
 
 pub mod analysis;
+pub mod api;
+pub mod error;
 pub mod gpu_arch;
 pub mod load;
 pub mod names;
 pub mod numeric;
-pub mod plots;
 pub mod pyfmt;
 pub mod report;
-pub mod summary;
 pub mod table;
 #[cfg(test)]
 mod test_support;
 pub mod trace;
+
+pub use api::*;

@@ -1,4 +1,5 @@
-//! The `tracelens` command line: wires loading, passes and writers together.
+//! The `tracelens` command line: parses arguments, calls the library API
+//! ([`tracelens::api`]) and writes and prints what it returns.
 
 mod cli;
 

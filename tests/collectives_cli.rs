@@ -151,6 +151,36 @@ fn row_of(t: &Table, cid: &str) -> usize {
         .unwrap_or_else(|| panic!("{}: no collective {cid}", t.name))
 }
 
+/// The algorithm and bus bandwidth (GB/s) of row `i`, to a relative 1e-12.
+fn assert_bw(t: &Table, i: usize, algo: f64, bus: f64) {
+    assert_close(t.num(i, "algo bw (GB/s)"), algo, "algo bw (GB/s)");
+    assert_close(t.num(i, "bus bw (GB/s)"), bus, "bus bw (GB/s)");
+}
+
+/// The text cells of row `i`, column by column.
+fn assert_cells(t: &Table, i: usize, expected: &[(&str, &str)]) {
+    for (name, want) in expected {
+        assert_eq!(t.cell(i, name), *want, "{} row {i} {name}", t.name);
+    }
+}
+
+/// The numeric cells of row `i`, column by column (exact).
+fn assert_nums(t: &Table, i: usize, expected: &[(&str, f64)]) {
+    for (name, want) in expected {
+        assert_eq!(t.num(i, name), *want, "{} row {i} {name}", t.name);
+    }
+}
+
+/// The rows of `t`, top to bottom.
+fn assert_rows(t: &Table, expected: &[&[&str]]) {
+    let rows: Vec<Vec<&str>> = t
+        .rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(rows, expected, "{}", t.name);
+}
+
 // ---------------------------------------------------------------------------
 // Spec A12: two ranks
 // ---------------------------------------------------------------------------
@@ -242,7 +272,14 @@ fn worked_example_a12() {
     a12_job(job.path());
     let (_t, csv, r) = collectives(job.path(), 2, &[]);
     r.assert_ok();
-    let s = Table::load(&csv, "nccl_implicit_sync");
+    a12_implicit_sync(&csv);
+    a12_stragglers(&csv);
+    a12_summary_long(&csv);
+}
+
+/// A12's `nccl_implicit_sync`, collective by collective.
+fn a12_implicit_sync(csv: &Path) {
+    let s = Table::load(csv, "nccl_implicit_sync");
     // Broadcast gets a row too (our deviation: bus bw = algo bw for it).
     assert_eq!(s.column("collective_id"), ["0_0", "0_1", "0_2", "0_3"]);
     // 0_0 allreduce: ts (1000, 1100), dur (300, 200). Latest start 1100, so
@@ -250,64 +287,66 @@ fn worked_example_a12() {
     // 262144 floats = 1 MiB; algo = (1/1024) GiB / 200e-6 s = 4.8828125;
     // bus = algo × 2(n-1)/n = algo × 1.
     let i = row_of(&s, "0_0");
-    assert_eq!(s.cell(i, "comm_latency"), "200");
-    assert_eq!(s.cell(i, "skew in start time"), "100");
-    assert_eq!(s.cell(i, "earliest arrival rank"), "0");
-    assert_eq!(s.num(i, "avg_wait_time"), 50.0);
-    assert_eq!(s.cell(i, "skew in end time"), "0");
-    assert_eq!(s.num(i, "Full msg size (MB)"), 1.0);
-    assert_close(s.num(i, "algo bw (GB/s)"), 4.8828125, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 4.8828125, "bus bw (GB/s)");
-    assert_eq!(s.cell(i, "rank_0_wait_time"), "100");
-    assert_eq!(s.cell(i, "rank_1_wait_time"), "0");
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("comm_latency", "200"),
+            ("skew in start time", "100"),
+            ("earliest arrival rank", "0"),
+            ("skew in end time", "0"),
+            ("rank_0_wait_time", "100"),
+            ("rank_1_wait_time", "0"),
+        ],
+    );
+    assert_nums(
+        &s,
+        i,
+        &[("avg_wait_time", 50.0), ("Full msg size (MB)", 1.0)],
+    );
+    assert_bw(&s, i, 4.8828125, 4.8828125);
     // 0_1 allgather: the size is Out = 1048576 bf16 = 2 MiB; latency 150;
     // algo = (2/1024) / 150e-6 = 13.0208333…; bus × (n-1)/n = 1/2.
     let i = row_of(&s, "0_1");
     assert_eq!(s.num(i, "Full msg size (MB)"), 2.0);
-    assert_close(
-        s.num(i, "algo bw (GB/s)"),
-        2.0 / 1024.0 / 150e-6,
-        "0_1 algo",
+    let algo = 2.0 / 1024.0 / 150e-6;
+    assert_bw(&s, i, algo, algo / 2.0);
+    assert_cells(
+        &s,
+        i,
+        &[("earliest arrival rank", "1"), ("skew in end time", "10")],
     );
-    assert_close(
-        s.num(i, "bus bw (GB/s)"),
-        2.0 / 1024.0 / 150e-6 / 2.0,
-        "0_1 bus",
-    );
-    assert_eq!(s.cell(i, "earliest arrival rank"), "1");
-    assert_eq!(s.cell(i, "skew in end time"), "10");
     // 0_2 broadcast: ts (2500, 2502), dur (5, 4): waits (2, 0), latency 4,
     // ends (2505, 2506): end skew 1. 20 longs = 160 B; algo =
     // 160/2^30 GiB / 4e-6 s = 0.037252902984619140625; bus = algo (factor 1).
     let i = row_of(&s, "0_2");
-    assert_eq!(s.cell(i, "comm_latency"), "4");
-    assert_eq!(s.cell(i, "skew in start time"), "2");
-    assert_eq!(s.cell(i, "skew in end time"), "1");
-    assert_close(
-        s.num(i, "algo bw (GB/s)"),
-        160.0 / 1073741824.0 / 4e-6,
-        "algo bw (GB/s)",
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("comm_latency", "4"),
+            ("skew in start time", "2"),
+            ("skew in end time", "1"),
+        ],
     );
-    assert_close(
-        s.num(i, "bus bw (GB/s)"),
-        160.0 / 1073741824.0 / 4e-6,
-        "bus bw (GB/s)",
-    );
+    let algo = 160.0 / 1073741824.0 / 4e-6;
+    assert_bw(&s, i, algo, algo);
     // 0_3 reduce-scatter: equal starts, so the tie goes to the higher rank.
     // In = 524288 floats = 2 MiB; algo = (2/1024) / 100e-6 = 19.53125; bus /2.
     let i = row_of(&s, "0_3");
     assert_eq!(s.cell(i, "earliest arrival rank"), "1");
     assert_eq!(s.num(i, "avg_wait_time"), 0.0);
-    assert_close(s.num(i, "algo bw (GB/s)"), 19.53125, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 9.765625, "bus bw (GB/s)");
+    assert_bw(&s, i, 19.53125, 9.765625);
     // deviceProperties has 2 entries: both ranks on one node.
     assert!(s.column("node_span").iter().all(|v| *v == "intra_node"));
+}
 
-    // Straggler summary over the reference's implicit-sync types (broadcast
-    // left out): waits r0 = 100 + 0 + 0, r1 = 0 + 10 + 0. Last arrivals
-    // (least wait, first column on ties): 0_0 → r1, 0_1 → r0, 0_3 → r0.
-    // Total kernel time: r0 300+150+5+100 = 555, r1 200+170+4+100 = 474.
-    let st = Table::load(&csv, "straggler_summary");
+/// A12's straggler summary over the reference's implicit-sync types
+/// (broadcast left out): waits r0 = 100 + 0 + 0, r1 = 0 + 10 + 0. Last
+/// arrivals (least wait, first column on ties): 0_0 → r1, 0_1 → r0, 0_3 →
+/// r0. Total kernel time: r0 300+150+5+100 = 555, r1 200+170+4+100 = 474.
+fn a12_stragglers(csv: &Path) {
+    let st = Table::load(csv, "straggler_summary");
     assert_eq!(
         st.header,
         [
@@ -322,17 +361,18 @@ fn worked_example_a12() {
             "node_id"
         ]
     );
-    assert_eq!(
-        st.rows[0],
-        ["1", "10", "3.3", "1", "2", "33.3", "3", "474", "0"]
+    assert_rows(
+        &st,
+        &[
+            &["1", "10", "3.3", "1", "2", "33.3", "3", "474", "0"],
+            &["0", "100", "33.3", "2", "1", "66.7", "3", "555", "0"],
+        ],
     );
-    assert_eq!(
-        st.rows[1],
-        ["0", "100", "33.3", "2", "1", "66.7", "3", "555", "0"]
-    );
+}
 
-    // nccl_summary_long: by total kernel time, descending.
-    let sl = Table::load(&csv, "nccl_summary_long");
+/// A12's `nccl_summary_long`: by total kernel time, descending.
+fn a12_summary_long(csv: &Path) {
+    let sl = Table::load(csv, "nccl_summary_long");
     let order: Vec<(&str, &str)> = (0..sl.rows.len())
         .map(|i| (sl.cell(i, "rank"), sl.cell(i, "dur_sum")))
         .collect();
@@ -349,9 +389,15 @@ fn worked_example_a12() {
             ("1", "4")
         ]
     );
-    assert_eq!(sl.cell(0, "Process Group Ranks"), "[0, 1]");
-    assert_eq!(sl.cell(0, "dur_std"), "");
-    assert_eq!(sl.cell(0, "operation_count"), "1");
+    assert_cells(
+        &sl,
+        0,
+        &[
+            ("Process Group Ranks", "[0, 1]"),
+            ("dur_std", ""),
+            ("operation_count", "1"),
+        ],
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -510,7 +556,18 @@ fn four_ranks_every_collective_type() {
     write_job(job.path(), &four_rank_files(false));
     let (_t, csv, r) = collectives(&job.path().join("job"), 4, &[]);
     r.assert_ok();
-    let s = Table::load(&csv, "nccl_implicit_sync");
+    four_rank_implicit_sync(&csv);
+    four_rank_other_rows(&csv);
+    four_rank_summary(&csv);
+    four_rank_stragglers(&csv);
+    four_rank_all2allv(&csv);
+    four_rank_long_and_types(&csv);
+}
+
+/// The four-rank job's `nccl_implicit_sync`: the order, then the
+/// all-reduce, all-gather and reduce-scatter rows.
+fn four_rank_implicit_sync(csv: &Path) {
+    let s = Table::load(csv, "nccl_implicit_sync");
     // First appearance in the long table (rank 0's file order, newest
     // first), all_to_allv left out; 2_0 first appears on rank 2.
     assert_eq!(
@@ -524,14 +581,22 @@ fn four_ranks_every_collective_type() {
     // 1300): end skew 10. Latency = min dur = 250. 1048576 floats = 4 MiB:
     // algo = (4/1024) / 250e-6 = 15.625, bus = 15.625 × 2·3/4 = 23.4375.
     let i = row_of(&s, "0_0");
-    assert_eq!(s.cell(i, "comm_latency"), "250");
-    assert_eq!(s.cell(i, "skew in start time"), "40");
-    assert_eq!(s.cell(i, "earliest arrival rank"), "0");
-    assert_eq!(s.num(i, "avg_wait_time"), 22.5);
-    assert_eq!(s.cell(i, "skew in end time"), "10");
-    assert_eq!(s.num(i, "Full msg size (MB)"), 4.0);
-    assert_close(s.num(i, "algo bw (GB/s)"), 15.625, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 23.4375, "bus bw (GB/s)");
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("comm_latency", "250"),
+            ("skew in start time", "40"),
+            ("earliest arrival rank", "0"),
+            ("skew in end time", "10"),
+        ],
+    );
+    assert_nums(
+        &s,
+        i,
+        &[("avg_wait_time", 22.5), ("Full msg size (MB)", 4.0)],
+    );
+    assert_bw(&s, i, 15.625, 23.4375);
     let waits: Vec<f64> = (0..4)
         .map(|r| s.num(i, &format!("rank_{r}_wait_time")))
         .collect();
@@ -541,65 +606,96 @@ fn four_ranks_every_collective_type() {
     // (2200, 2180, 2190, 2175): end skew 25. Latency 125. Size = Out =
     // 1048576 bf16 = 2 MiB: algo = (2/1024) / 125e-6 = 15.625, bus × 3/4.
     let i = row_of(&s, "0_1");
-    assert_eq!(s.cell(i, "earliest arrival rank"), "2");
-    assert_eq!(s.num(i, "avg_wait_time"), 37.5);
-    assert_eq!(s.cell(i, "skew in end time"), "25");
-    assert_eq!(s.num(i, "Full msg size (MB)"), 2.0);
-    assert_close(s.num(i, "algo bw (GB/s)"), 15.625, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 11.71875, "bus bw (GB/s)");
+    assert_cells(
+        &s,
+        i,
+        &[("earliest arrival rank", "2"), ("skew in end time", "25")],
+    );
+    assert_nums(
+        &s,
+        i,
+        &[("avg_wait_time", 37.5), ("Full msg size (MB)", 2.0)],
+    );
+    assert_bw(&s, i, 15.625, 11.71875);
     // 0_2 reduce-scatter: rank 1 starts 100 late; waits (100, 0, 100, 100),
     // tie → rank 3; all end at 3500. Latency 400; size = In = 4 MiB:
     // algo = (4/1024) / 400e-6 = 9.765625, bus × 3/4 = 7.32421875.
     let i = row_of(&s, "0_2");
-    assert_eq!(s.cell(i, "skew in start time"), "100");
-    assert_eq!(s.cell(i, "earliest arrival rank"), "3");
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("skew in start time", "100"),
+            ("earliest arrival rank", "3"),
+            ("skew in end time", "0"),
+            ("comm_latency", "400"),
+        ],
+    );
     assert_eq!(s.num(i, "avg_wait_time"), 75.0);
-    assert_eq!(s.cell(i, "skew in end time"), "0");
-    assert_eq!(s.cell(i, "comm_latency"), "400");
-    assert_close(s.num(i, "algo bw (GB/s)"), 9.765625, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 7.32421875, "bus bw (GB/s)");
+    assert_bw(&s, i, 9.765625, 7.32421875);
+}
+
+/// The four-rank job's all-to-all, broadcast and sub-group rows of
+/// `nccl_implicit_sync`.
+fn four_rank_other_rows(csv: &Path) {
+    let s = Table::load(csv, "nccl_implicit_sync");
     // 0_3 all-to-all: starts 4000..4030 by 10, all 100 long: waits
     // (30, 20, 10, 0), end skew 30. 524288 floats = 2 MiB:
     // algo = (2/1024) / 100e-6 = 19.53125, bus × 3/4 = 14.6484375.
     let i = row_of(&s, "0_3");
-    assert_eq!(s.cell(i, "skew in start time"), "30");
-    assert_eq!(s.cell(i, "skew in end time"), "30");
+    assert_cells(
+        &s,
+        i,
+        &[("skew in start time", "30"), ("skew in end time", "30")],
+    );
     assert_eq!(s.num(i, "avg_wait_time"), 15.0);
-    assert_close(s.num(i, "algo bw (GB/s)"), 19.53125, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 14.6484375, "bus bw (GB/s)");
+    assert_bw(&s, i, 19.53125, 14.6484375);
     // 0_4 broadcast: starts (5000, 5005, 5000, 5000), durations
     // (128, 64, 128, 128): waits (5, 0, 5, 5), tie → rank 3, mean 3.75;
     // ends (5128, 5069, 5128, 5128): end skew 59; latency 64. 131072 longs
     // = 1 MiB: algo = (1/1024) / 64e-6 = 15.2587890625 = bus (factor 1).
     let i = row_of(&s, "0_4");
-    assert_eq!(s.cell(i, "comm_latency"), "64");
-    assert_eq!(s.cell(i, "earliest arrival rank"), "3");
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("comm_latency", "64"),
+            ("earliest arrival rank", "3"),
+            ("skew in end time", "59"),
+        ],
+    );
     assert_eq!(s.num(i, "avg_wait_time"), 3.75);
-    assert_eq!(s.cell(i, "skew in end time"), "59");
-    assert_close(s.num(i, "algo bw (GB/s)"), 15.2587890625, "algo bw (GB/s)");
-    assert_close(s.num(i, "bus bw (GB/s)"), 15.2587890625, "bus bw (GB/s)");
+    assert_bw(&s, i, 15.2587890625, 15.2587890625);
     // Sub-group 1_0 (ranks 0, 1): starts (7000, 7020), durations (100, 80):
     // waits (20, 0), latency 80; 1 MiB: algo = (1/1024) / 80e-6 =
     // 12.20703125, bus × 2·1/2. Ranks 2 and 3 did not take part: empty cells,
     // which make those columns float.
     let i = row_of(&s, "1_0");
-    assert_eq!(s.cell(i, "Process Group Ranks"), "[0, 1]");
     assert_close(s.num(i, "bus bw (GB/s)"), 12.20703125, "bus bw (GB/s)");
-    assert_eq!(s.cell(i, "rank_2_ts"), "");
-    assert_eq!(s.cell(i, "rank_0_wait_time"), "20.0");
-    assert_eq!(s.cell(i, "node_span"), "intra_node");
+    assert_cells(
+        &s,
+        i,
+        &[
+            ("Process Group Ranks", "[0, 1]"),
+            ("rank_2_ts", ""),
+            ("rank_0_wait_time", "20.0"),
+            ("node_span", "intra_node"),
+        ],
+    );
     assert_eq!(s.cell(row_of(&s, "0_0"), "node_span"), "inter_node");
     let i = row_of(&s, "2_0");
     assert_eq!(s.cell(i, "earliest arrival rank"), "3");
     assert_close(s.num(i, "algo bw (GB/s)"), 19.53125, "algo bw (GB/s)");
     assert!(s.column("metadata").iter().all(|m| *m == "trace"));
+}
 
-    // Summary per (name, dtype, In nelems): the two sub-group all-reduces
-    // share a group (first process group shown: "1"), latency mean
-    // (80 + 50) / 2 = 65, total 0.13 ms. Sorted by total latency:
-    // reduce-scatter 0.4, all-reduce 4 MiB 0.25, sub-group 0.13,
-    // all-gather 0.125, all-to-all 0.1, broadcast 0.064.
-    let ss = Table::load(&csv, "nccl_summary_implicit_sync");
+/// Summary per (name, dtype, In nelems): the two sub-group all-reduces
+/// share a group (first process group shown: "1"), latency mean
+/// (80 + 50) / 2 = 65, total 0.13 ms. Sorted by total latency:
+/// reduce-scatter 0.4, all-reduce 4 MiB 0.25, sub-group 0.13,
+/// all-gather 0.125, all-to-all 0.1, broadcast 0.064.
+fn four_rank_summary(csv: &Path) {
+    let ss = Table::load(csv, "nccl_summary_implicit_sync");
     assert_eq!(
         ss.column("Collective name"),
         [
@@ -615,73 +711,90 @@ fn four_ranks_every_collective_type() {
         .map(|i| ss.num(i, "Total comm latency (ms)"))
         .collect();
     assert_eq!(totals, [0.4, 0.25, 0.13, 0.125, 0.1, 0.064]);
-    assert_eq!(ss.cell(2, "Process Group Name"), "1");
-    assert_eq!(ss.cell(2, "count"), "2");
-    assert_eq!(ss.num(2, "comm_latency_mean"), 65.0);
-    assert_eq!(ss.num(2, "comm_latency_median"), 65.0);
-    assert_eq!(ss.cell(2, "comm_latency_min"), "50");
+    assert_cells(
+        &ss,
+        2,
+        &[
+            ("Process Group Name", "1"),
+            ("count", "2"),
+            ("comm_latency_min", "50"),
+        ],
+    );
+    assert_nums(
+        &ss,
+        2,
+        &[("comm_latency_mean", 65.0), ("comm_latency_median", 65.0)],
+    );
     assert_close(
         ss.num(5, "bus bw (GB/s)_max"),
         15.2587890625,
         "bus bw (GB/s)_max",
     );
+}
 
-    // Straggler summary over 1_0, 0_3, 0_2, 0_1, 0_0, 2_0 (broadcast left
-    // out). Waits: r0 20+30+100+50+40 = 240 (5 collectives), r1 0+20+0+50+30 =
-    // 100, r2 10+100+50+0+0 = 160, r3 0+100+0+20+0 = 120; the empty cells make
-    // the totals float. Last arrival (least wait, first column on ties):
-    // 1_0 r1, 0_3 r3, 0_2 r1, 0_1 r3, 0_0 r2, 2_0 r2 (tie with r3).
-    // Earliest arrival: 1_0 r0, 0_3 r0, 0_2 r3, 0_1 r2, 0_0 r0, 2_0 r3.
-    // Kernel time (all collectives): r0 300+200+500+100+128+80+100 = 1408,
-    // r1 290+180+400+100+64+100+80 = 1214, r2 250+190+500+100+128+90+50 = 1308,
-    // r3 280+125+500+100+128+60+50 = 1243. Two GPUs per node.
-    let st = Table::load(&csv, "straggler_summary");
-    assert_eq!(
-        st.rows[0],
-        ["1", "100.0", "20.0", "2", "0", "33.3", "6", "1214", "0"]
+/// Straggler summary over 1_0, 0_3, 0_2, 0_1, 0_0, 2_0 (broadcast left
+/// out). Waits: r0 20+30+100+50+40 = 240 (5 collectives), r1 0+20+0+50+30 =
+/// 100, r2 10+100+50+0+0 = 160, r3 0+100+0+20+0 = 120; the empty cells make
+/// the totals float. Last arrival (least wait, first column on ties):
+/// 1_0 r1, 0_3 r3, 0_2 r1, 0_1 r3, 0_0 r2, 2_0 r2 (tie with r3).
+/// Earliest arrival: 1_0 r0, 0_3 r0, 0_2 r3, 0_1 r2, 0_0 r0, 2_0 r3.
+/// Kernel time (all collectives): r0 300+200+500+100+128+80+100 = 1408,
+/// r1 290+180+400+100+64+100+80 = 1214, r2 250+190+500+100+128+90+50 = 1308,
+/// r3 280+125+500+100+128+60+50 = 1243. Two GPUs per node.
+fn four_rank_stragglers(csv: &Path) {
+    let st = Table::load(csv, "straggler_summary");
+    assert_rows(
+        &st,
+        &[
+            &["1", "100.0", "20.0", "2", "0", "33.3", "6", "1214", "0"],
+            &["3", "120.0", "24.0", "2", "2", "33.3", "6", "1243", "1"],
+            &["2", "160.0", "32.0", "2", "1", "33.3", "6", "1308", "1"],
+            &["0", "240.0", "48.0", "0", "3", "0.0", "6", "1408", "0"],
+        ],
     );
-    assert_eq!(
-        st.rows[1],
-        ["3", "120.0", "24.0", "2", "2", "33.3", "6", "1243", "1"]
-    );
-    assert_eq!(
-        st.rows[2],
-        ["2", "160.0", "32.0", "2", "1", "33.3", "6", "1308", "1"]
-    );
-    assert_eq!(
-        st.rows[3],
-        ["0", "240.0", "48.0", "0", "3", "0.0", "6", "1408", "0"]
-    );
+}
 
-    // all_to_allv 0_5: sizes 1+1+2+1 = 5 MiB, starts (6000, 6000, 6010, 6020),
-    // ends (6080, 6100, 6100, 6080): wall 100, start skew 20, end skew 20;
-    // throughput = (5/1024) / 100e-6 = 48.828125; imbalance = 2 / 1.25 = 1.6;
-    // slowest rank throughput: rank 1, (1/1024) / 100e-6 = 9.765625.
-    let a = Table::load(&csv, "nccl_all2allv");
+/// all_to_allv 0_5: sizes 1+1+2+1 = 5 MiB, starts (6000, 6000, 6010, 6020),
+/// ends (6080, 6100, 6100, 6080): wall 100, start skew 20, end skew 20;
+/// throughput = (5/1024) / 100e-6 = 48.828125; imbalance = 2 / 1.25 = 1.6;
+/// slowest rank throughput: rank 1, (1/1024) / 100e-6 = 9.765625.
+fn four_rank_all2allv(csv: &Path) {
+    let a = Table::load(csv, "nccl_all2allv");
     assert_eq!(a.column("collective_id"), ["0_5"]);
-    assert_eq!(a.num(0, "total data communicated (MB)"), 5.0);
-    assert_eq!(a.cell(0, "total nelems communicated"), "1310720");
-    assert_eq!(a.cell(0, "wall_time (us)"), "100");
-    assert_close(
-        a.num(0, "throughput (GB/s)"),
-        48.828125,
-        "throughput (GB/s)",
+    assert_cells(
+        &a,
+        0,
+        &[
+            ("total nelems communicated", "1310720"),
+            ("wall_time (us)", "100"),
+            ("rank_3_skew in start time", "20"),
+            ("rank_0_skew in end time", "20"),
+        ],
     );
-    assert_eq!(a.num(0, "size_imbalance"), 1.6);
-    assert_close(
-        a.num(0, "min_rank_throughput (GB/s)"),
-        9.765625,
-        "min_rank_throughput (GB/s)",
+    assert_nums(
+        &a,
+        0,
+        &[
+            ("total data communicated (MB)", 5.0),
+            ("size_imbalance", 1.6),
+            ("avg_rank_dur (us)", 82.5),
+        ],
     );
-    assert_eq!(a.num(0, "avg_rank_dur (us)"), 82.5);
-    assert_eq!(a.cell(0, "rank_3_skew in start time"), "20");
-    assert_eq!(a.cell(0, "rank_0_skew in end time"), "20");
-    let sa = Table::load(&csv, "nccl_summary_all2allv");
+    for (name, want) in [
+        ("throughput (GB/s)", 48.828125),
+        ("min_rank_throughput (GB/s)", 9.765625),
+    ] {
+        assert_close(a.num(0, name), want, name);
+    }
+    let sa = Table::load(csv, "nccl_summary_all2allv");
     assert_eq!(sa.cell(0, "count"), "1");
     assert_eq!(sa.num(0, "Total wall_time (ms)"), 0.1);
+}
 
-    // The long table: 7 collectives per rank, decoys left out; node ids.
-    let l = Table::load(&csv, "nccl_long");
+/// The long table (7 collectives per rank, decoys left out; node ids) and
+/// the per-type sheet (ours), which names the types.
+fn four_rank_long_and_types(csv: &Path) {
+    let l = Table::load(csv, "nccl_long");
     assert_eq!(l.rows.len(), 28);
     let nodes: Vec<&str> = (0..28).step_by(7).map(|i| l.cell(i, "node_id")).collect();
     assert_eq!(nodes, ["0", "0", "1", "1"]);
@@ -689,8 +802,7 @@ fn four_ranks_every_collective_type() {
     assert_eq!(l.cell(0, "collective_id"), "1_0");
     assert_eq!(l.cell(1, "collective_id"), "0_5");
     assert_eq!(l.cell(6, "index_in_group"), "0");
-    // The per-type sheet (ours) names the types.
-    let bt = Table::load(&csv, "nccl_summary_by_type");
+    let bt = Table::load(csv, "nccl_summary_by_type");
     let mut kinds = bt.column("collective type");
     kinds.sort();
     assert_eq!(
@@ -898,81 +1010,83 @@ fn recursive_search() {
     assert_eq!(starts_by_rank(&csv).len(), 2);
 }
 
+/// A rank file's name and its distributedInfo (rank, world size).
+type Named = (&'static str, Option<(i64, i64)>);
+
+/// A job of the named rank files, all kernels at the same time.
+fn job_of(files: &[Named]) -> Vec<RankFile> {
+    files
+        .iter()
+        .map(|&(file, info)| rank_file(file, info, 0.0))
+        .collect()
+}
+
 #[test]
 fn discovery_errors_name_the_files() {
-    let cases: Vec<(Vec<RankFile>, u32, Vec<&str>, &str)> = vec![
+    let two = Some((0, 2));
+    // (files, world size, extra arguments, what the error line names)
+    let cases: &[(&[Named], u32, &[&str], &str)] = &[
         // A missing rank.
         (
-            vec![
-                rank_file("rank0.json", None, 0.0),
-                rank_file("rank2.json", None, 2.0),
-            ],
+            &[("rank0.json", None), ("rank2.json", None)],
             3,
-            vec![],
+            &[],
             "rank 1 ",
         ),
         // Two files claim one rank.
         (
-            vec![
-                rank_file("rank0.json", Some((0, 2)), 0.0),
-                rank_file("rank1.json", Some((0, 2)), 0.0),
-            ],
+            &[("rank0.json", two), ("rank1.json", two)],
             2,
-            vec![],
+            &[],
             "rank1.json",
         ),
         // A trace from a job of another size.
         (
-            vec![
-                rank_file("rank0.json", Some((0, 2)), 0.0),
-                rank_file("rank1.json", Some((1, 16)), 0.0),
-            ],
+            &[("rank0.json", two), ("rank1.json", Some((1, 16)))],
             2,
-            vec![],
+            &[],
             "world_size 16",
         ),
         // No rank anywhere.
         (
-            vec![
-                rank_file("rank0.json", None, 0.0),
-                rank_file("trace_b.json", None, 0.0),
-            ],
+            &[("rank0.json", None), ("trace_b.json", None)],
             2,
-            vec![],
+            &[],
             "trace_b.json",
         ),
         // A rank beyond the world size.
         (
-            vec![
-                rank_file("rank0.json", None, 0.0),
-                rank_file("rank5.json", None, 0.0),
-            ],
+            &[("rank0.json", None), ("rank5.json", None)],
             2,
-            vec![],
+            &[],
             "rank5.json",
         ),
         // --rank-regex without a group.
         (
-            vec![rank_file("rank0.json", None, 0.0)],
+            &[("rank0.json", None)],
             1,
-            vec!["--rank-regex", "rank"],
+            &["--rank-regex", "rank"],
             "--rank-regex",
         ),
         // An invalid --rank-regex.
         (
-            vec![rank_file("rank0.json", None, 0.0)],
+            &[("rank0.json", None)],
             1,
-            vec!["--rank-regex", "(unclosed"],
+            &["--rank-regex", "(unclosed"],
             "--rank-regex",
         ),
     ];
-    for (files, world, extra, what) in cases {
+    for &(files, world, extra, what) in cases {
         let job = tempfile::tempdir().unwrap();
-        write_job(job.path(), &files);
-        let (t, _csv, r) = collectives(job.path(), world, &extra);
+        write_job(job.path(), &job_of(files));
+        let (t, _csv, r) = collectives(job.path(), world, extra);
         r.assert_one_error_line(what);
         assert!(!t.path().join("csv").exists());
     }
+}
+
+#[test]
+fn unreadable_traces_and_bad_directories_are_errors() {
     // A corrupt trace.
     let job = tempfile::tempdir().unwrap();
     write_job(job.path(), &[rank_file("rank0.json", None, 0.0)]);

@@ -10,9 +10,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tracelens::report::csv::sheet_to_csv;
+use tracelens::report::csv::table_to_csv;
 use tracelens::report::read::{parse_csv, read_xlsx};
-use tracelens::report::{Cell, Sheet};
+use tracelens::table::{Table, Value};
 
 fn tracelens() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracelens"))
@@ -225,7 +225,7 @@ fn workbook_output_holds_every_sheet() {
     );
     let tl = &book[0];
     assert_eq!(
-        tl.columns,
+        tl.column_names(),
         [
             "type",
             "time ms__mi300_diff",
@@ -279,11 +279,11 @@ fn sheet_selection() {
     // Identical inputs: every difference is zero.
     let tl = parse_csv(&fs::read(out.join("gpu_timeline.csv")).unwrap(), "t").unwrap();
     let d = tl.column("time ms__b_diff").unwrap();
-    assert!(!tl.rows.is_empty());
+    assert!(!d.is_empty());
     assert!(
-        tl.rows
+        d.values
             .iter()
-            .all(|r| matches!(r[d], Cell::Float(x) if x == 0.0))
+            .all(|v| matches!(v, Value::Float(x) if *x == 0.0))
     );
 }
 
@@ -312,43 +312,55 @@ fn copy_report(shared: &Path, dir: &Path, name: &str) -> PathBuf {
     dst
 }
 
+/// A gate test's folders: the corpus, a temporary folder and the
+/// baseline report copied into it as `base`.
+struct Gate {
+    shared: PathBuf,
+    tmp: tempfile::TempDir,
+    base: PathBuf,
+}
+
+/// The folders of gate test `test`; None (skipped) without the corpus.
+fn gate_dir(test: &str) -> Option<Gate> {
+    let shared = shared(test)?;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = copy_report(&shared, tmp.path(), "base");
+    Some(Gate { shared, tmp, base })
+}
+
 /// Rewrites `dir/<sheet>.csv` through `f`.
-fn edit(dir: &Path, sheet: &str, f: impl FnOnce(&mut Sheet)) {
+fn edit(dir: &Path, sheet: &str, f: impl FnOnce(&mut Table)) {
     let path = dir.join(format!("{sheet}.csv"));
     let mut s = parse_csv(&fs::read(&path).unwrap(), sheet).unwrap();
     f(&mut s);
-    fs::write(&path, sheet_to_csv(&s)).unwrap();
+    fs::write(&path, table_to_csv(&s)).unwrap();
 }
 
 /// Sets column `col` of the rows whose columns `when` hold the given texts,
 /// after checking the old value; panics when no row matches.
-fn set(s: &mut Sheet, when: &[(&str, &str)], col: &str, old: f64, new: Cell) {
-    let j = s.column(col).unwrap();
+fn set(s: &mut Table, when: &[(&str, &str)], col: &str, old: f64, new: Value) {
+    let j = s.column_index(col).unwrap();
     let keys: Vec<(usize, &str)> = when
         .iter()
-        .map(|(c, v)| (s.column(c).unwrap(), *v))
+        .map(|(c, v)| (s.column_index(c).unwrap(), *v))
         .collect();
-    let mut hit = 0;
-    for row in &mut s.rows {
-        if keys
-            .iter()
-            .all(|(k, v)| row[*k] == Cell::Text(v.to_string()))
-        {
-            assert_eq!(row[j], Cell::Float(old), "the corpus value changed");
-            row[j] = new.clone();
-            hit += 1;
-        }
-    }
-    assert_eq!(hit, 1, "{when:?} in {}", s.name);
+    let hits: Vec<usize> = s
+        .rows()
+        .filter(|r| keys.iter().all(|(k, v)| r.get(*k).as_str() == Some(*v)))
+        .map(|r| r.index())
+        .collect();
+    assert_eq!(hits.len(), 1, "{when:?} in {}", s.name);
+    let cell = &mut s.columns[j].values[hits[0]];
+    assert_eq!(*cell, Value::Float(old), "the corpus value changed");
+    *cell = new;
 }
 
 /// Renames op `from` in ops_summary.
 fn rename_op(dir: &Path, from: &str, to: &str) {
     edit(dir, "ops_summary", |s| {
-        let j = s.column("name").unwrap();
-        for row in &mut s.rows {
-            if row[j] == Cell::Text(from.into()) {
-                row[j] = Cell::Text(to.into());
+        for v in &mut s.column_mut("name").unwrap().values {
+            if v.as_str() == Some(from) {
+                *v = Value::from(to);
             }
         }
     });
@@ -365,7 +377,7 @@ fn slower_mm(shared: &Path, dir: &Path, name: &str) -> PathBuf {
             &[("name", "aten::mm")],
             "total_direct_kernel_time_ms",
             MM_MS,
-            Cell::Float(8.0),
+            Value::Float(8.0),
         );
     });
     edit(&d, "ops_unique_args", |s| {
@@ -374,7 +386,7 @@ fn slower_mm(shared: &Path, dir: &Path, name: &str) -> PathBuf {
             &[("name", "aten::mm"), ("Input Dims", MM_SHAPE)],
             "total_direct_kernel_time_sum",
             MM_SHAPE_US,
-            Cell::Float(5000.0),
+            Value::Float(5000.0),
         );
     });
     edit(&d, "gpu_timeline", |s| {
@@ -383,7 +395,7 @@ fn slower_mm(shared: &Path, dir: &Path, name: &str) -> PathBuf {
             &[("type", "busy_time")],
             "time ms",
             BUSY_MS,
-            Cell::Float(33.0),
+            Value::Float(33.0),
         );
     });
     d
@@ -424,11 +436,9 @@ fn close(v: &serde_json::Value, x: f64) -> bool {
 
 #[test]
 fn gate_slower_op() {
-    let Some(shared) = shared("gate_slower_op") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_slower_op") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
 
     let g = gate(&base, &new, &["--fail-above", "10"]);
@@ -480,11 +490,9 @@ fn gate_slower_op() {
 
 #[test]
 fn gate_thresholds_and_floor() {
-    let Some(shared) = shared("gate_thresholds_and_floor") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_thresholds_and_floor") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
     let over = |g: &Gated, what: &str| {
         g.json["comparisons"][0][what]["over_limit"]
@@ -527,11 +535,9 @@ fn gate_thresholds_and_floor() {
 
 #[test]
 fn gate_faster_op_is_an_improvement() {
-    let Some(shared) = shared("gate_faster_op_is_an_improvement") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_faster_op_is_an_improvement") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = copy_report(&shared, tmp.path(), "new");
     edit(&new, "ops_summary", |s| {
         set(
@@ -539,7 +545,7 @@ fn gate_faster_op_is_an_improvement() {
             &[("name", "aten::mul")],
             "total_direct_kernel_time_ms",
             MUL_MS,
-            Cell::Float(5.0),
+            Value::Float(5.0),
         );
     });
     let g = gate(&base, &new, &["--fail-above", "5"]);
@@ -560,11 +566,10 @@ fn gate_faster_op_is_an_improvement() {
 
 #[test]
 fn gate_inconclusive_when_ops_do_not_match() {
-    let Some(shared) = shared("gate_inconclusive_when_ops_do_not_match") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_inconclusive_when_ops_do_not_match")
+    else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
 
     // mul + mm renamed: 13.42 of 31.91 ms (42.1%) unmatched: still comparable.
     let some = copy_report(&shared, tmp.path(), "some");
@@ -619,11 +624,9 @@ fn gate_inconclusive_when_ops_do_not_match() {
 
 #[test]
 fn gate_several_variants() {
-    let Some(shared) = shared("gate_several_variants") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("gate_several_variants") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let slow = slower_mm(&shared, tmp.path(), "slow");
     let same = copy_report(&shared, tmp.path(), "same");
     let csv = tmp.path().join("csv");
@@ -644,20 +647,14 @@ fn gate_several_variants() {
     assert_eq!(v["comparisons"][1]["verdict"], "regression");
     // Each variant against the baseline, in the tables too.
     let ops = parse_csv(&fs::read(csv.join("ops_summary.csv")).unwrap(), "o").unwrap();
-    let d_same = ops
-        .column("total_direct_kernel_time_ms__same_diff")
-        .unwrap();
-    let d_slow = ops
-        .column("total_direct_kernel_time_ms__slow_diff")
-        .unwrap();
-    let name = ops.column("name").unwrap();
     let mm = ops
-        .rows
-        .iter()
-        .find(|r| r[name] == Cell::Text("aten::mm".into()))
+        .rows()
+        .find(|r| r.get_named("name").and_then(Value::as_str) == Some("aten::mm"))
         .unwrap();
-    assert_eq!(mm[d_same], Cell::Float(0.0));
-    assert_eq!(mm[d_slow], Cell::Float(8.0 - MM_MS));
+    let d_same = mm.get_named("total_direct_kernel_time_ms__same_diff");
+    let d_slow = mm.get_named("total_direct_kernel_time_ms__slow_diff");
+    assert_eq!(d_same, Some(&Value::Float(0.0)));
+    assert_eq!(d_slow, Some(&Value::Float(8.0 - MM_MS)));
     for v in ["same", "slow"] {
         for kind in ["intersect", "only_baseline", "only_variant"] {
             assert!(csv.join(format!("ops_unique_args_{kind}_{v}.csv")).exists());
@@ -667,11 +664,9 @@ fn gate_several_variants() {
 
 #[test]
 fn default_output_is_markdown_on_stdout() {
-    let Some(shared) = shared("default_output_is_markdown_on_stdout") else {
+    let Some(Gate { shared, tmp, base }) = gate_dir("default_output_is_markdown_on_stdout") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let base = copy_report(&shared, tmp.path(), "base");
     let new = slower_mm(&shared, tmp.path(), "new");
     let r = run(tracelens()
         .current_dir(tmp.path())

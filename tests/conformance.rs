@@ -29,6 +29,77 @@ const PARALLEL: usize = 2;
 /// Outcome of one trace: a summary line, or why it failed.
 type Outcome = Result<String, String>;
 
+/// The reference's sheets (less [`NOT_YET`]), sorted, split into those
+/// conform.py can check and those with a repeated column name, which must be
+/// byte-identical: `(by_conform, by_bytes)`.
+fn reference_sheets(ref_dir: &Path) -> (Vec<String>, Vec<String>) {
+    let mut sheets: Vec<String> = std::fs::read_dir(ref_dir)
+        .unwrap()
+        .filter_map(|e| {
+            let f = e.unwrap().file_name().to_string_lossy().into_owned();
+            f.strip_suffix(".csv").map(String::from)
+        })
+        .filter(|s| !NOT_YET.contains(&s.as_str()))
+        .collect();
+    sheets.sort();
+    sheets.into_iter().partition(|s| {
+        let text = std::fs::read_to_string(ref_dir.join(format!("{s}.csv"))).unwrap();
+        let header = parse_csv(&text).into_iter().next().unwrap_or_default();
+        let mut uniq = header.clone();
+        uniq.sort();
+        uniq.dedup();
+        uniq.len() == header.len()
+    })
+}
+
+/// Problems of the sheets in `out` that must equal the reference's bytes.
+fn byte_problems(ref_dir: &Path, out: &Path, by_bytes: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for s in by_bytes {
+        let want = std::fs::read(ref_dir.join(format!("{s}.csv"))).unwrap();
+        match std::fs::read(out.join(format!("{s}.csv"))) {
+            Ok(got) if got == want => {}
+            Ok(got) => problems.push(format!(
+                "{s}.csv is not byte-identical to the reference:\n  got  {:?}\n  want {:?}",
+                String::from_utf8_lossy(&got[..got.len().min(300)]),
+                String::from_utf8_lossy(&want[..want.len().min(300)]),
+            )),
+            Err(e) => problems.push(format!("{s}.csv: {e}")),
+        }
+    }
+    problems
+}
+
+/// conform.py's verdict on the sheets `by_conform` of `out`: None when
+/// they all pass.
+fn conform_problem(
+    conform: &Path,
+    ref_dir: &Path,
+    out: &Path,
+    by_conform: &[String],
+) -> Option<String> {
+    let res = Command::new("python3")
+        .arg(conform)
+        .arg(ref_dir)
+        .arg(out)
+        .arg("--sheets")
+        .arg(by_conform.join(","))
+        .output();
+    let o = match res {
+        Err(e) => return Some(format!("cannot run python3 {}: {e}", conform.display())),
+        Ok(o) => o,
+    };
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    let want = format!("{} passed, 0 failed", by_conform.len());
+    (last != want).then(|| {
+        format!(
+            "conform.py: expected {want:?}, got:\n{stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
 fn check_trace(trace: &Path, ref_dir: &Path, extra: &[&str], conform: &Path) -> Outcome {
     let name = ref_dir.file_name().unwrap().to_string_lossy().into_owned();
     if !ref_dir.is_dir() {
@@ -49,84 +120,25 @@ fn check_trace(trace: &Path, ref_dir: &Path, extra: &[&str], conform: &Path) -> 
             r.code, r.stderr
         ));
     }
-
-    // The reference's sheets, and how to check each.
-    let mut sheets: Vec<String> = std::fs::read_dir(ref_dir)
-        .unwrap()
-        .filter_map(|e| {
-            let f = e.unwrap().file_name().to_string_lossy().into_owned();
-            f.strip_suffix(".csv").map(String::from)
-        })
-        .filter(|s| !NOT_YET.contains(&s.as_str()))
-        .collect();
-    sheets.sort();
-    let mut by_conform = Vec::new();
-    let mut by_bytes = Vec::new();
-    for s in sheets {
-        let p = ref_dir.join(format!("{s}.csv"));
-        let text = std::fs::read_to_string(&p).unwrap();
-        let header = parse_csv(&text).into_iter().next().unwrap_or_default();
-        let mut uniq = header.clone();
-        uniq.sort();
-        uniq.dedup();
-        if uniq.len() == header.len() {
-            by_conform.push(s);
-        } else {
-            by_bytes.push(s);
-        }
-    }
+    let (by_conform, by_bytes) = reference_sheets(ref_dir);
     if by_conform.is_empty() && by_bytes.is_empty() {
         return Err(format!("{name}: the reference has none of the sheets"));
     }
-
-    let mut problems = Vec::new();
-    for s in &by_bytes {
-        let want = std::fs::read(ref_dir.join(format!("{s}.csv"))).unwrap();
-        match std::fs::read(out.join(format!("{s}.csv"))) {
-            Ok(got) if got == want => {}
-            Ok(got) => problems.push(format!(
-                "{s}.csv is not byte-identical to the reference:\n  got  {:?}\n  want {:?}",
-                String::from_utf8_lossy(&got[..got.len().min(300)]),
-                String::from_utf8_lossy(&want[..want.len().min(300)]),
-            )),
-            Err(e) => problems.push(format!("{s}.csv: {e}")),
-        }
-    }
+    let mut problems = byte_problems(ref_dir, &out, &by_bytes);
     if !by_conform.is_empty() {
-        let res = Command::new("python3")
-            .arg(conform)
-            .arg(ref_dir)
-            .arg(&out)
-            .arg("--sheets")
-            .arg(by_conform.join(","))
-            .output();
-        match res {
-            Err(e) => problems.push(format!("cannot run python3 {}: {e}", conform.display())),
-            Ok(o) => {
-                let stdout = String::from_utf8_lossy(&o.stdout);
-                let last = stdout.lines().last().unwrap_or("");
-                let want = format!("{} passed, 0 failed", by_conform.len());
-                if last != want {
-                    problems.push(format!(
-                        "conform.py: expected {want:?}, got:\n{stdout}{}",
-                        String::from_utf8_lossy(&o.stderr)
-                    ));
-                }
-            }
-        }
+        problems.extend(conform_problem(conform, ref_dir, &out, &by_conform));
     }
-    if problems.is_empty() {
-        let mut line = format!("{name}: {} sheets pass conform.py", by_conform.len());
-        if !by_bytes.is_empty() {
-            line.push_str(&format!(
-                "; byte-identical to the reference (duplicate column names): {}",
-                by_bytes.join(", ")
-            ));
-        }
-        Ok(line)
-    } else {
-        Err(format!("{name}:\n  {}", problems.join("\n  ")))
+    if !problems.is_empty() {
+        return Err(format!("{name}:\n  {}", problems.join("\n  ")));
     }
+    let mut line = format!("{name}: {} sheets pass conform.py", by_conform.len());
+    if !by_bytes.is_empty() {
+        line.push_str(&format!(
+            "; byte-identical to the reference (duplicate column names): {}",
+            by_bytes.join(", ")
+        ));
+    }
+    Ok(line)
 }
 
 #[test]

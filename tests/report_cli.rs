@@ -19,7 +19,9 @@
 
 mod common;
 
-use common::{SHEETS, Table, assert_close, report_csv, run, run_with_stdin, testdata, tracelens};
+use common::{
+    SHEETS, Table, assert_close, csv_text, report_csv, run, run_with_stdin, testdata, tracelens,
+};
 use std::path::Path;
 
 /// Hand-worked gpu_timeline of example.json, linked events only (spec 01 §3):
@@ -655,7 +657,7 @@ fn short_kernels_all_without_parent_op_and_none_at_all() {
     assert_eq!((h[0].0, h[h.len() - 1].1), (1.5, 2.5));
     assert_eq!(count_at(&h, 2.0), 1);
     assert_eq!(
-        std::fs::read_to_string(csv.join("short_kernels_summary.csv")).unwrap(),
+        csv_text(&csv, "short_kernels_summary"),
         "Kernel duration (µs),Kernel duration (µs),Kernel duration (µs)\nsum,count,mean\n"
     );
 
@@ -663,7 +665,7 @@ fn short_kernels_all_without_parent_op_and_none_at_all() {
     let (_tmp, csv, r) = report_csv(&example(), &["--short-kernel-threshold-us", "2"]);
     r.assert_ok();
     assert_eq!(
-        std::fs::read_to_string(csv.join("short_kernel_histogram.csv")).unwrap(),
+        csv_text(&csv, "short_kernel_histogram"),
         "bin_start,bin_end,count\n"
     );
 }
@@ -674,7 +676,7 @@ fn histogram_bins_option() {
     r.assert_ok();
     // [2.0, 4.5] in 4 bins of 0.625 (exact in binary).
     assert_eq!(
-        std::fs::read_to_string(csv.join("short_kernel_histogram.csv")).unwrap(),
+        csv_text(&csv, "short_kernel_histogram"),
         "bin_start,bin_end,count\n2.0,2.625,1\n2.625,3.25,0\n3.25,3.875,0\n3.875,4.5,1\n"
     );
 }
@@ -685,7 +687,7 @@ fn topk_short_kernels_zero_leaves_only_the_header() {
     r.assert_ok();
     // Columns of spec 01 §4.5: the group keys, then the four metrics.
     assert_eq!(
-        std::fs::read_to_string(csv.join("short_kernels_summary.csv")).unwrap(),
+        csv_text(&csv, "short_kernels_summary"),
         "Parent cpu_op,Input dims,Input strides,Concrete Inputs,Kernel name,\
          Short Kernel duration (µs) sum,Short Kernel count,\
          Short Kernel duration (µs) mean,\

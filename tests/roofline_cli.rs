@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{Table, assert_close, report_csv, run, testdata, tracelens, xlsx_sheet_names};
+use common::{
+    Table, assert_close, report_csv, run, run_cli, testdata, tracelens, xlsx_sheet_names,
+};
 
 // example.json: aten::addmm, Input Dims [[32], [4, 16], [16, 32], [], []],
 // bf16, one 12 µs kernel. GEMM model: M=4, K=16, N=32, bias:
@@ -157,20 +159,7 @@ fn calculator_gemm_with_spec_and_time() {
     // 1024³ bf16 GEMM: 2·1024³ = 2147483648 FLOPs; 3·1024²·2 = 6291456 bytes.
     // MI300X bf16 708 TFLOP/s: 2147483648 / 708e12 s = 3.033 µs (compute-bound:
     // memory needs 6291456 / 5300e9 s = 1.187 µs). In 10 µs: 214.748 TFLOP/s, 30.3 %.
-    let r = run(tracelens().args([
-        "roofline",
-        "gemm",
-        "--m",
-        "1024",
-        "--n",
-        "1024",
-        "--k",
-        "1024",
-        "--gpu-arch",
-        "MI300X",
-        "--time-us",
-        "10",
-    ]));
+    let r = run_cli("roofline gemm --m 1024 --n 1024 --k 1024 --gpu-arch MI300X --time-us 10");
     r.assert_ok();
     let o = &r.stdout;
     assert!(o.contains("FLOPs:        2147483648 "), "{o}");
@@ -185,49 +174,20 @@ fn calculator_gemm_with_spec_and_time() {
 fn calculator_conv_and_sdpa() {
     // conv: input (1,3,8,8), weight (4,3,3,3), stride 1, no padding -> out (1,4,6,6)
     // = 144 elements; FLOPs = 144 · 2 · 3·3·3 = 7776; bytes = (192 + 108 + 144) · 2 = 888.
-    let r = run(tracelens().args([
-        "roofline", "conv", "--input", "1,3,8,8", "--weight", "4,3,3,3",
-    ]));
+    let r = run_cli("roofline conv --input 1,3,8,8 --weight 4,3,3,3");
     r.assert_ok();
     assert!(r.stdout.contains("FLOPs:        7776 "), "{}", r.stdout);
     assert!(r.stdout.contains("bytes moved:  888 "), "{}", r.stdout);
     // sdpa: B=1, H=2, N=4, d=8, not causal: FLOPs = 1·2·(2·4·4·8) · 2 = 1024;
     // bytes = (q + k + v + o) · 2 = 4 · (1·4·2·8) · 2 = 512.
-    let r = run(tracelens().args([
-        "roofline",
-        "sdpa",
-        "--batch",
-        "1",
-        "--heads",
-        "2",
-        "--seq-q",
-        "4",
-        "--head-dim",
-        "8",
-        "--dtype",
-        "fp16",
-    ]));
+    let r = run_cli("roofline sdpa --batch 1 --heads 2 --seq-q 4 --head-dim 8 --dtype fp16");
     r.assert_ok();
     assert!(r.stdout.contains("FLOPs:        1024 "), "{}", r.stdout);
     assert!(r.stdout.contains("bytes moved:  512 "), "{}", r.stdout);
     assert!(r.stdout.contains("matrix_fp16"), "{}", r.stdout);
     // Causal attention needs equal query and key lengths.
-    let r = run(tracelens().args([
-        "roofline",
-        "sdpa",
-        "--batch",
-        "1",
-        "--heads",
-        "2",
-        "--seq-q",
-        "4",
-        "--seq-kv",
-        "8",
-        "--head-dim",
-        "8",
-        "--causal",
-    ]));
+    let r = run_cli("roofline sdpa --batch 1 --heads 2 --seq-q 4 --seq-kv 8 --head-dim 8 --causal");
     r.assert_one_error_line("shapes");
-    let r = run(tracelens().args(["roofline", "gemm", "--m", "0", "--n", "1", "--k", "1"]));
+    let r = run_cli("roofline gemm --m 0 --n 1 --k 1");
     r.assert_one_error_line("--m");
 }

@@ -64,6 +64,41 @@ fn none() -> ArgValue {
     ArgValue::ints(&[])
 }
 
+/// `op(A, B)` on contiguous operands of shapes `a` and `b`.
+fn product(op: &str, a: &[i64], b: &[i64], dtype: &str) -> ModelResult<Evaluation> {
+    run(
+        op,
+        vec![shape(a), shape(b)],
+        vec![dtype, dtype],
+        vec![contiguous(a), contiguous(b)],
+        vec![String::new(), String::new()],
+    )
+}
+
+/// `op(bias, A, B, beta=1, alpha=1)` on contiguous tensors of shapes
+/// `bias`, `a` and `b`.
+fn product_with_bias(
+    op: &str,
+    bias: &[i64],
+    a: &[i64],
+    b: &[i64],
+    dtype: &str,
+) -> ModelResult<Evaluation> {
+    run(
+        op,
+        vec![shape(bias), shape(a), shape(b), none(), none()],
+        vec![dtype, dtype, dtype, "Scalar", "Scalar"],
+        vec![
+            contiguous(bias),
+            contiguous(a),
+            contiguous(b),
+            none(),
+            none(),
+        ],
+        ["", "", "", "1", "1"].map(String::from).to_vec(),
+    )
+}
+
 /// A GEMM `[batch ×] (M×K) · (K×N)`, optionally with a bias.
 pub fn gemm(
     m: i64,
@@ -74,64 +109,13 @@ pub fn gemm(
     dtype: &str,
 ) -> ModelResult<Evaluation> {
     match (batch, bias) {
-        (Some(b), false) => run(
-            "aten::bmm",
-            vec![shape(&[b, m, k]), shape(&[b, k, n])],
-            vec![dtype, dtype],
-            vec![contiguous(&[b, m, k]), contiguous(&[b, k, n])],
-            vec![String::new(), String::new()],
-        ),
-        (Some(b), true) => run(
-            "aten::baddbmm",
-            vec![
-                shape(&[b, m, n]),
-                shape(&[b, m, k]),
-                shape(&[b, k, n]),
-                none(),
-                none(),
-            ],
-            vec![dtype, dtype, dtype, "Scalar", "Scalar"],
-            vec![
-                contiguous(&[b, m, n]),
-                contiguous(&[b, m, k]),
-                contiguous(&[b, k, n]),
-                none(),
-                none(),
-            ],
-            vec![
-                String::new(),
-                String::new(),
-                String::new(),
-                "1".into(),
-                "1".into(),
-            ],
-        ),
-        (None, false) => run(
-            "aten::mm",
-            vec![shape(&[m, k]), shape(&[k, n])],
-            vec![dtype, dtype],
-            vec![contiguous(&[m, k]), contiguous(&[k, n])],
-            vec![String::new(), String::new()],
-        ),
-        (None, true) => run(
-            "aten::addmm",
-            vec![shape(&[n]), shape(&[m, k]), shape(&[k, n]), none(), none()],
-            vec![dtype, dtype, dtype, "Scalar", "Scalar"],
-            vec![
-                shape(&[1]),
-                contiguous(&[m, k]),
-                contiguous(&[k, n]),
-                none(),
-                none(),
-            ],
-            vec![
-                String::new(),
-                String::new(),
-                String::new(),
-                "1".into(),
-                "1".into(),
-            ],
-        ),
+        (Some(b), false) => product("aten::bmm", &[b, m, k], &[b, k, n], dtype),
+        (Some(b), true) => {
+            product_with_bias("aten::baddbmm", &[b, m, n], &[b, m, k], &[b, k, n], dtype)
+        }
+        (None, false) => product("aten::mm", &[m, k], &[k, n], dtype),
+        // The bias of addmm is a row vector of N (stride (1,)).
+        (None, true) => product_with_bias("aten::addmm", &[n], &[m, k], &[k, n], dtype),
     }
 }
 

@@ -1,13 +1,17 @@
 //! Kernel sheets (spec 01 §4): `kernel_summary`, `short_kernel_histogram`
 //! and `short_kernels_summary`, all built on one per-kernel table.
 
-use indexmap::IndexMap;
+use std::cmp::Ordering;
 
 use super::categories::{categorize, launcher_category};
 use super::{ArgReprs, Context};
+use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
-use crate::report::{Cell, Sheet};
-use crate::trace::{Cat, EventId, StrId};
+use crate::table::agg::desc_nan_last;
+use crate::table::group::group_first_seen;
+use crate::table::typing::widen_ints;
+use crate::table::{Table, Value};
+use crate::trace::{Cat, EventId, StrId, Trace};
 
 /// One kernel of the per-kernel table.
 #[derive(Debug, Clone, Copy)]
@@ -43,17 +47,17 @@ fn kernel_rows(cx: &Context) -> Vec<KernelRow> {
 
 /// A duration value: integer cells when every duration was a JSON integer
 /// (pandas keeps the int64 dtype then).
-fn dur_cell(v: f64, ints: bool) -> Cell {
+fn dur_cell(v: f64, ints: bool) -> Value {
     if ints {
-        Cell::Int(v as i64)
+        Value::Int(v as i64)
     } else {
-        Cell::Float(v)
+        Value::Float(v)
     }
 }
 
 /// The kernel sheets, in report order: `kernel_summary` (only when there are
 /// kernels), `short_kernel_histogram`, `short_kernels_summary`.
-pub fn sheets(cx: &Context) -> Vec<Sheet> {
+pub fn sheets(cx: &Context) -> Vec<Table> {
     let rows = kernel_rows(cx);
     let all_int = rows.iter().all(|r| cx.trace.event(r.uid).dur_is_int);
     let mut out = Vec::new();
@@ -79,99 +83,109 @@ fn total_time_us(cx: &Context) -> f64 {
 /// A `kernel_summary` group: category, cpu op ("" = empty), kernel name, stream.
 type GroupKey = (String, String, Option<StrId>, Option<i64>);
 
-fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
+/// The group key of a kernel row (see [`GroupKey`]). A kernel with a cpu_op
+/// always has a launcher, so the reference's "fill Parent cpu_op from
+/// Launcher" applies exactly when the column exists (`has_cpu`).
+fn kernel_key(cx: &Context, r: &KernelRow, has_cpu: bool) -> GroupKey {
     let trace = cx.trace;
-    let name_text = |id: Option<StrId>| id.map_or("", |s| trace.string(s));
-    // A kernel with a cpu_op always has a launcher, so the reference's
-    // "fill Parent cpu_op from Launcher" applies exactly when the column exists.
-    let has_cpu = rows.iter().any(|r| r.cpu_op.is_some());
-    let any_missing_stream = rows.iter().any(|r| r.stream.is_none());
-    // Group key: category, [cpu op], kernel name, stream (text; "" = empty).
-    let mut groups: IndexMap<GroupKey, Vec<f64>> = IndexMap::new();
-    for r in rows {
-        let (cpu, cat) = if let Some(op) = r.cpu_op {
-            let name = trace.name(op);
-            let first = cx.attribution.first_kernel(trace, op);
-            (name.to_string(), categorize(name, first).to_string())
-        } else if let Some(launcher) = r.launcher {
-            let lname = trace.name(launcher);
-            let cpu = if has_cpu {
-                lname.to_string()
-            } else {
-                String::new()
-            };
-            (cpu, launcher_category(lname).to_string())
+    let (cpu, cat) = if let Some(op) = r.cpu_op {
+        let name = trace.name(op);
+        let first = cx.attribution.first_kernel(trace, op);
+        (name.to_string(), categorize(name, first).to_string())
+    } else if let Some(launcher) = r.launcher {
+        let lname = trace.name(launcher);
+        let cpu = if has_cpu {
+            lname.to_string()
         } else {
-            (String::new(), String::new())
+            String::new()
         };
-        let name = trace.event(r.uid).name;
-        groups
-            .entry((cat, cpu, name, r.stream))
-            .or_default()
-            .push(r.dur);
-    }
-    let durs: Vec<f64> = rows.iter().map(|r| r.dur).collect();
-    let k_total = pairwise_sum(&durs);
-    let total_us = total_time_us(cx);
-    let keys: Vec<&GroupKey> = groups.keys().collect();
-    let sums: Vec<f64> = groups.values().map(|v| kahan_sum(v)).collect();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    // Ties: group keys ascending, empty values last (pandas' starting order).
-    let empty_last = |a: &str, b: &str| match (a.is_empty(), b.is_empty()) {
-        (true, false) => std::cmp::Ordering::Greater,
-        (false, true) => std::cmp::Ordering::Less,
-        _ => a.cmp(b),
+        (cpu, launcher_category(lname).to_string())
+    } else {
+        (String::new(), String::new())
     };
+    (cat, cpu, trace.event(r.uid).name, r.stream)
+}
+
+/// Order of two text keys with empty values last (pandas' starting order
+/// for ties).
+fn empty_last(a: &str, b: &str) -> Ordering {
+    match (a.is_empty(), b.is_empty()) {
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.cmp(b),
+    }
+}
+
+/// The `kernel_summary` columns (the cpu op column only when some kernel
+/// has one).
+fn summary_columns(has_cpu: bool) -> Vec<&'static str> {
+    let mut cols = vec![col::PARENT_OP_CATEGORY];
+    if has_cpu {
+        cols.push(col::PARENT_CPU_OP);
+    }
+    cols.extend([
+        col::KERNEL_NAME,
+        col::KERNEL_STREAM,
+        col::KERNEL_DURATION_US_SUM,
+        col::KERNEL_DURATION_US_COUNT,
+        col::KERNEL_DURATION_US_MEAN,
+        col::KERNEL_DURATION_US_MIN,
+        col::KERNEL_DURATION_US_MAX,
+        col::PERCENT_OF_KERNELS_TIME,
+        col::PERCENT_OF_TOTAL_TIME,
+    ]);
+    cols
+}
+
+/// The group order: total duration descending; ties by group keys
+/// ascending, empty values last, missing streams last.
+fn summary_order(trace: &Trace, groups: &[(GroupKey, Vec<usize>)], sums: &[f64]) -> Vec<usize> {
+    let name_text = |id: Option<StrId>| id.map_or("", |s| trace.string(s));
+    let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by(|&a, &b| {
-        let (ka, kb) = (keys[a], keys[b]);
-        sums[b]
-            .total_cmp(&sums[a])
+        let (ka, kb) = (&groups[a].0, &groups[b].0);
+        desc_nan_last(sums[a], sums[b])
             .then_with(|| empty_last(&ka.0, &kb.0))
             .then_with(|| empty_last(&ka.1, &kb.1))
             .then_with(|| name_text(ka.2).cmp(name_text(kb.2)))
-            // Missing streams last.
             .then_with(|| (ka.3.is_none()).cmp(&kb.3.is_none()).then(ka.3.cmp(&kb.3)))
     });
-    let mut cols = vec!["Parent op category"];
-    if has_cpu {
-        cols.push("Parent cpu_op");
-    }
-    cols.extend([
-        "Kernel name",
-        "Kernel stream",
-        "Kernel duration (µs)_sum",
-        "Kernel duration (µs)_count",
-        "Kernel duration (µs)_mean",
-        "Kernel duration (µs)_min",
-        "Kernel duration (µs)_max",
-        "Percent of kernels time (%)",
-        "Percent of total time (%)",
-    ]);
-    let mut s = Sheet::new("kernel_summary", &cols);
+    order
+}
+
+fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
+    let trace = cx.trace;
+    let has_cpu = rows.iter().any(|r| r.cpu_op.is_some());
+    let groups = group_first_seen(rows.iter().map(|r| kernel_key(cx, r, has_cpu)));
+    let durs: Vec<f64> = rows.iter().map(|r| r.dur).collect();
+    let k_total = pairwise_sum(&durs);
+    let total_us = total_time_us(cx);
+    let group_durs: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|(_, idx)| idx.iter().map(|&i| rows[i].dur).collect())
+        .collect();
+    let sums: Vec<f64> = group_durs.iter().map(|v| kahan_sum(v)).collect();
+    let mut s = Table::new(sheet::KERNEL_SUMMARY, &summary_columns(has_cpu));
     let text = |t: &str| {
         if t.is_empty() {
-            Cell::Empty
+            Value::Null
         } else {
-            Cell::Text(t.to_string())
+            Value::from(t)
         }
     };
-    for i in order {
-        let (cat, cpu, name, stream) = keys[i];
-        let v = &groups[i];
+    for i in summary_order(trace, &groups, &sums) {
+        let (cat, cpu, name, stream) = &groups[i].0;
+        let v = &group_durs[i];
         let sum = sums[i];
         let mut row = vec![text(cat)];
         if has_cpu {
             row.push(text(cpu));
         }
-        row.push(Cell::Text(name_text(*name).to_string()));
-        row.push(match (*stream, any_missing_stream) {
-            (None, _) => Cell::Empty,
-            (Some(s), true) => Cell::Float(s as f64),
-            (Some(s), false) => Cell::Int(s),
-        });
+        row.push(Value::from(name.map_or("", |s| trace.string(s))));
+        row.push(stream.map_or(Value::Null, Value::Int));
         row.push(dur_cell(sum, all_int));
-        row.push(Cell::Int(v.len() as i64));
-        row.push(Cell::Float(sum / v.len() as f64));
+        row.push(Value::Int(v.len() as i64));
+        row.push(Value::Float(sum / v.len() as f64));
         row.push(dur_cell(
             v.iter().copied().fold(f64::INFINITY, f64::min),
             all_int,
@@ -181,19 +195,26 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Sheet {
             all_int,
         ));
         row.push(if k_total == 0.0 {
-            Cell::Empty
+            Value::Null
         } else {
-            Cell::Float(sum / k_total * 100.0)
+            Value::Float(sum / k_total * 100.0)
         });
-        row.push(Cell::Float(sum / total_us * 100.0));
-        s.rows.push(row);
+        row.push(Value::Float(sum / total_us * 100.0));
+        s.push_row(row);
+    }
+    // A stream column with a missing value is a float column.
+    if let Some(c) = s.column_mut(col::KERNEL_STREAM) {
+        widen_ints(&mut c.values);
     }
     s
 }
 
 /// numpy-style equal-width histogram of the short kernels' durations.
-fn histogram(short: &[KernelRow], bins: usize) -> Sheet {
-    let mut s = Sheet::new("short_kernel_histogram", &["bin_start", "bin_end", "count"]);
+fn histogram(short: &[KernelRow], bins: usize) -> Table {
+    let mut s = Table::new(
+        sheet::SHORT_KERNEL_HISTOGRAM,
+        &[col::BIN_START, col::BIN_END, col::COUNT_LC],
+    );
     if short.is_empty() || bins == 0 {
         return s;
     }
@@ -224,82 +245,79 @@ fn histogram(short: &[KernelRow], bins: usize) -> Sheet {
         counts[i] += 1;
     }
     for i in 0..bins {
-        s.rows.push(vec![
-            Cell::Float(edges[i]),
-            Cell::Float(edges[i + 1]),
-            Cell::Int(counts[i]),
+        s.push_row(vec![
+            Value::Float(edges[i]),
+            Value::Float(edges[i + 1]),
+            Value::Int(counts[i]),
         ]);
     }
     s
 }
 
-fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Sheet {
+/// The group key of a short kernel: the kernel name alone in GPU-only mode,
+/// else the parent op, its argument reprs and the kernel name; None when a
+/// key cell is missing (pandas' groupby drops the row).
+fn short_key(cx: &Context, reprs: &mut ArgReprs, r: &KernelRow) -> Option<Vec<String>> {
     let trace = cx.trace;
-    let gpu_only = cx.gpu_only;
-    let mut cols: Vec<&str> = if gpu_only {
-        vec!["Kernel name"]
+    let kname = trace.name(r.uid).to_string();
+    if cx.gpu_only {
+        return Some(vec![kname]);
+    }
+    let op = r.cpu_op?;
+    let a = trace.args(op).copied().unwrap_or_default();
+    Some(vec![
+        trace.name(op).to_string(),
+        reprs.get(trace, a.input_dims)?,
+        reprs.get(trace, a.input_strides)?,
+        reprs.get(trace, a.concrete_inputs)?,
+        kname,
+    ])
+}
+
+fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Table {
+    let mut cols: Vec<&str> = if cx.gpu_only {
+        vec![col::KERNEL_NAME]
     } else {
         vec![
-            "Parent cpu_op",
-            "Input dims",
-            "Input strides",
-            "Concrete Inputs",
-            "Kernel name",
+            col::PARENT_CPU_OP,
+            col::INPUT_DIMS_LC,
+            col::INPUT_STRIDES_LC,
+            col::CONCRETE_INPUTS,
+            col::KERNEL_NAME,
         ]
     };
     cols.extend([
-        "Short Kernel duration (µs) sum",
-        "Short Kernel count",
-        "Short Kernel duration (µs) mean",
-        "Short Kernel duration (µs) percent of total time",
+        col::SHORT_KERNEL_DURATION_SUM,
+        col::SHORT_KERNEL_COUNT,
+        col::SHORT_KERNEL_DURATION_MEAN,
+        col::SHORT_KERNEL_DURATION_PCT_TOTAL,
     ]);
-    let mut s = Sheet::new("short_kernels_summary", &cols);
+    let mut s = Table::new(sheet::SHORT_KERNELS_SUMMARY, &cols);
     let mut reprs = ArgReprs::default();
-    let mut groups: IndexMap<Vec<String>, Vec<f64>> = IndexMap::new();
-    for r in short {
-        let kname = trace.name(r.uid).to_string();
-        let key = if gpu_only {
-            vec![kname]
-        } else {
-            // Rows with an empty key are dropped, as pandas' groupby does.
-            let Some(op) = r.cpu_op else {
-                continue;
-            };
-            let a = trace.args(op).copied().unwrap_or_default();
-            let (Some(d), Some(st), Some(c)) = (
-                reprs.get(trace, a.input_dims),
-                reprs.get(trace, a.input_strides),
-                reprs.get(trace, a.concrete_inputs),
-            ) else {
-                continue;
-            };
-            vec![trace.name(op).to_string(), d, st, c, kname]
-        };
-        groups.entry(key).or_default().push(r.dur);
-    }
-    if groups.is_empty() && !short.is_empty() {
+    let keyed: Vec<(Vec<String>, f64)> = short
+        .iter()
+        .filter_map(|r| short_key(cx, &mut reprs, r).map(|k| (k, r.dur)))
+        .collect();
+    if keyed.is_empty() && !short.is_empty() {
         // The reference's quirk: when every short kernel lacks a key, pandas
         // writes its raw two-level header and nothing else (docs/deviations.md).
-        let mut quirk = Sheet::new("short_kernels_summary", &["Kernel duration (µs)"; 3]);
-        quirk.rows.push(
-            ["sum", "count", "mean"]
-                .iter()
-                .map(|t| Cell::Text(t.to_string()))
-                .collect(),
-        );
+        let mut quirk = Table::new(sheet::SHORT_KERNELS_SUMMARY, &[col::KERNEL_DURATION_US; 3]);
+        quirk.push_row(["sum", "count", "mean"].map(Value::from).to_vec());
         return quirk;
     }
     let total_us = total_time_us(cx);
-    let mut rows: Vec<(Vec<String>, f64, usize, f64, f64)> = groups
+    let groups = group_first_seen(keyed.iter().map(|(k, _)| k));
+    let mut rows: Vec<(&Vec<String>, f64, usize, f64, f64)> = groups
         .into_iter()
-        .map(|(k, v)| {
+        .map(|(k, idx)| {
+            let v: Vec<f64> = idx.iter().map(|&i| keyed[i].1).collect();
             let sum = kahan_sum(&v);
             let n = v.len();
             (k, sum, n, sum / n as f64, sum / total_us * 100.0)
         })
         .collect();
     rows.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
+        desc_nan_last(a.1, b.1)
             .then(a.2.cmp(&b.2))
             .then(a.3.total_cmp(&b.3))
             .then(a.4.total_cmp(&b.4))
@@ -308,12 +326,12 @@ fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Sheet {
         rows.truncate(k);
     }
     for (k, sum, n, mean, pct) in rows {
-        let mut row: Vec<Cell> = k.into_iter().map(Cell::Text).collect();
+        let mut row: Vec<Value> = k.iter().map(|t| Value::from(t.as_str())).collect();
         row.push(dur_cell(sum, all_int));
-        row.push(Cell::Int(n as i64));
-        row.push(Cell::Float(mean));
-        row.push(Cell::Float(pct));
-        s.rows.push(row);
+        row.push(Value::Int(n as i64));
+        row.push(Value::Float(mean));
+        row.push(Value::Float(pct));
+        s.push_row(row);
     }
     s
 }

@@ -1,5 +1,8 @@
 //! The analysis passes: pure functions of the finished trace and tree that
-//! return sheets. Independent passes run in parallel.
+//! return [`Table`]s. [`REPORT_PASSES`] lists the report's passes in sheet
+//! order, each with what it needs the loader to keep; [`run_passes`] runs
+//! them in parallel. Data several passes share is computed once: before
+//! the passes ([`Prepared`]) or lazily on first use ([`Context`]).
 
 pub mod attribution;
 pub mod calculator;
@@ -18,12 +21,18 @@ pub mod timeline;
 pub mod treeview;
 pub mod unified;
 
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::report::Sheet;
+use crate::names::sheet;
+
+use crate::table::Table;
 use crate::trace::tree::{LinkMode, Tree};
 use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
+use ops::LauncherRow;
 use timeline::Timeline;
 
 /// Options of the `report` pass set (the reference's CLI flags).
@@ -56,29 +65,18 @@ impl Default for ReportOptions {
     }
 }
 
-/// What every pass may read: the trace, its tree and shared derived tables.
-pub struct Context<'a> {
-    /// The loaded trace.
-    pub trace: &'a Trace,
-    /// Its call tree.
-    pub tree: &'a Tree,
-    /// Options.
-    pub opts: &'a ReportOptions,
+/// Data derived once from the trace before the passes run; a [`Context`]
+/// borrows it, so rows built from it can be cached in the context.
+pub struct Prepared {
     /// Direct attribution of GPU work to launchers.
     pub attribution: Attribution,
     /// The GPU timeline, when there is GPU activity to count.
     pub timeline: Option<Timeline>,
-    /// True when the trace has no `cpu_op` events (GPU-only mode).
-    pub gpu_only: bool,
-    /// GPU spec for roofline columns.
-    pub arch: Option<&'a crate::gpu_arch::GpuArch>,
-    /// Interned id of the integer ident 0 (process metadata lives at tid 0).
-    tid_zero: Option<IdentId>,
 }
 
-impl<'a> Context<'a> {
-    /// Prepares the shared tables.
-    pub fn new(trace: &'a Trace, tree: &'a Tree, opts: &'a ReportOptions) -> Self {
+impl Prepared {
+    /// Computes the attribution and the timeline (in parallel).
+    pub fn new(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Self {
         let mut comm = CommNames::new(trace);
         let (attribution, timeline) = rayon::join(
             || attribution::attribute(trace, tree, &mut comm),
@@ -91,16 +89,66 @@ impl<'a> Context<'a> {
                 )
             },
         );
+        Prepared {
+            attribution,
+            timeline,
+        }
+    }
+}
+
+/// What every pass may read: the trace, its tree and shared derived tables.
+pub struct Context<'a> {
+    /// The loaded trace.
+    pub trace: &'a Trace,
+    /// Its call tree.
+    pub tree: &'a Tree,
+    /// Options.
+    pub opts: &'a ReportOptions,
+    /// Direct attribution of GPU work to launchers.
+    pub attribution: &'a Attribution,
+    /// The GPU timeline, when there is GPU activity to count.
+    pub timeline: Option<Timeline>,
+    /// True when the trace has no `cpu_op` events (GPU-only mode).
+    pub gpu_only: bool,
+    /// GPU spec for roofline columns.
+    pub arch: Option<&'a crate::gpu_arch::GpuArch>,
+    /// Interned id of the integer ident 0 (process metadata lives at tid 0).
+    tid_zero: Option<IdentId>,
+    /// The launcher table, built by the first pass that asks for it.
+    launchers: OnceLock<Vec<LauncherRow<'a>>>,
+}
+
+impl<'a> Context<'a> {
+    /// A context over `prepared`, the trace's derived tables.
+    pub fn new(
+        trace: &'a Trace,
+        tree: &'a Tree,
+        opts: &'a ReportOptions,
+        prepared: &'a Prepared,
+    ) -> Self {
         Context {
             trace,
             tree,
             opts,
-            attribution,
-            timeline,
+            attribution: &prepared.attribution,
+            timeline: prepared.timeline,
             gpu_only: !trace.events().any(|(_, e)| e.cat == Cat::CpuOp),
             arch: opts.arch.as_ref(),
             tid_zero: trace.int_ident(0),
+            launchers: OnceLock::new(),
         }
+    }
+
+    /// The launcher table `L` ([`ops::launcher_rows`]), computed once and
+    /// shared by the op sheets.
+    pub fn launcher_rows(&self) -> &[LauncherRow<'a>] {
+        self.launchers.get_or_init(|| ops::launcher_rows(self))
+    }
+
+    /// True when the op sheets have rows to show: the trace has CPU ops and
+    /// some of them launch GPU work.
+    pub fn has_launchers(&self) -> bool {
+        !self.gpu_only && !self.attribution.launchers.is_empty()
     }
 
     /// (process_name, process_label, thread_name) of an event, "Unknown"
@@ -122,9 +170,141 @@ impl<'a> Context<'a> {
     }
 }
 
-/// What the `report` passes need the loader to keep: no sheet reads python
-/// frames or instant (memory) events.
-pub const REPORT_NEEDS: Needs = Needs::EVENTS;
+/// One analysis pass: a named function of the [`Context`] returning its
+/// sheets (none when it has nothing to show), and what it needs the loader
+/// to keep.
+pub struct Pass {
+    /// Name, for messages and timings.
+    pub name: &'static str,
+    /// What the pass reads of the trace.
+    pub needs: Needs,
+    /// Computes the pass's sheets.
+    pub run: fn(&Context) -> Vec<Table>,
+}
+
+/// No report sheet reads python frames or instant (memory) events.
+const REPORT_PASS_NEEDS: Needs = Needs::EVENTS;
+
+/// The passes of `tracelens report`, in the order of their sheets.
+pub const REPORT_PASSES: &[Pass] = &[
+    Pass {
+        name: sheet::GPU_TIMELINE,
+        needs: REPORT_PASS_NEEDS,
+        run: gpu_timeline_pass,
+    },
+    Pass {
+        name: sheet::OPS_SUMMARY_BY_CATEGORY,
+        needs: REPORT_PASS_NEEDS,
+        run: ops_by_category_pass,
+    },
+    Pass {
+        name: sheet::OPS_SUMMARY,
+        needs: REPORT_PASS_NEEDS,
+        run: ops_summary_pass,
+    },
+    Pass {
+        name: sheet::OPS_UNIQUE_ARGS,
+        needs: REPORT_PASS_NEEDS,
+        run: ops_unique_args_pass,
+    },
+    Pass {
+        name: sheet::UNIFIED_PERF_SUMMARY,
+        needs: REPORT_PASS_NEEDS,
+        run: unified_pass,
+    },
+    Pass {
+        name: "roofline sheets",
+        needs: REPORT_PASS_NEEDS,
+        run: roofline_pass,
+    },
+    Pass {
+        name: "kernel sheets",
+        needs: REPORT_PASS_NEEDS,
+        run: kernels::sheets,
+    },
+    Pass {
+        name: sheet::COLL_ANALYSIS,
+        needs: REPORT_PASS_NEEDS,
+        run: coll_analysis_pass,
+    },
+];
+
+/// What the loader must keep for `passes`: the union of their needs.
+pub fn needs_of(passes: &[Pass]) -> Needs {
+    passes
+        .iter()
+        .map(|p| p.needs)
+        .reduce(Needs::union)
+        // No pass reads anything: the leanest load.
+        .unwrap_or(Needs::COLLECTIVES)
+}
+
+/// What the loader must keep for [`REPORT_PASSES`].
+pub fn report_needs() -> Needs {
+    needs_of(REPORT_PASSES)
+}
+
+/// Runs `passes` in parallel and concatenates their sheets in list order.
+pub fn run_passes(cx: &Context, passes: &[Pass]) -> Vec<Table> {
+    let per_pass: Vec<Vec<Table>> = passes.par_iter().map(|p| (p.run)(cx)).collect();
+    per_pass.into_iter().flatten().collect()
+}
+
+/// `gpu_timeline`, when there is GPU activity.
+fn gpu_timeline_pass(cx: &Context) -> Vec<Table> {
+    cx.timeline
+        .as_ref()
+        .map(timeline::sheet)
+        .into_iter()
+        .collect()
+}
+
+/// One op sheet built on the launcher table; none without launchers.
+fn op_sheet(cx: &Context, sheet: fn(&Context, &[LauncherRow]) -> Table) -> Vec<Table> {
+    if !cx.has_launchers() {
+        return Vec::new();
+    }
+    vec![sheet(cx, cx.launcher_rows())]
+}
+
+/// `ops_summary_by_category`.
+fn ops_by_category_pass(cx: &Context) -> Vec<Table> {
+    op_sheet(cx, |_, rows| ops::summary_by_category(rows))
+}
+
+/// `ops_summary`.
+fn ops_summary_pass(cx: &Context) -> Vec<Table> {
+    op_sheet(cx, ops::summary)
+}
+
+/// `ops_unique_args`.
+fn ops_unique_args_pass(cx: &Context) -> Vec<Table> {
+    op_sheet(cx, ops::unique_args)
+}
+
+/// `unified_perf_summary`, shown with the op sheets.
+fn unified_pass(cx: &Context) -> Vec<Table> {
+    if !cx.has_launchers() {
+        return Vec::new();
+    }
+    unified::sheet(cx).into_iter().collect()
+}
+
+/// The roofline (perf model) sheets, shown with the op sheets.
+fn roofline_pass(cx: &Context) -> Vec<Table> {
+    if !cx.has_launchers() {
+        return Vec::new();
+    }
+    perf_sheets::sheets(cx)
+}
+
+/// `coll_analysis`; GPU-only traces have no collective ops to attribute.
+fn coll_analysis_pass(cx: &Context) -> Vec<Table> {
+    if cx.gpu_only {
+        return Vec::new();
+    }
+    collectives::coll_analysis(cx.trace).into_iter().collect()
+}
 
 /// Cache of Python reprs of argument values (lists become tuples).
 #[derive(Default)]
@@ -157,6 +337,17 @@ pub struct TraceQuality {
 }
 
 impl TraceQuality {
+    /// The facts about `trace` and its `tree`.
+    pub fn of(trace: &Trace, tree: &Tree) -> Self {
+        TraceQuality {
+            gpu_events: tree.gpu_total,
+            unlinked_gpu_events: tree.gpu_unlinked,
+            linked_by_correlation: tree.link_mode == LinkMode::CorrelationOnly
+                && tree.gpu_total > 0,
+            warnings: trace.warnings().to_vec(),
+        }
+    }
+
     /// One-line-per-fact note for people; empty when all is well.
     pub fn notes(&self) -> Vec<String> {
         let mut out = self.warnings.clone();
@@ -184,7 +375,7 @@ impl TraceQuality {
 /// The result of the report passes.
 pub struct Report {
     /// Sheets in the reference's order.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
     /// The GPU timeline numbers, when computed.
     pub timeline: Option<Timeline>,
     /// Trace-quality facts.
@@ -193,57 +384,12 @@ pub struct Report {
 
 /// Runs every pass of `tracelens report`.
 pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
-    let cx = Context::new(trace, tree, opts);
-    let (op_sheets, kernel_sheets) = rayon::join(
-        || {
-            if cx.gpu_only {
-                return Vec::new();
-            }
-            let rows = ops::launcher_rows(&cx);
-            if rows.is_empty() {
-                return Vec::new();
-            }
-            let (((by_cat, summary), unique), (unified, perf)) = rayon::join(
-                || {
-                    rayon::join(
-                        || {
-                            rayon::join(
-                                || ops::summary_by_category(&rows),
-                                || ops::summary(&cx, &rows),
-                            )
-                        },
-                        || ops::unique_args(&cx, &rows),
-                    )
-                },
-                || rayon::join(|| unified::sheet(&cx), || perf_sheets::sheets(&cx)),
-            );
-            let mut out = vec![by_cat, summary, unique];
-            out.extend(unified);
-            out.extend(perf);
-            out
-        },
-        || kernels::sheets(&cx),
-    );
-    let mut sheets = Vec::new();
-    if let Some(t) = &cx.timeline {
-        sheets.push(timeline::sheet(t));
-    }
-    sheets.extend(op_sheets);
-    sheets.extend(kernel_sheets);
-    if !cx.gpu_only
-        && let Some(s) = collectives::coll_analysis(trace)
-    {
-        sheets.push(s);
-    }
-    let quality = TraceQuality {
-        gpu_events: tree.gpu_total,
-        unlinked_gpu_events: tree.gpu_unlinked,
-        linked_by_correlation: tree.link_mode == LinkMode::CorrelationOnly && tree.gpu_total > 0,
-        warnings: trace.warnings().to_vec(),
-    };
+    let prepared = Prepared::new(trace, tree, opts);
+    let cx = Context::new(trace, tree, opts, &prepared);
+    let sheets = run_passes(&cx, REPORT_PASSES);
     Report {
         sheets,
-        timeline: cx.timeline,
-        quality,
+        timeline: prepared.timeline,
+        quality: TraceQuality::of(trace, tree),
     }
 }

@@ -1,15 +1,15 @@
 //! The op sheets built on the launcher table (spec 02 §5):
 //! `ops_summary_by_category`, `ops_summary` and `ops_unique_args`.
 
-use indexmap::IndexMap;
-
 use super::intervals::events_busy_time;
 use super::kernel_details;
-use super::perf_sheets::nan_stats;
 use super::{ArgReprs, Context};
-use crate::numeric::{kahan_sum, pairwise_sum};
+use crate::names::{col, sheet};
+use crate::numeric::kahan_sum;
 use crate::pyfmt::str_repr;
-use crate::report::{Cell, Sheet};
+use crate::table::agg::{Agg, NAN_STATS, nan_stats, order_desc, order_desc_by, percentages};
+use crate::table::group::{Group, group_first_seen_text, group_sorted_by};
+use crate::table::{Table, Value};
 use crate::trace::{EventId, StrId};
 
 /// One row of the launcher table `L`.
@@ -30,7 +30,7 @@ pub struct LauncherRow<'a> {
 }
 
 /// Builds `L` in launcher order.
-pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
+pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
     let (trace, tree) = (cx.trace, cx.tree);
     cx.attribution
         .launchers
@@ -50,245 +50,200 @@ pub fn launcher_rows<'a>(cx: &'a Context) -> Vec<LauncherRow<'a>> {
         .collect()
 }
 
-/// Percentages of `values` against their pairwise total, and the running sum.
-fn percentages(values: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let total = pairwise_sum(values);
-    let pct: Vec<f64> = values.iter().map(|v| (v / total) * 100.0).collect();
-    let mut run = 0.0;
-    let cum = pct
-        .iter()
-        .map(|p| {
-            run += p;
-            run
-        })
-        .collect();
-    (pct, cum)
+/// The `field` of the launcher rows `idx`, in that order.
+fn pick(rows: &[LauncherRow], idx: &[usize], field: fn(&LauncherRow) -> f64) -> Vec<f64> {
+    idx.iter().map(|&i| field(&rows[i])).collect()
 }
 
-/// Sorts group indices by `key` descending, stable.
-fn sort_desc(order: &mut [usize], key: &[f64]) {
-    order.sort_by(|&a, &b| key[b].total_cmp(&key[a]));
+/// The Kahan sum of `field` over each group's rows.
+fn group_sums<K>(
+    rows: &[LauncherRow],
+    groups: &[Group<K>],
+    field: fn(&LauncherRow) -> f64,
+) -> Vec<f64> {
+    groups
+        .iter()
+        .map(|(_, idx)| kahan_sum(&pick(rows, idx, field)))
+        .collect()
+}
+
+/// Groups ranked by their summed direct kernel time (µs): the order
+/// (descending), and per rank the time in ms and its percentages.
+struct RankedMs {
+    order: Vec<usize>,
+    ms: Vec<f64>,
+    pct: Vec<f64>,
+    cum: Vec<f64>,
+}
+
+fn rank_ms(sums_us: &[f64]) -> RankedMs {
+    let order = order_desc(sums_us);
+    let ms: Vec<f64> = order.iter().map(|&i| sums_us[i] / 1000.0).collect();
+    let (pct, cum) = percentages(&ms);
+    RankedMs {
+        order,
+        ms,
+        pct,
+        cum,
+    }
 }
 
 /// `ops_summary_by_category`.
-pub fn summary_by_category(rows: &[LauncherRow]) -> Sheet {
-    let mut groups: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
-    for r in rows {
-        groups.entry(r.category).or_default().push(r.direct);
-    }
-    let keys: Vec<&str> = groups.keys().copied().collect();
-    let sums: Vec<f64> = groups.values().map(|v| kahan_sum(v)).collect();
-    let counts: Vec<usize> = groups.values().map(|v| v.len()).collect();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    sort_desc(&mut order, &sums);
-    let ms: Vec<f64> = order.iter().map(|&i| sums[i] / 1000.0).collect();
-    let (pct, cum) = percentages(&ms);
-    let mut s = Sheet::new(
-        "ops_summary_by_category",
+pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
+    let groups = group_sorted_by(rows.iter().map(|r| r.category).enumerate(), Ord::cmp);
+    let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
+    let mut s = Table::new(
+        sheet::OPS_SUMMARY_BY_CATEGORY,
         &[
-            "op category",
-            "Count",
-            "total_direct_kernel_time_ms",
-            "Percentage (%)",
-            "Cumulative Percentage (%)",
+            col::OP_CATEGORY,
+            col::COUNT,
+            col::TOTAL_DIRECT_KERNEL_TIME_MS,
+            col::PERCENTAGE,
+            col::CUMULATIVE_PERCENTAGE,
         ],
     );
-    for (j, &i) in order.iter().enumerate() {
-        s.rows.push(vec![
-            Cell::Text(keys[i].to_string()),
-            Cell::Int(counts[i] as i64),
-            Cell::Float(ms[j]),
-            Cell::Float(pct[j]),
-            Cell::Float(cum[j]),
+    for (j, &i) in r.order.iter().enumerate() {
+        let (category, idx) = &groups[i];
+        s.push_row(vec![
+            Value::from(*category),
+            Value::Int(idx.len() as i64),
+            Value::Float(r.ms[j]),
+            Value::Float(r.pct[j]),
+            Value::Float(r.cum[j]),
         ]);
     }
     s
 }
 
 /// `ops_summary`.
-pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Sheet {
-    struct G {
-        direct: Vec<f64>,
-        subtree: Vec<f64>,
-        cats: std::collections::BTreeSet<&'static str>,
-    }
-    let mut groups: std::collections::BTreeMap<&str, G> = Default::default();
-    for r in rows {
-        let g = groups.entry(cx.trace.name(r.uid)).or_insert_with(|| G {
-            direct: Vec::new(),
-            subtree: Vec::new(),
-            cats: Default::default(),
-        });
-        g.direct.push(r.direct);
-        g.subtree.push(r.subtree);
-        g.cats.insert(r.category);
-    }
-    let keys: Vec<&str> = groups.keys().copied().collect();
-    let gs: Vec<&G> = groups.values().collect();
-    let dsum: Vec<f64> = gs.iter().map(|g| kahan_sum(&g.direct)).collect();
-    let ssum: Vec<f64> = gs.iter().map(|g| kahan_sum(&g.subtree)).collect();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    sort_desc(&mut order, &dsum);
-    let ms: Vec<f64> = order.iter().map(|&i| dsum[i] / 1000.0).collect();
-    let (pct, cum) = percentages(&ms);
-    let mut s = Sheet::new(
-        "ops_summary",
+pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
+    let names = rows.iter().map(|r| cx.trace.name(r.uid)).enumerate();
+    let groups = group_sorted_by(names, Ord::cmp);
+    let dsum = group_sums(rows, &groups, |r| r.direct);
+    let ssum = group_sums(rows, &groups, |r| r.subtree);
+    let r = rank_ms(&dsum);
+    let mut s = Table::new(
+        sheet::OPS_SUMMARY,
         &[
-            "name",
-            "total_direct_kernel_time_sum",
-            "total_subtree_kernel_time_sum",
-            "total_direct_kernel_time_ms",
-            "total_subtree_kernel_time_ms",
-            "Count",
-            "Categories",
-            "Percentage (%)",
-            "Cumulative Percentage (%)",
+            col::NAME,
+            col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            col::TOTAL_SUBTREE_KERNEL_TIME_SUM,
+            col::TOTAL_DIRECT_KERNEL_TIME_MS,
+            col::TOTAL_SUBTREE_KERNEL_TIME_MS,
+            col::COUNT,
+            col::CATEGORIES,
+            col::PERCENTAGE,
+            col::CUMULATIVE_PERCENTAGE,
         ],
     );
-    for (j, &i) in order.iter().enumerate() {
-        let cats: Vec<String> = gs[i].cats.iter().map(|c| str_repr(c)).collect();
-        s.rows.push(vec![
-            Cell::Text(keys[i].to_string()),
-            Cell::Float(dsum[i]),
-            Cell::Float(ssum[i]),
-            Cell::Float(ms[j]),
-            Cell::Float(ssum[i] / 1000.0),
-            Cell::Int(gs[i].direct.len() as i64),
-            Cell::Text(format!("[{}]", cats.join(", "))),
-            Cell::Float(pct[j]),
-            Cell::Float(cum[j]),
+    for (j, &i) in r.order.iter().enumerate() {
+        let (name, idx) = &groups[i];
+        let cats: std::collections::BTreeSet<&str> =
+            idx.iter().map(|&k| rows[k].category).collect();
+        let cats: Vec<String> = cats.iter().map(|c| str_repr(c)).collect();
+        s.push_row(vec![
+            Value::from(*name),
+            Value::Float(dsum[i]),
+            Value::Float(ssum[i]),
+            Value::Float(r.ms[j]),
+            Value::Float(ssum[i] / 1000.0),
+            Value::Int(idx.len() as i64),
+            Value::Text(format!("[{}]", cats.join(", "))),
+            Value::Float(r.pct[j]),
+            Value::Float(r.cum[j]),
         ]);
     }
     s
 }
 
-/// Mean, median, sample std, min, max and sum of a group's values, pandas style.
-pub fn stats(v: &[f64]) -> [Cell; 6] {
-    // A NaN std (one value) is written as an empty cell, as pandas does.
+/// Mean, median, sample std, min, max and sum of a group's values, pandas
+/// style (a NaN std, of one value, is written as an empty cell).
+fn stats(v: &[f64]) -> [Value; 6] {
     let [mean, median, std, min, max] = nan_stats(v);
-    [mean, median, std, min, max, kahan_sum(v)].map(Cell::Float)
+    [mean, median, std, min, max, kahan_sum(v)].map(Value::Float)
 }
 
-/// The grouping key columns shared by `ops_unique_args` and
-/// `unified_perf_summary`, after `name` and `op category`.
-pub const ARG_KEYS: [&str; 7] = [
-    "process_name",
-    "process_label",
-    "thread_name",
-    "Input Dims",
-    "Input type",
-    "Input Strides",
-    "Concrete Inputs",
-];
-
-/// The key cells (as Python `str()` texts) of an op event for the columns of
-/// [`ARG_KEYS`]; absent arguments are `None`.
-pub fn arg_key_texts(cx: &Context, reprs: &mut ArgReprs, uid: EventId) -> [Option<String>; 7] {
+/// The key cells of an op event for the columns of [`col::ARG_KEYS`]:
+/// process and thread names, and the arguments as Python reprs (text;
+/// `Null` when absent).
+pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, uid: EventId) -> [Value; 7] {
     let (pname, plabel, tname) = cx.process_names(uid);
     let a = cx.trace.args(uid).copied().unwrap_or_default();
+    let mut repr = |id| reprs.get(cx.trace, id).map_or(Value::Null, Value::Text);
     [
-        Some(pname),
-        Some(plabel),
-        Some(tname),
-        reprs.get(cx.trace, a.input_dims),
-        reprs.get(cx.trace, a.input_type),
-        reprs.get(cx.trace, a.input_strides),
-        reprs.get(cx.trace, a.concrete_inputs),
+        Value::Text(pname),
+        Value::Text(plabel),
+        Value::Text(tname),
+        repr(a.input_dims),
+        repr(a.input_type),
+        repr(a.input_strides),
+        repr(a.concrete_inputs),
     ]
 }
 
-/// `ops_unique_args`.
-pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Sheet {
-    struct G {
-        keys: Vec<Option<String>>,
-        rows: Vec<usize>,
-    }
-    let mut reprs = ArgReprs::default();
-    let mut groups: IndexMap<Vec<String>, G> = IndexMap::new();
-    for (ri, r) in rows.iter().enumerate() {
-        let mut keys: Vec<Option<String>> = vec![
-            Some(cx.trace.name(r.uid).to_string()),
-            Some(r.category.to_string()),
-        ];
-        keys.extend(arg_key_texts(cx, &mut reprs, r.uid));
-        let text: Vec<String> = keys
-            .iter()
-            .map(|k| k.clone().unwrap_or_else(|| "None".to_string()))
-            .collect();
-        let g = groups.entry(text).or_insert_with(|| G {
-            keys: keys.clone(),
-            rows: Vec::new(),
-        });
-        // Key cells show the first non-null value of the group.
-        for (slot, k) in g.keys.iter_mut().zip(keys) {
-            if slot.is_none() {
-                *slot = k;
-            }
-        }
-        g.rows.push(ri);
-    }
-    let gs: Vec<&G> = groups.values().collect();
-    let sums: Vec<f64> = gs
+/// The columns of `ops_unique_args`.
+fn unique_args_columns() -> Vec<String> {
+    let mut cols: Vec<String> = [col::NAME, col::OP_CATEGORY]
         .iter()
-        .map(|g| kahan_sum(&g.rows.iter().map(|&i| rows[i].direct).collect::<Vec<_>>()))
+        .chain(col::ARG_KEYS.iter())
+        .chain([col::OPERATION_COUNT].iter())
+        .map(|c| c.to_string())
         .collect();
-    let ex_uid: Vec<EventId> = gs.iter().map(|g| rows[g.rows[0]].uid).collect();
-    let mut order: Vec<usize> = (0..gs.len()).collect();
-    order.sort_by(|&a, &b| sums[b].total_cmp(&sums[a]).then(ex_uid[a].cmp(&ex_uid[b])));
+    for stat in NAN_STATS.into_iter().chain([Agg::Sum]) {
+        for base in [
+            col::TOTAL_DIRECT_KERNEL_TIME,
+            col::TOTAL_SUBTREE_KERNEL_TIME,
+        ] {
+            cols.push(stat.column(base));
+        }
+    }
+    cols.extend(
+        [
+            col::EX_UID,
+            col::KERNEL_DETAILS_SUMMARY,
+            col::TRUNC_KERNEL_DETAILS,
+            col::PERCENTAGE,
+            col::CUMULATIVE_PERCENTAGE,
+        ]
+        .map(String::from),
+    );
+    cols
+}
+
+/// `ops_unique_args`.
+pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
+    let mut reprs = ArgReprs::default();
+    let keys = rows.iter().map(|r| {
+        let mut keys = vec![Value::from(cx.trace.name(r.uid)), Value::from(r.category)];
+        keys.extend(arg_key_cells(cx, &mut reprs, r.uid));
+        keys
+    });
+    let groups = group_first_seen_text(keys);
+    let sums = group_sums(rows, &groups, |r| r.direct);
+    let ex_uid: Vec<EventId> = groups.iter().map(|(_, idx)| rows[idx[0]].uid).collect();
+    let order = order_desc_by(&sums, |a, b| ex_uid[a].cmp(&ex_uid[b]));
     let sorted_sums: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
     let (pct, cum) = percentages(&sorted_sums);
 
-    let mut cols: Vec<String> = ["name", "op category"]
-        .iter()
-        .chain(ARG_KEYS.iter())
-        .chain(["operation_count"].iter())
-        .map(|c| c.to_string())
-        .collect();
-    for stat in ["mean", "median", "std", "min", "max", "sum"] {
-        for which in ["direct", "subtree"] {
-            cols.push(format!("total_{which}_kernel_time_{stat}"));
-        }
-    }
-    for c in [
-        "ex_UID",
-        "kernel_details_summary",
-        "trunc_kernel_details",
-        "Percentage (%)",
-        "Cumulative Percentage (%)",
-    ] {
-        cols.push(c.to_string());
-    }
-    let mut s = Sheet {
-        name: "ops_unique_args".to_string(),
-        columns: cols,
-        rows: Vec::new(),
-    };
+    let mut s = Table::with_headers(sheet::OPS_UNIQUE_ARGS, unique_args_columns());
     for (j, &i) in order.iter().enumerate() {
-        let g = gs[i];
-        let mut row: Vec<Cell> = g
-            .keys
-            .iter()
-            .map(|k| k.clone().map(Cell::Text).unwrap_or(Cell::Empty))
-            .collect();
-        row.push(Cell::Int(g.rows.len() as i64));
-        let direct: Vec<f64> = g.rows.iter().map(|&r| rows[r].direct).collect();
-        let subtree: Vec<f64> = g.rows.iter().map(|&r| rows[r].subtree).collect();
+        let (keys, idx) = &groups[i];
+        let mut row: Vec<Value> = keys.clone();
+        row.push(Value::Int(idx.len() as i64));
+        let direct = pick(rows, idx, |r| r.direct);
+        let subtree = pick(rows, idx, |r| r.subtree);
         for (d, t) in stats(&direct).into_iter().zip(stats(&subtree)) {
             row.push(d);
             row.push(t);
         }
-        row.push(Cell::Int(ex_uid[i].index() as i64));
-        let lists: Vec<&[EventId]> = g.rows.iter().map(|&r| rows[r].kernels).collect();
+        row.push(Value::Int(ex_uid[i].index() as i64));
+        let lists: Vec<&[EventId]> = idx.iter().map(|&r| rows[r].kernels).collect();
         let ks = kernel_details::summarise(cx.trace, &lists);
-        row.push(Cell::Text(kernel_details::summary_text(&ks)));
-        row.push(
-            kernel_details::trunc_text(&ks)
-                .map(Cell::Text)
-                .unwrap_or(Cell::Empty),
-        );
-        row.push(Cell::Float(pct[j]));
-        row.push(Cell::Float(cum[j]));
-        s.rows.push(row);
+        row.push(Value::Text(kernel_details::summary_text(&ks)));
+        row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
+        row.push(Value::Float(pct[j]));
+        row.push(Value::Float(cum[j]));
+        s.push_row(row);
     }
     s
 }

@@ -5,16 +5,19 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use indexmap::IndexMap;
 use rayon::prelude::*;
 
 use super::Context;
 use super::kernel_details;
-use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
+use super::perf_model::{self, ModelClass, ModelError, table::CLASSES};
 use super::roofline::{self, Metrics, is_host_op};
-use crate::numeric::{kahan_sum, median, welford_std};
+use crate::names::{col, sheet};
+use crate::numeric::kahan_sum;
 use crate::pyfmt::py_repr;
-use crate::report::{Cell, Sheet};
+use crate::table::agg::{NAN_STATS, agg_columns, first_non_nan, nan_stats, order_desc_by};
+use crate::table::group::group_first_seen_values;
+use crate::table::typing::widen_ints;
+use crate::table::{Column, RowRef, Table, Value};
 use crate::trace::{ArgValue, EventId, StrId};
 
 /// One modelled op instance (a raw row of the reference's table).
@@ -23,55 +26,119 @@ struct RawRow {
     metrics: Metrics,
 }
 
-/// mean, median, sample std, min, max of the non-NaN values (NaN when none).
-pub fn nan_stats(values: &[f64]) -> [f64; 5] {
-    let v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return [f64::NAN; 5];
-    }
-    [
-        kahan_sum(&v) / v.len() as f64,
-        median(&v),
-        welford_std(&v).unwrap_or(f64::NAN),
-        v.iter().copied().fold(f64::INFINITY, f64::min),
-        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    ]
-}
-
-/// First non-NaN value.
-fn first(values: impl IntoIterator<Item = f64>) -> f64 {
-    values.into_iter().find(|v| !v.is_nan()).unwrap_or(f64::NAN)
-}
-
-/// How pandas holds a param column, which decides how its cells print.
-fn render_param_column(values: &[Option<&Py>]) -> Vec<Option<String>> {
-    let present: Vec<&Py> = values
+/// The cells of param column `key` over `rows`: the model's values typed
+/// as pandas holds the column ([`widen_ints`]), then written as their
+/// Python `str()` text (the sheets hold param values as strings; a missing
+/// one is `Null`).
+fn param_column(rows: &[RawRow], key: &str) -> Vec<Value> {
+    let mut values: Vec<Value> = rows
         .iter()
-        .flatten()
-        .copied()
-        .filter(|p| **p != Py::None)
+        .map(|r| {
+            let params = &r.metrics.eval.params;
+            params
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(Value::Null, |(_, v)| v.to_value())
+        })
         .collect();
-    let all_numeric = !present.is_empty() && present.iter().all(|p| p.is_number());
-    let any_float = present.iter().any(|p| matches!(p, Py::Float(_)));
-    let any_missing = present.len() < values.len();
-    let as_float = all_numeric && (any_float || any_missing);
+    widen_ints(&mut values);
     values
-        .iter()
+        .into_iter()
         .map(|v| match v {
-            None | Some(Py::None) => None,
-            Some(Py::Int(i)) if as_float => Some(Py::Float(*i as f64).to_str()),
-            Some(p) => Some(p.to_str()),
+            Value::Null => Value::Null,
+            v => Value::Text(v.py_str()),
         })
         .collect()
 }
 
 /// A recorded argument as Python prints the list (`[[512], [141, 512]]`).
-fn raw_arg_text(v: Option<&ArgValue>) -> Option<String> {
-    v.map(|v| py_repr(v, false))
+fn raw_arg_text(v: Option<&ArgValue>) -> Value {
+    v.map_or(Value::Null, |v| Value::Text(py_repr(v, false)))
+}
+
+/// The columns of a roofline sheet with param columns `pcols`.
+fn columns(pcols: &[&str], has_roofline: bool) -> Vec<String> {
+    let mut cols: Vec<String> = vec![col::NAME.into()];
+    cols.extend(pcols.iter().map(|k| format!("{}{k}", col::PARAM_PREFIX)));
+    cols.extend(
+        [
+            col::GFLOPS_FIRST,
+            col::DATA_MOVED_MB_FIRST,
+            col::FLOPS_PER_BYTE_FIRST,
+        ]
+        .map(String::from),
+    );
+    cols.extend(agg_columns(col::TB_S, &NAN_STATS));
+    cols.extend(agg_columns(col::TFLOPS_S, &NAN_STATS));
+    cols.extend(
+        [
+            col::PROCESS_NAME_FIRST,
+            col::PROCESS_LABEL_FIRST,
+            col::THREAD_NAME_FIRST,
+            col::COMPUTE_SPEC,
+        ]
+        .map(String::from),
+    );
+    if has_roofline {
+        cols.push(col::ROOFLINE_TIME_US_FIRST.into());
+        cols.push(col::ROOFLINE_BOUND_FIRST.into());
+        cols.extend(agg_columns(col::PCT_ROOFLINE, &NAN_STATS));
+    }
+    cols.extend(
+        [
+            col::KERNEL_DETAILS_SUMMARIZE,
+            col::TRUNC_KERNEL_DETAILS,
+            col::INPUT_DIMS_FIRST,
+            col::INPUT_TYPE_FIRST,
+            col::INPUT_STRIDES_FIRST,
+            col::CONCRETE_INPUTS_FIRST,
+        ]
+        .map(String::from),
+    );
+    cols.extend(agg_columns(col::KERNEL_TIME_US, &NAN_STATS));
+    cols.extend([col::KERNEL_TIME_US_SUM, col::NAME_COUNT, col::UID_FIRST].map(String::from));
+    cols
+}
+
+/// One group's cells after its key cells, and its kernel time sum.
+fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, f64) {
+    let m = |f: fn(&Metrics) -> f64| -> Vec<f64> { g.iter().map(|r| f(&r.metrics)).collect() };
+    let mut row = vec![
+        Value::Float(first_non_nan(m(|x| x.gflops))),
+        Value::Float(first_non_nan(m(|x| x.data_moved_mb))),
+        Value::Float(first_non_nan(m(|x| x.flops_per_byte))),
+    ];
+    row.extend(nan_stats(&m(|x| x.tb_s)).map(Value::Float));
+    row.extend(nan_stats(&m(|x| x.tflops_s)).map(Value::Float));
+    let (pname, plabel, tname) = cx.process_names(g[0].uid);
+    row.extend([pname, plabel, tname].map(Value::Text));
+    row.push(Value::from(g[0].metrics.compute_spec.as_str()));
+    if has_roofline {
+        let rl = g.iter().find_map(|r| r.metrics.roofline);
+        row.push(rl.map_or(Value::Null, |r| Value::Float(r.time_us)));
+        row.push(rl.map_or(Value::Null, |r| Value::from(r.bound_text())));
+        let pct: Vec<f64> = g
+            .iter()
+            .map(|r| r.metrics.roofline.map_or(f64::NAN, |x| x.pct))
+            .collect();
+        row.extend(nan_stats(&pct).map(Value::Float));
+    }
+    let lists: Vec<&[EventId]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
+    let ks = kernel_details::summarise(cx.trace, &lists);
+    row.push(Value::Text(kernel_details::summary_text(&ks)));
+    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
+    row.extend(cx.trace.op_args(g[0].uid).all().map(raw_arg_text));
+    let kt = m(|x| x.kernel_time);
+    row.extend(nan_stats(&kt).map(Value::Float));
+    let sum = kahan_sum(&kt);
+    row.push(Value::Float(sum));
+    row.push(Value::Int(g.len() as i64));
+    row.push(Value::Int(g[0].uid.index() as i64));
+    (row, sum)
 }
 
 /// Groups raw rows by (name, params) and aggregates them into a sheet.
-fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Sheet {
+fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
     let trace = cx.trace;
     // Param columns in first-appearance order across rows.
     let mut pcols: Vec<&'static str> = Vec::new();
@@ -82,126 +149,29 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Sheet {
             }
         }
     }
-    let rendered: Vec<Vec<Option<String>>> = pcols
-        .iter()
-        .map(|k| {
-            let vals: Vec<Option<&Py>> = rows
-                .iter()
-                .map(|r| {
-                    r.metrics
-                        .eval
-                        .params
-                        .iter()
-                        .find(|(pk, _)| pk == k)
-                        .map(|(_, v)| v)
-                })
-                .collect();
-            render_param_column(&vals)
-        })
-        .collect();
-    let mut groups: IndexMap<Vec<Option<String>>, Vec<usize>> = IndexMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        let mut key = vec![Some(trace.name(r.uid).to_string())];
-        key.extend(rendered.iter().map(|col| col[i].clone()));
-        groups.entry(key).or_default().push(i);
-    }
+    let params: Vec<Vec<Value>> = pcols.iter().map(|k| param_column(rows, k)).collect();
+    let groups = group_first_seen_values((0..rows.len()).map(|i| {
+        let mut key = vec![Value::from(trace.name(rows[i].uid))];
+        key.extend(params.iter().map(|col| col[i].clone()));
+        key
+    }));
     let has_roofline = rows.iter().any(|r| r.metrics.roofline.is_some());
-    let mut cols: Vec<String> = vec!["name".into()];
-    cols.extend(pcols.iter().map(|k| format!("param: {k}")));
-    let stat_names = ["mean", "median", "std", "min", "max"];
-    for c in ["GFLOPS_first", "Data Moved (MB)_first", "FLOPS/Byte_first"] {
-        cols.push(c.into());
+    let (cells, sums): (Vec<Vec<Value>>, Vec<f64>) = groups
+        .iter()
+        .map(|(_, idx)| {
+            let g: Vec<&RawRow> = idx.iter().map(|&i| &rows[i]).collect();
+            group_cells(cx, &g, has_roofline)
+        })
+        .unzip();
+    let uid = |i: usize| rows[groups[i].1[0]].uid;
+    let order = order_desc_by(&sums, |a, b| uid(a).cmp(&uid(b)));
+    let mut s = Table::with_headers(name, columns(&pcols, has_roofline));
+    for i in order {
+        let mut row = groups[i].0.clone();
+        row.extend(cells[i].iter().cloned());
+        s.push_row(row);
     }
-    for m in ["TB/s", "TFLOPS/s"] {
-        cols.extend(stat_names.iter().map(|s| format!("{m}_{s}")));
-    }
-    for c in [
-        "process_name_first",
-        "process_label_first",
-        "thread_name_first",
-        "Compute Spec",
-    ] {
-        cols.push(c.into());
-    }
-    if has_roofline {
-        cols.push("Roofline Time (µs)_first".into());
-        cols.push("Roofline Bound_first".into());
-        cols.extend(stat_names.iter().map(|s| format!("Pct Roofline_{s}")));
-    }
-    for c in [
-        "kernel_details__summarize_kernel_stats",
-        "trunc_kernel_details",
-        "Input Dims_first",
-        "Input type_first",
-        "Input Strides_first",
-        "Concrete Inputs_first",
-    ] {
-        cols.push(c.into());
-    }
-    cols.extend(stat_names.iter().map(|s| format!("Kernel Time (µs)_{s}")));
-    cols.extend([
-        "Kernel Time (µs)_sum".into(),
-        "name_count".into(),
-        "UID_first".into(),
-    ]);
-
-    let text = |s: Option<String>| s.map(Cell::Text).unwrap_or(Cell::Empty);
-    let mut out: Vec<(f64, EventId, Vec<Cell>)> = Vec::new();
-    for (key, idx) in &groups {
-        let g: Vec<&RawRow> = idx.iter().map(|&i| &rows[i]).collect();
-        let m = |f: fn(&Metrics) -> f64| -> Vec<f64> { g.iter().map(|r| f(&r.metrics)).collect() };
-        let mut row: Vec<Cell> = key.iter().cloned().map(text).collect();
-        row.push(Cell::Float(first(m(|x| x.gflops))));
-        row.push(Cell::Float(first(m(|x| x.data_moved_mb))));
-        row.push(Cell::Float(first(m(|x| x.flops_per_byte))));
-        for f in [
-            (|x: &Metrics| x.tb_s) as fn(&Metrics) -> f64,
-            |x: &Metrics| x.tflops_s,
-        ] {
-            row.extend(nan_stats(&m(f)).map(Cell::Float));
-        }
-        let (pname, plabel, tname) = cx.process_names(g[0].uid);
-        row.extend([Cell::Text(pname), Cell::Text(plabel), Cell::Text(tname)]);
-        row.push(Cell::Text(g[0].metrics.compute_spec.clone()));
-        if has_roofline {
-            let rl: Vec<_> = g.iter().filter_map(|r| r.metrics.roofline).collect();
-            row.push(
-                rl.first()
-                    .map(|r| Cell::Float(r.time_us))
-                    .unwrap_or(Cell::Empty),
-            );
-            row.push(
-                rl.first()
-                    .map(|r| Cell::Text(r.bound_text().into()))
-                    .unwrap_or(Cell::Empty),
-            );
-            let pct: Vec<f64> = g
-                .iter()
-                .map(|r| r.metrics.roofline.map(|x| x.pct).unwrap_or(f64::NAN))
-                .collect();
-            row.extend(nan_stats(&pct).map(Cell::Float));
-        }
-        let lists: Vec<&[EventId]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
-        let ks = kernel_details::summarise(trace, &lists);
-        row.push(Cell::Text(kernel_details::summary_text(&ks)));
-        row.push(text(kernel_details::trunc_text(&ks)));
-        for v in cx.trace.op_args(g[0].uid).all() {
-            row.push(text(raw_arg_text(v)));
-        }
-        let kt = m(|x| x.kernel_time);
-        row.extend(nan_stats(&kt).map(Cell::Float));
-        let sum = kahan_sum(&kt);
-        row.push(Cell::Float(sum));
-        row.push(Cell::Int(g.len() as i64));
-        row.push(Cell::Int(g[0].uid.index() as i64));
-        out.push((sum, g[0].uid, row));
-    }
-    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    Sheet {
-        name: name.to_string(),
-        columns: cols,
-        rows: out.into_iter().map(|(_, _, r)| r).collect(),
-    }
+    s
 }
 
 /// Rows of the forward pass that belong on the `_bwd` sheet.
@@ -260,37 +230,41 @@ fn raw_rows(cx: &Context, events: &[(EventId, &'static ModelClass)], bwd: bool) 
     rows
 }
 
-fn drop_rows(sheet: &mut Sheet, names: &[&str]) -> Vec<Vec<Cell>> {
-    let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut sheet.rows)
-        .into_iter()
-        .partition(|r| matches!(&r[0], Cell::Text(n) if names.contains(&n.as_str())));
-    sheet.rows = kept;
-    gone
+/// Removes the rows whose name is one of `names` and returns them.
+fn drop_rows(sheet: &mut Table, names: &[&str]) -> Table {
+    let gone = |r: RowRef<'_>| r.get(0).as_str().is_some_and(|n| names.contains(&n));
+    let idx: Vec<usize> = sheet
+        .rows()
+        .filter(|&r| gone(r))
+        .map(|r| r.index())
+        .collect();
+    let removed = sheet.take_rows(&idx);
+    sheet.retain_rows(|r| !gone(r));
+    removed
 }
 
-/// Appends rows of another sheet, aligning columns by name (pandas concat).
-fn append_rows(sheet: &mut Sheet, columns: &[String], rows: Vec<Vec<Cell>>) {
-    for c in columns {
-        if !sheet.columns.contains(c) {
-            sheet.columns.push(c.clone());
-            for r in &mut sheet.rows {
-                r.push(Cell::Empty);
-            }
+/// Appends the rows of `other`, aligning columns by name (pandas concat):
+/// columns only `other` has are added, filled with `Null` above.
+fn append_rows(sheet: &mut Table, other: &Table) {
+    for c in &other.columns {
+        if sheet.column_index(&c.name).is_none() {
+            let blank = vec![Value::Null; sheet.nrows()];
+            sheet.push_column(Column::new(&c.name, blank));
         }
     }
-    for r in rows {
-        let mut full = vec![Cell::Empty; sheet.columns.len()];
-        for (c, v) in columns.iter().zip(r) {
-            if let Some(j) = sheet.column(c) {
-                full[j] = v;
+    for r in other.rows() {
+        let mut full = vec![Value::Null; sheet.ncols()];
+        for (c, v) in other.columns.iter().zip(r.iter()) {
+            if let Some(j) = sheet.column_index(&c.name) {
+                full[j] = v.clone();
             }
         }
-        sheet.rows.push(full);
+        sheet.push_row(full);
     }
 }
 
 /// All roofline sheets, in the reference's family order; empty sheets are left out.
-pub fn sheets(cx: &Context) -> Vec<Sheet> {
+pub fn sheets(cx: &Context) -> Vec<Table> {
     let mut families: Vec<&str> = Vec::new();
     for c in CLASSES {
         if !families.contains(&c.family) {
@@ -298,7 +272,7 @@ pub fn sheets(cx: &Context) -> Vec<Sheet> {
         }
     }
     let events = modelled_events(cx);
-    let per_family: Vec<Vec<Sheet>> = families
+    let per_family: Vec<Vec<Table>> = families
         .par_iter()
         .map(|fam| match events.get(fam) {
             Some(ev) => family_sheets(cx, fam, ev),
@@ -309,98 +283,34 @@ pub fn sheets(cx: &Context) -> Vec<Sheet> {
 }
 
 /// The sheet (or `_fwd`/`_bwd` pair) of one family.
-fn family_sheets(cx: &Context, fam: &str, events: &[(EventId, &'static ModelClass)]) -> Vec<Sheet> {
+fn family_sheets(cx: &Context, fam: &str, events: &[(EventId, &'static ModelClass)]) -> Vec<Table> {
     let mut out = Vec::new();
-    {
-        if events[0].1.single_sheet() {
-            let s = summarise(cx, fam, &raw_rows(cx, events, false));
-            if !s.rows.is_empty() {
-                out.push(s);
-            }
-            return out;
+    if events[0].1.single_sheet() {
+        let s = summarise(cx, fam, &raw_rows(cx, events, false));
+        if s.nrows() > 0 {
+            out.push(s);
         }
-        let mut fwd = summarise(cx, &format!("{fam}_fwd"), &raw_rows(cx, events, false));
-        let moved = drop_rows(&mut fwd, &MOVED_TO_BWD);
-        let mut bwd = summarise(cx, &format!("{fam}_bwd"), &raw_rows(cx, events, true));
-        if !moved.is_empty() {
-            let cols = fwd.columns.clone();
-            if bwd.rows.is_empty() {
-                bwd.columns = cols.clone();
-            }
-            append_rows(&mut bwd, &cols, moved);
+        return out;
+    }
+    let fwd_name = format!("{fam}{}", sheet::FWD_SUFFIX);
+    let mut fwd = summarise(cx, &fwd_name, &raw_rows(cx, events, false));
+    let moved = drop_rows(&mut fwd, &MOVED_TO_BWD);
+    let bwd_name = format!("{fam}{}", sheet::BWD_SUFFIX);
+    let mut bwd = summarise(cx, &bwd_name, &raw_rows(cx, events, true));
+    if moved.nrows() > 0 {
+        if bwd.nrows() == 0 {
+            bwd = Table::with_headers(
+                &bwd_name,
+                fwd.column_names().iter().map(|c| c.to_string()).collect(),
+            );
         }
-        drop_rows(&mut bwd, &NOT_ON_BWD);
-        for s in [fwd, bwd] {
-            if !s.rows.is_empty() {
-                out.push(s);
-            }
+        append_rows(&mut bwd, &moved);
+    }
+    drop_rows(&mut bwd, &NOT_ON_BWD);
+    for s in [fwd, bwd] {
+        if s.nrows() > 0 {
+            out.push(s);
         }
     }
     out
-}
-
-/// One plotted point of a roofline sheet row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlotPoint {
-    /// Op name and its distinguishing parameters.
-    pub label: String,
-    /// FLOPs per byte.
-    pub intensity: f64,
-    /// Mean achieved TFLOP/s.
-    pub tflops_s: f64,
-    /// Total kernel time of the row, µs.
-    pub kernel_time_us: f64,
-    /// The row's Compute Spec (selects the compute roof).
-    pub compute_spec: String,
-}
-
-/// The plottable points of a roofline sheet: rows with a positive, finite
-/// intensity and achieved rate.
-pub fn plot_points(sheet: &Sheet) -> Vec<PlotPoint> {
-    let col = |n: &str| sheet.column(n);
-    let (Some(fb), Some(tf), Some(kt)) = (
-        col("FLOPS/Byte_first"),
-        col("TFLOPS/s_mean"),
-        col("Kernel Time (µs)_sum"),
-    ) else {
-        return Vec::new();
-    };
-    let spec = col("Compute Spec");
-    let params: Vec<usize> = (0..sheet.columns.len())
-        .filter(|&i| sheet.columns[i].starts_with("param: "))
-        .collect();
-    let num = |c: &Cell| match c {
-        Cell::Float(f) => *f,
-        Cell::Int(i) => *i as f64,
-        _ => f64::NAN,
-    };
-    let txt = |c: &Cell| match c {
-        Cell::Text(t) => t.clone(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Float(f) => crate::pyfmt::float_repr(*f),
-        Cell::Bool(b) => b.to_string(),
-        Cell::Empty => String::new(),
-    };
-    sheet
-        .rows
-        .iter()
-        .filter_map(|r| {
-            let (x, y) = (num(&r[fb]), num(&r[tf]));
-            if !(x.is_finite() && y.is_finite() && x > 0.0 && y > 0.0) {
-                return None;
-            }
-            let p: Vec<String> = params
-                .iter()
-                .filter(|&&i| !matches!(r[i], Cell::Empty))
-                .map(|&i| format!("{}={}", &sheet.columns[i][7..], txt(&r[i])))
-                .collect();
-            Some(PlotPoint {
-                label: format!("{} {}", txt(&r[0]), p.join(" ")),
-                intensity: x,
-                tflops_s: y,
-                kernel_time_us: num(&r[kt]),
-                compute_spec: spec.map(|s| txt(&r[s])).unwrap_or_default(),
-            })
-        })
-        .collect()
 }

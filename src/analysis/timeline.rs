@@ -7,7 +7,8 @@ use regex::Regex;
 
 use super::categories::is_comm_name;
 use super::intervals::{Interval, length, subtract, union};
-use crate::report::{Cell, Sheet};
+use crate::names::{col, row, sheet};
+use crate::table::{Table, Value};
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, Trace};
 
@@ -152,29 +153,32 @@ pub fn compute(
 }
 
 /// The `gpu_timeline` sheet: `type`, `time ms`, `percent`.
-pub fn sheet(t: &Timeline) -> Sheet {
-    let mut s = Sheet::new("gpu_timeline", &["type", "time ms", "percent"]);
+pub fn sheet(t: &Timeline) -> Table {
+    let mut s = Table::new(
+        sheet::GPU_TIMELINE,
+        &[col::TYPE, col::TIME_MS, col::PERCENT],
+    );
     let mut rows: Vec<(&str, f64)> = vec![
-        ("computation_time", t.computation),
-        ("exposed_comm_time", t.exposed_comm),
-        ("exposed_memcpy_time", t.exposed_memcpy),
-        ("busy_time", t.busy),
+        (row::COMPUTATION_TIME, t.computation),
+        (row::EXPOSED_COMM_TIME, t.exposed_comm),
+        (row::EXPOSED_MEMCPY_TIME, t.exposed_memcpy),
+        (row::BUSY_TIME, t.busy),
     ];
     match (t.micro_idle, t.macro_idle) {
         (Some(mi), Some(ma)) => {
-            rows.push(("micro_idle_time", mi));
-            rows.push(("macro_idle_time", ma));
+            rows.push((row::MICRO_IDLE_TIME, mi));
+            rows.push((row::MACRO_IDLE_TIME, ma));
         }
-        _ => rows.push(("idle_time", t.idle)),
+        _ => rows.push((row::IDLE_TIME, t.idle)),
     }
-    rows.push(("total_time", t.total));
-    rows.push(("total_comm_time", t.total_comm));
-    rows.push(("total_memcpy_time", t.total_memcpy));
+    rows.push((row::TOTAL_TIME, t.total));
+    rows.push((row::TOTAL_COMM_TIME, t.total_comm));
+    rows.push((row::TOTAL_MEMCPY_TIME, t.total_memcpy));
     for (name, us) in rows {
-        s.rows.push(vec![
-            Cell::Text(name.to_string()),
-            Cell::Float(us / 1e3),
-            Cell::Float((us / t.total) * 100.0),
+        s.push_row(vec![
+            Value::from(name),
+            Value::Float(us / 1e3),
+            Value::Float((us / t.total) * 100.0),
         ]);
     }
     s
@@ -186,31 +190,22 @@ mod tests {
 
     #[test]
     fn classification_follows_the_reference_order() {
-        assert_eq!(classify(Cat::GpuMemcpy, "Memcpy HtoD"), Bucket::Memcpy);
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_copyBuffer.kd"),
-            Bucket::Memcpy
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "MEMORY_COPY_DEVICE_TO_HOST"),
-            Bucket::Memcpy
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_fillBufferAligned"),
-            Bucket::Computation
-        );
-        assert_eq!(
-            classify(Cat::Kernel, "ncclKernel_AllReduce"),
-            Bucket::Communication
-        );
-        assert_eq!(
-            classify(Cat::GpuMemset, "Memset (Device)"),
-            Bucket::Computation
-        );
-        // Full match only: a longer name is an ordinary kernel.
-        assert_eq!(
-            classify(Cat::Kernel, "__amd_rocclr_copyBufferX"),
-            Bucket::Computation
-        );
+        // Full match only for the copy names: a longer name is an ordinary kernel.
+        let cases = [
+            (Cat::GpuMemcpy, "Memcpy HtoD", Bucket::Memcpy),
+            (Cat::Kernel, "__amd_rocclr_copyBuffer.kd", Bucket::Memcpy),
+            (Cat::Kernel, "MEMORY_COPY_DEVICE_TO_HOST", Bucket::Memcpy),
+            (
+                Cat::Kernel,
+                "__amd_rocclr_fillBufferAligned",
+                Bucket::Computation,
+            ),
+            (Cat::Kernel, "ncclKernel_AllReduce", Bucket::Communication),
+            (Cat::GpuMemset, "Memset (Device)", Bucket::Computation),
+            (Cat::Kernel, "__amd_rocclr_copyBufferX", Bucket::Computation),
+        ];
+        for (cat, name, want) in cases {
+            assert_eq!(classify(cat, name), want, "{name}");
+        }
     }
 }

@@ -1,7 +1,6 @@
-//! Text views of the call tree for `tracelens tree`: the full hierarchy
-//! (host frames down to kernels) and the nn.Module view with GPU time.
-
-use std::fmt::Write;
+//! The call tree as data for `tracelens tree`: the full hierarchy (host
+//! frames down to kernels) and the nn.Module view with GPU time, pruned and
+//! cut as asked. The text writer (`report::text`) draws them.
 
 use regex::Regex;
 
@@ -19,8 +18,24 @@ pub struct TreeViewOptions {
     pub show_all: bool,
 }
 
-const NAME_CHARS: usize = 64;
 const MODULE_PREFIX: &str = "nn.Module:";
+
+/// One node of a tree view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeNode<'t> {
+    /// The event's kind (`cpu`, `python`, `kernel`, …); `None` in the
+    /// module view.
+    pub kind: Option<&'static str>,
+    /// The event's full name.
+    pub name: &'t str,
+    /// GPU time, µs: a GPU event's duration, or a module's kernel time.
+    pub time_us: Option<f64>,
+    /// The nodes below, in order.
+    pub children: Vec<TreeNode<'t>>,
+    /// Not drawn: a module without GPU time. It still counts as a sibling
+    /// when connectors are chosen, as the module view always drew them.
+    pub hidden: bool,
+}
 
 fn label(cat: Cat) -> &'static str {
     match cat {
@@ -30,51 +45,35 @@ fn label(cat: Cat) -> &'static str {
     }
 }
 
-fn short_name(name: &str) -> String {
-    if name.chars().count() > NAME_CHARS {
-        let cut: String = name.chars().take(NAME_CHARS).collect();
-        format!("{cut}..")
-    } else {
-        name.to_string()
-    }
-}
-
-struct Printer<'a> {
-    trace: &'a Trace,
+/// Builds the call-tree view.
+struct Walker<'t, 'a> {
+    trace: &'t Trace,
     tree: &'a Tree,
     opts: &'a TreeViewOptions,
-    out: String,
 }
 
-impl Printer<'_> {
+impl<'t> Walker<'t, '_> {
     fn keep(&self, n: EventId) -> bool {
         self.opts.show_all || self.tree.gpu_count(n) > 0 || self.trace.event(n).cat.is_gpu()
     }
 
-    fn line(&mut self, prefix: &str, last: bool, n: EventId) {
+    fn subtree(&self, n: EventId, depth: usize) -> TreeNode<'t> {
         let e = self.trace.event(n);
-        let conn = if last { "└── " } else { "├── " };
-        let _ = write!(
-            self.out,
-            "{prefix}{conn}({}) {}",
-            label(e.cat),
-            short_name(self.trace.name_of(e))
-        );
-        if e.cat.is_gpu() {
-            let _ = write!(self.out, " [{} µs]", crate::pyfmt::float_repr(e.dur));
-        }
-        self.out.push('\n');
-    }
-
-    fn subtree(&mut self, n: EventId, prefix: &str, last: bool, depth: usize) {
-        self.line(prefix, last, n);
-        if self.opts.depth.is_some_and(|d| depth >= d) {
-            return;
-        }
-        let kids: Vec<EventId> = self.tree.children(n).filter(|&c| self.keep(c)).collect();
-        let child_prefix = format!("{prefix}{}", if last { "    " } else { "│   " });
-        for (i, &c) in kids.iter().enumerate() {
-            self.subtree(c, &child_prefix, i + 1 == kids.len(), depth + 1);
+        let children = if self.opts.depth.is_some_and(|d| depth >= d) {
+            Vec::new()
+        } else {
+            self.tree
+                .children(n)
+                .filter(|&c| self.keep(c))
+                .map(|c| self.subtree(c, depth + 1))
+                .collect()
+        };
+        TreeNode {
+            kind: Some(label(e.cat)),
+            name: self.trace.name_of(e),
+            time_us: e.cat.is_gpu().then_some(e.dur),
+            children,
+            hidden: false,
         }
     }
 
@@ -105,18 +104,11 @@ impl Printer<'_> {
     }
 }
 
-/// The hierarchy as box-drawing text, one line per event.
-pub fn render_tree(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> String {
-    let mut p = Printer {
-        trace,
-        tree,
-        opts,
-        out: String::new(),
-    };
-    for r in p.roots() {
-        p.subtree(r, "", true, 0);
-    }
-    p.out
+/// The hierarchy, one node per event: host frames and ops down to GPU
+/// events (with their durations).
+pub fn call_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> Vec<TreeNode<'t>> {
+    let w = Walker { trace, tree, opts };
+    w.roots().into_iter().map(|r| w.subtree(r, 0)).collect()
 }
 
 fn is_module(trace: &Trace, n: EventId) -> bool {
@@ -143,42 +135,41 @@ fn module_children(trace: &Trace, tree: &Tree, n: EventId, out: &mut Vec<EventId
     }
 }
 
-/// Collects the lines of the nn.Module view.
-struct ModulePrinter<'a> {
-    trace: &'a Trace,
+/// Builds the nn.Module view.
+struct ModuleWalker<'t, 'a> {
+    trace: &'t Trace,
     tree: &'a Tree,
     opts: &'a TreeViewOptions,
-    lines: Vec<(String, f64)>,
 }
 
-impl ModulePrinter<'_> {
-    fn walk(&mut self, n: EventId, prefix: &str, last: bool, depth: usize) {
+impl<'t> ModuleWalker<'t, '_> {
+    /// The node of module `n` (hidden when it has no GPU time to show).
+    fn walk(&self, n: EventId, depth: usize) -> TreeNode<'t> {
         let (trace, tree) = (self.trace, self.tree);
         let t = gpu_time(trace, tree, n);
-        if t == 0.0 && !self.opts.show_all {
-            return;
+        let hidden = t == 0.0 && !self.opts.show_all;
+        let mut children = Vec::new();
+        if !hidden && self.opts.depth.is_none_or(|d| depth < d) {
+            let mut kids = Vec::new();
+            module_children(trace, tree, n, &mut kids);
+            if !self.opts.show_all {
+                kids.retain(|&k| tree.gpu_count(k) > 0);
+            }
+            children = kids.into_iter().map(|k| self.walk(k, depth + 1)).collect();
         }
-        let conn = if last { "└── " } else { "├── " };
-        self.lines
-            .push((format!("{prefix}{conn}{}", short_name(trace.name(n))), t));
-        if self.opts.depth.is_some_and(|d| depth >= d) {
-            return;
-        }
-        let mut kids = Vec::new();
-        module_children(trace, tree, n, &mut kids);
-        if !self.opts.show_all {
-            kids.retain(|&k| tree.gpu_count(k) > 0);
-        }
-        let child_prefix = format!("{prefix}{}", if last { "    " } else { "│   " });
-        for (i, &k) in kids.iter().enumerate() {
-            self.walk(k, &child_prefix, i + 1 == kids.len(), depth + 1);
+        TreeNode {
+            kind: None,
+            name: trace.name(n),
+            time_us: Some(t),
+            children,
+            hidden,
         }
     }
 }
 
-/// The nn.Module view: each module with the GPU time of its kernels (µs),
-/// dot-leadered to a common column. Needs a tree built with python functions.
-pub fn render_modules(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> String {
+/// The nn.Module view: each module with the GPU time of its kernels (µs).
+/// Needs a tree built with python functions.
+pub fn module_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> Vec<TreeNode<'t>> {
     let mut roots = Vec::new();
     for &r in &tree.host_roots {
         if is_module(trace, r) {
@@ -201,29 +192,9 @@ pub fn render_modules(trace: &Trace, tree: &Tree, opts: &TreeViewOptions) -> Str
         }
         roots = found;
     }
-    let mut mp = ModulePrinter {
-        trace,
-        tree,
-        opts,
-        lines: Vec::new(),
-    };
     if !opts.show_all {
         roots.retain(|&r| tree.gpu_count(r) > 0);
     }
-    for (i, &r) in roots.iter().enumerate() {
-        mp.walk(r, "", i + 1 == roots.len(), 0);
-    }
-    let lines = mp.lines;
-    let width = lines
-        .iter()
-        .map(|(l, _)| l.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 4;
-    let mut out = String::new();
-    for (l, t) in lines {
-        let pad = width.saturating_sub(l.chars().count());
-        let _ = writeln!(out, "{l} {} ({t:.2})", ".".repeat(pad));
-    }
-    out
+    let w = ModuleWalker { trace, tree, opts };
+    roots.into_iter().map(|r| w.walk(r, 0)).collect()
 }

@@ -9,13 +9,17 @@ use indexmap::IndexMap;
 use super::attribution::CommNames;
 use super::categories::categorize;
 use super::kernel_details;
-use super::ops::{ARG_KEYS, arg_key_texts};
+use super::ops::arg_key_cells;
 use super::perf_model::{self, ModelClass, ModelError};
-use super::perf_sheets::nan_stats;
 use super::roofline::{self, Metrics};
 use super::{ArgReprs, Context};
-use crate::numeric::{kahan_sum, median, pairwise_sum, welford_std};
-use crate::report::{Cell, Sheet};
+use crate::names::{col, sheet};
+use crate::numeric::{kahan_sum, median, welford_std};
+use crate::table::agg::{
+    Agg, NAN_STATS, agg_columns, first_non_nan, nan_stats, order_desc_by, percentages,
+};
+use crate::table::group::group_first_seen_text;
+use crate::table::{Table, Value};
 use crate::trace::{Cat, EventId};
 
 /// One collected row before grouping.
@@ -186,8 +190,10 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Builds the rows of the unified table, in collection order.
-fn collect_rows(cx: &Context) -> Vec<Row> {
+/// Walks the call tree from its roots (Python roots first, when the tree
+/// has them) and returns the collected events, in collection order, with
+/// the communication-kernel names it used.
+fn collect_events(cx: &Context) -> (Vec<(EventId, Collect)>, CommNames) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut w = Walker {
         cx,
@@ -205,65 +211,79 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
     for &r in &tree.cpu_roots {
         w.visit(r);
     }
-    let mut rows = Vec::new();
-    let mut covered: HashSet<EventId> = HashSet::new();
-    let collected = std::mem::take(&mut w.collected);
-    for (uid, how) in collected {
-        let e = trace.event(uid);
-        let name = trace.name(uid).to_string();
-        let gpu = tree.gpu_events(trace, uid);
-        covered.extend(gpu.iter().copied());
-        let first = cx.attribution.first_kernel(trace, uid);
-        let (category, metrics, has_model) = match how {
-            Collect::Plain => (categorize(&name, first).to_string(), None, false),
-            Collect::Model(class) => {
-                match roofline::compute(trace, tree, uid, class, false, cx.arch) {
-                    Ok(m) => (categorize(&name, first).to_string(), Some(m), true),
-                    // The reference drops the row, GPU time and all.
-                    Err(ModelError::NotImplemented) => continue,
-                    Err(ModelError::Invalid(_)) => {
-                        (categorize(&name, first).to_string(), None, true)
-                    }
+    (w.collected, w.comm)
+}
+
+/// The category, metrics and "has a perf model" flag of a collected event;
+/// None when the reference drops its row (a model without a forward/backward
+/// formula for it).
+fn measure(
+    cx: &Context,
+    uid: EventId,
+    name: &str,
+    how: Collect,
+) -> Option<(String, Option<Metrics>, bool)> {
+    let (trace, tree) = (cx.trace, cx.tree);
+    let category = || categorize(name, cx.attribution.first_kernel(trace, uid)).to_string();
+    Some(match how {
+        Collect::Plain => (category(), None, false),
+        Collect::Model(class) => match roofline::compute(trace, tree, uid, class, false, cx.arch) {
+            Ok(m) => (category(), Some(m), true),
+            // The reference drops the row, GPU time and all.
+            Err(ModelError::NotImplemented) => return None,
+            Err(ModelError::Invalid(_)) => (category(), None, true),
+        },
+        Collect::Triton => {
+            let input = roofline::op_input(trace, uid, Vec::new());
+            match perf_model::triton::evaluate(&input) {
+                Ok(ev) => {
+                    let ks = roofline::kernel_set(trace, tree, uid, false);
+                    let t = super::intervals::events_busy_time(trace, &ks);
+                    let m = roofline::metrics_from(ev, ks, t, cx.arch);
+                    (category(), Some(m), true)
                 }
+                Err(_) => (category(), None, true),
             }
-            Collect::Triton => {
-                let input = roofline::op_input(trace, uid, Vec::new());
-                match perf_model::triton::evaluate(&input) {
-                    Ok(ev) => {
-                        let ks = roofline::kernel_set(trace, tree, uid, false);
-                        let t = super::intervals::events_busy_time(trace, &ks);
-                        let m = roofline::metrics_from(ev, ks, t, cx.arch);
-                        (categorize(&name, first).to_string(), Some(m), true)
-                    }
-                    Err(_) => (categorize(&name, first).to_string(), None, true),
-                }
-            }
-            Collect::Backward { fwd, class } => {
-                let m = roofline::compute(trace, tree, fwd, class, true, cx.arch).ok();
-                (class.bwd_category.unwrap_or("other").to_string(), m, true)
-            }
-        };
-        let kernel_time = match &metrics {
-            Some(m) => m.kernel_time,
-            None => super::intervals::events_busy_time(trace, &gpu),
-        };
-        rows.push(Row {
-            uid,
-            shown_uid: uid.index(),
-            name,
-            category,
-            duration: e.dur,
-            has_perf_model: has_model,
-            kernels: gpu,
-            kernel_time,
-            metrics,
-        });
-    }
-    // Orphan kernels: one synthetic row each.
+        }
+        Collect::Backward { fwd, class } => {
+            let m = roofline::compute(trace, tree, fwd, class, true, cx.arch).ok();
+            (class.bwd_category.unwrap_or("other").to_string(), m, true)
+        }
+    })
+}
+
+/// The row of a collected event measured as `how` (its GPU events `gpu`);
+/// None when the reference drops it.
+fn op_row(cx: &Context, uid: EventId, how: Collect, gpu: Vec<EventId>) -> Option<Row> {
+    let trace = cx.trace;
+    let name = trace.name(uid).to_string();
+    let (category, metrics, has_model) = measure(cx, uid, &name, how)?;
+    let kernel_time = match &metrics {
+        Some(m) => m.kernel_time,
+        None => super::intervals::events_busy_time(trace, &gpu),
+    };
+    Some(Row {
+        uid,
+        shown_uid: uid.index(),
+        name,
+        category,
+        duration: trace.event(uid).dur,
+        has_perf_model: has_model,
+        kernels: gpu,
+        kernel_time,
+        metrics,
+    })
+}
+
+/// Orphan kernels (GPU events no collected row covers, communication aside):
+/// one synthetic row each, copying the parent (or the nearest cpu_op
+/// ancestor), the parent-grouped ones first.
+fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -> Vec<Row> {
+    let (trace, tree) = (cx.trace, cx.tree);
     let mut by_parent: IndexMap<EventId, Vec<EventId>> = IndexMap::new();
     let mut with_op: Vec<(EventId, EventId)> = Vec::new();
     for (k, e) in trace.events() {
-        if !e.cat.is_gpu() || covered.contains(&k) || w.comm.is_comm(trace, k) {
+        if !e.cat.is_gpu() || covered.contains(&k) || comm.is_comm(trace, k) {
             continue;
         }
         let Some(parent) = tree.parent(k) else {
@@ -282,22 +302,40 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
         .flat_map(|(p, ks)| ks.into_iter().map(move |k| (k, p)))
         .chain(with_op);
     // Synthetic rows get new UIDs after the last event.
-    for (next_uid, (k, p)) in (trace.len()..).zip(pairs) {
-        let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
-        let first = cx.attribution.first_kernel(trace, p);
-        let kernels = vec![k];
-        rows.push(Row {
-            uid: p,
-            shown_uid: next_uid,
-            category: categorize(&name, first).to_string(),
-            name,
-            duration: trace.event(p).dur,
-            has_perf_model: false,
-            kernel_time: super::intervals::events_busy_time(trace, &kernels),
-            kernels,
-            metrics: None,
-        });
+    (trace.len()..)
+        .zip(pairs)
+        .map(|(next_uid, (k, p))| {
+            let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
+            let first = cx.attribution.first_kernel(trace, p);
+            let kernels = vec![k];
+            Row {
+                uid: p,
+                shown_uid: next_uid,
+                category: categorize(&name, first).to_string(),
+                name,
+                duration: trace.event(p).dur,
+                has_perf_model: false,
+                kernel_time: super::intervals::events_busy_time(trace, &kernels),
+                kernels,
+                metrics: None,
+            }
+        })
+        .collect()
+}
+
+/// Builds the rows of the unified table, in collection order, then the
+/// synthetic rows of the kernels no collected row covers.
+fn collect_rows(cx: &Context) -> Vec<Row> {
+    let (collected, mut comm) = collect_events(cx);
+    let mut rows = Vec::new();
+    let mut covered: HashSet<EventId> = HashSet::new();
+    for (uid, how) in collected {
+        let gpu = cx.tree.gpu_events(cx.trace, uid);
+        // A dropped row's kernels count as covered all the same.
+        covered.extend(gpu.iter().copied());
+        rows.extend(op_row(cx, uid, how, gpu));
     }
+    rows.extend(orphan_rows(cx, &covered, &mut comm));
     rows
 }
 
@@ -311,210 +349,185 @@ fn perf_params_text(m: &Metrics) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
+/// The statistics of the second half of a metric's columns.
+const MEDIAN_MIN_MAX: [Agg; 3] = [Agg::Median, Agg::Min, Agg::Max];
+
+/// The columns of `unified_perf_summary`: perf columns only when some row
+/// has metrics (`perf`), roofline columns only when some has a roofline.
+fn columns(perf: bool, roof: bool) -> Vec<String> {
+    let mut cols: Vec<String> = [col::NAME, col::OP_CATEGORY]
+        .iter()
+        .chain(col::ARG_KEYS.iter())
+        .map(|s| s.to_string())
+        .collect();
+    cols.extend(
+        [
+            col::EX_UID,
+            col::OPERATION_COUNT,
+            col::TOTAL_DURATION_US,
+            col::MEAN_DURATION_US,
+            col::STD_DURATION_US,
+        ]
+        .map(String::from),
+    );
+    if perf {
+        cols.extend(
+            [
+                col::GFLOPS,
+                col::DATA_MOVED_MB,
+                col::FLOPS_PER_BYTE,
+                col::COMPUTE_SPEC,
+            ]
+            .map(String::from),
+        );
+        if roof {
+            cols.push(col::ROOFLINE_BOUND.into());
+        }
+        cols.extend(agg_columns(col::TB_S, &[Agg::Mean, Agg::Std]));
+        cols.extend(agg_columns(col::TFLOPS_S, &[Agg::Mean, Agg::Std]));
+    }
+    cols.extend(agg_columns(
+        col::KERNEL_TIME_US,
+        &[Agg::Mean, Agg::Std, Agg::Sum],
+    ));
+    cols.extend(agg_columns(col::DURATION_US, &MEDIAN_MIN_MAX));
+    if perf {
+        cols.extend(agg_columns(col::TB_S, &MEDIAN_MIN_MAX));
+        cols.extend(agg_columns(col::TFLOPS_S, &MEDIAN_MIN_MAX));
+        if roof {
+            cols.push(col::ROOFLINE_TIME_US_FIRST.into());
+            cols.extend(agg_columns(col::PCT_ROOFLINE, &NAN_STATS));
+        }
+    }
+    cols.extend(agg_columns(col::KERNEL_TIME_US, &MEDIAN_MIN_MAX));
+    cols.extend(
+        [
+            col::KERNEL_DETAILS_SUMMARY,
+            col::TRUNC_KERNEL_DETAILS,
+            col::PERF_PARAMS,
+            col::HAS_PERF_MODEL,
+            col::PERCENTAGE,
+            col::CUMULATIVE_PERCENTAGE,
+        ]
+        .map(String::from),
+    );
+    cols
+}
+
+/// One group's cells, from its key cells to `has_perf_model` (the
+/// percentages are added once every group is known), and its kernel time.
+fn group_row(
+    cx: &Context,
+    keys: &[Value],
+    g: &[&Row],
+    perf: bool,
+    roof: bool,
+) -> (Vec<Value>, f64) {
+    let f = Value::Float;
+    let metric = |get: fn(&Metrics) -> f64| -> Vec<f64> {
+        g.iter()
+            .map(|r| r.metrics.as_ref().map(get).unwrap_or(f64::NAN))
+            .collect()
+    };
+    let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
+    let kt: Vec<f64> = g.iter().map(|r| r.kernel_time).collect();
+    let kt_sum = kahan_sum(&kt);
+    let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
+    let tb = nan_stats(&metric(|m| m.tb_s));
+    let tf = nan_stats(&metric(|m| m.tflops_s));
+    let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_ref()).collect();
+    let roofline = with_m.iter().find_map(|m| m.roofline);
+    let mut row: Vec<Value> = keys.to_vec();
+    let dsum = kahan_sum(&dur);
+    row.extend([
+        Value::Int(g[0].shown_uid as i64),
+        Value::Int(g.len() as i64),
+        f(dsum),
+        f(dsum / g.len() as f64),
+        welford_std(&dur).map_or(Value::Null, f),
+    ]);
+    if perf {
+        row.push(f(first_non_nan(metric(|m| m.gflops))));
+        row.push(f(first_non_nan(metric(|m| m.data_moved_mb))));
+        row.push(f(first_non_nan(metric(|m| m.flops_per_byte))));
+        row.push(
+            with_m
+                .first()
+                .map_or(Value::Null, |m| Value::from(m.compute_spec.as_str())),
+        );
+        if roof {
+            row.push(roofline.map_or(Value::Null, |r| Value::from(r.bound_text())));
+        }
+        row.extend([f(tb[0]), f(tb[2]), f(tf[0]), f(tf[2])]);
+    }
+    row.extend([f(kt_mean), f(kt_std), f(kt_sum)]);
+    let dmin = dur.iter().copied().fold(f64::INFINITY, f64::min);
+    let dmax = dur.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    row.extend([f(median(&dur)), f(dmin), f(dmax)]);
+    if perf {
+        row.extend([f(tb[1]), f(tb[3]), f(tb[4]), f(tf[1]), f(tf[3]), f(tf[4])]);
+        if roof {
+            row.push(roofline.map_or(Value::Null, |r| f(r.time_us)));
+            let pct = g.iter().map(|r| {
+                r.metrics
+                    .as_ref()
+                    .and_then(|m| m.roofline)
+                    .map_or(f64::NAN, |x| x.pct)
+            });
+            row.extend(nan_stats(&pct.collect::<Vec<f64>>()).map(f));
+        }
+    }
+    row.extend([f(kt_median), f(kt_min), f(kt_max)]);
+    let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
+    let ks = kernel_details::summarise(cx.trace, &lists);
+    row.push(Value::Text(kernel_details::summary_text(&ks)));
+    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
+    row.push(
+        with_m
+            .first()
+            .map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
+    );
+    row.push(Value::Bool(g[0].has_perf_model));
+    (row, kt_sum)
+}
+
 /// The `unified_perf_summary` sheet; None when there is no row.
-pub fn sheet(cx: &Context) -> Option<Sheet> {
+pub fn sheet(cx: &Context) -> Option<Table> {
     let rows = collect_rows(cx);
     if rows.is_empty() {
         return None;
     }
     let mut reprs = ArgReprs::default();
-    // Group text key -> (key cells shown, member rows).
-    type Group = (Vec<Option<String>>, Vec<usize>);
-    let mut groups: IndexMap<Vec<String>, Group> = IndexMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        let mut keys = vec![Some(r.name.clone()), Some(r.category.clone())];
-        keys.extend(arg_key_texts(cx, &mut reprs, r.uid));
-        let text: Vec<String> = keys
-            .iter()
-            .map(|k| k.clone().unwrap_or_else(|| "None".into()))
-            .collect();
-        let g = groups
-            .entry(text)
-            .or_insert_with(|| (keys.clone(), Vec::new()));
-        for (slot, k) in g.0.iter_mut().zip(keys) {
-            if slot.is_none() {
-                *slot = k;
-            }
-        }
-        g.1.push(i);
-    }
+    let groups = group_first_seen_text(rows.iter().map(|r| {
+        let mut keys = vec![
+            Value::from(r.name.as_str()),
+            Value::from(r.category.as_str()),
+        ];
+        keys.extend(arg_key_cells(cx, &mut reprs, r.uid));
+        keys
+    }));
     let perf = rows.iter().any(|r| r.metrics.is_some());
     let roof = rows
         .iter()
         .any(|r| r.metrics.as_ref().is_some_and(|m| m.roofline.is_some()));
-    let mut cols: Vec<String> = ["name", "op category"]
+    let (built, sums): (Vec<Vec<Value>>, Vec<f64>) = groups
         .iter()
-        .chain(ARG_KEYS.iter())
-        .map(|s| s.to_string())
-        .collect();
-    cols.extend(
-        [
-            "ex_UID",
-            "operation_count",
-            "total_duration_us",
-            "mean_duration_us",
-            "std_duration_us",
-        ]
-        .map(String::from),
-    );
-    if perf {
-        cols.extend(["GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec"].map(String::from));
-        if roof {
-            cols.push("Roofline Bound".into());
-        }
-        cols.extend(["TB/s_mean", "TB/s_std", "TFLOPS/s_mean", "TFLOPS/s_std"].map(String::from));
-    }
-    cols.extend(
-        [
-            "Kernel Time (µs)_mean",
-            "Kernel Time (µs)_std",
-            "Kernel Time (µs)_sum",
-        ]
-        .map(String::from),
-    );
-    cols.extend(["duration_us_median", "duration_us_min", "duration_us_max"].map(String::from));
-    if perf {
-        cols.extend(
-            [
-                "TB/s_median",
-                "TB/s_min",
-                "TB/s_max",
-                "TFLOPS/s_median",
-                "TFLOPS/s_min",
-                "TFLOPS/s_max",
-            ]
-            .map(String::from),
-        );
-        if roof {
-            cols.push("Roofline Time (µs)_first".into());
-            cols.extend(
-                ["mean", "median", "std", "min", "max"].map(|s| format!("Pct Roofline_{s}")),
-            );
-        }
-    }
-    cols.extend(
-        [
-            "Kernel Time (µs)_median",
-            "Kernel Time (µs)_min",
-            "Kernel Time (µs)_max",
-        ]
-        .map(String::from),
-    );
-    cols.extend(
-        [
-            "kernel_details_summary",
-            "trunc_kernel_details",
-            "perf_params",
-            "has_perf_model",
-        ]
-        .map(String::from),
-    );
-    cols.extend(["Percentage (%)", "Cumulative Percentage (%)"].map(String::from));
-
-    let text = |s: Option<String>| s.map(Cell::Text).unwrap_or(Cell::Empty);
-    let f = Cell::Float;
-    let mut built: Vec<(f64, usize, Vec<Cell>)> = Vec::new();
-    for (keys, idx) in groups.values() {
-        let g: Vec<&Row> = idx.iter().map(|&i| &rows[i]).collect();
-        let metric = |get: fn(&Metrics) -> f64| -> Vec<f64> {
-            g.iter()
-                .map(|r| r.metrics.as_ref().map(get).unwrap_or(f64::NAN))
-                .collect()
-        };
-        let first = |v: Vec<f64>| v.into_iter().find(|x| !x.is_nan()).unwrap_or(f64::NAN);
-        let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
-        let kt: Vec<f64> = g.iter().map(|r| r.kernel_time).collect();
-        let kt_sum = kahan_sum(&kt);
-        let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
-        let tb = nan_stats(&metric(|m| m.tb_s));
-        let tf = nan_stats(&metric(|m| m.tflops_s));
-        let mut row: Vec<Cell> = keys.iter().cloned().map(text).collect();
-        let dsum = kahan_sum(&dur);
-        row.extend([
-            Cell::Int(g[0].shown_uid as i64),
-            Cell::Int(g.len() as i64),
-            f(dsum),
-            f(dsum / g.len() as f64),
-            welford_std(&dur).map(f).unwrap_or(Cell::Empty),
-        ]);
-        let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_ref()).collect();
-        if perf {
-            row.push(f(first(metric(|m| m.gflops))));
-            row.push(f(first(metric(|m| m.data_moved_mb))));
-            row.push(f(first(metric(|m| m.flops_per_byte))));
-            row.push(
-                with_m
-                    .first()
-                    .map(|m| Cell::Text(m.compute_spec.clone()))
-                    .unwrap_or(Cell::Empty),
-            );
-            if roof {
-                row.push(
-                    with_m
-                        .iter()
-                        .find_map(|m| m.roofline)
-                        .map(|r| Cell::Text(r.bound_text().into()))
-                        .unwrap_or(Cell::Empty),
-                );
-            }
-            row.extend([f(tb[0]), f(tb[2]), f(tf[0]), f(tf[2])]);
-        }
-        row.extend([f(kt_mean), f(kt_std), f(kt_sum)]);
-        let dmin = dur.iter().copied().fold(f64::INFINITY, f64::min);
-        let dmax = dur.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        row.extend([f(median(&dur)), f(dmin), f(dmax)]);
-        if perf {
-            row.extend([f(tb[1]), f(tb[3]), f(tb[4]), f(tf[1]), f(tf[3]), f(tf[4])]);
-            if roof {
-                row.push(
-                    with_m
-                        .iter()
-                        .find_map(|m| m.roofline)
-                        .map(|r| f(r.time_us))
-                        .unwrap_or(Cell::Empty),
-                );
-                let pct: Vec<f64> = g
-                    .iter()
-                    .map(|r| {
-                        r.metrics
-                            .as_ref()
-                            .and_then(|m| m.roofline)
-                            .map(|x| x.pct)
-                            .unwrap_or(f64::NAN)
-                    })
-                    .collect();
-                row.extend(nan_stats(&pct).map(f));
-            }
-        }
-        row.extend([f(kt_median), f(kt_min), f(kt_max)]);
-        let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
-        let ks = kernel_details::summarise(cx.trace, &lists);
-        row.push(Cell::Text(kernel_details::summary_text(&ks)));
-        row.push(text(kernel_details::trunc_text(&ks)));
-        row.push(
-            with_m
-                .first()
-                .map(|m| Cell::Text(perf_params_text(m)))
-                .unwrap_or(Cell::Empty),
-        );
-        row.push(Cell::Bool(g[0].has_perf_model));
-        built.push((kt_sum, g[0].shown_uid, row));
-    }
-    built.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let sums: Vec<f64> = built.iter().map(|b| b.0).collect();
-    let total = pairwise_sum(&sums);
-    let mut cum = 0.0;
-    let mut s = Sheet {
-        name: "unified_perf_summary".into(),
-        columns: cols,
-        rows: Vec::new(),
-    };
-    for (sum, _, mut row) in built {
-        let pct = sum / total * 100.0;
-        cum += pct;
-        row.push(f(pct));
-        row.push(f(cum));
-        s.rows.push(row);
+        .map(|(keys, idx)| {
+            let g: Vec<&Row> = idx.iter().map(|&i| &rows[i]).collect();
+            group_row(cx, keys, &g, perf, roof)
+        })
+        .unzip();
+    let uid = |i: usize| rows[groups[i].1[0]].shown_uid;
+    let order = order_desc_by(&sums, |a, b| uid(a).cmp(&uid(b)));
+    let sorted: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
+    let (pct, cum) = percentages(&sorted);
+    let mut s = Table::with_headers(sheet::UNIFIED_PERF_SUMMARY, columns(perf, roof));
+    let mut built: Vec<Option<Vec<Value>>> = built.into_iter().map(Some).collect();
+    for (j, &i) in order.iter().enumerate() {
+        let mut row = built[i].take().expect("each group once");
+        row.push(Value::Float(pct[j]));
+        row.push(Value::Float(cum[j]));
+        s.push_row(row);
     }
     Some(s)
 }

@@ -1,20 +1,22 @@
 //! `tracelens compare`: report comparison and the CI gate.
 //!
-//! Wiring only: inputs are read (reports) or analysed (traces) here, the
-//! comparison and the verdict come from `analysis::compare`, and the files
-//! are written through one [`Staging`] so they all appear or none does.
+//! Wiring only: the library reads the inputs (reports) or analyses them
+//! (traces) ([`tracelens::load_compare_inputs`]), the comparison and the
+//! verdict come from `analysis::compare`, and the files are written through
+//! one [`Staging`] so they all appear or none does.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
-use tracelens::analysis::compare::{self, GateOptions, Input, SheetGroup};
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
-use tracelens::load;
+use tracelens::CompareInputs;
+use tracelens::analysis::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
+use tracelens::report::json::Json;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::{Sheet, csv, read, xlsx};
-use tracelens::trace::tree::{TreeOptions, build};
+use tracelens::report::view::verdict::{page, record};
+use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens compare`.
 #[derive(Args)]
@@ -63,87 +65,6 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-/// How an input is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    CsvDir,
-    Xlsx,
-    Trace,
-}
-
-fn kind_of(path: &Path) -> Result<Kind, String> {
-    if path.as_os_str() == "-" {
-        return Ok(Kind::Trace);
-    }
-    let meta = std::fs::metadata(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-            _ => e.to_string(),
-        };
-        format!("{}: {why}", path.display())
-    })?;
-    if meta.is_dir() {
-        Ok(Kind::CsvDir)
-    } else if read::is_xlsx(path) {
-        Ok(Kind::Xlsx)
-    } else {
-        Ok(Kind::Trace)
-    }
-}
-
-/// The reference's default tag, `splitext(basename(path))[0]`; for a trace,
-/// everything from `.json` on is dropped (`a.json.gz` → `a`).
-fn default_tag(path: &Path, kind: Kind) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
-    if kind == Kind::Trace
-        && let Some(i) = name.find(".json")
-        && i > 0
-    {
-        return name[..i].to_string();
-    }
-    match name.rfind('.') {
-        Some(i) if i > 0 => name[..i].to_string(),
-        _ => name,
-    }
-}
-
-/// The sheets of one input and warnings about it, or why it cannot be read.
-type Loaded = Result<(Vec<Sheet>, Vec<String>), String>;
-
-/// Reads or analyses one input.
-fn read_input(path: &Path, kind: Kind) -> Loaded {
-    let shown = path.display();
-    match kind {
-        Kind::CsvDir => {
-            let sheets = read::read_csv_dir(path).map_err(|e| format!("{e:#}"))?;
-            if sheets.is_empty() {
-                return Err(format!(
-                    "{shown}: not a report: the folder holds no <sheet>.csv files"
-                ));
-            }
-            Ok((sheets, Vec::new()))
-        }
-        Kind::Xlsx => read::read_xlsx(path)
-            .map(|s| (s, Vec::new()))
-            .map_err(|e| format!("{e:#}")),
-        Kind::Trace => {
-            let trace = load::load(path, &REPORT_NEEDS).map_err(|e| format!("{shown}: {e}"))?;
-            let tree = build(&trace, TreeOptions::default());
-            let report = run_report(&trace, &tree, &ReportOptions::default());
-            let notes = report
-                .quality
-                .notes()
-                .into_iter()
-                .map(|n| format!("{shown}: {n}"))
-                .collect();
-            Ok((report.sheets, notes))
-        }
-    }
-}
-
 fn is_stdout(p: &Option<PathBuf>) -> bool {
     p.as_ref().is_some_and(|p| p.as_os_str() == "-")
 }
@@ -160,8 +81,8 @@ pub fn run(a: CompareArgs) -> i32 {
     }
 }
 
-fn run_inner(a: CompareArgs) -> Result<i32, String> {
-    // Usage checks first: nothing is read when the command line is wrong.
+/// Usage checks: nothing is read when the command line is wrong.
+fn check_usage(a: &CompareArgs) -> Result<(), String> {
     if let Some(p) = a.fail_above
         && !(p.is_finite() && p >= 0.0)
     {
@@ -175,82 +96,28 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
             a.min_ms
         ));
     }
-    if !a.names.is_empty() && a.names.len() != a.inputs.len() {
-        return Err(format!(
-            "--names gives {} names for {} inputs",
-            a.names.len(),
-            a.inputs.len()
-        ));
-    }
+    tracelens::check_tag_count(a.inputs.len(), &a.names).map_err(super::chain)?;
     if is_stdout(&a.md) && is_stdout(&a.json) {
         return Err("--md - and --json - cannot both go to stdout".into());
     }
-    if a.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        return Err("only one input can be read from stdin (-)".into());
-    }
+    Ok(())
+}
+
+fn run_inner(a: CompareArgs) -> Result<i32, String> {
+    check_usage(&a)?;
     let groups: Vec<SheetGroup> = a
         .sheets
         .iter()
         .filter_map(|s| SheetGroup::parse(s))
         .collect();
-
-    let kinds: Vec<Kind> = a
-        .inputs
-        .iter()
-        .map(|p| kind_of(p))
-        .collect::<Result<_, _>>()?;
-    let tags: Vec<String> = if a.names.is_empty() {
-        a.inputs
-            .iter()
-            .zip(&kinds)
-            .map(|(p, &k)| default_tag(p, k))
-            .collect()
-    } else {
-        a.names.clone()
-    };
-    for (n, t) in tags.iter().enumerate() {
-        if tags[..n].contains(t) {
-            return Err(format!(
-                "tags must be unique (\"{t}\" repeats): use --names to disambiguate"
-            ));
-        }
-    }
-
-    // Every input at once: traces are analysed in parallel.
-    let loaded: Vec<Loaded> = std::thread::scope(|s| {
-        let handles: Vec<_> = a
-            .inputs
-            .iter()
-            .zip(&kinds)
-            .map(|(p, &k)| s.spawn(move || read_input(p, k)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("internal error while reading an input".into()))
-            })
-            .collect()
-    });
-    let mut inputs = Vec::with_capacity(loaded.len());
-    let mut warnings = Vec::new();
-    for ((res, tag), path) in loaded.into_iter().zip(tags).zip(&a.inputs) {
-        let (sheets, notes) = res?;
-        warnings.extend(notes);
-        inputs.push(Input {
-            tag,
-            source: path.display().to_string(),
-            sheets,
-        });
-    }
+    let CompareInputs { inputs, warnings } =
+        tracelens::load_compare_inputs(&a.inputs, &a.names).map_err(super::chain)?;
     if !a.quiet {
         for w in &warnings {
             eprintln!("tracelens: warning: {w}");
         }
     }
-
     let wants_tables = a.output.is_some() || a.csv.is_some();
-    let default_md = !wants_tables && a.md.is_none() && a.json.is_none();
     let comparison = if wants_tables {
         let c = compare::compare(&inputs, &groups).map_err(|e| e.to_string())?;
         if !a.quiet {
@@ -268,65 +135,9 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         ..GateOptions::default()
     };
     let verdict = compare::gate(&inputs, &opts);
-
-    let mut staging = Staging::new();
-    let mut written: Vec<String> = Vec::new();
-    if let (Some(dir), Some(c)) = (&a.csv, &comparison) {
-        csv::stage_csv_dir(&c.sheets, dir, &mut staging)
-            .map_err(|e| format!("cannot write CSV sheets to {}: {e:#}", dir.display()))?;
-        written.push(format!(
-            "{}/ ({} CSV sheets)",
-            dir.display(),
-            c.sheets.len()
-        ));
-    }
-    if let (Some(x), Some(c)) = (&a.output, &comparison) {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .map_err(|e| format!("cannot write {}: {e:#}", x.display()))?;
-        }
-        xlsx::stage_xlsx(&c.sheets, &[], x, &mut staging).map_err(|e| format!("{e:#}"))?;
-        written.push(x.display().to_string());
-    }
-    let mut stage_text = |path: &Option<PathBuf>, text: &dyn Fn() -> String| {
-        match path {
-            Some(p) if p.as_os_str() != "-" => {
-                if let Some(parent) = p.parent() {
-                    staging
-                        .create_dir_all(parent)
-                        .map_err(|e| format!("cannot write {}: {e:#}", p.display()))?;
-                }
-                std::fs::write(staging.stage(p), text())
-                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-                written.push(p.display().to_string());
-            }
-            _ => {}
-        }
-        Ok::<(), String>(())
-    };
-    stage_text(&a.md, &|| compare::markdown(&verdict))?;
-    stage_text(&a.json, &|| compare::to_json(&verdict))?;
-    staging.commit().map_err(|e| format!("{e:#}"))?;
-
-    if default_md || is_stdout(&a.md) {
-        print!("{}", compare::markdown(&verdict));
-    }
-    if is_stdout(&a.json) {
-        println!("{}", compare::to_json(&verdict));
-    }
-    if !a.quiet {
-        for w in &written {
-            eprintln!("wrote {w}");
-        }
-        if a.fail_above.is_some() {
-            eprintln!(
-                "tracelens: verdict: {} (exit {})",
-                verdict.verdict.as_str(),
-                verdict.exit_code
-            );
-        }
-    }
+    let texts = verdict_texts(&verdict)?;
+    let written = stage_outputs(&a, comparison.as_ref(), &texts)?;
+    print_outputs(&a, &verdict, &texts, &written, !wants_tables);
     Ok(if a.fail_above.is_some() {
         verdict.exit_code
     } else {
@@ -334,21 +145,81 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The verdict as Markdown and as JSON.
+struct VerdictTexts {
+    md: String,
+    json: String,
+}
 
-    #[test]
-    fn default_tags() {
-        let t = |p: &str, k| default_tag(Path::new(p), k);
-        assert_eq!(t("a/h100.ref", Kind::CsvDir), "h100");
-        assert_eq!(
-            t("a/h100_perf_report_csvs", Kind::CsvDir),
-            "h100_perf_report_csvs"
+fn verdict_texts(verdict: &Gate) -> Result<VerdictTexts, String> {
+    let doc = Document {
+        page: Some(page(verdict)),
+        record: Some(record(verdict)),
+        ..Document::default()
+    };
+    let text = |w: &dyn Writer| super::render_text(w, &doc).map_err(|e| format!("{e:#}"));
+    Ok(VerdictTexts {
+        md: text(&Markdown { path: "-".into() })?,
+        json: text(&Json { path: "-".into() })?,
+    })
+}
+
+/// Writes the comparison sheets and the verdict files, all or none;
+/// returns the "wrote" lines.
+fn stage_outputs(
+    a: &CompareArgs,
+    comparison: Option<&Comparison>,
+    texts: &VerdictTexts,
+) -> Result<Vec<String>, String> {
+    let mut staging = Staging::new();
+    let mut written = match comparison {
+        Some(c) => {
+            let sheets = Document::of_tables(&c.sheets);
+            let (csv, xlsx) = (a.csv.as_deref(), a.output.as_deref());
+            super::stage_sheets(&mut staging, csv, &sheets, xlsx, &sheets)
+                .map_err(|e| format!("{e:#}"))?
+        }
+        None => Vec::new(),
+    };
+    for (path, body) in [(&a.md, &texts.md), (&a.json, &texts.json)] {
+        if let Some(p) = path
+            && p.as_os_str() != "-"
+        {
+            staging.put(p, body.as_bytes()).map_err(super::chain)?;
+            written.push(p.display().to_string());
+        }
+    }
+    staging.commit().map_err(super::chain)?;
+    Ok(written)
+}
+
+/// Prints the verdict where asked (Markdown by default when no file output
+/// was asked for), then the files written and the gate's verdict.
+fn print_outputs(
+    a: &CompareArgs,
+    verdict: &Gate,
+    texts: &VerdictTexts,
+    written: &[String],
+    no_tables: bool,
+) {
+    let default_md = no_tables && a.md.is_none() && a.json.is_none();
+    if default_md || is_stdout(&a.md) {
+        print!("{}", texts.md);
+    }
+    if is_stdout(&a.json) {
+        println!("{}", texts.json);
+    }
+    if a.quiet {
+        return;
+    }
+    for w in written {
+        eprintln!("wrote {w}");
+    }
+    if a.fail_above.is_some() {
+        eprintln!(
+            "tracelens: verdict: {} (exit {})",
+            verdict.verdict.as_str(),
+            verdict.exit_code
         );
-        assert_eq!(t("a/r.xlsx", Kind::Xlsx), "r");
-        assert_eq!(t("a/x.json.gz", Kind::Trace), "x");
-        assert_eq!(t("a/x.zip", Kind::Trace), "x");
-        assert_eq!(t(".hidden", Kind::CsvDir), ".hidden");
     }
 }

@@ -1,4 +1,6 @@
-//! Subcommands and their options. No analysis logic lives here.
+//! Subcommands and their options: parse the arguments, call the library
+//! ([`tracelens::api`]), choose the writers and print. No analysis logic
+//! lives here.
 
 mod collectives;
 mod compare;
@@ -10,16 +12,18 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
-use tracelens::analysis::treeview::{TreeViewOptions, render_modules, render_tree};
-use tracelens::analysis::{REPORT_NEEDS, ReportOptions, run_report};
+use tracelens::analysis::calculator;
+use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::gpu_arch::GpuArch;
-use tracelens::load;
-use tracelens::plots;
+use tracelens::report::csv::Csv;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::{Sheet, csv, xlsx};
-use tracelens::summary;
-use tracelens::trace::tree::{TreeOptions, build};
-use tracelens::trace::{Needs, Trace};
+use tracelens::report::svg::Svg;
+use tracelens::report::text::Text;
+use tracelens::report::view::{roofline, summary, tree as tree_view};
+use tracelens::report::xlsx::Xlsx;
+use tracelens::report::{Document, Page, Writer};
+use tracelens::{AnalyzeOptions, CallTree, Report, ReportOptions, RooflineQuery, Step};
 
 /// Performance reports from PyTorch profiler traces: where the GPU time went,
 /// by op category, op, input shape and kernel.
@@ -212,6 +216,12 @@ pub fn run() -> i32 {
     }
 }
 
+/// The message of `e` followed by its causes, as `tracelens: error:`
+/// prints them.
+pub(crate) fn chain(e: impl std::error::Error + Send + Sync + 'static) -> String {
+    format!("{:#}", anyhow::Error::new(e))
+}
+
 /// Shows what is going on during long work, only on a terminal.
 struct Progress {
     on: bool,
@@ -252,49 +262,52 @@ impl Progress {
     }
 }
 
-fn load(path: &Path) -> Result<Trace> {
-    load::load(path, &Needs::ALL).map_err(|e| anyhow!("{}: {e}", path.display()))
+/// The single file `writer` makes of `doc`, as text (empty when it makes
+/// none).
+pub(crate) fn render_text(writer: &dyn Writer, doc: &Document) -> Result<String> {
+    let files = writer.render(doc)?;
+    let bytes: Vec<u8> = files.into_iter().flat_map(|f| f.bytes).collect();
+    Ok(String::from_utf8(bytes)?)
 }
 
-/// Stages `bytes` as the file `path` (creating its directory) in `staging`.
-pub(crate) fn stage_file(staging: &mut Staging, path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(parent) = path.parent() {
-        staging
-            .create_dir_all(parent)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+/// `page` as terminal text.
+pub(crate) fn terminal_text(page: Page) -> Result<String> {
+    render_text(&Text { path: "-".into() }, &Document::of_page(page))
+}
+
+/// Stages the files `writer` makes of `doc`, one by one (each creating its
+/// directory).
+pub(crate) fn stage_with(staging: &mut Staging, writer: &dyn Writer, doc: &Document) -> Result<()> {
+    for f in writer.render(doc)? {
+        staging.put(&f.name, &f.bytes)?;
     }
-    std::fs::write(staging.stage(path), bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
+    Ok(())
 }
 
-/// Stages `csv_sheets` as one CSV per sheet in `csv_dir` and `book_sheets`
-/// (with `charts`) as a workbook at `xlsx`, each when asked for; returns the
-/// "wrote …" lines for the terminal.
+/// Stages `csv`'s tables as one CSV per table in `csv_dir` and `book` as a
+/// workbook at `xlsx_path`, each when asked for; returns the "wrote …"
+/// lines for the terminal.
 pub(crate) fn stage_sheets(
     staging: &mut Staging,
-    csv_sheets: &[Sheet],
     csv_dir: Option<&Path>,
-    book_sheets: &[Sheet],
-    charts: &[xlsx::ScatterChart],
+    csv: &Document,
     xlsx_path: Option<&Path>,
+    book: &Document,
 ) -> Result<Vec<String>> {
     let mut written = Vec::new();
     if let Some(dir) = csv_dir {
-        csv::stage_csv_dir(csv_sheets, dir, staging)
+        Csv { dir: dir.into() }
+            .render(csv)
+            .and_then(|files| staging.put_all(dir, &files))
             .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
-            csv_sheets.len()
+            csv.tables.len()
         ));
     }
     if let Some(x) = xlsx_path {
-        if let Some(parent) = x.parent() {
-            staging
-                .create_dir_all(parent)
-                .with_context(|| format!("cannot write {}", x.display()))?;
-        }
-        xlsx::stage_xlsx(book_sheets, charts, x, staging)?;
+        stage_with(staging, &Xlsx { path: x.into() }, book)?;
         written.push(x.display().to_string());
     }
     Ok(written)
@@ -338,95 +351,72 @@ fn default_xlsx_path(trace: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}_perf_report.xlsx"))
 }
 
-fn report(a: ReportArgs) -> Result<()> {
-    let is_stdin = a.trace.as_os_str() == "-";
-    let xlsx_path = match (&a.output, &a.csv) {
+/// Where the workbook goes: `-o`, none with only `--csv`, else beside the
+/// trace (which needs a trace file, not stdin).
+fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
+    Ok(match (&a.output, &a.csv) {
         (Some(o), _) => Some(o.clone()),
         (None, Some(_)) => None,
-        (None, None) if is_stdin => {
+        (None, None) if a.trace.as_os_str() == "-" => {
             return Err(anyhow!(
                 "reading the trace from stdin: say where to write with -o FILE.xlsx or --csv DIR"
             ));
         }
         (None, None) => Some(default_xlsx_path(&a.trace)),
-    };
-    let arch = match &a.gpu_arch {
-        Some(g) => Some(GpuArch::resolve(g).map_err(|e| anyhow!("--gpu-arch: {e}"))?),
-        None => None,
-    };
-    let progress = Progress::new(a.quiet, &a.trace);
-    progress.step("loading trace");
-    let trace =
-        load::load(&a.trace, &REPORT_NEEDS).map_err(|e| anyhow!("{}: {e}", a.trace.display()))?;
-    progress.step("building call tree");
-    let tree = build(&trace, TreeOptions::default());
-    progress.step("computing sheets");
-    let opts = ReportOptions {
+    })
+}
+
+/// The report pass options from the command line.
+fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> ReportOptions {
+    ReportOptions {
         short_kernel_threshold_us: a.short_kernel_threshold_us as f64,
         histogram_bins: a.short_kernel_histogram_bins as usize,
         topk_short_kernels: a.topk_short_kernels,
         micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
         include_unlinked_kernels: a.include_unlinked_kernels,
         arch,
+    }
+}
+
+fn report(a: ReportArgs) -> Result<()> {
+    let xlsx_path = report_xlsx_path(&a)?;
+    let arch = a
+        .gpu_arch
+        .as_deref()
+        .map(tracelens::resolve_gpu_arch)
+        .transpose()?;
+    let progress = Progress::new(a.quiet, &a.trace);
+    let step = |s: Step| progress.step(s.describe());
+    let opts = AnalyzeOptions {
+        report: report_options(&a, arch),
+        progress: Some(&step),
     };
-    let report = run_report(&trace, &tree, &opts);
+    let report = tracelens::analyze(&a.trace, &opts)?;
     progress.step("writing outputs");
+    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    // Every file of the run appears together, or none does.
+    let mut staging = Staging::new();
+    let arch = opts.report.arch.as_ref();
+    let mut written = stage_report_sheets(&mut staging, &a, &report, arch, xlsx_path.as_deref())?;
+    if let (Some(dir), Some(arch)) = (&a.plots, arch) {
+        written.push(stage_plots(&mut staging, dir, &report, arch)?);
+    }
     let title = a
         .trace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "stdin".into());
-    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
-    // Every file of the run appears together, or none does.
-    let mut staging = Staging::new();
-    let chart = opts
-        .arch
-        .as_ref()
-        .and(plots::roofline_chart(&report.sheets, opts.arch.as_ref()));
-    // The workbook gains the chart and its data sheet; the CSVs do not.
-    let (book, charts) = match chart {
-        Some((points, chart)) => {
-            let mut book = report.sheets.clone();
-            book.push(points);
-            (std::borrow::Cow::Owned(book), vec![chart])
+    let md_text = match &a.md {
+        Some(md) => {
+            let page = Document::of_page(summary::page(&report, &title));
+            Some(render_text(&Markdown { path: md.clone() }, &page)?)
         }
-        None => (std::borrow::Cow::Borrowed(&report.sheets[..]), Vec::new()),
+        None => None,
     };
-    let mut written = stage_sheets(
-        &mut staging,
-        &report.sheets,
-        a.csv.as_deref(),
-        &book,
-        &charts,
-        xlsx_path.as_deref(),
-    )?;
-    if let Some(dir) = &a.plots {
-        let arch = opts
-            .arch
-            .as_ref()
-            .expect("--plots requires --gpu-arch (checked above)");
-        staging
-            .create_dir_all(dir)
-            .with_context(|| format!("cannot write plots to {}", dir.display()))?;
-        let svgs = plots::roofline_svgs(&report.sheets, arch);
-        for (stem, svg) in &svgs {
-            stage_file(
-                &mut staging,
-                &dir.join(format!("{stem}.svg")),
-                svg.as_bytes(),
-            )?;
-        }
-        written.push(format!(
-            "{}/ ({} roofline plots)",
-            dir.display(),
-            svgs.len()
-        ));
-    }
-    let md_text = a.md.as_ref().map(|_| summary::markdown(&report, &title));
     if let (Some(md), Some(text)) = (&a.md, &md_text)
         && !md_to_stdout
     {
-        stage_file(&mut staging, md, text.as_bytes())?;
+        staging.put(md, text.as_bytes())?;
         written.push(md.display().to_string());
     }
     staging.commit()?;
@@ -436,162 +426,144 @@ fn report(a: ReportArgs) -> Result<()> {
     for n in report.quality.notes() {
         eprintln!("tracelens: warning: {}: {n}", a.trace.display());
     }
+    let terminal = terminal_text(summary::terminal(&report))?;
     print_results(
         a.quiet,
         md_to_stdout,
         md_text.as_deref(),
-        &summary::terminal(&report),
+        &terminal,
         &written,
     );
     Ok(())
 }
 
+/// Stages the report's CSVs and workbook; with a GPU spec the workbook
+/// gains the roofline chart and its data sheet (the CSVs do not).
+fn stage_report_sheets(
+    staging: &mut Staging,
+    a: &ReportArgs,
+    report: &Report,
+    arch: Option<&GpuArch>,
+    xlsx_path: Option<&Path>,
+) -> Result<Vec<String>> {
+    let chart = arch.and(roofline::workbook_chart(&report.sheets, arch));
+    let (points, charts) = match chart {
+        Some((points, chart)) => (Some(points), vec![chart]),
+        None => (None, Vec::new()),
+    };
+    let book = Document {
+        tables: report.sheets.iter().chain(points.as_ref()).collect(),
+        charts,
+        ..Document::default()
+    };
+    let csv = Document::of_tables(&report.sheets);
+    stage_sheets(staging, a.csv.as_deref(), &csv, xlsx_path, &book)
+}
+
+/// Stages one roofline SVG per roofline sheet into `dir`; returns the
+/// "wrote" line.
+fn stage_plots(
+    staging: &mut Staging,
+    dir: &Path,
+    report: &Report,
+    arch: &GpuArch,
+) -> Result<String> {
+    staging
+        .create_dir_all(dir)
+        .with_context(|| format!("cannot write plots to {}", dir.display()))?;
+    let plots = Document {
+        charts: roofline::category_charts(&report.sheets, arch),
+        ..Document::default()
+    };
+    stage_with(staging, &Svg { dir: dir.into() }, &plots)?;
+    Ok(format!(
+        "{}/ ({} roofline plots)",
+        dir.display(),
+        plots.charts.len()
+    ))
+}
+
+/// Compiles `--grep`; regex errors span several lines, the last one says
+/// what is wrong.
+fn grep_pattern(p: &str) -> Result<regex::Regex> {
+    regex::Regex::new(p).map_err(|e| {
+        let msg = e.to_string();
+        let why = msg
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .trim_start_matches("error: ")
+            .to_string();
+        anyhow!("--grep: invalid pattern {p:?}: {why}")
+    })
+}
+
 fn tree(a: TreeArgs) -> Result<()> {
     // Check the pattern before the (possibly long) load.
-    let grep = match &a.grep {
-        Some(p) => Some(regex::Regex::new(p).map_err(|e| {
-            // regex errors span several lines; the last one says what is wrong.
-            let msg = e.to_string();
-            let why = msg
-                .lines()
-                .last()
-                .unwrap_or("")
-                .trim()
-                .trim_start_matches("error: ")
-                .to_string();
-            anyhow!("--grep: invalid pattern {p:?}: {why}")
-        })?),
-        None => None,
-    };
-    let trace = load(&a.trace)?;
-    let tree = build(
-        &trace,
-        TreeOptions {
-            include_python: true,
-        },
-    );
+    let grep = a.grep.as_deref().map(grep_pattern).transpose()?;
+    let CallTree { trace, tree } = tracelens::load_tree(&a.trace)?;
     let opts = TreeViewOptions {
         depth: a.depth,
         grep,
         show_all: a.all,
     };
-    let text = if a.modules {
-        let t = render_modules(&trace, &tree, &opts);
-        if t.is_empty() {
-            return Err(anyhow!(
-                "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
-                a.trace.display()
-            ));
-        }
-        t
+    let outline = if a.modules {
+        tree_view::module_tree(&trace, &tree, &opts)
     } else {
-        let t = render_tree(&trace, &tree, &opts);
-        if t.is_empty() {
-            eprintln!(
-                "tracelens: nothing to show: no frame launches GPU work{} (use --all to show every frame)",
-                if opts.grep.is_some() {
-                    " under a matching root"
-                } else {
-                    ""
-                }
-            );
-        }
-        t
+        tree_view::call_tree(&trace, &tree, &opts)
     };
+    let doc = Document {
+        outline: Some(outline),
+        ..Document::default()
+    };
+    let text = render_text(&Text { path: "-".into() }, &doc)?;
+    if text.is_empty() && a.modules {
+        return Err(anyhow!(
+            "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
+            a.trace.display()
+        ));
+    }
+    if text.is_empty() {
+        eprintln!(
+            "tracelens: nothing to show: no frame launches GPU work{} (use --all to show every frame)",
+            if opts.grep.is_some() {
+                " under a matching root"
+            } else {
+                ""
+            }
+        );
+    }
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes());
     Ok(())
 }
 
+/// The library's operation for a `roofline` subcommand: the same variant
+/// with the same fields.
+macro_rules! library_op {
+    ($op:expr; $($variant:ident { $($field:ident),* }),*) => {
+        match $op {
+            $(RooflineOp::$variant { $($field),* } => tracelens::RooflineOp::$variant { $($field),* },)*
+        }
+    };
+}
+
 fn roofline(a: RooflineArgs) -> Result<()> {
-    use tracelens::analysis::calculator;
-    let dtype = calculator::trace_dtype(&a.dtype).ok_or_else(|| {
-        anyhow!(
-            "--dtype: unknown \"{}\" (known: {})",
-            a.dtype,
-            calculator::DTYPES
-        )
+    let op = library_op!(a.op;
+        Gemm { m, n, k, batch, bias },
+        Sdpa { batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal },
+        Conv { input, weight, stride, padding, dilation, groups });
+    let r = tracelens::roofline(&RooflineQuery {
+        op,
+        dtype: a.dtype,
+        gpu_arch: a.gpu_arch,
+        time_us: a.time_us,
     })?;
-    let arch = match &a.gpu_arch {
-        Some(g) => Some(GpuArch::resolve(g).map_err(|e| anyhow!("--gpu-arch: {e}"))?),
-        None => None,
-    };
-    let positive = |what: &str, v: i64| {
-        if v > 0 {
-            Ok(v)
-        } else {
-            Err(anyhow!("{what} must be positive, got {v}"))
-        }
-    };
-    let eval = match a.op {
-        RooflineOp::Gemm {
-            m,
-            n,
-            k,
-            batch,
-            bias,
-        } => {
-            let b = batch.map(|b| positive("--batch", b)).transpose()?;
-            calculator::gemm(
-                positive("--m", m)?,
-                positive("--n", n)?,
-                positive("--k", k)?,
-                b,
-                bias,
-                dtype,
-            )
-        }
-        RooflineOp::Sdpa {
-            batch,
-            heads,
-            kv_heads,
-            seq_q,
-            seq_kv,
-            head_dim,
-            causal,
-        } => calculator::sdpa(
-            positive("--batch", batch)?,
-            positive("--heads", heads)?,
-            positive("--kv-heads", kv_heads.unwrap_or(heads))?,
-            positive("--seq-q", seq_q)?,
-            positive("--seq-kv", seq_kv.unwrap_or(seq_q))?,
-            positive("--head-dim", head_dim)?,
-            causal,
-            dtype,
-        ),
-        RooflineOp::Conv {
-            input,
-            weight,
-            stride,
-            padding,
-            dilation,
-            groups,
-        } => {
-            if !(3..=5).contains(&input.len()) || weight.len() != input.len() {
-                return Err(anyhow!(
-                    "--input needs 3 to 5 dimensions (N,C,spatial…) and --weight as many"
-                ));
-            }
-            let nd = input.len() - 2;
-            let or = |v: Vec<i64>, d: i64| if v.is_empty() { vec![d; nd] } else { v };
-            calculator::conv(
-                &input,
-                &weight,
-                &or(stride, 1),
-                &or(padding, 0),
-                &or(dilation, 1),
-                positive("--groups", groups)?,
-                dtype,
-            )
-        }
-    }
-    .map_err(|e| anyhow!("the model rejects these shapes: {e:?}"))?;
-    if let Some(t) = a.time_us
-        && (t.is_nan() || t <= 0.0)
-    {
-        return Err(anyhow!("--time-us must be positive"));
-    }
-    print!("{}", calculator::describe(&eval, arch.as_ref(), a.time_us));
+    print!(
+        "{}",
+        calculator::describe(&r.eval, r.arch.as_ref(), r.time_us)
+    );
     Ok(())
 }

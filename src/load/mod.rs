@@ -18,50 +18,9 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::sync::mpsc;
 
+pub use crate::error::LoadError;
 use crate::trace::{Needs, Trace};
 use kineto::Threads;
-
-/// Why a trace could not be loaded. The message never includes the path;
-/// callers add it.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The input could not be opened or read.
-    #[error("{}", io_text(.0))]
-    Io(#[source] io::Error),
-    /// The path names a directory.
-    #[error("is a directory, not a trace file")]
-    IsDirectory,
-    /// The input has no bytes.
-    #[error("empty file")]
-    Empty,
-    /// A zip archive that cannot be read, or holds no trace.
-    #[error("{0}")]
-    Zip(String),
-    /// Reading failed part way (truncated or corrupt compressed data).
-    #[error("{what}: {source}")]
-    Read {
-        /// What was being read, e.g. "truncated or corrupt gzip data".
-        what: &'static str,
-        /// The failure.
-        source: io::Error,
-    },
-    /// The bytes are not well-formed for the format; the text says where and why.
-    #[error("{0}")]
-    Syntax(String),
-    /// Valid syntax, but not a trace (e.g. a JSON object without
-    /// `traceEvents`): a file a directory scan may skip.
-    #[error("{0}")]
-    NotATrace(String),
-    /// A trace whose content is invalid (a bad event, a negative duration).
-    #[error("invalid trace: {0}")]
-    Invalid(String),
-    /// A trace without events.
-    #[error("the trace has no events (\"traceEvents\" is empty)")]
-    NoEvents,
-    /// A bug: a loader thread panicked.
-    #[error("internal error: the parser thread panicked")]
-    Internal,
-}
 
 impl LoadError {
     /// A read failure part way through input packed as `packing`.
@@ -72,14 +31,6 @@ impl LoadError {
             Packing::Plain => "read error",
         };
         LoadError::Read { what, source }
-    }
-}
-
-fn io_text(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => e.to_string(),
     }
 }
 

@@ -242,61 +242,16 @@ pub fn split<R: Read>(reader: R, sink: &mut dyn Sink) -> Result<Outline, ScanErr
         Some(b) => b,
         None => return Err(ScanError::Syntax("empty input: no JSON document".into())),
     };
-    let mut outline = Outline {
-        has_trace_events: false,
-    };
-    match first {
+    let has_trace_events = match first {
         b'[' => {
             // A bare array of events: accepted as a convenience.
             inp.pos += 1;
             events_array(&mut inp, sink)?;
-            outline.has_trace_events = true;
+            true
         }
         b'{' => {
             inp.pos += 1;
-            let mut first_key = true;
-            loop {
-                let b = inp.expect_nonws("inside the top-level object")?;
-                if b == b'}' && first_key {
-                    inp.pos += 1;
-                    break;
-                }
-                if b != b'"' {
-                    return Err(inp.unexpected(b, "a key string"));
-                }
-                let start = inp.skip_value("inside a key")?;
-                let key: String = serde_json::from_slice(&inp.buf[start..inp.pos])
-                    .map_err(|e| ScanError::Syntax(format!("invalid key: {e}")))?;
-                let b = inp.expect_nonws("after a key")?;
-                if b != b':' {
-                    return Err(inp.unexpected(b, "':'"));
-                }
-                inp.pos += 1;
-                if key == "traceEvents" {
-                    let b = inp.expect_nonws("after \"traceEvents\":")?;
-                    if b != b'[' {
-                        return Err(ScanError::Syntax(
-                            "\"traceEvents\" is not an array".to_string(),
-                        ));
-                    }
-                    inp.pos += 1;
-                    events_array(&mut inp, sink)?;
-                    outline.has_trace_events = true;
-                } else {
-                    let start = inp.skip_value("inside a top-level value")?;
-                    sink.other(&key, &inp.buf[start..inp.pos])
-                        .map_err(ScanError::Callback)?;
-                }
-                first_key = false;
-                match inp.expect_nonws("inside the top-level object")? {
-                    b',' => inp.pos += 1,
-                    b'}' => {
-                        inp.pos += 1;
-                        break;
-                    }
-                    b => return Err(inp.unexpected(b, "',' or '}'")),
-                }
-            }
+            top_level_object(&mut inp, sink)?
         }
         b => {
             return Err(ScanError::Syntax(format!(
@@ -304,11 +259,67 @@ pub fn split<R: Read>(reader: R, sink: &mut dyn Sink) -> Result<Outline, ScanErr
                 describe(b)
             )));
         }
-    }
+    };
     if let Some(b) = inp.peek_nonws()? {
         return Err(inp.unexpected(b, "end of input after the document"));
     }
-    Ok(outline)
+    Ok(Outline { has_trace_events })
+}
+
+/// The members of the top-level object (after its `{`, through its `}`):
+/// `traceEvents` goes event by event to the sink, every other member whole.
+/// Returns whether `traceEvents` was there.
+fn top_level_object<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<bool, ScanError> {
+    let mut has_trace_events = false;
+    let mut first_key = true;
+    loop {
+        let b = inp.expect_nonws("inside the top-level object")?;
+        if b == b'}' && first_key {
+            inp.pos += 1;
+            return Ok(has_trace_events);
+        }
+        let key = member_key(inp, b)?;
+        if key == "traceEvents" {
+            let b = inp.expect_nonws("after \"traceEvents\":")?;
+            if b != b'[' {
+                return Err(ScanError::Syntax(
+                    "\"traceEvents\" is not an array".to_string(),
+                ));
+            }
+            inp.pos += 1;
+            events_array(inp, sink)?;
+            has_trace_events = true;
+        } else {
+            let start = inp.skip_value("inside a top-level value")?;
+            sink.other(&key, &inp.buf[start..inp.pos])
+                .map_err(ScanError::Callback)?;
+        }
+        first_key = false;
+        match inp.expect_nonws("inside the top-level object")? {
+            b',' => inp.pos += 1,
+            b'}' => {
+                inp.pos += 1;
+                return Ok(has_trace_events);
+            }
+            b => return Err(inp.unexpected(b, "',' or '}'")),
+        }
+    }
+}
+
+/// A member's key and its `:` (`b`: the byte the key should start at).
+fn member_key<R: Read>(inp: &mut Input<R>, b: u8) -> Result<String, ScanError> {
+    if b != b'"' {
+        return Err(inp.unexpected(b, "a key string"));
+    }
+    let start = inp.skip_value("inside a key")?;
+    let key: String = serde_json::from_slice(&inp.buf[start..inp.pos])
+        .map_err(|e| ScanError::Syntax(format!("invalid key: {e}")))?;
+    let b = inp.expect_nonws("after a key")?;
+    if b != b':' {
+        return Err(inp.unexpected(b, "':'"));
+    }
+    inp.pos += 1;
+    Ok(key)
 }
 
 fn events_array<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<(), ScanError> {

@@ -3,50 +3,34 @@
 //! pandas hands rows to Python's `csv` writer with `QUOTE_MINIMAL`, `,` as
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
-use super::staging::Staging;
-use super::{Cell, Sheet};
-use crate::pyfmt::float_repr;
-use anyhow::{Context, Result, bail};
 use std::collections::HashSet;
-use std::fs;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Renders `sheet` as pandas `to_csv(index=False)` would: a header line, then
-/// one line per row.
+use super::staging::Staging;
+use super::{Document, Rendered, WriteError, Writer};
+use crate::table::Table;
+
+/// Renders `table` as pandas `to_csv(index=False)` would: a header line,
+/// then one line per row.
 ///
-/// Cells: [`Cell::Empty`] and NaN floats are empty fields, ints are decimal,
-/// floats use Python `repr`, bools are `True` / `False`, text is verbatim.
-/// Fields containing `,`, `"`, `\n` or `\r` are quoted with inner quotes
-/// doubled. A line holding a single empty field is written `""`, as Python's
-/// `csv` module does, so the line is not mistaken for a blank one. Rows
-/// shorter than the header are padded with empty fields; cells beyond the
-/// header width are dropped.
-pub fn sheet_to_csv(sheet: &Sheet) -> String {
-    let width = sheet.columns.len();
-    let mut out = String::with_capacity(64 * (sheet.rows.len() + 1));
+/// Cells are written as [`crate::table::Value::csv_text`] gives them: `Null`
+/// and NaN floats are empty fields, ints are decimal, floats use Python
+/// `repr`, bools are `True` / `False`, text and reprs are verbatim. Fields
+/// containing `,`, `"`, `\n` or `\r` are quoted with inner quotes doubled.
+/// A line holding a single empty field is written `""`, as Python's `csv`
+/// module does, so the line is not mistaken for a blank one.
+pub fn table_to_csv(table: &Table) -> String {
+    let width = table.ncols();
+    let mut out = String::with_capacity(64 * (table.nrows() + 1));
     let mut fields: Vec<String> = Vec::with_capacity(width);
-    fields.extend(sheet.columns.iter().cloned());
+    fields.extend(table.columns.iter().map(|c| c.name.clone()));
     push_line(&mut out, &fields);
-    for row in &sheet.rows {
+    for row in table.rows() {
         fields.clear();
-        fields.extend((0..width).map(|i| row.get(i).map_or_else(String::new, cell_text)));
+        fields.extend(row.iter().map(|v| v.csv_text()));
         push_line(&mut out, &fields);
     }
     out
-}
-
-/// The unquoted CSV text of one cell.
-fn cell_text(cell: &Cell) -> String {
-    match cell {
-        Cell::Empty => String::new(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Float(x) if x.is_nan() => String::new(),
-        Cell::Float(x) => float_repr(*x),
-        Cell::Bool(true) => "True".to_string(),
-        Cell::Bool(false) => "False".to_string(),
-        Cell::Text(s) => s.clone(),
-    }
 }
 
 /// Appends one record, quoting fields minimally, and the line end.
@@ -92,78 +76,87 @@ fn file_stem(name: &str) -> String {
     }
 }
 
-/// Writes one `<name>.csv` per sheet into `dir` (created with its parents if
-/// missing) and returns the paths written, in sheet order. All files appear
-/// together or none does.
-pub fn write_csv_dir(sheets: &[Sheet], dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut staging = Staging::new();
-    let written = stage_csv_dir(sheets, dir, &mut staging)?;
-    staging.commit()?;
-    Ok(written)
+/// Writes each table of a document as `<dir>/<table name>.csv`.
+#[derive(Debug, Clone)]
+pub struct Csv {
+    /// The folder the files go to.
+    pub dir: PathBuf,
 }
 
-/// Stages one `<name>.csv` per sheet into `dir` (see [`Staging`]) and
-/// returns the target paths, in sheet order. Two sheets mapping to the same
-/// file name are an error rather than a silent overwrite.
-pub fn stage_csv_dir(sheets: &[Sheet], dir: &Path, staging: &mut Staging) -> Result<Vec<PathBuf>> {
-    staging.create_dir_all(dir)?;
-    let mut seen = HashSet::new();
-    let mut written = Vec::with_capacity(sheets.len());
-    for sheet in sheets {
-        let path = dir.join(format!("{}.csv", file_stem(&sheet.name)));
-        if !seen.insert(path.clone()) {
-            bail!(
-                "two sheets would both be written to {} (sheet name {:?})",
-                path.display(),
-                sheet.name
-            );
+impl Writer for Csv {
+    /// One file per table, in table order. Two tables mapping to the same
+    /// file name are an error rather than a silent overwrite.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::with_capacity(doc.tables.len());
+        for table in &doc.tables {
+            let name = self.dir.join(format!("{}.csv", file_stem(&table.name)));
+            if !seen.insert(name.clone()) {
+                return Err(WriteError::Invalid(format!(
+                    "two sheets would both be written to {} (sheet name {:?})",
+                    name.display(),
+                    table.name
+                )));
+            }
+            out.push(Rendered {
+                name,
+                bytes: table_to_csv(table).into_bytes(),
+            });
         }
-        let tmp = staging.stage(&path);
-        let file =
-            fs::File::create(&tmp).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut w = BufWriter::new(file);
-        w.write_all(sheet_to_csv(sheet).as_bytes())
-            .and_then(|()| w.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        written.push(path);
+        Ok(out)
     }
-    Ok(written)
+}
+
+/// Writes one `<name>.csv` per table into `dir` (created with its parents
+/// if missing), all or nothing; returns the paths written, in table order.
+pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
+    let mut staging = Staging::new();
+    staging.put_all(dir, &files)?;
+    staging.commit()?;
+    Ok(files.into_iter().map(|f| f.name).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::Value;
+    use std::fs;
 
-    fn sheet(columns: &[&str], rows: Vec<Vec<Cell>>) -> Sheet {
-        let mut s = Sheet::new("t", columns);
-        s.rows = rows;
-        s
+    fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
+        Table::from_rows("t", columns, rows)
+    }
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
     }
 
     #[test]
     fn cells_like_pandas() {
         let s = sheet(
-            &["name", "n", "x", "ok", "gone"],
+            &["name", "n", "x", "ok", "gone", "repr"],
             vec![
                 vec![
-                    Cell::Text("aten::mm".into()),
-                    Cell::Int(-3),
-                    Cell::Float(1e-5),
-                    Cell::Bool(true),
-                    Cell::Empty,
+                    t("aten::mm"),
+                    Value::Int(-3),
+                    Value::Float(1e-5),
+                    Value::Bool(true),
+                    Value::Null,
+                    Value::Py("(1,)".into()),
                 ],
                 vec![
-                    Cell::Text("b".into()),
-                    Cell::Int(0),
-                    Cell::Float(5.0),
-                    Cell::Bool(false),
-                    Cell::Float(f64::NAN),
+                    t("b"),
+                    Value::Int(0),
+                    Value::Float(5.0),
+                    Value::Bool(false),
+                    Value::Float(f64::NAN),
+                    Value::Null,
                 ],
             ],
         );
         assert_eq!(
-            sheet_to_csv(&s),
-            "name,n,x,ok,gone\naten::mm,-3,1e-05,True,\nb,0,5.0,False,\n"
+            table_to_csv(&s),
+            "name,n,x,ok,gone,repr\naten::mm,-3,1e-05,True,,\"(1,)\"\nb,0,5.0,False,,\n"
         );
     }
 
@@ -172,12 +165,12 @@ mod tests {
         let s = sheet(
             &["x"],
             vec![
-                vec![Cell::Float(f64::INFINITY)],
-                vec![Cell::Float(f64::NEG_INFINITY)],
-                vec![Cell::Float(1e16)],
+                vec![Value::Float(f64::INFINITY)],
+                vec![Value::Float(f64::NEG_INFINITY)],
+                vec![Value::Float(1e16)],
             ],
         );
-        assert_eq!(sheet_to_csv(&s), "x\ninf\n-inf\n1e+16\n");
+        assert_eq!(table_to_csv(&s), "x\ninf\n-inf\n1e+16\n");
     }
 
     #[test]
@@ -185,16 +178,13 @@ mod tests {
         let s = sheet(
             &["a,b", "q"],
             vec![
-                vec![
-                    Cell::Text("((1, 2), ())".into()),
-                    Cell::Text("say \"hi\"".into()),
-                ],
-                vec![Cell::Text("line\nbreak".into()), Cell::Text("cr\rx".into())],
-                vec![Cell::Text("it's; fine".into()), Cell::Text(" sp ".into())],
+                vec![t("((1, 2), ())"), t("say \"hi\"")],
+                vec![t("line\nbreak"), t("cr\rx")],
+                vec![t("it's; fine"), t(" sp ")],
             ],
         );
         assert_eq!(
-            sheet_to_csv(&s),
+            table_to_csv(&s),
             "\"a,b\",q\n\
              \"((1, 2), ())\",\"say \"\"hi\"\"\"\n\
              \"line\nbreak\",\"cr\rx\"\n\
@@ -208,38 +198,30 @@ mod tests {
         let s = sheet(
             &["x"],
             vec![
-                vec![Cell::Empty],
-                vec![Cell::Int(1)],
-                vec![Cell::Float(f64::NAN)],
+                vec![Value::Null],
+                vec![Value::Int(1)],
+                vec![Value::Float(f64::NAN)],
             ],
         );
-        assert_eq!(sheet_to_csv(&s), "x\n\"\"\n1\n\"\"\n");
-        let s = sheet(&["a", "b"], vec![vec![Cell::Empty, Cell::Empty]]);
-        assert_eq!(sheet_to_csv(&s), "a,b\n,\n");
+        assert_eq!(table_to_csv(&s), "x\n\"\"\n1\n\"\"\n");
+        let s = sheet(&["a", "b"], vec![vec![Value::Null, Value::Null]]);
+        assert_eq!(table_to_csv(&s), "a,b\n,\n");
     }
 
     #[test]
-    fn ragged_rows_do_not_panic() {
-        let s = sheet(
-            &["a", "b"],
-            vec![
-                vec![Cell::Int(1)],
-                vec![Cell::Int(1), Cell::Int(2), Cell::Int(3)],
-            ],
-        );
-        assert_eq!(sheet_to_csv(&s), "a,b\n1,\n1,2\n");
-        assert_eq!(sheet_to_csv(&Sheet::default()), "\n");
+    fn no_columns() {
+        assert_eq!(table_to_csv(&Table::default()), "\n");
     }
 
     #[test]
     fn writes_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("nested/out");
-        let a = sheet(&["a"], vec![vec![Cell::Int(1)]]);
-        let mut b = sheet(&["b"], vec![vec![Cell::Text("x".into())]]);
+        let a = sheet(&["a"], vec![vec![Value::Int(1)]]);
+        let mut b = sheet(&["b"], vec![vec![t("x")]]);
         b.name = "other".into();
-        let mut c = Sheet::new("../evil/x", &["c"]);
-        c.rows.push(vec![Cell::Bool(true)]);
+        let mut c = Table::new("../evil/x", &["c"]);
+        c.push_row(vec![Value::Bool(true)]);
         let paths = write_csv_dir(&[a, b, c], &dir).unwrap();
         assert_eq!(
             paths,
@@ -259,9 +241,9 @@ mod tests {
     #[test]
     fn duplicate_names_are_an_error() {
         let tmp = tempfile::tempdir().unwrap();
-        let a = Sheet::new("same", &["a"]);
+        let a = Table::new("same", &["a"]);
         let err = write_csv_dir(&[a.clone(), a], tmp.path()).unwrap_err();
-        assert!(format!("{err:#}").contains("same.csv"));
+        assert!(err.to_string().contains("same.csv"), "{err}");
     }
 
     #[test]
@@ -270,8 +252,8 @@ mod tests {
         // A regular file where the directory should be.
         let blocker = tmp.path().join("file");
         fs::write(&blocker, "x").unwrap();
-        let err = write_csv_dir(&[Sheet::new("a", &["a"])], &blocker.join("sub")).unwrap_err();
-        assert!(format!("{err:#}").contains("file/sub"), "{err:#}");
+        let err = write_csv_dir(&[Table::new("a", &["a"])], &blocker.join("sub")).unwrap_err();
+        assert!(err.to_string().contains("file/sub"), "{err}");
     }
 
     #[test]

@@ -1,45 +1,121 @@
-//! GitHub-flavoured Markdown tables for human-readable summaries.
+//! The Markdown writer: a [`Page`] as GitHub-flavoured Markdown (the
+//! report, collectives and compare summaries), and the inline helpers views
+//! use to put names into Markdown safely.
 
-use super::{Cell, Sheet};
+use std::path::PathBuf;
 
-/// Longest text cell shown, in characters (longer ones end with `…`).
+use super::{Align, Block, DataTable, Document, Grid, Page, Rendered, WriteError, Writer};
+use crate::table::Value;
+
+/// Longest text cell of a data table shown, in characters (longer ones end
+/// with `…`).
 const MAX_TEXT_CHARS: usize = 80;
 
-/// A Markdown table of `columns` (by name; unknown names are skipped) over
-/// the first `max_rows` rows of `sheet`.
+/// Writes a document's page as Markdown to `path`.
+#[derive(Debug, Clone)]
+pub struct Markdown {
+    /// Target file (`-`: standard output, printed by the caller).
+    pub path: PathBuf,
+}
+
+impl Writer for Markdown {
+    /// One file when the document has a page, none otherwise.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        Ok(doc
+            .page
+            .iter()
+            .map(|p| Rendered {
+                name: self.path.clone(),
+                bytes: page_text(p).into_bytes(),
+            })
+            .collect())
+    }
+}
+
+/// The Markdown text of `page`: blocks separated by one blank line, each
+/// line ending with a newline.
+pub fn page_text(page: &Page) -> String {
+    let mut out = String::new();
+    for (i, block) in page.blocks.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match block {
+            Block::Heading { level, text } => {
+                out.push_str(&"#".repeat(*level));
+                out.push(' ');
+                out.push_str(text);
+                out.push('\n');
+            }
+            Block::Paragraph(lines) => push_lines(&mut out, lines, ""),
+            Block::Bullets(items) => push_lines(&mut out, items, "- "),
+            Block::Data(d) => out.push_str(&data_table(d)),
+            Block::Grid(g) => out.push_str(&grid(g)),
+        }
+    }
+    if page.trailing_blank {
+        out.push('\n');
+    }
+    out
+}
+
+/// Appends each line after `prefix`, with a newline.
+fn push_lines(out: &mut String, lines: &[String], prefix: &str) {
+    for l in lines {
+        out.push_str(prefix);
+        out.push_str(l);
+        out.push('\n');
+    }
+}
+
+/// A Markdown table of a [`DataTable`]: `| --- |` rules, every column.
 ///
 /// Floats are shown with `float_digits` decimals (NaN as an empty cell),
-/// ints plainly, bools as `True` / `False`. Text has line breaks turned into
-/// spaces, is cut to 80 characters with `…`, and has `|` escaped. Columns
-/// whose shown cells are all numbers (ignoring empty ones, and with at least
-/// one number) are right-aligned. Returns an empty string when none of the
-/// columns exist.
-pub fn table(sheet: &Sheet, columns: &[&str], max_rows: usize, float_digits: usize) -> String {
-    let picked: Vec<(usize, &str)> = columns
-        .iter()
-        .filter_map(|&name| sheet.column(name).map(|i| (i, name)))
-        .collect();
-    if picked.is_empty() {
+/// ints plainly, bools as `True` / `False`. Text and Python reprs have line
+/// breaks turned into spaces, are cut to 80 characters with `…`, and have
+/// `|` escaped. Columns whose cells are all numbers (ignoring `Null`
+/// cells, counting a NaN float as a number, and with at least one number)
+/// are right-aligned. Empty when the table has no columns.
+fn data_table(d: &DataTable) -> String {
+    let t = &d.table;
+    if t.ncols() == 0 {
         return String::new();
     }
-    let rows = &sheet.rows[..sheet.rows.len().min(max_rows)];
-
     let mut out = String::new();
-    push_row(&mut out, picked.iter().map(|&(_, name)| escape_text(name)));
+    push_row(&mut out, t.columns.iter().map(|c| escape_text(&c.name)));
     push_row(
         &mut out,
-        picked
+        t.columns
             .iter()
-            .map(|&(i, _)| if is_numeric(rows, i) { "---:" } else { "---" }.to_string()),
+            .map(|c| if is_numeric(&c.values) { "---:" } else { "---" }.to_string()),
     );
-    for row in rows {
-        push_row(
-            &mut out,
-            picked.iter().map(|&(i, _)| {
-                row.get(i)
-                    .map_or_else(String::new, |c| cell_text(c, float_digits))
-            }),
-        );
+    for row in t.rows() {
+        push_row(&mut out, row.iter().map(|v| cell_text(v, d.float_digits)));
+    }
+    out
+}
+
+/// A Markdown table of ready-made cells: `|---|` rules; an empty header
+/// cell is written `| |`.
+fn grid(g: &Grid) -> String {
+    let mut out = String::from("|");
+    for h in &g.header {
+        if !h.is_empty() {
+            out.push(' ');
+            out.push_str(h);
+        }
+        out.push_str(" |");
+    }
+    out.push_str("\n|");
+    for a in &g.align {
+        out.push_str(match a {
+            Align::Left => "---|",
+            Align::Right => "---:|",
+        });
+    }
+    out.push('\n');
+    for r in &g.rows {
+        push_row(&mut out, r.iter().cloned());
     }
     out
 }
@@ -55,29 +131,26 @@ fn push_row(out: &mut String, cells: impl Iterator<Item = String>) {
     out.push('\n');
 }
 
-/// Whether column `i` holds only numbers (and at least one) in `rows`.
-fn is_numeric(rows: &[Vec<Cell>], i: usize) -> bool {
+/// Whether `cells` hold only numbers (and at least one); `Null` is skipped.
+fn is_numeric(cells: &[Value]) -> bool {
     let mut any = false;
-    for cell in rows.iter().filter_map(|r| r.get(i)) {
+    for cell in cells {
         match cell {
-            Cell::Int(_) | Cell::Float(_) => any = true,
-            Cell::Empty => {}
-            Cell::Bool(_) | Cell::Text(_) => return false,
+            Value::Int(_) | Value::Float(_) => any = true,
+            Value::Null => {}
+            Value::Bool(_) | Value::Text(_) | Value::Py(_) => return false,
         }
     }
     any
 }
 
 /// The Markdown text of one cell.
-fn cell_text(cell: &Cell, float_digits: usize) -> String {
+fn cell_text(cell: &Value, float_digits: usize) -> String {
     match cell {
-        Cell::Empty => String::new(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Float(x) if x.is_nan() => String::new(),
-        Cell::Float(x) => format!("{x:.float_digits$}"),
-        Cell::Bool(true) => "True".to_string(),
-        Cell::Bool(false) => "False".to_string(),
-        Cell::Text(s) => escape_text(s),
+        Value::Float(x) if x.is_nan() => String::new(),
+        Value::Float(x) => format!("{x:.float_digits$}"),
+        Value::Text(s) | Value::Py(s) => escape_text(s),
+        other => other.csv_text(),
     }
 }
 
@@ -87,6 +160,23 @@ fn cell_text(cell: &Cell, float_digits: usize) -> String {
 fn escape_text(s: &str) -> String {
     let one_line = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
     truncate_text(&one_line, MAX_TEXT_CHARS).replace('|', "\\|")
+}
+
+/// Text for prose: line breaks become spaces, nothing else changes.
+pub fn plain(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// Text for a table cell as inline code: one line, cut to `max_chars`,
+/// with `|` escaped and backticks replaced (names like `foo<bar>` are not
+/// read as HTML). Empty text stays empty.
+pub fn code(s: &str, max_chars: usize) -> String {
+    let one = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
+    let cut = truncate_text(&one, max_chars);
+    if cut.is_empty() {
+        return String::new();
+    }
+    format!("`{}`", cut.replace('`', "'").replace('|', "\\|"))
 }
 
 /// `s` limited to `max_chars` characters: longer text keeps its first
@@ -108,38 +198,48 @@ pub fn truncate_text(s: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::Table;
 
-    fn sheet() -> Sheet {
-        let mut s = Sheet::new("ops", &["name", "count", "ms", "flag", "note"]);
-        s.rows.push(vec![
-            Cell::Text("aten::mm".into()),
-            Cell::Int(12),
-            Cell::Float(1.23456),
-            Cell::Bool(true),
-            Cell::Text("a|b\nc".into()),
+    /// The Markdown of `columns` over the first `max_rows` rows of `t`.
+    fn table(t: &Table, columns: &[&str], max_rows: usize, digits: usize) -> String {
+        data_table(&DataTable::pick(t, columns, max_rows, digits))
+    }
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    fn sample() -> Table {
+        let mut s = Table::new("ops", &["name", "count", "ms", "flag", "note"]);
+        s.push_row(vec![
+            t("aten::mm"),
+            Value::Int(12),
+            Value::Float(1.23456),
+            Value::Bool(true),
+            t("a|b\nc"),
         ]);
-        s.rows.push(vec![
-            Cell::Text("aten::add".into()),
-            Cell::Empty,
-            Cell::Float(f64::NAN),
-            Cell::Bool(false),
-            Cell::Empty,
+        s.push_row(vec![
+            t("aten::add"),
+            Value::Null,
+            Value::Float(f64::NAN),
+            Value::Bool(false),
+            Value::Null,
         ]);
-        s.rows.push(vec![
-            Cell::Text("hidden".into()),
-            Cell::Int(1),
-            Cell::Float(2.0),
-            Cell::Bool(false),
-            Cell::Empty,
+        s.push_row(vec![
+            t("hidden"),
+            Value::Int(1),
+            Value::Float(2.0),
+            Value::Bool(false),
+            Value::Null,
         ]);
         s
     }
 
     #[test]
     fn basic_table() {
-        let t = table(&sheet(), &["name", "missing", "count", "ms", "note"], 2, 2);
+        let md = table(&sample(), &["name", "missing", "count", "ms", "note"], 2, 2);
         assert_eq!(
-            t,
+            md,
             "| name | count | ms | note |\n\
              | --- | ---: | ---: | --- |\n\
              | aten::mm | 12 | 1.23 | a\\|b c |\n\
@@ -149,36 +249,39 @@ mod tests {
 
     #[test]
     fn bools_are_text_and_rounding() {
-        let t = table(&sheet(), &["flag", "ms"], 10, 0);
+        let md = table(&sample(), &["flag", "ms"], 10, 0);
         assert_eq!(
-            t,
+            md,
             "| flag | ms |\n| --- | ---: |\n| True | 1 |\n| False |  |\n| False | 2 |\n"
         );
     }
 
     #[test]
-    fn no_columns_or_rows() {
-        assert_eq!(table(&sheet(), &["nope"], 5, 2), "");
-        assert_eq!(table(&sheet(), &[], 5, 2), "");
-        // No rows shown: nothing proves the column numeric, so left-aligned.
-        assert_eq!(table(&sheet(), &["count"], 0, 2), "| count |\n| --- |\n");
-    }
-
-    #[test]
-    fn ragged_rows_do_not_panic() {
-        let mut s = Sheet::new("r", &["a", "b"]);
-        s.rows.push(vec![Cell::Int(1)]);
+    fn nan_floats_count_as_numbers_nulls_do_not() {
+        let mut s = Table::new("n", &["nan", "null", "repr"]);
+        s.push_row(vec![
+            Value::Float(f64::NAN),
+            Value::Null,
+            Value::Py("(1, 2)".into()),
+        ]);
         assert_eq!(
-            table(&s, &["a", "b"], 5, 1),
-            "| a | b |\n| ---: | --- |\n| 1 |  |\n"
+            table(&s, &["nan", "null", "repr"], 5, 1),
+            "| nan | null | repr |\n| ---: | --- | --- |\n|  |  | (1, 2) |\n"
         );
     }
 
     #[test]
+    fn no_columns_or_rows() {
+        assert_eq!(table(&sample(), &["nope"], 5, 2), "");
+        assert_eq!(table(&sample(), &[], 5, 2), "");
+        // No rows shown: nothing proves the column numeric, so left-aligned.
+        assert_eq!(table(&sample(), &["count"], 0, 2), "| count |\n| --- |\n");
+    }
+
+    #[test]
     fn long_text_is_cut() {
-        let mut s = Sheet::new("r", &["t"]);
-        s.rows
-            .push(vec![Cell::Text(format!("{}|tail", "x".repeat(78)))]);
+        let mut s = Table::new("r", &["t"]);
+        s.push_row(vec![t(&format!("{}|tail", "x".repeat(78)))]);
         // 79 kept characters: 78 x and the `|`, which is then escaped.
         let expected = format!("| t |\n| --- |\n| {}\\|… |\n", "x".repeat(78));
         assert_eq!(table(&s, &["t"], 5, 1), expected);
@@ -194,6 +297,55 @@ mod tests {
         assert_eq!(truncate_text("ab", 0), "");
         assert_eq!(truncate_text("", 0), "");
         assert_eq!(truncate_text("😀😀😀", 2), "😀…");
+    }
+
+    #[test]
+    fn page_blocks_and_blank_lines() {
+        let heading = |level, text: &str| Block::Heading {
+            level,
+            text: text.into(),
+        };
+        let mut page = Page {
+            blocks: vec![
+                heading(2, "Title"),
+                Block::Paragraph(vec!["a".into(), "b".into()]),
+                Block::Bullets(Vec::new()),
+                heading(4, "T"),
+                Block::Grid(Grid {
+                    header: vec![String::new(), "op".into(), "ms".into()],
+                    align: vec![Align::Left, Align::Left, Align::Right],
+                    rows: vec![vec![String::new(), code("a|b`c", 100), "1.000".into()]],
+                }),
+                Block::Data(DataTable::pick(&sample(), &["nope"], 5, 2)),
+                Block::Bullets(vec!["x".into()]),
+            ],
+            trailing_blank: false,
+        };
+        let body = "## Title\n\na\nb\n\n\n#### T\n\n| | op | ms |\n|---|---|---:|\n|  | `a\\|b'c` | 1.000 |\n\n\n- x\n";
+        assert_eq!(page_text(&page), body);
+        page.trailing_blank = true;
+        assert_eq!(page_text(&page), format!("{body}\n"));
+        let doc = Document::of_page(page);
+        let files = Markdown {
+            path: "s.md".into(),
+        }
+        .render(&doc)
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, PathBuf::from("s.md"));
+        assert!(
+            Markdown { path: "-".into() }
+                .render(&Document::default())
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn inline_helpers() {
+        assert_eq!(plain("a\r\nb|c"), "a  b|c");
+        assert_eq!(code("", 5), "");
+        assert_eq!(code("abcdefgh", 5), "`abcd…`");
     }
 
     #[test]

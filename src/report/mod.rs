@@ -1,57 +1,311 @@
-//! The sheet model shared by every analysis pass and every output writer.
+//! Output: writers behind one [`Writer`] trait, and the [`Document`] they
+//! render.
 //!
-//! Passes build [`Sheet`]s; writers (`csv`, `xlsx`, `markdown`) turn them into
-//! files. Writers know nothing about traces, passes know nothing about formats.
+//! A command builds a [`Document`] from its results with the views in
+//! [`view`] (summaries, charts, the compare verdict, the tree outline) and
+//! hands it to the writers it was asked for: [`csv`], [`xlsx`],
+//! [`markdown`], [`json`], [`text`] and [`svg`]. Each writer turns the parts
+//! of the document it understands into [`Rendered`] files, in memory;
+//! [`staging`] puts them on disk all-or-nothing. [`read`] turns report files
+//! back into [`Table`]s. Writers know nothing about traces, passes know
+//! nothing about formats.
 
 pub mod csv;
+pub mod json;
 pub mod markdown;
 pub mod read;
 pub mod staging;
 pub mod svg;
+pub mod text;
+pub mod view;
 pub mod xlsx;
 
-/// One cell of a sheet.
-///
-/// Text cells hold text exactly as it must appear (Python reprs of tuples and
-/// dicts are produced by the pass, see [`crate::pyfmt`]). Floats are written in
-/// Python `repr` style by the CSV writer and as numbers in Excel.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// Missing value (pandas NaN/None): an empty CSV field, a blank Excel cell.
-    Empty,
-    /// An integer column value.
-    Int(i64),
-    /// A float column value (NaN is written like [`Cell::Empty`]).
-    Float(f64),
-    /// A boolean, written `True` / `False`.
-    Bool(bool),
-    /// Text, written verbatim.
-    Text(String),
+use std::path::PathBuf;
+
+use crate::analysis::treeview::TreeNode;
+pub use crate::error::WriteError;
+use crate::table::Table;
+
+/// Turns a [`Document`] into output files.
+pub trait Writer {
+    /// The files this writer makes of `doc`, in memory.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError>;
 }
 
-/// A named table: the unit every writer emits (one CSV file, one worksheet).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sheet {
-    /// Sheet name, e.g. `gpu_timeline`; also the CSV file stem.
-    pub name: String,
-    /// Column headers, in output order.
-    pub columns: Vec<String>,
-    /// Rows; each row has exactly `columns.len()` cells.
-    pub rows: Vec<Vec<Cell>>,
+/// One output file: where it goes (as the writer was told, `-` for
+/// standard output) and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// Target path of the file.
+    pub name: PathBuf,
+    /// Its content.
+    pub bytes: Vec<u8>,
 }
 
-impl Sheet {
-    /// An empty sheet with the given name and column headers.
-    pub fn new(name: &str, columns: &[&str]) -> Sheet {
-        Sheet {
-            name: name.to_string(),
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            rows: Vec::new(),
+/// What a command produced, for the writers: each writer renders the parts
+/// it knows and ignores the others.
+#[derive(Debug, Clone, Default)]
+pub struct Document<'a> {
+    /// Data tables (CSV: one file each; xlsx: one worksheet each),
+    /// borrowed from the results.
+    pub tables: Vec<&'a Table>,
+    /// Charts (xlsx: a chart worksheet each; SVG: one file each).
+    pub charts: Vec<Chart>,
+    /// The human summary (Markdown; the text writer for the terminal).
+    pub page: Option<Page>,
+    /// The machine-readable verdict (JSON).
+    pub record: Option<Record>,
+    /// A tree view (text).
+    pub outline: Option<Outline<'a>>,
+}
+
+impl<'a> Document<'a> {
+    /// A document of data tables only.
+    pub fn of_tables(tables: &'a [Table]) -> Self {
+        Document {
+            tables: tables.iter().collect(),
+            ..Document::default()
         }
     }
 
-    /// Index of the column named `name`, if present.
-    pub fn column(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c == name)
+    /// A document holding only `page`.
+    pub fn of_page(page: Page) -> Self {
+        Document {
+            page: Some(page),
+            ..Document::default()
+        }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Charts
+// ---------------------------------------------------------------------------
+
+/// A scatter chart: axes, series of points and, for rooflines, the roofs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Name of the chart's worksheet (xlsx) or file stem (SVG).
+    pub name: String,
+    /// Title shown above the plot.
+    pub title: String,
+    /// The horizontal axis.
+    pub x: ChartAxis,
+    /// The vertical axis.
+    pub y: ChartAxis,
+    /// The series, one legend entry each.
+    pub series: Vec<Series>,
+    /// Roofline roofs drawn under the points (SVG).
+    pub roofs: Vec<Roof>,
+    /// The document table whose cells the series point at (xlsx charts
+    /// reference their data rather than copying it).
+    pub data_table: Option<String>,
+}
+
+/// One axis of a [`Chart`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartAxis {
+    /// Axis title.
+    pub name: String,
+    /// How values map to positions.
+    pub scale: Scale,
+}
+
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced decades (base 10).
+    Log10,
+}
+
+/// One series of a [`Chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// The points.
+    pub points: Vec<Point>,
+    /// Where the points sit in [`Chart::data_table`], when they do.
+    pub cells: Option<CellRange>,
+}
+
+/// One plotted point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Text shown on hover (e.g. op name and parameters).
+    pub label: String,
+    /// Horizontal value.
+    pub x: f64,
+    /// Vertical value.
+    pub y: f64,
+    /// Marker weight (rooflines: total kernel time, µs; sizes the marker).
+    pub weight: f64,
+}
+
+/// The cells of a series in its chart's data table: an x and a y column
+/// over a block of rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellRange {
+    /// Column (0-based) of the x values.
+    pub x_col: usize,
+    /// Column (0-based) of the y values.
+    pub y_col: usize,
+    /// First data row, 0-based, not counting the header row.
+    pub first_row: usize,
+    /// Last data row (inclusive), 0-based, not counting the header row.
+    pub last_row: usize,
+}
+
+/// A roof of a roofline chart: one compute roof of one GPU, with that GPU's
+/// memory bandwidth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    /// GPU name, e.g. `MI300X`.
+    pub gpu: String,
+    /// Compute Spec of the roof, e.g. `matrix_bf16`.
+    pub compute_spec: String,
+    /// Peak of the compute roof, TFLOP/s.
+    pub peak_tflops: f64,
+    /// Peak memory bandwidth, GB/s (10^9 bytes per second).
+    pub mem_bw_gbps: f64,
+}
+
+// ---------------------------------------------------------------------------
+// Page
+// ---------------------------------------------------------------------------
+
+/// A human-readable page: blocks in order. Text in blocks is Markdown
+/// source; views escape names with the helpers of [`markdown`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    /// The blocks, separated by a blank line in Markdown.
+    pub blocks: Vec<Block>,
+    /// Whether Markdown ends with a blank line after the last block.
+    pub trailing_blank: bool,
+}
+
+/// One block of a [`Page`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A heading; `level` 2 is `##`.
+    Heading {
+        /// Nesting level, 1 to 6.
+        level: usize,
+        /// The heading text.
+        text: String,
+    },
+    /// Lines of one paragraph.
+    Paragraph(Vec<String>),
+    /// A bullet list, one item each (may be empty).
+    Bullets(Vec<String>),
+    /// Some rows and columns of a data table, formatted by the writer.
+    Data(DataTable),
+    /// A table of ready-made cells.
+    Grid(Grid),
+}
+
+/// A data table shown on a page: cells formatted by the writer from their
+/// values (floats with `float_digits` decimals, long text cut, numeric
+/// columns right-aligned).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataTable {
+    /// The rows and columns to show.
+    pub table: Table,
+    /// Decimals of float cells.
+    pub float_digits: usize,
+}
+
+impl DataTable {
+    /// Columns `columns` (by name, in that order; unknown names are
+    /// skipped) of the first `max_rows` rows of `table`.
+    pub fn pick(table: &Table, columns: &[&str], max_rows: usize, float_digits: usize) -> Self {
+        let idx: Vec<usize> = columns
+            .iter()
+            .filter_map(|c| table.column_index(c))
+            .collect();
+        let rows: Vec<usize> = (0..table.nrows().min(max_rows)).collect();
+        let mut shown = table.take_rows(&rows);
+        shown.select_columns(&idx);
+        DataTable {
+            table: shown,
+            float_digits,
+        }
+    }
+}
+
+/// A table whose cells the view already formatted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Header cells.
+    pub header: Vec<String>,
+    /// Alignment per column.
+    pub align: Vec<Align>,
+    /// Rows of cells, as wide as the header.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Horizontal alignment of a table column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text columns.
+    Left,
+    /// Number columns.
+    Right,
+}
+
+// ---------------------------------------------------------------------------
+// Record
+// ---------------------------------------------------------------------------
+
+/// A machine-readable value, shaped like JSON; map entries keep their order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// No value.
+    Null,
+    /// A truth value.
+    Bool(bool),
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer.
+    UInt(u64),
+    /// A float (non-finite floats are written as null).
+    Float(f64),
+    /// Text.
+    Str(String),
+    /// A list.
+    List(Vec<Record>),
+    /// Named fields, in order.
+    Map(Vec<(String, Record)>),
+}
+
+impl From<Option<f64>> for Record {
+    fn from(x: Option<f64>) -> Record {
+        x.map_or(Record::Null, Record::Float)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Outline
+// ---------------------------------------------------------------------------
+
+/// A tree view: nodes with optional GPU times, drawn with box characters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outline<'a> {
+    /// The top-level nodes.
+    pub roots: Vec<TreeNode<'a>>,
+    /// Where each node's time is shown.
+    pub times: TimeLayout,
+    /// Whether the roots hang off one trunk (`├──` for all but the last)
+    /// rather than each starting fresh (`└──`).
+    pub joined_roots: bool,
+}
+
+/// Where an [`Outline`] shows node times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeLayout {
+    /// After the name, `[12.5 µs]`, as the event recorded it.
+    Inline,
+    /// Dot-leadered to a common column, `(12.50)`.
+    Leader,
 }

@@ -5,10 +5,13 @@
 //! nothing behind.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result};
+use super::{Rendered, WriteError};
+
+type Result<T> = std::result::Result<T, WriteError>;
 
 /// Output files being written.
 #[derive(Debug, Default)]
@@ -56,9 +59,36 @@ impl Staging {
             d = p.parent();
         }
         for p in missing.into_iter().rev() {
-            fs::create_dir(&p)
-                .with_context(|| format!("cannot create directory {}", p.display()))?;
+            fs::create_dir(&p).map_err(WriteError::io(format!(
+                "cannot create directory {}",
+                p.display()
+            )))?;
             self.created_dirs.push(p);
+        }
+        Ok(())
+    }
+
+    /// Stages the file `path` with `bytes`, creating its directory.
+    pub fn put(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let what = || format!("cannot write {}", path.display());
+        if let Some(parent) = path.parent() {
+            self.create_dir_all(parent).map_err(|e| e.at(what()))?;
+        }
+        fs::write(self.stage(path), bytes).map_err(WriteError::io(what()))
+    }
+
+    /// Stages `files` (targets inside `dir`), creating `dir` first.
+    pub fn put_all(&mut self, dir: &Path, files: &[Rendered]) -> Result<()> {
+        self.create_dir_all(dir)?;
+        for f in files {
+            let tmp = self.stage(&f.name);
+            let mut file = fs::File::create(&tmp).map_err(WriteError::io(format!(
+                "cannot create {}",
+                f.name.display()
+            )))?;
+            file.write_all(&f.bytes)
+                .and_then(|()| file.flush())
+                .map_err(WriteError::io(format!("cannot write {}", f.name.display())))?;
         }
         Ok(())
     }
@@ -70,9 +100,11 @@ impl Staging {
             if let Err(e) = fs::rename(tmp, target) {
                 // Put the rest back for cleanup by Drop.
                 self.staged = staged[i..].to_vec();
-                return Err(e).with_context(|| {
-                    format!("cannot move {} to {}", tmp.display(), target.display())
-                });
+                return Err(WriteError::io(format!(
+                    "cannot move {} to {}",
+                    tmp.display(),
+                    target.display()
+                ))(e));
             }
         }
         self.committed = true;

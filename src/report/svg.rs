@@ -1,38 +1,41 @@
-//! Self-contained SVG roofline plots.
+//! The SVG writer: each chart of a document as a self-contained roofline
+//! plot.
 //!
-//! [`roofline_svg`] draws the classic log-log roofline: arithmetic intensity
+//! The plot is the classic log-log roofline: arithmetic intensity
 //! (FLOPs/byte) on x, achieved TFLOP/s on y, the memory roof (a line of slope
 //! one in log-log space) meeting each compute roof at its ridge point, and one
 //! circle per kernel whose area follows its total time. The output needs no
 //! scripts, fonts or external files; hovering a circle shows its details.
 
 use std::fmt::Write;
+use std::path::PathBuf;
 
-/// One point: one unique-args row of a roofline sheet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RooflinePoint {
-    /// Text shown when hovering the point (kernel or op name and its args).
-    pub label: String,
-    /// Arithmetic intensity, FLOPs per byte.
-    pub intensity: f64,
-    /// Achieved throughput, TFLOP/s.
-    pub tflops_s: f64,
-    /// Total kernel time in microseconds; sizes the marker.
-    pub kernel_time_us: f64,
+use super::{Chart, Document, Point, Rendered, Roof, Scale, WriteError, Writer};
+
+/// Writes each chart of a document as `<dir>/<chart name>.svg`.
+#[derive(Debug, Clone)]
+pub struct Svg {
+    /// The folder the files go to.
+    pub dir: PathBuf,
 }
 
-/// Roofs of the plot: one compute roof of one GPU, with that GPU's memory
-/// bandwidth.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Roofs {
-    /// GPU name, e.g. `MI300X`.
-    pub gpu: String,
-    /// Compute Spec of the roof, e.g. `matrix_bf16`.
-    pub compute_spec: String,
-    /// Peak of the compute roof, TFLOP/s.
-    pub peak_tflops: f64,
-    /// Peak memory bandwidth, GB/s (10^9 bytes per second).
-    pub mem_bw_gbps: f64,
+impl Writer for Svg {
+    /// One file per chart; both axes of every chart must be logarithmic.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        doc.charts
+            .iter()
+            .map(|c| {
+                if c.x.scale != Scale::Log10 || c.y.scale != Scale::Log10 {
+                    let why = "SVG roofline plots need logarithmic axes".to_string();
+                    return Err(WriteError::Invalid(why).at(format!("chart {:?}", c.name)));
+                }
+                Ok(Rendered {
+                    name: self.dir.join(format!("{}.svg", c.name)),
+                    bytes: roofline_svg(c).into_bytes(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Document size, pixels.
@@ -62,25 +65,27 @@ const ROOF_COLORS: &[&str] = &[
 /// Line height of the roof labels and the legend, pixels.
 const LINE_H: f64 = 14.0;
 
-/// A self-contained SVG document.
+/// A self-contained SVG document of `chart`.
 ///
-/// Draws a log-log roofline of `points` under `roofs`: for each GPU in
-/// `roofs` its memory roof (`y = bandwidth × x`) up to the highest ridge, and
-/// for each distinct compute spec of that GPU a horizontal compute roof from
-/// its ridge point to the right edge, labelled with its peak. Points whose
-/// intensity or TFLOP/s is not a positive finite number, or whose time is
+/// Draws a log-log roofline of the points of every series under the
+/// chart's roofs: for each GPU its memory roof (`y = bandwidth × x`) up to
+/// the highest ridge, and for each distinct compute spec of that GPU a
+/// horizontal compute roof from its ridge point to the right edge, labelled
+/// with its peak. A point's weight (its kernel time) sizes its marker.
+/// Points whose x or y is not a positive finite number, or whose weight is
 /// negative or not finite, are skipped; roofs with a non-positive or
 /// non-finite peak are ignored (a roof without a valid bandwidth is drawn as a
 /// compute roof only). Axis ranges cover the data and the roofs, padded by a
 /// decade on each side. Never panics; with no points the roofs are still
 /// drawn, and with nothing at all the result is an empty pair of axes.
-pub fn roofline_svg(title: &str, roofs: &[Roofs], points: &[RooflinePoint]) -> String {
-    let groups = roof_groups(roofs);
-    let valid: Vec<&RooflinePoint> = points.iter().filter(|p| point_is_valid(p)).collect();
-    let skipped = points.len() - valid.len();
+fn roofline_svg(chart: &Chart) -> String {
+    let groups = roof_groups(&chart.roofs);
+    let all: Vec<&Point> = chart.series.iter().flat_map(|s| &s.points).collect();
+    let valid: Vec<&Point> = all.iter().copied().filter(|p| point_is_valid(p)).collect();
+    let skipped = all.len() - valid.len();
 
-    let mut xs: Vec<f64> = valid.iter().map(|p| p.intensity).collect();
-    let mut ys: Vec<f64> = valid.iter().map(|p| p.tflops_s).collect();
+    let mut xs: Vec<f64> = valid.iter().map(|p| p.x).collect();
+    let mut ys: Vec<f64> = valid.iter().map(|p| p.y).collect();
     for g in &groups {
         for c in &g.compute {
             ys.push(c.peak);
@@ -93,6 +98,20 @@ pub fn roofline_svg(title: &str, roofs: &[Roofs], points: &[RooflinePoint]) -> S
     let y = Axis::fit(&ys, BOTTOM, TOP);
 
     let mut s = String::with_capacity(16 * 1024 + valid.len() * 300);
+    draw_head(&mut s, &chart.title);
+    draw_grid(&mut s, &x, &y);
+    let overlay = draw_roofs(&mut s, &groups, &x, &y);
+    let t_max = draw_points(&mut s, &valid, &x, &y);
+    // Ridge points and roof labels go over the kernels so they stay legible.
+    s.push_str(&overlay);
+    draw_frame_and_titles(&mut s, &chart.x.name, &chart.y.name);
+    draw_legend(&mut s, &groups, valid.len(), skipped, t_max);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The XML declaration, the `<svg>` element, the title and the background.
+fn draw_head(s: &mut String, title: &str) {
     let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
         s,
@@ -121,26 +140,16 @@ pub fn roofline_svg(title: &str, roofs: &[Roofs], points: &[RooflinePoint]) -> S
         num((LEFT + RIGHT) / 2.0),
         escape(title)
     );
-
-    draw_grid(&mut s, &x, &y);
-    let overlay = draw_roofs(&mut s, &groups, &x, &y);
-    let t_max = draw_points(&mut s, &valid, &x, &y);
-    // Ridge points and roof labels go over the kernels so they stay legible.
-    s.push_str(&overlay);
-    draw_frame_and_titles(&mut s);
-    draw_legend(&mut s, &groups, valid.len(), skipped, t_max);
-    s.push_str("</svg>\n");
-    s
 }
 
 /// Whether a point can be placed on log-log axes.
-fn point_is_valid(p: &RooflinePoint) -> bool {
-    p.intensity.is_finite()
-        && p.intensity > 0.0
-        && p.tflops_s.is_finite()
-        && p.tflops_s > 0.0
-        && p.kernel_time_us.is_finite()
-        && p.kernel_time_us >= 0.0
+fn point_is_valid(p: &Point) -> bool {
+    p.x.is_finite()
+        && p.x > 0.0
+        && p.y.is_finite()
+        && p.y > 0.0
+        && p.weight.is_finite()
+        && p.weight >= 0.0
 }
 
 /// One compute roof of a GPU.
@@ -169,7 +178,7 @@ impl RoofGroup {
 }
 
 /// Valid roofs grouped by GPU and bandwidth, compute specs de-duplicated.
-fn roof_groups(roofs: &[Roofs]) -> Vec<RoofGroup> {
+fn roof_groups(roofs: &[Roof]) -> Vec<RoofGroup> {
     let mut groups: Vec<RoofGroup> = Vec::new();
     for r in roofs {
         if !(r.peak_tflops.is_finite() && r.peak_tflops > 0.0) {
@@ -399,78 +408,108 @@ fn draw_roofs(s: &mut String, groups: &[RoofGroup], x: &Axis, y: &Axis) -> Strin
         } else {
             String::new()
         };
-        let top_peak = g.compute.iter().map(|c| c.peak).fold(0.0, f64::max);
-        // Memory roof: from where it enters the plot to the highest ridge.
-        if let (Some(bw), Some(ridge)) = (g.bw_tbps, g.ridge(top_peak)) {
-            let x0 = x.min_value().max(y.min_value() / bw);
-            let x1 = ridge.min(x.max_value());
-            if x0.is_finite() && x0 < x1 {
-                let (px0, py0) = (x.pos(x0), y.pos(bw * x0));
-                let (px1, py1) = (x.pos(x1), y.pos(bw * x1));
-                let _ = writeln!(
-                    s,
-                    r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"><title>{}</title></line>"#,
-                    num(px0),
-                    num(py0),
-                    num(px1),
-                    num(py1),
-                    g.color,
-                    escape(&format!("{}memory roof: {} TB/s", prefix, sig(bw)))
-                );
-                // The label runs along the roof, just off the line.
-                let (dx, dy) = (px1 - px0, py1 - py0);
-                let len = dx.hypot(dy);
-                if len > 1.0 {
-                    let rank = by_bw.iter().position(|&i| i == gi).unwrap_or(0);
-                    let t = (0.2 + 0.22 * rank as f64).min(0.85);
-                    // Unit normal pointing up-left (above the line); labels
-                    // below sit further away to clear their own glyph height.
-                    let (nx, ny) = (dy / len, -dx / len);
-                    let off = if rank == 0 { 7.0 } else { -15.0 };
-                    let lx = px0 + t * dx + off * nx;
-                    let ly = py0 + t * dy + off * ny;
-                    let angle = dy.atan2(dx).to_degrees();
-                    let _ = writeln!(
-                        overlay,
-                        r#"<text x="{lx}" y="{ly}" transform="rotate({a} {lx} {ly})" text-anchor="middle" fill="{c}" stroke="white" stroke-width="3" paint-order="stroke">{t}</text>"#,
-                        lx = num(lx),
-                        ly = num(ly),
-                        a = num(angle),
-                        c = g.color,
-                        t = escape(&format!("{}HBM {} TB/s", prefix, sig(bw)))
-                    );
-                }
-            }
-        }
-        // Compute roofs, each from its ridge to the right edge.
-        for c in &g.compute {
-            let start = g
-                .ridge(c.peak)
-                .unwrap_or_else(|| x.min_value())
-                .max(x.min_value());
-            let py = y.pos(c.peak);
-            let px0 = x.pos(start);
-            let _ = writeln!(
-                s,
-                r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"><title>{}</title></line>"#,
-                num(px0),
-                num(py),
-                num(RIGHT),
-                num(py),
-                g.color,
-                escape(&format!("{}{}: {} TFLOP/s", prefix, c.spec, sig(c.peak)))
-            );
-            labels.push(RoofLabel {
-                y: py - 5.0,
-                text: format!("{}{} {} TFLOP/s", prefix, c.spec, sig(c.peak)),
-                color: g.color,
-            });
-        }
+        let rank = by_bw.iter().position(|&i| i == gi).unwrap_or(0);
+        draw_memory_roof(s, &mut overlay, g, &prefix, rank, (x, y));
+        draw_compute_roofs(s, &mut labels, g, &prefix, (x, y));
     }
     s.push_str("</g>\n");
+    draw_ridges(&mut overlay, groups, x, y);
+    draw_roof_labels(&mut overlay, labels);
+    overlay
+}
 
-    // Ridge points, drawn unclipped so a diamond on the edge stays whole.
-    let s = &mut overlay;
+/// The memory roof of `g`, from where it enters the plot to its highest
+/// ridge; its label (the `rank`-th steepest roof) goes to `overlay`.
+fn draw_memory_roof(
+    s: &mut String,
+    overlay: &mut String,
+    g: &RoofGroup,
+    prefix: &str,
+    rank: usize,
+    (x, y): (&Axis, &Axis),
+) {
+    let top_peak = g.compute.iter().map(|c| c.peak).fold(0.0, f64::max);
+    let (Some(bw), Some(ridge)) = (g.bw_tbps, g.ridge(top_peak)) else {
+        return;
+    };
+    let x0 = x.min_value().max(y.min_value() / bw);
+    let x1 = ridge.min(x.max_value());
+    if !(x0.is_finite() && x0 < x1) {
+        return;
+    }
+    let (px0, py0) = (x.pos(x0), y.pos(bw * x0));
+    let (px1, py1) = (x.pos(x1), y.pos(bw * x1));
+    let _ = writeln!(
+        s,
+        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"><title>{}</title></line>"#,
+        num(px0),
+        num(py0),
+        num(px1),
+        num(py1),
+        g.color,
+        escape(&format!("{}memory roof: {} TB/s", prefix, sig(bw)))
+    );
+    // The label runs along the roof, just off the line.
+    let (dx, dy) = (px1 - px0, py1 - py0);
+    let len = dx.hypot(dy);
+    if len <= 1.0 {
+        return;
+    }
+    let t = (0.2 + 0.22 * rank as f64).min(0.85);
+    // Unit normal pointing up-left (above the line); labels below sit
+    // further away to clear their own glyph height.
+    let (nx, ny) = (dy / len, -dx / len);
+    let off = if rank == 0 { 7.0 } else { -15.0 };
+    let lx = px0 + t * dx + off * nx;
+    let ly = py0 + t * dy + off * ny;
+    let angle = dy.atan2(dx).to_degrees();
+    let _ = writeln!(
+        overlay,
+        r#"<text x="{lx}" y="{ly}" transform="rotate({a} {lx} {ly})" text-anchor="middle" fill="{c}" stroke="white" stroke-width="3" paint-order="stroke">{t}</text>"#,
+        lx = num(lx),
+        ly = num(ly),
+        a = num(angle),
+        c = g.color,
+        t = escape(&format!("{}HBM {} TB/s", prefix, sig(bw)))
+    );
+}
+
+/// The compute roofs of `g`, each from its ridge to the right edge; their
+/// labels are added to `labels`.
+fn draw_compute_roofs(
+    s: &mut String,
+    labels: &mut Vec<RoofLabel>,
+    g: &RoofGroup,
+    prefix: &str,
+    (x, y): (&Axis, &Axis),
+) {
+    for c in &g.compute {
+        let start = g
+            .ridge(c.peak)
+            .unwrap_or_else(|| x.min_value())
+            .max(x.min_value());
+        let py = y.pos(c.peak);
+        let px0 = x.pos(start);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"><title>{}</title></line>"#,
+            num(px0),
+            num(py),
+            num(RIGHT),
+            num(py),
+            g.color,
+            escape(&format!("{}{}: {} TFLOP/s", prefix, c.spec, sig(c.peak)))
+        );
+        labels.push(RoofLabel {
+            y: py - 5.0,
+            text: format!("{}{} {} TFLOP/s", prefix, c.spec, sig(c.peak)),
+            color: g.color,
+        });
+    }
+}
+
+/// Ridge points, drawn unclipped so a diamond on the edge stays whole.
+fn draw_ridges(s: &mut String, groups: &[RoofGroup], x: &Axis, y: &Axis) {
     s.push_str("<g id=\"ridges\">\n");
     for g in groups {
         for c in &g.compute {
@@ -492,9 +531,11 @@ fn draw_roofs(s: &mut String, groups: &[RoofGroup], x: &Axis, y: &Axis) -> Strin
         }
     }
     s.push_str("</g>\n");
+}
 
-    // Roof labels above the right end of their roof, pushed apart so that
-    // roofs with close peaks stay readable.
+/// Roof labels above the right end of their roof, pushed apart so that
+/// roofs with close peaks stay readable.
+fn draw_roof_labels(s: &mut String, mut labels: Vec<RoofLabel>) {
     labels.sort_by(|a, b| a.y.total_cmp(&b.y));
     let mut last = f64::NEG_INFINITY;
     s.push_str("<g id=\"roof-labels\" text-anchor=\"end\" font-size=\"12\">\n");
@@ -511,7 +552,6 @@ fn draw_roofs(s: &mut String, groups: &[RoofGroup], x: &Axis, y: &Axis) -> Strin
         );
     }
     s.push_str("</g>\n");
-    overlay
 }
 
 /// Path data of a diamond of half-size `r` centred on (`x`, `y`).
@@ -541,11 +581,11 @@ fn radius(time_us: f64, t_max: f64) -> f64 {
 
 /// The kernel markers, biggest first so small ones stay visible on top.
 /// Returns the longest kernel time (0 when there are no points).
-fn draw_points(s: &mut String, points: &[&RooflinePoint], x: &Axis, y: &Axis) -> f64 {
-    let t_max = points.iter().map(|p| p.kernel_time_us).fold(0.0, f64::max);
-    let mut order: Vec<(f64, &RooflinePoint)> = points
+fn draw_points(s: &mut String, points: &[&Point], x: &Axis, y: &Axis) -> f64 {
+    let t_max = points.iter().map(|p| p.weight).fold(0.0, f64::max);
+    let mut order: Vec<(f64, &Point)> = points
         .iter()
-        .map(|p| (radius(p.kernel_time_us, t_max), *p))
+        .map(|p| (radius(p.weight, t_max), *p))
         .collect();
     order.sort_by(|a, b| b.0.total_cmp(&a.0));
     let _ = writeln!(
@@ -557,15 +597,15 @@ fn draw_points(s: &mut String, points: &[&RooflinePoint], x: &Axis, y: &Axis) ->
         let tip = format!(
             "{}\nintensity: {} FLOPs/byte\nachieved: {} TFLOP/s\ntime: {} µs",
             p.label,
-            sig(p.intensity),
-            sig(p.tflops_s),
-            sig(p.kernel_time_us)
+            sig(p.x),
+            sig(p.y),
+            sig(p.weight)
         );
         let _ = writeln!(
             s,
             r#"<circle cx="{}" cy="{}" r="{}"><title>{}</title></circle>"#,
-            num(x.pos(p.intensity)),
-            num(y.pos(p.tflops_s)),
+            num(x.pos(p.x)),
+            num(y.pos(p.y)),
             num(r),
             escape(&tip)
         );
@@ -575,7 +615,7 @@ fn draw_points(s: &mut String, points: &[&RooflinePoint], x: &Axis, y: &Axis) ->
 }
 
 /// The plot frame and the axis titles.
-fn draw_frame_and_titles(s: &mut String) {
+fn draw_frame_and_titles(s: &mut String, x_title: &str, y_title: &str) {
     let _ = writeln!(
         s,
         r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333" stroke-width="1.2"/>"##,
@@ -586,16 +626,18 @@ fn draw_frame_and_titles(s: &mut String) {
     );
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle" font-size="14">Arithmetic intensity (FLOPs/byte)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="14">{}</text>"#,
         num((LEFT + RIGHT) / 2.0),
-        num(BOTTOM + 48.0)
+        num(BOTTOM + 48.0),
+        escape(x_title)
     );
     let (tx, ty) = (28.0, (TOP + BOTTOM) / 2.0);
     let _ = writeln!(
         s,
-        r#"<text x="{tx}" y="{ty}" transform="rotate(-90 {tx} {ty})" text-anchor="middle" font-size="14">Performance (TFLOP/s)</text>"#,
+        r#"<text x="{tx}" y="{ty}" transform="rotate(-90 {tx} {ty})" text-anchor="middle" font-size="14">{t}</text>"#,
         tx = num(tx),
-        ty = num(ty)
+        ty = num(ty),
+        t = escape(y_title)
     );
 }
 
@@ -612,6 +654,37 @@ fn draw_legend(s: &mut String, groups: &[RoofGroup], shown: usize, skipped: usiz
         num(y)
     );
     y += LINE_H + 6.0;
+    y = legend_roofs(s, groups, y);
+    y = legend_kernels(s, shown, t_max, y);
+    let _ = writeln!(
+        s,
+        r##"<text x="{}" y="{}" fill="#555">{} kernel{} plotted</text>"##,
+        num(x0),
+        num(y + 6.0),
+        shown,
+        if shown == 1 { "" } else { "s" }
+    );
+    if skipped > 0 {
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" fill="#555">{skipped} skipped (not positive</text>"##,
+            num(x0),
+            num(y + 6.0 + LINE_H)
+        );
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" fill="#555">and finite)</text>"##,
+            num(x0),
+            num(y + 6.0 + 2.0 * LINE_H)
+        );
+    }
+    s.push_str("</g>\n");
+}
+
+/// Legend entries of the roofs (one per GPU) and of the ridge marker,
+/// starting at height `y`; returns the height below them.
+fn legend_roofs(s: &mut String, groups: &[RoofGroup], mut y: f64) -> f64 {
+    let x0 = LEGEND_X;
     for g in groups {
         let _ = writeln!(
             s,
@@ -646,6 +719,13 @@ fn draw_legend(s: &mut String, groups: &[RoofGroup], shown: usize, skipped: usiz
         );
         y += LINE_H + 4.0;
     }
+    y
+}
+
+/// Legend entry of the kernel marker and its size key, starting at height
+/// `y`; returns the height below them.
+fn legend_kernels(s: &mut String, shown: usize, t_max: f64, mut y: f64) -> f64 {
+    let x0 = LEGEND_X;
     // Kernel markers: ellipses, so that `<circle` counts only data points.
     let _ = writeln!(
         s,
@@ -684,29 +764,7 @@ fn draw_legend(s: &mut String, groups: &[RoofGroup], shown: usize, skipped: usiz
         }
         y += 4.0;
     }
-    let _ = writeln!(
-        s,
-        r##"<text x="{}" y="{}" fill="#555">{} kernel{} plotted</text>"##,
-        num(x0),
-        num(y + 6.0),
-        shown,
-        if shown == 1 { "" } else { "s" }
-    );
-    if skipped > 0 {
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" fill="#555">{skipped} skipped (not positive</text>"##,
-            num(x0),
-            num(y + 6.0 + LINE_H)
-        );
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" fill="#555">and finite)</text>"##,
-            num(x0),
-            num(y + 6.0 + 2.0 * LINE_H)
-        );
-    }
-    s.push_str("</g>\n");
+    y
 }
 
 /// A pixel coordinate with one decimal; non-finite values (which the callers
@@ -763,9 +821,31 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{ChartAxis, Series};
 
-    fn mi300x(spec: &str, peak: f64) -> Roofs {
-        Roofs {
+    /// The SVG of a one-series roofline chart.
+    fn roofline_svg(title: &str, roofs: &[Roof], points: &[Point]) -> String {
+        let log = |name: &str| ChartAxis {
+            name: name.into(),
+            scale: Scale::Log10,
+        };
+        super::roofline_svg(&Chart {
+            name: "c".into(),
+            title: title.into(),
+            x: log("Arithmetic intensity (FLOPs/byte)"),
+            y: log("Performance (TFLOP/s)"),
+            series: vec![Series {
+                name: "kernels".into(),
+                points: points.to_vec(),
+                cells: None,
+            }],
+            roofs: roofs.to_vec(),
+            data_table: None,
+        })
+    }
+
+    fn mi300x(spec: &str, peak: f64) -> Roof {
+        Roof {
             gpu: "MI300X".into(),
             compute_spec: spec.into(),
             peak_tflops: peak,
@@ -773,12 +853,12 @@ mod tests {
         }
     }
 
-    fn pt(label: &str, intensity: f64, tflops_s: f64, kernel_time_us: f64) -> RooflinePoint {
-        RooflinePoint {
+    fn pt(label: &str, x: f64, y: f64, weight: f64) -> Point {
+        Point {
             label: label.into(),
-            intensity,
-            tflops_s,
-            kernel_time_us,
+            x,
+            y,
+            weight,
         }
     }
 
@@ -900,13 +980,13 @@ mod tests {
         let odd_roofs = [
             mi300x("a", f64::NAN),
             mi300x("b", -1.0),
-            Roofs {
+            Roof {
                 gpu: "X".into(),
                 compute_spec: "c".into(),
                 peak_tflops: 10.0,
                 mem_bw_gbps: f64::NAN,
             },
-            Roofs {
+            Roof {
                 gpu: "Y".into(),
                 compute_spec: "d".into(),
                 peak_tflops: f64::MAX,
@@ -922,6 +1002,39 @@ mod tests {
         assert_clean(&svg);
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(!svg.contains('\u{1}'));
+    }
+
+    #[test]
+    fn writer_names_files_and_needs_log_axes() {
+        let log = ChartAxis {
+            name: "x".into(),
+            scale: Scale::Log10,
+        };
+        let mut chart = Chart {
+            name: "GEMM".into(),
+            title: "t".into(),
+            x: log.clone(),
+            y: log,
+            series: Vec::new(),
+            roofs: vec![mi300x("matrix_bf16", 708.0)],
+            data_table: None,
+        };
+        let svg = Svg {
+            dir: "plots".into(),
+        };
+        let doc = Document {
+            charts: vec![chart.clone()],
+            ..Document::default()
+        };
+        let files = svg.render(&doc).unwrap();
+        assert_eq!(files[0].name, PathBuf::from("plots/GEMM.svg"));
+        assert_clean(std::str::from_utf8(&files[0].bytes).unwrap());
+        chart.y.scale = Scale::Linear;
+        let doc = Document {
+            charts: vec![chart],
+            ..Document::default()
+        };
+        assert!(svg.render(&doc).unwrap_err().to_string().contains("GEMM"));
     }
 
     #[test]

@@ -1,14 +1,16 @@
-//! Excel workbook writer: one worksheet per [`Sheet`], in order.
+//! Excel workbook writer: one worksheet per [`Table`], in order.
 
-use super::staging::Staging;
-use super::{Cell, Sheet};
-use crate::pyfmt::float_repr;
-use anyhow::{Context, Result, bail};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
 use rust_xlsxwriter::{
     Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
 };
-use std::collections::HashSet;
-use std::path::Path;
+
+use super::staging::Staging;
+use super::{CellRange, Chart as ReportChart, Document, Rendered, Scale, WriteError, Writer};
+use crate::pyfmt::float_repr;
+use crate::table::{Table, Value};
 
 /// Excel's limit on worksheet name length, in UTF-16 code units.
 const MAX_NAME_UNITS: usize = 31;
@@ -27,79 +29,65 @@ const MAX_WIDTH: usize = 60;
 const CHART_WIDTH: u32 = 960;
 const CHART_HEIGHT: u32 = 600;
 
-/// A log-log scatter chart of one sheet's columns, placed on its own worksheet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScatterChart {
-    /// Name of the worksheet holding the chart, e.g. `roofline_chart`
-    /// (made valid and unique like every worksheet name).
-    pub sheet: String,
-    /// Chart title.
-    pub title: String,
-    /// Name of the [`Sheet`] holding the data (its `name`, or the worksheet
-    /// name it was given).
-    pub data_sheet: String,
-    /// The series, one legend entry each.
-    pub series: Vec<ScatterSeries>,
-}
-
-/// One series of a [`ScatterChart`]: an x and a y column over a block of
-/// data rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScatterSeries {
-    /// Legend text. Plain text, except that text shaped like a cell
-    /// reference (`Sheet1!A1`) is read by Excel as one.
-    pub name: String,
-    /// Column (0-based) of the x values, FLOPs/byte.
-    pub x_col: usize,
-    /// Column (0-based) of the y values, TFLOP/s.
-    pub y_col: usize,
-    /// First data row, 0-based, not counting the header row.
-    pub first_row: usize,
-    /// Last data row (inclusive), 0-based, not counting the header row.
-    pub last_row: usize,
-}
-
-/// Writes `sheets` to an `.xlsx` workbook at `path`.
+/// Writes a document's tables and charts as one Excel workbook.
 ///
-/// Each sheet becomes a worksheet with a bold, shaded, underlined header row
+/// Each table becomes a worksheet with a bold, shaded, underlined header row
 /// that is frozen and carries an autofilter. Ints and finite floats are
-/// numbers, NaN and infinite floats are blank, bools are booleans and text is
-/// a string (cut to Excel's 32767-character cell limit). Column widths follow
-/// the longest text among the header and the first rows, clamped to 8..=60
-/// characters. Worksheet names are made valid for Excel (see
-/// [`worksheet_names`]). The workbook is written to a temporary file beside
-/// `path` and renamed into place, so a failure leaves no partial file.
-pub fn write_xlsx(sheets: &[Sheet], path: &Path) -> Result<()> {
-    write_xlsx_with_charts(sheets, &[], path)
+/// numbers, `Null`, NaN and infinite floats are blank, bools are booleans and
+/// text and Python reprs are strings (cut to Excel's 32767-character cell
+/// limit). Column widths follow the longest text among the header and the
+/// first rows, clamped to 8..=60 characters. Worksheet names are made valid
+/// for Excel (see [`worksheet_names`]).
+///
+/// Then each chart gets a worksheet, after the data sheets, holding a
+/// scatter chart (markers only, the chart's axis names and scales, one
+/// series per [`crate::report::Series`] over the cells it names in the
+/// chart's data table, legend on the right). A chart whose data table is
+/// not among the tables, or whose series point outside that table's
+/// columns or rows, is an error. A chart without series gets a worksheet
+/// with a note instead of an empty chart.
+#[derive(Debug, Clone)]
+pub struct Xlsx {
+    /// Target file.
+    pub path: PathBuf,
 }
 
-/// Writes `sheets` like [`write_xlsx`], then one worksheet per chart of
-/// `charts`, after the data sheets, each holding a log-log scatter chart
-/// (markers only, x axis "FLOPs/Byte", y axis "TFLOP/s", one series per
-/// [`ScatterSeries`], legend on the right).
-///
-/// Chart worksheet names are made valid and unique together with the data
-/// sheet names. A chart whose `data_sheet` is not among `sheets`, or whose
-/// series point outside that sheet's columns or rows, is an error and nothing
-/// is written. A chart without series gets a worksheet with a note instead
-/// of an empty chart.
-pub fn write_xlsx_with_charts(
-    sheets: &[Sheet],
-    charts: &[ScatterChart],
-    path: &Path,
-) -> Result<()> {
+impl Writer for Xlsx {
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path)?;
+        let bytes = workbook
+            .save_to_buffer()
+            .map_err(|e| WriteError::from(e).at(format!("cannot write {}", self.path.display())))?;
+        Ok(vec![Rendered {
+            name: self.path.clone(),
+            bytes,
+        }])
+    }
+}
+
+/// Writes `sheets` to an `.xlsx` workbook at `path` (see [`Xlsx`]), all or
+/// nothing.
+pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
+    let doc = Document::of_tables(sheets);
+    let files = Xlsx { path: path.into() }.render(&doc)?;
     let mut staging = Staging::new();
-    stage_xlsx(sheets, charts, path, &mut staging)?;
+    for f in &files {
+        staging.put(&f.name, &f.bytes)?;
+    }
     staging.commit()
 }
 
-/// Builds the workbook of [`write_xlsx_with_charts`] in memory.
-fn build_workbook(sheets: &[Sheet], charts: &[ScatterChart], path: &Path) -> Result<Workbook> {
+/// Builds the workbook of [`Xlsx`] in memory; `path` names it in errors.
+fn build_workbook(
+    sheets: &[&Table],
+    charts: &[ReportChart],
+    path: &Path,
+) -> Result<Workbook, WriteError> {
     let names = worksheet_names(
         sheets
             .iter()
             .map(|s| s.name.as_str())
-            .chain(charts.iter().map(|c| c.sheet.as_str())),
+            .chain(charts.iter().map(|c| c.name.as_str())),
     );
     let (data_names, chart_names) = names.split_at(sheets.len());
     let header = Format::new()
@@ -110,45 +98,31 @@ fn build_workbook(sheets: &[Sheet], charts: &[ScatterChart], path: &Path) -> Res
     for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
         fill_worksheet(ws, sheet, name, &header)
-            .with_context(|| format!("sheet {:?} of {}", sheet.name, path.display()))?;
+            .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
     }
     for (chart, name) in charts.iter().zip(chart_names) {
         add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
-            .with_context(|| format!("chart {:?} of {}", chart.sheet, path.display()))?;
+            .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
     Ok(workbook)
-}
-
-/// Writes `sheets` and `charts` (see [`write_xlsx_with_charts`]) to a staged
-/// temporary file for `path`; it appears at `path` when `staging` commits.
-pub fn stage_xlsx(
-    sheets: &[Sheet],
-    charts: &[ScatterChart],
-    path: &Path,
-    staging: &mut Staging,
-) -> Result<()> {
-    let mut workbook = build_workbook(sheets, charts, path)?;
-    let tmp = staging.stage(path);
-    workbook
-        .save(&tmp)
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
 /// (written under `data_names`).
 fn add_chart_sheet(
     workbook: &mut Workbook,
-    chart: &ScatterChart,
+    chart: &ReportChart,
     name: &str,
-    sheets: &[Sheet],
+    sheets: &[&Table],
     data_names: &[String],
-) -> Result<()> {
+) -> Result<(), WriteError> {
+    let wanted = chart.data_table.as_deref().unwrap_or_default();
     let idx = sheets
         .iter()
-        .position(|s| s.name == chart.data_sheet)
-        .or_else(|| data_names.iter().position(|n| *n == chart.data_sheet))
-        .with_context(|| format!("no data sheet named {:?}", chart.data_sheet))?;
-    let built = scatter_chart(chart, &sheets[idx], &data_names[idx])?;
+        .position(|s| s.name == wanted)
+        .or_else(|| data_names.iter().position(|n| *n == wanted))
+        .ok_or_else(|| WriteError::Invalid(format!("no data sheet named {wanted:?}")))?;
+    let built = scatter_chart(chart, sheets[idx], &data_names[idx])?;
     let ws = workbook.add_worksheet();
     ws.set_name(name)?;
     match built {
@@ -164,93 +138,127 @@ fn add_chart_sheet(
 
 /// The Excel chart for `spec`, reading `data` (written as worksheet
 /// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(spec: &ScatterChart, data: &Sheet, data_name: &str) -> Result<Option<Chart>> {
+fn scatter_chart(
+    spec: &ReportChart,
+    data: &Table,
+    data_name: &str,
+) -> Result<Option<Chart>, WriteError> {
     if spec.series.is_empty() {
         return Ok(None);
     }
     let mut chart = Chart::new(ChartType::Scatter);
     chart.title().set_name(spec.title.as_str());
     for s in &spec.series {
-        for (what, col) in [("x", s.x_col), ("y", s.y_col)] {
-            if col >= data.columns.len() {
-                bail!(
-                    "series {:?}: {what} column {col} is outside sheet {:?} ({} columns)",
-                    s.name,
-                    data.name,
-                    data.columns.len()
-                );
-            }
-        }
-        if s.first_row > s.last_row || s.last_row >= data.rows.len() {
-            bail!(
-                "series {:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
-                s.name,
-                s.first_row,
-                s.last_row,
-                data.name,
-                data.rows.len()
-            );
-        }
-        // Data row r is worksheet row r + 1, below the header. Both bounds
-        // were checked against the sheet, which fits Excel's limits.
-        let r0 = u32::try_from(s.first_row + 1)?;
-        let r1 = u32::try_from(s.last_row + 1)?;
-        let xc = u16::try_from(s.x_col)?;
-        let yc = u16::try_from(s.y_col)?;
+        let cells = s.cells.ok_or_else(|| {
+            WriteError::Invalid(format!(
+                "series {:?} names no cells of {:?}",
+                s.name, data.name
+            ))
+        })?;
+        let (r0, r1, xc, yc) = series_cells(&s.name, &cells, data)?;
         chart
             .add_series()
             .set_name(s.name.as_str())
             .set_categories((data_name, r0, xc, r1, xc))
             .set_values((data_name, r0, yc, r1, yc));
     }
-    chart.x_axis().set_name("FLOPs/Byte").set_log_base(10);
-    chart.y_axis().set_name("TFLOP/s").set_log_base(10);
+    set_axis(chart.x_axis(), &spec.x);
+    set_axis(chart.y_axis(), &spec.y);
     chart.legend().set_position(ChartLegendPosition::Right);
     chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
     Ok(Some(chart))
 }
 
-/// Writes one sheet's header, cells, widths, freeze pane and autofilter.
-fn fill_worksheet(ws: &mut Worksheet, sheet: &Sheet, name: &str, header: &Format) -> Result<()> {
-    ws.set_name(name)?;
-    let width = sheet.columns.len();
-    if width > MAX_COLS {
-        bail!("{width} columns exceed Excel's limit of {MAX_COLS}");
+/// Names and scales an Excel chart axis like `axis`.
+fn set_axis(excel: &mut rust_xlsxwriter::ChartAxis, axis: &super::ChartAxis) {
+    excel.set_name(axis.name.as_str());
+    if axis.scale == Scale::Log10 {
+        excel.set_log_base(10);
     }
-    if sheet.rows.len() >= MAX_ROWS {
-        bail!(
+}
+
+/// Worksheet rows and columns (first row, last row, x column, y column) of
+/// a series' cells, checked against `data`.
+fn series_cells(
+    name: &str,
+    c: &CellRange,
+    data: &Table,
+) -> Result<(u32, u32, u16, u16), WriteError> {
+    for (what, col) in [("x", c.x_col), ("y", c.y_col)] {
+        if col >= data.ncols() {
+            return Err(WriteError::Invalid(format!(
+                "series {name:?}: {what} column {col} is outside sheet {:?} ({} columns)",
+                data.name,
+                data.ncols()
+            )));
+        }
+    }
+    if c.first_row > c.last_row || c.last_row >= data.nrows() {
+        return Err(WriteError::Invalid(format!(
+            "series {name:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
+            c.first_row,
+            c.last_row,
+            data.name,
+            data.nrows()
+        )));
+    }
+    // Data row r is worksheet row r + 1, below the header. Both bounds were
+    // checked against the sheet, which fits Excel's limits.
+    Ok((
+        u32::try_from(c.first_row + 1)?,
+        u32::try_from(c.last_row + 1)?,
+        u16::try_from(c.x_col)?,
+        u16::try_from(c.y_col)?,
+    ))
+}
+
+/// Writes one table's header, cells, widths, freeze pane and autofilter.
+fn fill_worksheet(
+    ws: &mut Worksheet,
+    sheet: &Table,
+    name: &str,
+    header: &Format,
+) -> Result<(), WriteError> {
+    ws.set_name(name)?;
+    let width = sheet.ncols();
+    if width > MAX_COLS {
+        return Err(WriteError::Invalid(format!(
+            "{width} columns exceed Excel's limit of {MAX_COLS}"
+        )));
+    }
+    if sheet.nrows() >= MAX_ROWS {
+        return Err(WriteError::Invalid(format!(
             "{} rows plus the header exceed Excel's limit of {MAX_ROWS}",
-            sheet.rows.len()
-        );
+            sheet.nrows()
+        )));
     }
     if width == 0 {
         return Ok(());
     }
     // Both limits were checked above, so these conversions cannot fail.
     let last_col = u16::try_from(width - 1)?;
-    let last_row = u32::try_from(sheet.rows.len())?;
+    let last_row = u32::try_from(sheet.nrows())?;
 
-    for (c, title) in sheet.columns.iter().enumerate() {
-        ws.write_string_with_format(0, c as u16, clip(title), header)?;
+    for (c, col) in sheet.columns.iter().enumerate() {
+        ws.write_string_with_format(0, c as u16, clip(&col.name), header)?;
     }
-    for (r, row) in sheet.rows.iter().enumerate() {
-        let r = r as u32 + 1;
-        // Cells beyond the header width have no column to go to.
-        for (c, cell) in row.iter().take(width).enumerate() {
+    for row in sheet.rows() {
+        let r = row.index() as u32 + 1;
+        for (c, cell) in row.iter().enumerate() {
             let c = c as u16;
             match cell {
-                Cell::Empty => {}
-                Cell::Int(i) => {
+                Value::Null => {}
+                Value::Int(i) => {
                     ws.write_number(r, c, *i as f64)?;
                 }
-                Cell::Float(x) if x.is_finite() => {
+                Value::Float(x) if x.is_finite() => {
                     ws.write_number(r, c, *x)?;
                 }
-                Cell::Float(_) => {}
-                Cell::Bool(b) => {
+                Value::Float(_) => {}
+                Value::Bool(b) => {
                     ws.write_boolean(r, c, *b)?;
                 }
-                Cell::Text(s) => {
+                Value::Text(s) | Value::Py(s) => {
                     ws.write_string(r, c, clip(s))?;
                 }
             }
@@ -284,30 +292,28 @@ fn clip(s: &str) -> &str {
 
 /// Column widths in characters from the header and the first
 /// [`WIDTH_SAMPLE_ROWS`] rows, clamped to `MIN_WIDTH..=MAX_WIDTH`.
-fn column_widths(sheet: &Sheet) -> Vec<usize> {
-    let mut widths: Vec<usize> = sheet
+fn column_widths(sheet: &Table) -> Vec<usize> {
+    let sample = sheet.nrows().min(WIDTH_SAMPLE_ROWS);
+    sheet
         .columns
         .iter()
-        // Room for the autofilter drop-down button beside the title.
-        .map(|c| c.chars().count() + 3)
-        .collect();
-    for row in sheet.rows.iter().take(WIDTH_SAMPLE_ROWS) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            let len = match cell {
-                Cell::Empty => 0,
-                Cell::Int(i) => i.to_string().len(),
-                // Excel's General format shows about 11 significant characters.
-                Cell::Float(x) => float_repr(*x).len().min(12),
-                Cell::Bool(_) => 5,
-                // Counting stops at the cap: no need to walk huge strings.
-                Cell::Text(s) => s.chars().take(MAX_WIDTH).count(),
-            };
-            *w = (*w).max(len + 1);
-        }
-    }
-    widths
-        .into_iter()
-        .map(|w| w.clamp(MIN_WIDTH, MAX_WIDTH))
+        .map(|col| {
+            // Room for the autofilter drop-down button beside the title.
+            let mut w = col.name.chars().count() + 3;
+            for cell in &col.values[..sample] {
+                let len = match cell {
+                    Value::Null => 0,
+                    Value::Int(i) => i.to_string().len(),
+                    // Excel's General format shows about 11 significant characters.
+                    Value::Float(x) => float_repr(*x).len().min(12),
+                    Value::Bool(_) => 5,
+                    // Counting stops at the cap: no need to walk huge strings.
+                    Value::Text(s) | Value::Py(s) => s.chars().take(MAX_WIDTH).count(),
+                };
+                w = w.max(len + 1);
+            }
+            w.clamp(MIN_WIDTH, MAX_WIDTH)
+        })
         .collect()
 }
 
@@ -393,23 +399,41 @@ fn cut_units(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{ChartAxis, Series};
     use std::fs;
 
-    fn sample(name: &str) -> Sheet {
-        let mut s = Sheet::new(name, &["op", "count", "time_ms", "ok", "gap"]);
-        s.rows.push(vec![
-            Cell::Text("aten::mm".into()),
-            Cell::Int(3),
-            Cell::Float(1.5),
-            Cell::Bool(true),
-            Cell::Empty,
+    /// Writes `sheets` and `charts` as one workbook at `path`.
+    fn write_xlsx_with_charts(
+        sheets: &[Table],
+        charts: &[ReportChart],
+        path: &Path,
+    ) -> Result<(), WriteError> {
+        let doc = Document {
+            tables: sheets.iter().collect(),
+            charts: charts.to_vec(),
+            ..Document::default()
+        };
+        let files = Xlsx { path: path.into() }.render(&doc)?;
+        let mut staging = Staging::new();
+        staging.put(path, &files[0].bytes)?;
+        staging.commit()
+    }
+
+    fn sample(name: &str) -> Table {
+        let mut s = Table::new(name, &["op", "count", "time_ms", "ok", "gap"]);
+        s.push_row(vec![
+            Value::Text("aten::mm".into()),
+            Value::Int(3),
+            Value::Float(1.5),
+            Value::Bool(true),
+            Value::Null,
         ]);
-        s.rows.push(vec![
-            Cell::Text("x".repeat(40_000)),
-            Cell::Int(i64::MAX),
-            Cell::Float(f64::NAN),
-            Cell::Bool(false),
-            Cell::Float(f64::INFINITY),
+        s.push_row(vec![
+            Value::Text("x".repeat(40_000)),
+            Value::Int(i64::MAX),
+            Value::Float(f64::NAN),
+            Value::Bool(false),
+            Value::Float(f64::INFINITY),
         ]);
         s
     }
@@ -422,7 +446,7 @@ mod tests {
             sample("gpu_timeline"),
             sample("ops/by:name"),
             sample("GPU_TIMELINE"),
-            Sheet::new("empty", &[]),
+            Table::new("empty", &[]),
         ];
         write_xlsx(&sheets, &path).unwrap();
         let bytes = fs::read(&path).unwrap();
@@ -432,35 +456,45 @@ mod tests {
     }
 
     /// A roofline-like sheet: name, FLOPs/byte, TFLOP/s.
-    fn roofline_sheet() -> Sheet {
-        let mut s = Sheet::new("roofline sheet", &["name", "FLOPs/Byte", "TFLOP/s"]);
+    fn roofline_sheet() -> Table {
+        let mut s = Table::new("roofline sheet", &["name", "FLOPs/Byte", "TFLOP/s"]);
         for i in 0..6 {
             let x = 0.5 * 4f64.powi(i);
-            s.rows.push(vec![
-                Cell::Text(format!("k{i}")),
-                Cell::Float(x),
-                Cell::Float((x * 5.3).min(700.0)),
+            s.push_row(vec![
+                Value::Text(format!("k{i}")),
+                Value::Float(x),
+                Value::Float((x * 5.3).min(700.0)),
             ]);
         }
         s
     }
 
-    fn chart(series: Vec<ScatterSeries>) -> ScatterChart {
-        ScatterChart {
-            sheet: "roofline_chart".into(),
+    fn chart(series: Vec<Series>) -> ReportChart {
+        let log = |name: &str| ChartAxis {
+            name: name.into(),
+            scale: Scale::Log10,
+        };
+        ReportChart {
+            name: "roofline_chart".into(),
             title: "Roofline".into(),
-            data_sheet: "roofline sheet".into(),
+            x: log("FLOPs/Byte"),
+            y: log("TFLOP/s"),
             series,
+            roofs: Vec::new(),
+            data_table: Some("roofline sheet".into()),
         }
     }
 
-    fn series(name: &str, first_row: usize, last_row: usize) -> ScatterSeries {
-        ScatterSeries {
+    fn series(name: &str, first_row: usize, last_row: usize) -> Series {
+        Series {
             name: name.into(),
-            x_col: 1,
-            y_col: 2,
-            first_row,
-            last_row,
+            points: Vec::new(),
+            cells: Some(CellRange {
+                x_col: 1,
+                y_col: 2,
+                first_row,
+                last_row,
+            }),
         }
     }
 
@@ -520,14 +554,16 @@ mod tests {
         let path = dir.path().join("bad.xlsx");
         let sheets = [roofline_sheet()];
         let mut missing = chart(vec![series("a", 0, 1)]);
-        missing.data_sheet = "nope".into();
+        missing.data_table = Some("nope".into());
         let bad_rows = chart(vec![series("a", 2, 6)]);
         let reversed = chart(vec![series("a", 3, 2)]);
         let mut bad_col = chart(vec![series("a", 0, 1)]);
-        bad_col.series[0].y_col = 3;
-        for c in [missing, bad_rows, reversed, bad_col] {
+        bad_col.series[0].cells.as_mut().unwrap().y_col = 3;
+        let mut no_cells = chart(vec![series("a", 0, 1)]);
+        no_cells.series[0].cells = None;
+        for c in [missing, bad_rows, reversed, bad_col, no_cells] {
             let err = write_xlsx_with_charts(&sheets, &[c], &path).unwrap_err();
-            assert!(format!("{err:#}").contains("roofline_chart"), "{err:#}");
+            assert!(err.to_string().contains("roofline_chart"), "{err}");
             assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         }
     }
@@ -537,7 +573,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dup.xlsx");
         let mut empty = chart(Vec::new());
-        empty.sheet = "roofline sheet".into();
+        empty.name = "roofline sheet".into();
         write_xlsx_with_charts(&[roofline_sheet()], &[empty], &path).unwrap();
         let wb = zip_text(&path, "xl/workbook.xml");
         assert!(wb.contains("name=\"roofline sheet_2\""), "{wb}");
@@ -551,10 +587,13 @@ mod tests {
     #[test]
     fn failure_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("missing_dir/report.xlsx");
+        // A regular file where the workbook's directory should be.
+        let blocker = dir.path().join("blocker");
+        fs::write(&blocker, "x").unwrap();
+        let path = blocker.join("report.xlsx");
         let err = write_xlsx(&[sample("a")], &path).unwrap_err();
-        assert!(format!("{err:#}").contains("report.xlsx"), "{err:#}");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(err.to_string().contains("report.xlsx"), "{err}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]
@@ -606,24 +645,24 @@ mod tests {
 
     #[test]
     fn widths_clamped() {
-        let mut s = Sheet::new("w", &["a", "a_much_longer_header"]);
-        s.rows.push(vec![Cell::Text("y".repeat(500)), Cell::Int(7)]);
+        let mut s = Table::new("w", &["a", "a_much_longer_header"]);
+        s.push_row(vec![Value::Text("y".repeat(500)), Value::Int(7)]);
         // "a": max(1+3, 500 chars capped at 60, +1) -> 60.
         // header: 20 + 3 = 23.
         assert_eq!(column_widths(&s), vec![60, 23]);
-        let s = Sheet::new("w", &["a"]);
+        let s = Table::new("w", &["a"]);
         assert_eq!(column_widths(&s), vec![8]);
     }
 
     #[test]
     fn big_sheet_is_fast_enough() {
-        let mut s = Sheet::new("big", &["name", "i", "x", "flag"]);
+        let mut s = Table::new("big", &["name", "i", "x", "flag"]);
         for i in 0..50_000 {
-            s.rows.push(vec![
-                Cell::Text(format!("kernel_{}", i % 977)),
-                Cell::Int(i),
-                Cell::Float(i as f64 * 0.25),
-                Cell::Bool(i % 2 == 0),
+            s.push_row(vec![
+                Value::Text(format!("kernel_{}", i % 977)),
+                Value::Int(i),
+                Value::Float(i as f64 * 0.25),
+                Value::Bool(i % 2 == 0),
             ]);
         }
         let dir = tempfile::tempdir().unwrap();

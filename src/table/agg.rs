@@ -50,6 +50,12 @@ impl Agg {
         }
     }
 
+    /// The header of this aggregation of column `base`: `<base>_<name>`
+    /// (`comm_latency_mean`, `Kernel Time (µs)_sum`).
+    pub fn column(self, base: &str) -> String {
+        format!("{base}_{}", self.name())
+    }
+
     /// Parses a pandas aggregation name.
     pub fn parse(s: &str) -> Option<Agg> {
         Agg::ALL.into_iter().find(|a| a.name() == s)
@@ -78,6 +84,11 @@ impl Agg {
     }
 }
 
+/// The headers of `aggs` of column `base`, in order ([`Agg::column`]).
+pub fn agg_columns<'a>(base: &'a str, aggs: &'a [Agg]) -> impl Iterator<Item = String> + 'a {
+    aggs.iter().map(move |a| a.column(base))
+}
+
 /// The largest number (the first of equal ones), `None` for none.
 pub fn num_max(values: impl IntoIterator<Item = Num>) -> Option<Num> {
     values.into_iter().fold(None, |m, x| {
@@ -96,6 +107,18 @@ pub fn num_min(values: impl IntoIterator<Item = Num>) -> Option<Num> {
 /// until a float or an overflow).
 pub fn num_sum(values: impl IntoIterator<Item = Num>) -> Num {
     values.into_iter().fold(Num::Int(0), |a, b| a + b)
+}
+
+/// pandas `Series.sum()` of a column of numbers: an int column sums
+/// exactly (as Python ints, a float on overflow), any float makes numpy's
+/// pairwise float sum. (A groupby's `sum` is [`Agg::Sum`], a Kahan sum.)
+pub fn series_sum(values: &[Num]) -> Num {
+    if values.iter().all(|n| matches!(n, Num::Int(_))) {
+        num_sum(values.iter().copied())
+    } else {
+        let f: Vec<f64> = values.iter().map(|n| n.f64()).collect();
+        Num::Float(pairwise_sum(&f))
+    }
 }
 
 /// The first present value (pandas `first` in a groupby), `Null` for none.
@@ -119,6 +142,10 @@ pub fn round1(v: Value) -> Value {
         other => other,
     }
 }
+
+/// The statistics [`nan_stats`] returns, in its order (their names head
+/// the sheets' `<column>_<stat>` columns).
+pub const NAN_STATS: [Agg; 5] = [Agg::Mean, Agg::Median, Agg::Std, Agg::Min, Agg::Max];
 
 /// mean, median, sample std, min and max of the non-NaN values, as a
 /// pandas groupby of a float column gives them: NaN for all five when
@@ -176,8 +203,14 @@ pub fn asc_nan_last(a: f64, b: f64) -> Ordering {
 /// Indices of `keys` in stable descending order, NaN last
 /// ([`desc_nan_last`]).
 pub fn order_desc(keys: &[f64]) -> Vec<usize> {
+    order_desc_by(keys, |_, _| Ordering::Equal)
+}
+
+/// Indices of `keys` in descending order, NaN last ([`desc_nan_last`]),
+/// equal keys ordered by `tie(a, b)` and then kept in place (a stable sort).
+pub fn order_desc_by(keys: &[f64], tie: impl Fn(usize, usize) -> Ordering) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..keys.len()).collect();
-    idx.sort_by(|&a, &b| desc_nan_last(keys[a], keys[b]));
+    idx.sort_by(|&a, &b| desc_nan_last(keys[a], keys[b]).then_with(|| tie(a, b)));
     idx
 }
 
@@ -267,6 +300,9 @@ mod tests {
         }
         assert_eq!(Agg::parse("count"), None);
         assert_eq!(Agg::Std.name(), "std");
+        assert_eq!(Agg::Mean.column("TB/s"), "TB/s_mean");
+        let cols: Vec<String> = agg_columns("x", &NAN_STATS).collect();
+        assert_eq!(cols, ["x_mean", "x_median", "x_std", "x_min", "x_max"]);
     }
 
     #[test]
@@ -278,6 +314,13 @@ mod tests {
         assert_eq!(num_sum([Num::Int(2), Num::Int(1)]), Num::Int(3));
         assert_eq!(num_sum([]), Num::Int(0));
         assert_eq!(num_max([]), None);
+        assert_eq!(series_sum(&[Num::Int(2), Num::Int(1)]), Num::Int(3));
+        assert_eq!(series_sum(&[]), Num::Int(0));
+        // Nine values: numpy's pairwise sum, not a left-to-right one.
+        let mut v = vec![Num::Float(1e16)];
+        v.extend([Num::Int(1); 8]);
+        let f: Vec<f64> = v.iter().map(|n| n.f64()).collect();
+        assert_eq!(series_sum(&v), Num::Float(pairwise_sum(&f)));
     }
 
     #[test]
@@ -349,5 +392,6 @@ mod tests {
         let mut idx = vec![0, 1, 2];
         idx.sort_by(|&a, &b| desc_nan_last(keys[a], keys[b]).then(uid[a].cmp(&uid[b])));
         assert_eq!(idx, [2, 1, 0]);
+        assert_eq!(order_desc_by(&keys, |a, b| uid[a].cmp(&uid[b])), [2, 1, 0]);
     }
 }

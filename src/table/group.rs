@@ -8,11 +8,15 @@
 //!   missing), optionally dropping rows whose key has a missing value
 //!   (`dropna=True`).
 //!
-//! Either way each group lists its rows in table order.
+//! Either way each group lists its rows in table order. The op sheets'
+//! variant, [`group_first_seen_text`], keys by the cells' text and shows
+//! each group's first present key cells.
 
+use std::cmp::Ordering;
 use std::hash::Hash;
 
 use indexmap::IndexMap;
+use indexmap::map::Entry;
 
 use super::{Key, Value, cmp_rows};
 
@@ -36,22 +40,58 @@ pub fn group_sorted(
     keys: impl IntoIterator<Item = Vec<Value>>,
     drop_missing: bool,
 ) -> Vec<Group<Vec<Value>>> {
-    let mut keyed: Vec<(Vec<Value>, usize)> = keys
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| (k, i))
-        .filter(|(k, _)| !drop_missing || !k.iter().any(Value::is_missing))
-        .collect();
+    let keyed = keys.into_iter().enumerate().map(|(i, k)| {
+        let keep = !drop_missing || !k.iter().any(Value::is_missing);
+        keep.then_some((i, k))
+    });
+    group_sorted_by(keyed.flatten(), |a, b| cmp_rows(a, b))
+}
+
+/// Groups `(row, key)` pairs in ascending order of `cmp` (the one sorted
+/// grouping: [`group_sorted`] is it with pandas' key order; a sheet keyed
+/// by plain text passes `Ord::cmp`). Rows may be left out; each group keeps
+/// its first row's key and lists its rows in table order.
+pub fn group_sorted_by<K>(
+    keyed: impl IntoIterator<Item = (usize, K)>,
+    cmp: impl Fn(&K, &K) -> Ordering,
+) -> Vec<Group<K>> {
+    let mut keyed: Vec<(usize, K)> = keyed.into_iter().collect();
     // Stable: equal keys keep table order.
-    keyed.sort_by(|a, b| cmp_rows(&a.0, &b.0));
-    let mut out: Vec<Group<Vec<Value>>> = Vec::new();
-    for (k, i) in keyed {
+    keyed.sort_by(|a, b| cmp(&a.1, &b.1));
+    let mut out: Vec<Group<K>> = Vec::new();
+    for (i, k) in keyed {
         match out.last_mut() {
-            Some((lk, idx)) if cmp_rows(lk, &k).is_eq() => idx.push(i),
+            Some((lk, idx)) if cmp(lk, &k).is_eq() => idx.push(i),
             _ => out.push((k, vec![i])),
         }
     }
     out
+}
+
+/// `groupby(keys, sort=False)` over key cells compared as their Python
+/// `str()` (so a missing cell and the text `None` are one key), as the op
+/// sheets group. Each group shows, per key column, its first present cell
+/// (pandas `first`), or `Null` when it has none.
+pub fn group_first_seen_text(keys: impl IntoIterator<Item = Vec<Value>>) -> Vec<Group<Vec<Value>>> {
+    let mut groups: IndexMap<Vec<String>, Group<Vec<Value>>> = IndexMap::new();
+    for (i, cells) in keys.into_iter().enumerate() {
+        let text: Vec<String> = cells.iter().map(Value::py_str).collect();
+        match groups.entry(text) {
+            Entry::Occupied(mut e) => {
+                let (shown, rows) = e.get_mut();
+                for (slot, cell) in shown.iter_mut().zip(cells) {
+                    if slot.is_missing() && !cell.is_missing() {
+                        *slot = cell;
+                    }
+                }
+                rows.push(i);
+            }
+            Entry::Vacant(e) => {
+                e.insert((cells, vec![i]));
+            }
+        }
+    }
+    groups.into_values().collect()
 }
 
 /// Groups rows by a key of values in order of first appearance, with
@@ -154,6 +194,35 @@ mod tests {
         let g = group_sorted(keys, false);
         let members: Vec<Vec<usize>> = g.into_iter().map(|(_, r)| r).collect();
         assert_eq!(members, [vec![3], vec![0, 4], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn first_seen_text_fills_missing_key_cells() {
+        let g = group_first_seen_text(vec![
+            vec![t("mm"), Value::Null],
+            vec![t("add"), t("x")],
+            vec![t("mm"), t("None")],
+            vec![t("mm"), Value::Null],
+        ]);
+        assert_eq!(
+            g,
+            vec![
+                // None and "None" are one key; the first present cell shows.
+                (vec![t("mm"), t("None")], vec![0, 2, 3]),
+                (vec![t("add"), t("x")], vec![1]),
+            ]
+        );
+        assert!(group_first_seen_text(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn sorted_by_plain_order() {
+        let keys = ["b", "a", "b", "c"];
+        let g = group_sorted_by(
+            keys.into_iter().enumerate().filter(|(i, _)| *i != 3),
+            Ord::cmp,
+        );
+        assert_eq!(g, vec![("a", vec![1]), ("b", vec![0, 2])]);
     }
 
     #[test]

@@ -101,6 +101,11 @@ pub struct Table {
     pub columns: Vec<Column>,
 }
 
+/// The first of `tables` named `name` (a report's sheet by name).
+pub fn find<'a>(tables: &'a [Table], name: &str) -> Option<&'a Table> {
+    tables.iter().find(|t| t.name == name)
+}
+
 /// One row of a [`Table`], borrowed: index its cells by position or name,
 /// or iterate them left to right.
 #[derive(Debug, Clone, Copy)]
@@ -162,6 +167,30 @@ impl Table {
         Table {
             name: name.to_string(),
             columns: columns.iter().map(|c| Column::new(c, Vec::new())).collect(),
+        }
+    }
+
+    /// A table of `rows` (each as wide as `columns`) under `columns`.
+    pub fn from_rows(name: &str, columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
+        let mut t = Table::new(name, columns);
+        for r in rows {
+            t.push_row(r);
+        }
+        t
+    }
+
+    /// An empty table (no rows) with headers built at run time
+    /// (`TB/s_mean`, `rank_3_ts`, …).
+    pub fn with_headers(name: &str, columns: Vec<String>) -> Table {
+        Table {
+            name: name.to_string(),
+            columns: columns
+                .into_iter()
+                .map(|name| Column {
+                    name,
+                    values: Vec::new(),
+                })
+                .collect(),
         }
     }
 

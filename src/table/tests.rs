@@ -8,11 +8,15 @@ fn t(s: &str) -> Value {
 
 /// name | n | x, three rows.
 fn sample() -> Table {
-    let mut tb = Table::new("ops", &["name", "n", "x"]);
-    tb.push_row(vec![t("a"), Value::Int(1), Value::Float(0.5)]);
-    tb.push_row(vec![t("b"), Value::Int(2), Value::Null]);
-    tb.push_row(vec![t("c"), Value::Int(3), Value::Float(2.0)]);
-    tb
+    Table::from_rows(
+        "ops",
+        &["name", "n", "x"],
+        vec![
+            vec![t("a"), Value::Int(1), Value::Float(0.5)],
+            vec![t("b"), Value::Int(2), Value::Null],
+            vec![t("c"), Value::Int(3), Value::Float(2.0)],
+        ],
+    )
 }
 
 #[test]

@@ -19,13 +19,15 @@
 //! integral floats reads back as ints from a workbook but as floats from a
 //! CSV (`0.0`).
 
-use super::Value;
+use super::{Column, Table, Value};
 
 /// pandas' inference for a column built from Python objects: when every
 /// present value is a number (`Int` or `Float`; bools are not) and any
 /// value is missing or a float, the column is float64 and its ints become
-/// floats. Any other column is left as it is.
-pub fn widen_ints(values: &mut [Value]) {
+/// floats. Any other column is left as it is. `values` is the column's
+/// cells, top to bottom (a slice, or a field picked from each row).
+pub fn widen_ints<'a>(values: impl IntoIterator<Item = &'a mut Value>) {
+    let mut values: Vec<&mut Value> = values.into_iter().collect();
     let (mut has_int, mut widen) = (false, false);
     for v in values.iter() {
         match v {
@@ -36,11 +38,20 @@ pub fn widen_ints(values: &mut [Value]) {
     }
     if has_int && widen {
         for v in values.iter_mut() {
-            if let Value::Int(i) = *v {
-                *v = Value::Float(i as f64);
+            if let Value::Int(i) = **v {
+                **v = Value::Float(i as f64);
             }
         }
     }
+}
+
+/// A table built the way `pd.DataFrame` builds one from columns of Python
+/// objects: each column typed by [`widen_ints`].
+pub fn dataframe(name: &str, mut columns: Vec<Column>) -> Table {
+    for c in &mut columns {
+        widen_ints(&mut c.values);
+    }
+    Table::from_columns(name, columns)
 }
 
 /// pandas' default strings for a missing value (`read_csv` `na_values`).
@@ -273,6 +284,22 @@ mod tests {
         );
         assert_eq!(widened(vec![Value::Null]), [Value::Null]);
         assert_eq!(widened(vec![]), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn widen_a_field_of_rows() {
+        let mut rows = [(1, Value::Int(8)), (2, Value::Null)];
+        widen_ints(rows.iter_mut().map(|r| &mut r.1));
+        assert_eq!(rows[0].1, Value::Float(8.0));
+        let tb = dataframe(
+            "d",
+            vec![
+                Column::new("a", vec![Value::Int(1), Value::Float(0.5)]),
+                Column::new("b", vec![Value::Int(1), t("x")]),
+            ],
+        );
+        assert_eq!(tb.columns[0].values, [Value::Float(1.0), Value::Float(0.5)]);
+        assert_eq!(tb.columns[1].values, [Value::Int(1), t("x")]);
     }
 
     #[test]

@@ -104,6 +104,17 @@ pub fn run(cmd: &mut Command) -> Run {
     run_with_stdin(cmd, &[])
 }
 
+/// Runs `tracelens` with the arguments of `line` (split on whitespace).
+pub fn run_cli(line: &str) -> Run {
+    run(tracelens().args(line.split_whitespace()))
+}
+
+/// The text of `<dir>/<sheet>.csv`.
+pub fn csv_text(dir: &Path, sheet: &str) -> String {
+    let path = dir.join(format!("{sheet}.csv"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
 /// Runs the command to completion, feeding `input` on stdin.
 pub fn run_with_stdin(cmd: &mut Command, input: &[u8]) -> Run {
     let mut child = cmd

@@ -5,12 +5,14 @@ use indexmap::IndexMap;
 
 use super::infer::{CType, ctype_of_val};
 use super::long::{LongRow, Mode, Nodes};
-use super::values::{
-    Agg, N, Val, first_non_null, group_sorted, n_max, n_min, n_sum, normalize_field, sheet_of,
-    sort_desc_by,
+use super::values::{columns, num_value, record_columns};
+use crate::names::{col, sheet};
+use crate::table::agg::{
+    Agg, agg_columns, desc_nan_last, first_present, num_max, num_min, num_sum, series_sum,
 };
-use crate::numeric::pairwise_sum;
-use crate::report::Sheet;
+use crate::table::group::{Group, group_first_seen, group_sorted};
+use crate::table::typing::{dataframe, widen_ints};
+use crate::table::{Column, Num, Table, Value};
 
 // ---------------------------------------------------------------------------
 // nccl_implicit_sync and its summary
@@ -20,29 +22,29 @@ use crate::report::Sheet;
 #[derive(Debug, Clone)]
 pub(super) struct SyncRow {
     pub(super) cid: String,
-    pub(super) pg_name: Val,
-    pub(super) pg_ranks: Val,
+    pub(super) pg_name: Value,
+    pub(super) pg_ranks: Value,
     /// Shown `Collective name` / `dtype` (inferred where the trace has none).
-    pub(super) name_shown: Val,
-    pub(super) dtype_shown: Val,
+    pub(super) name_shown: Value,
+    pub(super) dtype_shown: Value,
     /// From the trace: group keys of the summary.
-    pub(super) name_meta: Val,
-    pub(super) dtype_meta: Val,
-    pub(super) group_size: Val,
-    pub(super) in_nelems: Val,
-    pub(super) out_nelems: Val,
-    pub(super) in_mb: Val,
-    pub(super) out_mb: Val,
-    pub(super) full_mb: Val,
-    pub(super) comm_latency: Val,
-    pub(super) skew_start: Val,
+    pub(super) name_meta: Value,
+    pub(super) dtype_meta: Value,
+    pub(super) group_size: Value,
+    pub(super) in_nelems: Value,
+    pub(super) out_nelems: Value,
+    pub(super) in_mb: Value,
+    pub(super) out_mb: Value,
+    pub(super) full_mb: Value,
+    pub(super) comm_latency: Value,
+    pub(super) skew_start: Value,
     pub(super) earliest: i64,
-    pub(super) avg_wait: Val,
-    pub(super) skew_end: Val,
-    pub(super) algo: Val,
-    pub(super) bus: Val,
+    pub(super) avg_wait: Value,
+    pub(super) skew_end: Value,
+    pub(super) algo: Value,
+    pub(super) bus: Value,
     /// (rank, ts, dur, wait), in table order.
-    pub(super) ranks: Vec<(i64, Val, Val, Val)>,
+    pub(super) ranks: Vec<(i64, Value, Value, Value)>,
     pub(super) provenance: String,
     /// Collective type for people: from the trace, else from the kernel name.
     pub(super) kind: String,
@@ -52,14 +54,48 @@ pub(super) struct SyncRow {
 }
 
 /// Collectives in order of first appearance, each with its rows (one per rank).
-pub(super) fn by_collective(rows: &[LongRow]) -> IndexMap<&str, Vec<usize>> {
-    let mut m: IndexMap<&str, Vec<usize>> = IndexMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        m.entry(r.cid.as_str()).or_default().push(i);
-    }
-    m
+pub(super) fn by_collective(rows: &[LongRow]) -> Vec<Group<&str>> {
+    group_first_seen(rows.iter().map(|r| r.cid.as_str()))
 }
 
+/// The kernel times of one collective across its ranks, as Python numbers:
+/// the present starts, the present durations, and their pairwise sums
+/// (`ts + dur`, in table order).
+pub(super) struct Timing {
+    pub(super) ts: Vec<Num>,
+    pub(super) durs: Vec<Num>,
+    pub(super) ends: Vec<Num>,
+}
+
+impl Timing {
+    /// The timing of the collective's rows `rows`.
+    pub(super) fn of<'a>(rows: impl Iterator<Item = &'a LongRow> + Clone) -> Timing {
+        let ts: Vec<Num> = rows.clone().filter_map(|r| r.ts.num()).collect();
+        let durs: Vec<Num> = rows.filter_map(|r| r.dur.num()).collect();
+        let ends = ts.iter().zip(&durs).map(|(t, d)| *t + *d).collect();
+        Timing { ts, durs, ends }
+    }
+
+    /// The earliest and the latest start.
+    pub(super) fn starts(&self) -> Option<(Num, Num)> {
+        Some((
+            num_min(self.ts.iter().copied())?,
+            num_max(self.ts.iter().copied())?,
+        ))
+    }
+
+    /// The earliest and the latest end.
+    pub(super) fn ends(&self) -> Option<(Num, Num)> {
+        Some((
+            num_min(self.ends.iter().copied())?,
+            num_max(self.ends.iter().copied())?,
+        ))
+    }
+}
+
+/// Checks that every rank of collective `cid` (rows `idx`) records the
+/// same `fields`, the shared [`GROUP_FIELDS`] first; the first mismatch is
+/// the error.
 pub(super) fn check_consistent(
     cid: &str,
     rows: &[LongRow],
@@ -67,42 +103,51 @@ pub(super) fn check_consistent(
     fields: &[Getter],
 ) -> Result<(), String> {
     let first = &rows[idx[0]];
-    for (field, get) in fields {
-        if let Some(&other) = idx[1..].iter().find(|&&i| !get(&rows[i]).same(get(first))) {
+    for (field, get) in GROUP_FIELDS.iter().chain(fields) {
+        if let Some(&other) = idx[1..]
+            .iter()
+            .find(|&&i| !get(&rows[i]).key_eq(get(first)))
+        {
             let o = &rows[other];
             return Err(format!(
                 "metadata mismatch in '{field}' for collective {cid}: rank {} has {}, rank {} has {} \
                  (collectives are matched by their order within a process group, so every rank must \
                  record the same sequence)",
                 first.rank,
-                get(first).text(),
+                get(first).py_str(),
                 o.rank,
-                get(o).text()
+                get(o).py_str()
             ));
         }
     }
     Ok(())
 }
 
-pub(super) type Getter = (&'static str, fn(&LongRow) -> &Val);
+/// A field every rank of a collective must record alike: its column and
+/// its cell.
+pub(super) type Getter = (&'static str, fn(&LongRow) -> &Value);
 
-const SYNC_FIELDS: [Getter; 9] = [
-    ("Process Group Name", |r| &r.pg_name),
-    ("Process Group Ranks", |r| &r.pg_ranks),
-    ("Collective name", |r| &r.coll_name),
-    ("Group size", |r| &r.group_size),
-    ("dtype", |r| &r.dtype),
-    ("In msg nelems", |r| &r.in_nelems),
-    ("Out msg nelems", |r| &r.out_nelems),
-    ("In msg size (MB)", |r| &r.in_mb),
-    ("Out msg size (MB)", |r| &r.out_mb),
+/// What the ranks of any matched collective must agree on.
+const GROUP_FIELDS: [Getter; 5] = [
+    (col::PROCESS_GROUP_NAME, |r| &r.pg_name),
+    (col::PROCESS_GROUP_RANKS, |r| &r.pg_ranks),
+    (col::COLLECTIVE_NAME, |r| &r.coll_name),
+    (col::GROUP_SIZE, |r| &r.group_size),
+    (col::DTYPE, |r| &r.dtype),
+];
+
+/// What the ranks of a synchronising collective must also agree on.
+const SYNC_FIELDS: [Getter; 4] = [
+    (col::IN_MSG_NELEMS, |r| &r.in_nelems),
+    (col::OUT_MSG_NELEMS, |r| &r.out_nelems),
+    (col::IN_MSG_SIZE_MB, |r| &r.in_mb),
+    (col::OUT_MSG_SIZE_MB, |r| &r.out_mb),
 ];
 
 pub(super) fn build_sync(rows: &[LongRow], mode: Mode) -> Result<Vec<SyncRow>, String> {
     let mut out = Vec::new();
     for (cid, idx) in by_collective(rows) {
-        let first = &rows[idx[0]];
-        let ctype = ctype_of_val(&first.coll_name);
+        let ctype = ctype_of_val(&rows[idx[0]].coll_name);
         let keep = match mode {
             Mode::Regular => ctype.is_some_and(CType::in_sync_table),
             Mode::Simplified => ctype.is_none_or(CType::in_sync_table),
@@ -113,105 +158,14 @@ pub(super) fn build_sync(rows: &[LongRow], mode: Mode) -> Result<Vec<SyncRow>, S
         if mode == Mode::Regular {
             check_consistent(cid, rows, &idx, &SYNC_FIELDS)?;
         }
-        let ts: Vec<N> = idx.iter().filter_map(|&i| rows[i].ts.num()).collect();
-        let durs: Vec<N> = idx.iter().filter_map(|&i| rows[i].dur.num()).collect();
-        let ends: Vec<N> = ts.iter().zip(&durs).map(|(t, d)| t.add(*d)).collect();
-        let (Some(latest_start), Some(earliest_end), Some(latest_end), Some(latency)) = (
-            n_max(ts.iter().copied()),
-            n_min(ends.iter().copied()),
-            n_max(ends.iter().copied()),
-            n_min(durs.iter().copied()),
-        ) else {
-            continue;
-        };
-        let mut per_rank = Vec::with_capacity(idx.len());
-        let mut waits = Vec::with_capacity(idx.len());
-        for &i in &idx {
-            let r = &rows[i];
-            let w = r.ts.num().map(|t| latest_start.sub(t));
-            if let Some(w) = w {
-                waits.push((w, r.rank));
-            }
-            per_rank.push((
-                r.rank,
-                r.ts.clone(),
-                r.dur.clone(),
-                w.map_or(Val::Null, N::val),
-            ));
+        let g: Vec<&LongRow> = idx.iter().map(|&i| &rows[i]).collect();
+        if let Some(r) = sync_row(cid, &g, ctype) {
+            out.push(r);
         }
-        // Ties go to the larger rank (Python's max over (wait, rank)).
-        let (skew, earliest) = waits
-            .iter()
-            .fold((N::I(i64::MIN), -1), |(bw, br), &(w, r)| {
-                if bw.lt(w) || (!w.lt(bw) && r > br) {
-                    (w, r)
-                } else {
-                    (bw, br)
-                }
-            });
-        let avg_wait = n_sum(waits.iter().map(|w| w.0)).f() / waits.len().max(1) as f64;
-        let has_size = !first.in_mb.is_null() && !first.out_mb.is_null();
-        let (full, algo, bus) = match ctype {
-            Some(t) if has_size => {
-                let full = if t == CType::AllGather {
-                    first.out_mb.f64()
-                } else {
-                    first.in_mb.f64()
-                };
-                let lat = latency.f();
-                let algo = if lat > 0.0 {
-                    (full / 1024.0) / (lat / 1e6)
-                } else {
-                    f64::NAN
-                };
-                let bus = match first.group_size.num() {
-                    Some(n) => algo * t.bus_factor(n.f()),
-                    None => f64::NAN,
-                };
-                (full, algo, bus)
-            }
-            _ => (f64::NAN, f64::NAN, f64::NAN),
-        };
-        let guessed = first.coll_name.is_null() && first.guessed_name.is_some();
-        let kind = match ctype {
-            Some(t) => t.label().to_string(),
-            None => match (&first.coll_name, first.guessed_name) {
-                (Val::Null, Some(g)) => CType::of(g).map_or(g.to_string(), |t| t.label().into()),
-                (Val::Null, None) => "unknown".into(),
-                (v, _) => v.text(),
-            },
-        };
-        out.push(SyncRow {
-            cid: cid.to_string(),
-            pg_name: first.pg_name.clone(),
-            pg_ranks: first.pg_ranks.clone(),
-            name_shown: first.shown_name(),
-            dtype_shown: first.shown_dtype(),
-            name_meta: first.coll_name.clone(),
-            dtype_meta: first.dtype.clone(),
-            group_size: first.group_size.clone(),
-            in_nelems: first.in_nelems.clone(),
-            out_nelems: first.out_nelems.clone(),
-            in_mb: first.in_mb.clone(),
-            out_mb: first.out_mb.clone(),
-            full_mb: Val::float(full),
-            comm_latency: latency.val(),
-            skew_start: skew.val(),
-            earliest,
-            avg_wait: Val::float(avg_wait),
-            skew_end: latest_end.sub(earliest_end).val(),
-            algo: Val::float(algo),
-            bus: Val::float(bus),
-            ranks: per_rank,
-            provenance: first.provenance(),
-            kind,
-            inferred: guessed || first.custom_named,
-            straggler: ctype.is_none_or(CType::reference_sync),
-        });
     }
     // The reference builds a DataFrame of these rows: type each column.
     macro_rules! norm {
-        ($($f:ident),*) => { $( normalize_field(&mut out, |r| &mut r.$f); )* };
+        ($($f:ident),*) => { $( widen_ints(out.iter_mut().map(|r| &mut r.$f)); )* };
     }
     norm!(
         pg_name,
@@ -236,173 +190,263 @@ pub(super) fn build_sync(rows: &[LongRow], mode: Mode) -> Result<Vec<SyncRow>, S
     Ok(out)
 }
 
-pub(super) fn sync_sheet(rows: &[SyncRow], nodes: Option<Nodes>) -> Sheet {
-    if rows.is_empty() {
-        return Sheet::new("nccl_implicit_sync", &[]);
-    }
-    let col = |f: &dyn Fn(&SyncRow) -> Val| rows.iter().map(f).collect::<Vec<Val>>();
-    let mut cols: Vec<(String, Vec<Val>)> = vec![
-        ("collective_id".into(), col(&|r| Val::Str(r.cid.clone()))),
-        ("Process Group Name".into(), col(&|r| r.pg_name.clone())),
-        ("Process Group Ranks".into(), col(&|r| r.pg_ranks.clone())),
-        ("Collective name".into(), col(&|r| r.name_shown.clone())),
-        ("Group size".into(), col(&|r| r.group_size.clone())),
-        ("dtype".into(), col(&|r| r.dtype_shown.clone())),
-        ("In msg nelems".into(), col(&|r| r.in_nelems.clone())),
-        ("Out msg nelems".into(), col(&|r| r.out_nelems.clone())),
-        ("In msg size (MB)".into(), col(&|r| r.in_mb.clone())),
-        ("Out msg size (MB)".into(), col(&|r| r.out_mb.clone())),
-        ("Full msg size (MB)".into(), col(&|r| r.full_mb.clone())),
-        ("comm_latency".into(), col(&|r| r.comm_latency.clone())),
-        ("skew in start time".into(), col(&|r| r.skew_start.clone())),
-        (
-            "earliest arrival rank".into(),
-            col(&|r| Val::Int(r.earliest)),
-        ),
-        ("avg_wait_time".into(), col(&|r| r.avg_wait.clone())),
-        ("skew in end time".into(), col(&|r| r.skew_end.clone())),
-        ("algo bw (GB/s)".into(), col(&|r| r.algo.clone())),
-        ("bus bw (GB/s)".into(), col(&|r| r.bus.clone())),
-    ];
-    // Per-rank columns: each row adds ts/dur of its ranks, then their waits.
-    // (rank, 0 ts / 1 dur / 2 wait) -> column, in order of first appearance.
-    let mut names: IndexMap<(i64, u8), Vec<Val>> = IndexMap::new();
-    for r in rows {
-        for (rank, ..) in &r.ranks {
-            names.entry((*rank, 0)).or_default();
-            names.entry((*rank, 1)).or_default();
+/// The row of collective `cid` (its rows `g`, one per rank); None when no
+/// rank has a start and a duration.
+fn sync_row(cid: &str, g: &[&LongRow], ctype: Option<CType>) -> Option<SyncRow> {
+    let first = g[0];
+    let t = Timing::of(g.iter().copied());
+    let (_, latest_start) = t.starts()?;
+    let (earliest_end, latest_end) = t.ends()?;
+    let latency = num_min(t.durs.iter().copied())?;
+    let mut per_rank = Vec::with_capacity(g.len());
+    let mut waits = Vec::with_capacity(g.len());
+    for r in g {
+        let w = r.ts.num().map(|t| latest_start - t);
+        if let Some(w) = w {
+            waits.push((w, r.rank));
         }
-        for (rank, ..) in &r.ranks {
-            names.entry((*rank, 2)).or_default();
-        }
+        let wait = w.map_or(Value::Null, num_value);
+        per_rank.push((r.rank, r.ts.clone(), r.dur.clone(), wait));
     }
-    for c in names.values_mut() {
-        *c = vec![Val::Null; rows.len()];
-    }
-    for (i, r) in rows.iter().enumerate() {
-        for (rank, ts, dur, wait) in &r.ranks {
-            for (k, v) in [(0u8, ts), (1, dur), (2, wait)] {
-                if let Some(c) = names.get_mut(&(*rank, k)) {
-                    c[i] = v.clone();
-                }
+    // Ties go to the larger rank (Python's max over (wait, rank)).
+    let (skew, earliest) = waits
+        .iter()
+        .fold((Num::Int(i64::MIN), -1), |(bw, br), &(w, r)| {
+            if bw.lt(w) || (!w.lt(bw) && r > br) {
+                (w, r)
+            } else {
+                (bw, br)
             }
-        }
-    }
-    for ((rank, k), values) in names {
-        let what = ["ts", "dur", "wait_time"][k as usize];
-        cols.push((format!("rank_{rank}_{what}"), values));
-    }
-    if let Some(n) = nodes {
-        cols.push(("node_span".into(), col(&|r| n.span(&r.pg_ranks))));
-    }
-    cols.push(("metadata".into(), col(&|r| Val::Str(r.provenance.clone()))));
-    sheet_of("nccl_implicit_sync", cols)
+        });
+    let avg_wait = num_sum(waits.iter().map(|w| w.0)).f64() / waits.len().max(1) as f64;
+    let (full, algo, bus) = bandwidths(first, ctype, latency);
+    let guessed = first.coll_name.is_missing() && first.guessed_name.is_some();
+    Some(SyncRow {
+        cid: cid.to_string(),
+        pg_name: first.pg_name.clone(),
+        pg_ranks: first.pg_ranks.clone(),
+        name_shown: first.shown_name(),
+        dtype_shown: first.shown_dtype(),
+        name_meta: first.coll_name.clone(),
+        dtype_meta: first.dtype.clone(),
+        group_size: first.group_size.clone(),
+        in_nelems: first.in_nelems.clone(),
+        out_nelems: first.out_nelems.clone(),
+        in_mb: first.in_mb.clone(),
+        out_mb: first.out_mb.clone(),
+        full_mb: Value::float_or_null(full),
+        comm_latency: num_value(latency),
+        skew_start: num_value(skew),
+        earliest,
+        avg_wait: Value::float_or_null(avg_wait),
+        skew_end: num_value(latest_end - earliest_end),
+        algo: Value::float_or_null(algo),
+        bus: Value::float_or_null(bus),
+        ranks: per_rank,
+        provenance: first.provenance(),
+        kind: kind_of(first, ctype),
+        inferred: guessed || first.custom_named,
+        straggler: ctype.is_none_or(CType::reference_sync),
+    })
 }
 
-pub(super) fn summary_sync_sheet(rows: &[SyncRow], aggs: &[Agg]) -> Sheet {
-    let name = "nccl_summary_implicit_sync";
-    if rows.is_empty() {
-        return Sheet::new(name, &[]);
+/// Full message size (MB), algorithm and bus bandwidth (GB/s) of a
+/// collective of type `ctype` taking `latency` µs; NaN without sizes.
+fn bandwidths(first: &LongRow, ctype: Option<CType>, latency: Num) -> (f64, f64, f64) {
+    let has_size = !first.in_mb.is_missing() && !first.out_mb.is_missing();
+    let Some(t) = ctype.filter(|_| has_size) else {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    };
+    let full = if t == CType::AllGather {
+        first.out_mb.to_f64()
+    } else {
+        first.in_mb.to_f64()
+    };
+    let lat = latency.f64();
+    let algo = if lat > 0.0 {
+        (full / 1024.0) / (lat / 1e6)
+    } else {
+        f64::NAN
+    };
+    let bus = match first.group_size.num() {
+        Some(n) => algo * t.bus_factor(n.f64()),
+        None => f64::NAN,
+    };
+    (full, algo, bus)
+}
+
+/// The collective type shown to people: from the trace, else from the
+/// kernel name, else `unknown`.
+fn kind_of(first: &LongRow, ctype: Option<CType>) -> String {
+    match ctype {
+        Some(t) => t.label().to_string(),
+        None => match (&first.coll_name, first.guessed_name) {
+            (Value::Null, Some(g)) => CType::of(g).map_or(g.to_string(), |t| t.label().into()),
+            (Value::Null, None) => "unknown".into(),
+            (v, _) => v.py_str(),
+        },
     }
-    let unknown = |v: &Val| {
-        if v.is_null() {
-            Val::Str("Unknown".into())
+}
+
+pub(super) fn sync_sheet(rows: &[SyncRow], nodes: Option<Nodes>) -> Table {
+    if rows.is_empty() {
+        return Table::new(sheet::NCCL_IMPLICIT_SYNC, &[]);
+    }
+    let column =
+        |name: &str, f: &dyn Fn(&SyncRow) -> Value| Column::new(name, rows.iter().map(f).collect());
+    let mut cols: Vec<Column> = vec![
+        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone())),
+        column(col::PROCESS_GROUP_NAME, &|r| r.pg_name.clone()),
+        column(col::PROCESS_GROUP_RANKS, &|r| r.pg_ranks.clone()),
+        column(col::COLLECTIVE_NAME, &|r| r.name_shown.clone()),
+        column(col::GROUP_SIZE, &|r| r.group_size.clone()),
+        column(col::DTYPE, &|r| r.dtype_shown.clone()),
+        column(col::IN_MSG_NELEMS, &|r| r.in_nelems.clone()),
+        column(col::OUT_MSG_NELEMS, &|r| r.out_nelems.clone()),
+        column(col::IN_MSG_SIZE_MB, &|r| r.in_mb.clone()),
+        column(col::OUT_MSG_SIZE_MB, &|r| r.out_mb.clone()),
+        column(col::FULL_MSG_SIZE_MB, &|r| r.full_mb.clone()),
+        column(col::COMM_LATENCY, &|r| r.comm_latency.clone()),
+        column(col::SKEW_IN_START_TIME, &|r| r.skew_start.clone()),
+        column(col::EARLIEST_ARRIVAL_RANK, &|r| Value::Int(r.earliest)),
+        column(col::AVG_WAIT_TIME, &|r| r.avg_wait.clone()),
+        column(col::SKEW_IN_END_TIME, &|r| r.skew_end.clone()),
+        column(col::ALGO_BW, &|r| r.algo.clone()),
+        column(col::BUS_BW, &|r| r.bus.clone()),
+    ];
+    // Per-rank columns: each row adds ts/dur of its ranks, then their waits.
+    let rank_col = |rank: i64, what: &str| format!("{}{rank}_{what}", col::RANK_PREFIX);
+    let records = rows.iter().map(|r| {
+        let mut cells = Vec::with_capacity(3 * r.ranks.len());
+        for (rank, ts, dur, _) in &r.ranks {
+            cells.push((rank_col(*rank, col::TS), ts.clone()));
+            cells.push((rank_col(*rank, col::DUR), dur.clone()));
+        }
+        for (rank, _, _, wait) in &r.ranks {
+            cells.push((rank_col(*rank, col::WAIT_TIME), wait.clone()));
+        }
+        cells
+    });
+    cols.extend(record_columns(records, rows.len()));
+    if let Some(n) = nodes {
+        cols.push(column(col::NODE_SPAN, &|r| n.span(&r.pg_ranks)));
+    }
+    cols.push(column(col::METADATA, &|r| {
+        Value::Text(r.provenance.clone())
+    }));
+    dataframe(sheet::NCCL_IMPLICIT_SYNC, cols)
+}
+
+/// A metric of `nccl_summary_implicit_sync`: its column and its cells.
+type Metric = (&'static str, fn(&SyncRow) -> &Value);
+
+/// The metrics summarised: latency and skews, and each bandwidth that some
+/// row has.
+fn sync_metrics(rows: &[SyncRow]) -> Vec<Metric> {
+    let mut metrics: Vec<Metric> = vec![
+        (col::COMM_LATENCY, |r| &r.comm_latency),
+        (col::SKEW_IN_START_TIME, |r| &r.skew_start),
+        (col::SKEW_IN_END_TIME, |r| &r.skew_end),
+    ];
+    if rows.iter().any(|r| !r.algo.is_missing()) {
+        metrics.push((col::ALGO_BW, |r| &r.algo));
+    }
+    if rows.iter().any(|r| !r.bus.is_missing()) {
+        metrics.push((col::BUS_BW, |r| &r.bus));
+    }
+    metrics
+}
+
+/// The headers of `nccl_summary_implicit_sync`.
+fn summary_sync_headers(metrics: &[Metric], aggs: &[Agg], any_inferred: bool) -> Vec<String> {
+    let mut headers: Vec<String> = [
+        col::COLLECTIVE_NAME,
+        col::DTYPE,
+        col::IN_MSG_NELEMS,
+        col::PROCESS_GROUP_NAME,
+        col::GROUP_SIZE,
+        col::FULL_MSG_SIZE_MB,
+    ]
+    .map(String::from)
+    .to_vec();
+    for (m, _) in metrics {
+        headers.extend(agg_columns(m, aggs));
+    }
+    headers.push(col::COUNT_LC.into());
+    headers.push(col::TOTAL_COMM_LATENCY_MS.into());
+    if any_inferred {
+        headers.push(col::INFERRED_COLLECTIVE_NAMES.into());
+    }
+    headers
+}
+
+/// One group's cells after its key, and its total latency in ms.
+fn summary_sync_cells(
+    g: &[&SyncRow],
+    metrics: &[Metric],
+    aggs: &[Agg],
+    any_inferred: bool,
+) -> (Vec<Value>, f64) {
+    let mut vals = vec![
+        first_present(g.iter().map(|r| &r.pg_name)),
+        first_present(g.iter().map(|r| &r.group_size)),
+        first_present(g.iter().map(|r| &r.full_mb)),
+    ];
+    for (_, get) in metrics {
+        for a in aggs {
+            vals.push(a.apply(g.iter().map(|r| get(r))));
+        }
+    }
+    vals.push(Value::Int(g.len() as i64));
+    let lat: Vec<Num> = g.iter().filter_map(|r| r.comm_latency.num()).collect();
+    let total_ms = series_sum(&lat).f64() / 1000.0;
+    vals.push(Value::float_or_null(total_ms));
+    if any_inferred {
+        vals.push(Value::Text(inferred_names(g)));
+    }
+    (vals, total_ms)
+}
+
+pub(super) fn summary_sync_sheet(rows: &[SyncRow], aggs: &[Agg]) -> Table {
+    let name = sheet::NCCL_SUMMARY_IMPLICIT_SYNC;
+    if rows.is_empty() {
+        return Table::new(name, &[]);
+    }
+    let unknown = |v: &Value| {
+        if v.is_missing() {
+            Value::Text("Unknown".into())
         } else {
             v.clone()
         }
     };
-    let groups = group_sorted(
-        rows,
-        |r| {
-            vec![
-                unknown(&r.name_meta),
-                unknown(&r.dtype_meta),
-                unknown(&r.in_nelems),
-            ]
-        },
-        false,
-    );
-    type Metric = (&'static str, fn(&SyncRow) -> &Val);
-    let mut metrics: Vec<Metric> = vec![
-        ("comm_latency", |r| &r.comm_latency),
-        ("skew in start time", |r| &r.skew_start),
-        ("skew in end time", |r| &r.skew_end),
-    ];
-    if rows.iter().any(|r| !r.algo.is_null()) {
-        metrics.push(("algo bw (GB/s)", |r| &r.algo));
-    }
-    if rows.iter().any(|r| !r.bus.is_null()) {
-        metrics.push(("bus bw (GB/s)", |r| &r.bus));
-    }
+    let keys = rows.iter().map(|r| {
+        vec![
+            unknown(&r.name_meta),
+            unknown(&r.dtype_meta),
+            unknown(&r.in_nelems),
+        ]
+    });
+    let metrics = sync_metrics(rows);
     let any_inferred = rows.iter().any(|r| r.inferred);
-    struct Out {
-        vals: Vec<Val>,
-        total_ms: f64,
-    }
-    let mut out: Vec<Out> = groups
+    let mut out: Vec<(Vec<Value>, f64)> = group_sorted(keys, false)
         .into_iter()
-        .map(|(key, idx)| {
+        .map(|(mut key, idx)| {
             let g: Vec<&SyncRow> = idx.iter().map(|&i| &rows[i]).collect();
-            let mut vals = key;
-            vals.push(first_non_null(g.iter().map(|r| &r.pg_name)));
-            vals.push(first_non_null(g.iter().map(|r| &r.group_size)));
-            vals.push(first_non_null(g.iter().map(|r| &r.full_mb)));
-            for (_, get) in &metrics {
-                let col: Vec<&Val> = g.iter().map(|r| get(r)).collect();
-                for a in aggs {
-                    vals.push(a.apply(&col));
-                }
-            }
-            vals.push(Val::Int(g.len() as i64));
-            let lat: Vec<N> = g.iter().filter_map(|r| r.comm_latency.num()).collect();
-            let total_ms = if lat.iter().all(|n| matches!(n, N::I(_))) {
-                n_sum(lat).f() / 1000.0
-            } else {
-                let f: Vec<f64> = lat.iter().map(|n| n.f()).collect();
-                pairwise_sum(&f) / 1000.0
-            };
-            vals.push(Val::float(total_ms));
-            if any_inferred {
-                vals.push(Val::Str(inferred_names(&g)));
-            }
-            Out { vals, total_ms }
+            let (cells, total_ms) = summary_sync_cells(&g, &metrics, aggs, any_inferred);
+            key.extend(cells);
+            (key, total_ms)
         })
         .collect();
-    sort_desc_by(&mut out, |o| o.total_ms);
-    let mut headers: Vec<String> = [
-        "Collective name",
-        "dtype",
-        "In msg nelems",
-        "Process Group Name",
-        "Group size",
-        "Full msg size (MB)",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for (m, _) in &metrics {
-        for a in aggs {
-            headers.push(format!("{m}_{}", a.name()));
-        }
-    }
-    headers.push("count".into());
-    headers.push("Total comm latency (ms)".into());
-    if any_inferred {
-        headers.push("inferred collective names".into());
-    }
-    let cols = headers
-        .into_iter()
-        .enumerate()
-        .map(|(j, h)| (h, out.iter().map(|o| o.vals[j].clone()).collect()))
-        .collect();
-    sheet_of(name, cols)
+    out.sort_by(|a, b| desc_nan_last(a.1, b.1));
+    let headers = summary_sync_headers(&metrics, aggs, any_inferred);
+    dataframe(name, columns(&headers, &out))
 }
 
 /// `allreduce (3), all_to_all (5)`: the inferred names of a group's rows.
 fn inferred_names(g: &[&SyncRow]) -> String {
     let mut counts: IndexMap<String, usize> = IndexMap::new();
     for r in g.iter().filter(|r| r.inferred) {
-        *counts.entry(r.name_shown.text()).or_default() += 1;
+        *counts.entry(r.name_shown.py_str()).or_default() += 1;
     }
     counts
         .iter()

@@ -1,7 +1,7 @@
 //! Collective types ([`CType`]) and what a collective kernel's name says
 //! about the collective and its dtype.
 
-use super::values::Val;
+use crate::table::Value;
 
 // ---------------------------------------------------------------------------
 // Collective types and kernel-name inference
@@ -79,7 +79,7 @@ impl CType {
     }
 }
 
-pub(super) fn ctype_of_val(v: &Val) -> Option<CType> {
+pub(super) fn ctype_of_val(v: &Value) -> Option<CType> {
     v.as_str().and_then(CType::of)
 }
 

@@ -1,14 +1,14 @@
 //! The long table (one row per collective kernel per rank), the matching
 //! mode, node columns, and the `nccl_long` / `nccl_summary_long` sheets.
 
-use indexmap::IndexMap;
-
 use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
-use super::values::{
-    Agg, N, Val, first_non_null, group_sorted, normalize_field, sheet_of, sort_desc_by,
-};
+use super::values::{arg_value, columns};
 use super::{CollectiveKernel, collective_kernels};
-use crate::report::Sheet;
+use crate::names::{col, sheet};
+use crate::table::agg::{Agg, desc_nan_last, first_present};
+use crate::table::group::{group_first_seen, group_sorted};
+use crate::table::typing::{dataframe, widen_ints};
+use crate::table::{Column, Num, Table, Value};
 use crate::trace::{CollectiveArgs, Trace};
 
 // ---------------------------------------------------------------------------
@@ -29,22 +29,22 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub(super) struct LongRow {
     pub(super) rank: i64,
-    pub(super) pg_name: Val,
-    pub(super) pg_ranks: Val,
+    pub(super) pg_name: Value,
+    pub(super) pg_ranks: Value,
     /// `Collective name` from the trace (or the reference's custom rule).
-    pub(super) coll_name: Val,
-    pub(super) group_size: Val,
+    pub(super) coll_name: Value,
+    pub(super) group_size: Value,
     /// `dtype` from the trace.
-    pub(super) dtype: Val,
-    pub(super) in_nelems: Val,
-    pub(super) in_mb: Val,
-    pub(super) out_nelems: Val,
-    pub(super) out_mb: Val,
-    pub(super) in_split: Val,
-    pub(super) out_split: Val,
-    pub(super) stream: Val,
-    pub(super) ts: Val,
-    pub(super) dur: Val,
+    pub(super) dtype: Value,
+    pub(super) in_nelems: Value,
+    pub(super) in_mb: Value,
+    pub(super) out_nelems: Value,
+    pub(super) out_mb: Value,
+    pub(super) in_split: Value,
+    pub(super) out_split: Value,
+    pub(super) stream: Value,
+    pub(super) ts: Value,
+    pub(super) dur: Value,
     pub(super) index_in_group: usize,
     pub(super) cid: String,
     /// Shown where the trace has no `Collective name` / `dtype`.
@@ -56,16 +56,16 @@ pub(super) struct LongRow {
 }
 
 impl LongRow {
-    pub(super) fn shown_name(&self) -> Val {
+    pub(super) fn shown_name(&self) -> Value {
         match (&self.coll_name, self.guessed_name) {
-            (Val::Null, Some(g)) => Val::Str(g.into()),
+            (Value::Null, Some(g)) => Value::Text(g.into()),
             (v, _) => v.clone(),
         }
     }
 
-    pub(super) fn shown_dtype(&self) -> Val {
+    pub(super) fn shown_dtype(&self) -> Value {
         match (&self.dtype, self.guessed_dtype) {
-            (Val::Null, Some(g)) => Val::Str(g.into()),
+            (Value::Null, Some(g)) => Value::Text(g.into()),
             (v, _) => v.clone(),
         }
     }
@@ -74,13 +74,13 @@ impl LongRow {
     pub(super) fn provenance(&self) -> String {
         let mut fields = Vec::new();
         if self.custom_named || self.guessed_name.is_some() {
-            fields.push("Collective name");
+            fields.push(col::COLLECTIVE_NAME);
         }
         if self.guessed_dtype.is_some() {
-            fields.push("dtype");
+            fields.push(col::DTYPE);
         }
         if fields.is_empty() {
-            return if self.coll_name.is_null() {
+            return if self.coll_name.is_missing() {
                 "missing".into()
             } else {
                 "trace".into()
@@ -97,55 +97,59 @@ impl LongRow {
 fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     let name = ev.name;
     let a: &CollectiveArgs = ev.args;
-    let mut coll_name = Val::from_arg(&a.coll_name);
+    let mut coll_name = arg_value(&a.coll_name);
     let mut custom_named = false;
-    if coll_name.is_null() {
+    if coll_name.is_missing() {
         let lower = name.to_ascii_lowercase();
         if let Some((_, c)) = CUSTOM_COLLECTIVES.iter().find(|(p, _)| lower.contains(p)) {
-            coll_name = Val::Str(c.to_string());
+            coll_name = Value::Text(c.to_string());
             custom_named = true;
         }
     }
-    let dtype = Val::from_arg(&a.dtype);
+    let dtype = arg_value(&a.dtype);
     let guess = infer_from_kernel_name(name);
-    let in_nelems = Val::from_arg(&a.in_nelems);
-    let out_nelems = Val::from_arg(&a.out_nelems);
+    let in_nelems = arg_value(&a.in_nelems);
+    let out_nelems = arg_value(&a.out_nelems);
     let bytes = dtype.as_str().and_then(dtype_bytes);
     // Sizes only from the trace's own dtype: an inferred dtype must not
     // change numbers the reference computes.
-    let mb = |n: &Val| match (bytes, n.num()) {
-        (Some(b), Some(N::I(i))) => match i.checked_mul(b) {
-            Some(p) => Val::float(p as f64 / 1_048_576.0),
-            None => Val::float(i as f64 * b as f64 / 1_048_576.0),
+    let mb = |n: &Value| match (bytes, n.num()) {
+        (Some(b), Some(Num::Int(i))) => match i.checked_mul(b) {
+            Some(p) => Value::float_or_null(p as f64 / 1_048_576.0),
+            None => Value::float_or_null(i as f64 * b as f64 / 1_048_576.0),
         },
-        (Some(b), Some(N::F(x))) => Val::float(x * b as f64 / 1_048_576.0),
-        _ => Val::Null,
+        (Some(b), Some(Num::Float(x))) => Value::float_or_null(x * b as f64 / 1_048_576.0),
+        _ => Value::Null,
     };
-    let (in_mb, out_mb) = if bytes.is_some() && !in_nelems.is_null() {
+    let (in_mb, out_mb) = if bytes.is_some() && !in_nelems.is_missing() {
         (mb(&in_nelems), mb(&out_nelems))
     } else {
-        (Val::Null, Val::Null)
+        (Value::Null, Value::Null)
     };
     LongRow {
         rank,
-        pg_name: Val::from_arg(&a.pg_name),
-        pg_ranks: Val::from_arg(&a.pg_ranks),
-        guessed_name: if coll_name.is_null() {
+        pg_name: arg_value(&a.pg_name),
+        pg_ranks: arg_value(&a.pg_ranks),
+        guessed_name: if coll_name.is_missing() {
             guess.collective
         } else {
             None
         },
-        guessed_dtype: if dtype.is_null() { guess.dtype } else { None },
+        guessed_dtype: if dtype.is_missing() {
+            guess.dtype
+        } else {
+            None
+        },
         coll_name,
-        group_size: Val::from_arg(&a.group_size),
+        group_size: arg_value(&a.group_size),
         dtype,
         in_nelems,
         in_mb,
         out_nelems,
         out_mb,
-        in_split: Val::from_arg(&a.in_split),
-        out_split: Val::from_arg(&a.out_split),
-        stream: ev.stream.map_or(Val::Null, Val::Int),
+        in_split: arg_value(&a.in_split),
+        out_split: arg_value(&a.out_split),
+        stream: ev.stream.map_or(Value::Null, Value::Int),
         ts: ev.ts.clone(),
         dur: ev.dur.clone(),
         index_in_group: 0,
@@ -165,24 +169,24 @@ pub(super) fn build_long(ranks: &[Trace]) -> (Vec<LongRow>, Mode) {
         }
     }
     macro_rules! norm {
-        ($($f:ident),*) => { $( normalize_field(&mut rows, |r| &mut r.$f); )* };
+        ($($f:ident),*) => { $( widen_ints(rows.iter_mut().map(|r| &mut r.$f)); )* };
     }
     norm!(
         pg_name, pg_ranks, coll_name, group_size, dtype, in_nelems, in_mb, out_nelems, out_mb,
         in_split, out_split, stream, ts, dur
     );
-    let pg_missing = rows.iter().all(|r| r.pg_name.is_null())
+    let pg_missing = rows.iter().all(|r| r.pg_name.is_missing())
         || rows
             .iter()
-            .all(|r| r.pg_name.is_null() || r.pg_name.as_str() == Some("Unknown_Group"));
+            .all(|r| r.pg_name.is_missing() || r.pg_name.as_str() == Some("Unknown_Group"));
     // At most one distinct stream per rank (one pass over the rows).
-    let mut streams: Vec<Option<&Val>> = vec![None; ranks.len()];
+    let mut streams: Vec<Option<&Value>> = vec![None; ranks.len()];
     let mut one_stream = true;
-    for r in rows.iter().filter(|r| !r.stream.is_null()) {
+    for r in rows.iter().filter(|r| !r.stream.is_missing()) {
         let slot = &mut streams[r.rank as usize];
         match slot {
             None => *slot = Some(&r.stream),
-            Some(s) if !s.same(&r.stream) => one_stream = false,
+            Some(s) if !s.key_eq(&r.stream) => one_stream = false,
             Some(_) => {}
         }
     }
@@ -193,23 +197,24 @@ pub(super) fn build_long(ranks: &[Trace]) -> (Vec<LongRow>, Mode) {
     };
     for r in rows.iter_mut() {
         match mode {
-            Mode::Simplified => r.pg_name = Val::Str("all".into()),
-            Mode::Regular if r.pg_name.is_null() => r.pg_name = Val::Str("Unknown_Group".into()),
+            Mode::Simplified => r.pg_name = Value::Text("all".into()),
+            Mode::Regular if r.pg_name.is_missing() => {
+                r.pg_name = Value::Text("Unknown_Group".into())
+            }
             Mode::Regular => {}
         }
     }
     // index_in_group: position by ts within (process group, rank); ties keep
     // table order (pandas rank(method="first")).
-    let mut groups: IndexMap<(String, i64), Vec<usize>> = IndexMap::new();
-    for (i, r) in rows.iter().enumerate() {
+    let groups = group_first_seen(rows.iter().map(|r| {
         let key = match mode {
             Mode::Simplified => String::new(),
-            Mode::Regular => r.pg_name.text(),
+            Mode::Regular => r.pg_name.py_str(),
         };
-        groups.entry((key, r.rank)).or_default().push(i);
-    }
+        (key, r.rank)
+    }));
     for (_, mut idx) in groups {
-        idx.sort_by(|&a, &b| rows[a].ts.f64().total_cmp(&rows[b].ts.f64()));
+        idx.sort_by(|&a, &b| rows[a].ts.to_f64().total_cmp(&rows[b].ts.to_f64()));
         for (k, i) in idx.into_iter().enumerate() {
             rows[i].index_in_group = k;
         }
@@ -217,7 +222,7 @@ pub(super) fn build_long(ranks: &[Trace]) -> (Vec<LongRow>, Mode) {
     for r in rows.iter_mut() {
         r.cid = match mode {
             Mode::Simplified => r.index_in_group.to_string(),
-            Mode::Regular => format!("{}_{}", r.pg_name.text(), r.index_in_group),
+            Mode::Regular => format!("{}_{}", r.pg_name.py_str(), r.index_in_group),
         };
     }
     (rows, mode)
@@ -235,17 +240,17 @@ pub(super) struct Nodes {
 }
 
 impl Nodes {
-    pub(super) fn node_id(&self, rank: i64) -> Val {
+    pub(super) fn node_id(&self, rank: i64) -> Value {
         if (0..self.world_size).contains(&rank) {
-            Val::Int(rank / self.gpus_per_node)
+            Value::Int(rank / self.gpus_per_node)
         } else {
-            Val::Null
+            Value::Null
         }
     }
 
-    pub(super) fn span(&self, pg_ranks: &Val) -> Val {
+    pub(super) fn span(&self, pg_ranks: &Value) -> Value {
         let ranks = match pg_ranks {
-            Val::Str(s) | Val::Py(s) => parse_rank_list(s),
+            Value::Text(s) | Value::Py(s) => parse_rank_list(s),
             _ => Vec::new(),
         };
         let label = match ranks.first() {
@@ -262,7 +267,7 @@ impl Nodes {
                 }
             }
         };
-        Val::Str(label.into())
+        Value::Text(label.into())
     }
 }
 
@@ -304,42 +309,42 @@ fn parse_rank_list(s: &str) -> Vec<i64> {
 // nccl_long, nccl_summary_long / coll_analysis
 // ---------------------------------------------------------------------------
 
-pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Sheet {
-    let col = |f: &dyn Fn(&LongRow) -> Val| rows.iter().map(f).collect::<Vec<Val>>();
-    let mut cols: Vec<(String, Vec<Val>)> = vec![
-        ("collective_id".into(), col(&|r| Val::Str(r.cid.clone()))),
-        (
-            "index_in_group".into(),
-            col(&|r| Val::Int(r.index_in_group as i64)),
-        ),
-        ("rank".into(), col(&|r| Val::Int(r.rank))),
-        ("Process Group Name".into(), col(&|r| r.pg_name.clone())),
-        ("Process Group Ranks".into(), col(&|r| r.pg_ranks.clone())),
-        ("Collective name".into(), col(&|r| r.shown_name())),
-        ("Group size".into(), col(&|r| r.group_size.clone())),
-        ("dtype".into(), col(&|r| r.shown_dtype())),
-        ("In msg nelems".into(), col(&|r| r.in_nelems.clone())),
-        ("In msg size (MB)".into(), col(&|r| r.in_mb.clone())),
-        ("Out msg nelems".into(), col(&|r| r.out_nelems.clone())),
-        ("Out msg size (MB)".into(), col(&|r| r.out_mb.clone())),
-        ("In split size".into(), col(&|r| r.in_split.clone())),
-        ("Out split size".into(), col(&|r| r.out_split.clone())),
-        ("stream".into(), col(&|r| r.stream.clone())),
-        ("ts".into(), col(&|r| r.ts.clone())),
-        ("dur".into(), col(&|r| r.dur.clone())),
+pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Table {
+    let column =
+        |name: &str, f: &dyn Fn(&LongRow) -> Value| Column::new(name, rows.iter().map(f).collect());
+    let mut cols: Vec<Column> = vec![
+        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone())),
+        column(col::INDEX_IN_GROUP, &|r| {
+            Value::Int(r.index_in_group as i64)
+        }),
+        column(col::RANK, &|r| Value::Int(r.rank)),
+        column(col::PROCESS_GROUP_NAME, &|r| r.pg_name.clone()),
+        column(col::PROCESS_GROUP_RANKS, &|r| r.pg_ranks.clone()),
+        column(col::COLLECTIVE_NAME, &|r| r.shown_name()),
+        column(col::GROUP_SIZE, &|r| r.group_size.clone()),
+        column(col::DTYPE, &|r| r.shown_dtype()),
+        column(col::IN_MSG_NELEMS, &|r| r.in_nelems.clone()),
+        column(col::IN_MSG_SIZE_MB, &|r| r.in_mb.clone()),
+        column(col::OUT_MSG_NELEMS, &|r| r.out_nelems.clone()),
+        column(col::OUT_MSG_SIZE_MB, &|r| r.out_mb.clone()),
+        column(col::IN_SPLIT_SIZE, &|r| r.in_split.clone()),
+        column(col::OUT_SPLIT_SIZE, &|r| r.out_split.clone()),
+        column(col::STREAM, &|r| r.stream.clone()),
+        column(col::TS, &|r| r.ts.clone()),
+        column(col::DUR, &|r| r.dur.clone()),
     ];
     if let Some(n) = nodes {
-        cols.push(("node_id".into(), col(&|r| n.node_id(r.rank))));
-        cols.push(("node_span".into(), col(&|r| n.span(&r.pg_ranks))));
+        cols.push(column(col::NODE_ID, &|r| n.node_id(r.rank)));
+        cols.push(column(col::NODE_SPAN, &|r| n.span(&r.pg_ranks)));
     }
-    cols.push(("metadata".into(), col(&|r| Val::Str(r.provenance()))));
-    sheet_of("nccl_long", cols)
+    cols.push(column(col::METADATA, &|r| Value::Text(r.provenance())));
+    dataframe(sheet::NCCL_LONG, cols)
 }
 
 /// The 11 group keys of `nccl_summary_long` (spec A5).
-fn summary_long_key(r: &LongRow) -> Vec<Val> {
+fn summary_long_key(r: &LongRow) -> Vec<Value> {
     vec![
-        Val::Int(r.rank),
+        Value::Int(r.rank),
         r.pg_name.clone(),
         r.pg_ranks.clone(),
         r.coll_name.clone(),
@@ -353,93 +358,64 @@ fn summary_long_key(r: &LongRow) -> Vec<Val> {
     ]
 }
 
-pub(super) fn summary_long_sheet(name: &str, rows: &[LongRow], nodes: Option<Nodes>) -> Sheet {
+pub(super) fn summary_long_sheet(name: &str, rows: &[LongRow], nodes: Option<Nodes>) -> Table {
     const KEYS: [&str; 11] = [
-        "rank",
-        "Process Group Name",
-        "Process Group Ranks",
-        "Collective name",
-        "Group size",
-        "dtype",
-        "In msg nelems",
-        "Out msg nelems",
-        "In split size",
-        "Out split size",
-        "stream",
+        col::RANK,
+        col::PROCESS_GROUP_NAME,
+        col::PROCESS_GROUP_RANKS,
+        col::COLLECTIVE_NAME,
+        col::GROUP_SIZE,
+        col::DTYPE,
+        col::IN_MSG_NELEMS,
+        col::OUT_MSG_NELEMS,
+        col::IN_SPLIT_SIZE,
+        col::OUT_SPLIT_SIZE,
+        col::STREAM,
+    ];
+    const VALUES: [&str; 8] = [
+        col::IN_MSG_SIZE_MB_FIRST,
+        col::OUT_MSG_SIZE_MB_FIRST,
+        col::DUR_SUM,
+        col::DUR_MEAN,
+        col::DUR_STD,
+        col::DUR_MIN,
+        col::DUR_MAX,
+        col::OPERATION_COUNT,
     ];
     if rows.is_empty() {
-        return Sheet::new(name, &[]);
+        return Table::new(name, &[]);
     }
-    let groups = group_sorted(rows, summary_long_key, true);
-    struct Out {
-        key: Vec<Val>,
-        vals: Vec<Val>,
-        sum: f64,
-    }
-    let mut out: Vec<Out> = groups
+    let groups = group_sorted(rows.iter().map(summary_long_key), true);
+    let mut out: Vec<(Vec<Value>, f64)> = groups
         .into_iter()
-        .map(|(key, idx)| {
-            let durs: Vec<&Val> = idx.iter().map(|&i| &rows[i].dur).collect();
-            let sum = Agg::Sum.apply(&durs);
-            let vals = vec![
-                first_non_null(idx.iter().map(|&i| &rows[i].in_mb)),
-                first_non_null(idx.iter().map(|&i| &rows[i].out_mb)),
-                sum.clone(),
-                Agg::Mean.apply(&durs),
-                Agg::Std.apply(&durs),
-                Agg::Min.apply(&durs),
-                Agg::Max.apply(&durs),
-                Val::Int(idx.len() as i64),
-            ];
-            Out {
-                key,
-                vals,
-                sum: sum.f64(),
+        .map(|(mut cells, idx)| {
+            let durs = || idx.iter().map(|&i| &rows[i].dur);
+            let sum = Agg::Sum.apply(durs());
+            let total = sum.to_f64();
+            cells.extend([
+                first_present(idx.iter().map(|&i| &rows[i].in_mb)),
+                first_present(idx.iter().map(|&i| &rows[i].out_mb)),
+                sum,
+                Agg::Mean.apply(durs()),
+                Agg::Std.apply(durs()),
+                Agg::Min.apply(durs()),
+                Agg::Max.apply(durs()),
+                Value::Int(idx.len() as i64),
+            ]);
+            if let Some(n) = nodes {
+                let node = n.node_id(cells[0].to_f64() as i64);
+                let span = n.span(&cells[2]);
+                cells.extend([node, span]);
             }
+            (cells, total)
         })
         .collect();
-    sort_desc_by(&mut out, |o| o.sum);
-    let mut cols: Vec<(String, Vec<Val>)> = KEYS
-        .iter()
-        .enumerate()
-        .map(|(j, h)| {
-            (
-                h.to_string(),
-                out.iter().map(|o| o.key[j].clone()).collect(),
-            )
-        })
-        .collect();
-    for (j, h) in [
-        "In msg size (MB)_first",
-        "Out msg size (MB)_first",
-        "dur_sum",
-        "dur_mean",
-        "dur_std",
-        "dur_min",
-        "dur_max",
-        "operation_count",
-    ]
-    .iter()
-    .enumerate()
-    {
-        cols.push((
-            h.to_string(),
-            out.iter().map(|o| o.vals[j].clone()).collect(),
-        ));
+    out.sort_by(|a, b| desc_nan_last(a.1, b.1));
+    let mut headers: Vec<&str> = KEYS.iter().chain(&VALUES).copied().collect();
+    if nodes.is_some() {
+        headers.extend([col::NODE_ID, col::NODE_SPAN]);
     }
-    if let Some(n) = nodes {
-        cols.push((
-            "node_id".into(),
-            out.iter()
-                .map(|o| n.node_id(o.key[0].f64() as i64))
-                .collect(),
-        ));
-        cols.push((
-            "node_span".into(),
-            out.iter().map(|o| n.span(&o.key[2])).collect(),
-        ));
-    }
-    sheet_of(name, cols)
+    dataframe(name, columns(&headers, &out))
 }
 
 #[cfg(test)]
@@ -457,15 +433,15 @@ mod tests {
             world_size: 4,
         };
         assert_eq!(
-            n.span(&Val::Str("[0, 1]".into())),
-            Val::Str("intra_node".into())
+            n.span(&Value::Text("[0, 1]".into())),
+            Value::Text("intra_node".into())
         );
         assert_eq!(
-            n.span(&Val::Py("(1, 2)".into())),
-            Val::Str("inter_node".into())
+            n.span(&Value::Py("(1, 2)".into())),
+            Value::Text("inter_node".into())
         );
-        assert_eq!(n.span(&Val::Null), Val::Str("unknown".into()));
-        assert_eq!(n.node_id(3), Val::Int(1));
-        assert_eq!(n.node_id(4), Val::Null);
+        assert_eq!(n.span(&Value::Null), Value::Text("unknown".into()));
+        assert_eq!(n.node_id(3), Value::Int(1));
+        assert_eq!(n.node_id(4), Value::Null);
     }
 }

@@ -4,22 +4,20 @@
 //! straggler summary, all_to_allv sheets, and the single-trace
 //! `coll_analysis` sheet.
 //!
-//! Values are kept as `Val`s (see `values`) that follow pandas' typing: a
-//! column of numbers with any missing value, or any float, is a float column
-//! (ints print as `8.0`); other columns keep each value's own type. Every
-//! table is typed column by column exactly where the reference builds a
-//! DataFrame.
+//! Values are [`Value`]s that follow pandas' typing: a column of numbers
+//! with any missing value, or any float, is a float column (ints print as
+//! `8.0`, [`crate::table::typing::widen_ints`]); other columns keep each
+//! value's own type. Every table is typed column by column exactly where
+//! the reference builds a DataFrame.
 //!
-//! Submodules: `values` (pandas-typed values, aggregations, grouping),
+//! Submodules: `values` (cells of arguments and times),
 //! `infer` (collective types, kernel-name inference), `long` (the long
 //! table, matching mode, node columns), `implicit_sync` (collectives matched
 //! across ranks), `summary` (straggler and per-type summaries) and
 //! `all2allv` (all_to_allv sheets).
 
-use std::fmt::Write as _;
-
-use crate::report::Sheet;
-use crate::report::markdown::table;
+use crate::names::sheet;
+use crate::table::{Table, Value};
 use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
 
 mod all2allv;
@@ -29,15 +27,16 @@ mod long;
 mod summary;
 mod values;
 
+pub use crate::table::agg::Agg;
 pub use infer::{KernelGuess, infer_from_kernel_name};
 pub use long::Mode;
-pub use values::{Agg, DEFAULT_AGG_METRICS};
+pub use values::DEFAULT_AGG_METRICS;
 
 use all2allv::{a2av_sheet, build_a2av, summary_a2av_sheet};
 use implicit_sync::{build_sync, summary_sync_sheet, sync_sheet};
 use long::{Nodes, build_long, long_sheet, summary_long_sheet};
 use summary::{by_type_sheet, straggler_sheet};
-use values::Val;
+use values::time_value;
 
 // ---------------------------------------------------------------------------
 // Entry points
@@ -70,7 +69,7 @@ impl Default for CollectiveOptions {
 #[derive(Debug, Clone)]
 pub struct CollectiveReport {
     /// Sheets in the reference's write order, then `nccl_summary_by_type`.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
     /// How collectives were matched across ranks.
     pub mode: Mode,
     /// Collective kernels over all ranks.
@@ -87,8 +86,8 @@ pub struct CollectiveReport {
 
 impl CollectiveReport {
     /// The sheet named `name`, if written.
-    pub fn sheet(&self, name: &str) -> Option<&Sheet> {
-        self.sheets.iter().find(|s| s.name == name)
+    pub fn sheet(&self, name: &str) -> Option<&Table> {
+        crate::table::find(&self.sheets, name)
     }
 }
 
@@ -111,8 +110,8 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
     let mut sheets = Vec::new();
     if long.is_empty() {
         // The reference crashes here; we write the empty summaries.
-        sheets.push(Sheet::new("nccl_summary_implicit_sync", &[]));
-        sheets.push(Sheet::new("nccl_summary_long", &[]));
+        sheets.push(Table::new(sheet::NCCL_SUMMARY_IMPLICIT_SYNC, &[]));
+        sheets.push(Table::new(sheet::NCCL_SUMMARY_LONG, &[]));
         return Ok(CollectiveReport {
             sheets,
             mode,
@@ -126,7 +125,7 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
     let sync = build_sync(&long, mode)?;
     let a2av = build_a2av(&long)?;
     sheets.push(summary_sync_sheet(&sync, &opts.agg_metrics));
-    sheets.push(summary_long_sheet("nccl_summary_long", &long, nodes));
+    sheets.push(summary_long_sheet(sheet::NCCL_SUMMARY_LONG, &long, nodes));
     if !a2av.is_empty()
         && let Some(s) = summary_a2av_sheet(&a2av, &opts.agg_metrics, nodes)
     {
@@ -159,9 +158,9 @@ struct CollectiveKernel<'t> {
     /// Kernel name.
     name: &'t str,
     /// Start, µs (an integer when written as one).
-    ts: Val,
+    ts: Value,
     /// Duration, µs (an integer when written as one; 0 when absent).
-    dur: Val,
+    dur: Value,
     /// `args.stream`.
     stream: Option<i64>,
     /// The collective metadata.
@@ -189,8 +188,8 @@ fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
             let dur = if e.dur.is_nan() { 0.0 } else { e.dur };
             Some(CollectiveKernel {
                 name,
-                ts: Val::from_time(e.ts, e.ts_is_int),
-                dur: Val::from_time(dur, e.dur_is_int),
+                ts: time_value(e.ts, e.ts_is_int),
+                dur: time_value(dur, e.dur_is_int),
                 stream: a.stream(),
                 args: trace.collective_args(id).unwrap_or(&CollectiveArgs::EMPTY),
             })
@@ -206,85 +205,12 @@ pub fn collective_kernel_count(trace: &Trace) -> usize {
 /// The single-trace report's `coll_analysis` sheet (spec A5): the
 /// `nccl_summary_long` table of the trace as rank 0, without node columns.
 /// `None` when it has no rows.
-pub fn coll_analysis(trace: &Trace) -> Option<Sheet> {
+pub fn coll_analysis(trace: &Trace) -> Option<Table> {
     if !trace.has_collective_args() {
         // Without metadata every row drops out of the group-by.
         return None;
     }
     let (long, _) = build_long(std::slice::from_ref(trace));
-    let s = summary_long_sheet("coll_analysis", &long, None);
-    (!s.rows.is_empty()).then_some(s)
-}
-
-/// The Markdown page of the multi-rank report: per collective type (count,
-/// latency, bus bandwidth, skew, slowest ranks) and the stragglers.
-pub fn markdown(report: &CollectiveReport, title: &str) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "## tracelens collectives: {title}\n");
-    let mode = match report.mode {
-        Mode::Regular => "by process group and order within it",
-        Mode::Simplified => {
-            "by order on each rank's stream (the traces have no process-group metadata)"
-        }
-    };
-    let _ = writeln!(
-        md,
-        "{} ranks, {} collective kernels; {} collectives matched across ranks {mode}.\n",
-        report.ranks, report.kernels, report.matched
-    );
-    match report.sheet("nccl_summary_by_type") {
-        Some(s) => {
-            let _ = writeln!(
-                md,
-                "### Per collective type\n\n{}",
-                table(
-                    s,
-                    &[
-                        "collective type",
-                        "count",
-                        "Total comm latency (ms)",
-                        "comm_latency_mean",
-                        "bus bw (GB/s)_mean",
-                        "skew in start time_mean",
-                        "arrived last most often (rank)",
-                    ],
-                    30,
-                    3,
-                )
-            );
-            let _ = writeln!(
-                md,
-                "Latency and skew in µs; bus bandwidth in GB/s (empty without message sizes in the traces)."
-            );
-            if report.inferred > 0 {
-                let _ = writeln!(
-                    md,
-                    "{} of {} collectives had no `Collective name` in the trace; their type was inferred from the kernel name.",
-                    report.inferred, report.matched
-                );
-            }
-            md.push('\n');
-        }
-        None => md.push_str("No collective was matched across ranks.\n\n"),
-    }
-    if let Some(s) = report.sheet("straggler_summary") {
-        let _ = writeln!(
-            md,
-            "### Slowest ranks (least waiting: the others wait for them)\n\n{}",
-            table(
-                s,
-                &[
-                    "rank",
-                    "total_wait_time_us",
-                    "mean_wait_time_us",
-                    "times_arrived_last",
-                    "pct_arrived_last",
-                    "total_nccl_dur_us",
-                ],
-                10,
-                1,
-            )
-        );
-    }
-    md
+    let s = summary_long_sheet(sheet::COLL_ANALYSIS, &long, None);
+    (s.nrows() > 0).then_some(s)
 }

@@ -4,24 +4,21 @@
 
 use indexmap::IndexMap;
 
-use super::frame::arith;
-use super::json::{
+use super::verdict::{
     Change, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side, TOP_N, TimelineRow, Unmatched,
     VariantGate, Verdict,
 };
 use super::{Input, SHAPE_KEYS};
+use crate::names::{col, row, sheet};
 use crate::pyfmt::float_repr;
-use crate::report::{Cell, Sheet};
+use crate::table::{Table, Value};
 
-/// A key cell as text (numbers the same whether int or float).
-fn key_text(c: &Cell) -> String {
+/// A key cell as text (numbers the same whether int or float; missing
+/// values empty).
+fn key_text(c: &Value) -> String {
     match c {
-        Cell::Empty => String::new(),
-        Cell::Int(i) => float_repr(*i as f64),
-        Cell::Float(x) if x.is_nan() => String::new(),
-        Cell::Float(x) => float_repr(*x),
-        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        Cell::Text(s) => s.clone(),
+        Value::Int(i) => float_repr(*i as f64),
+        other => other.csv_text(),
     }
 }
 
@@ -31,19 +28,16 @@ type PerKey = IndexMap<Vec<String>, f64>;
 /// `value` column summed per key (tuple of `keys` columns), in first-seen
 /// order, divided by `divisor` (1000 turns µs into ms). None when a column
 /// is missing.
-fn per_key(sheet: &Sheet, keys: &[&str], value: &str, divisor: f64) -> Option<PerKey> {
+fn per_key(sheet: &Table, keys: &[&str], value: &str, divisor: f64) -> Option<PerKey> {
     let kidx: Vec<usize> = keys
         .iter()
-        .map(|k| sheet.column(k))
+        .map(|k| sheet.column_index(k))
         .collect::<Option<_>>()?;
-    let v = sheet.column(value)?;
+    let v = sheet.column_index(value)?;
     let mut out = PerKey::new();
-    for row in &sheet.rows {
-        let key: Vec<String> = kidx
-            .iter()
-            .map(|&j| row.get(j).map_or_else(String::new, key_text))
-            .collect();
-        let x = row.get(v).and_then(arith).unwrap_or(0.0) / divisor;
+    for r in sheet.rows() {
+        let key: Vec<String> = kidx.iter().map(|&j| key_text(r.get(j))).collect();
+        let x = r.get(v).as_f64().unwrap_or(0.0) / divisor;
         *out.entry(key).or_insert(0.0) += x;
     }
     Some(out)
@@ -51,13 +45,13 @@ fn per_key(sheet: &Sheet, keys: &[&str], value: &str, divisor: f64) -> Option<Pe
 
 /// `type` → `time ms` of a gpu_timeline sheet.
 fn timeline_of(input: &Input) -> Option<IndexMap<String, f64>> {
-    let s = input.sheet("gpu_timeline")?;
-    let t = s.column("type")?;
-    let v = s.column("time ms")?;
+    let s = input.sheet(sheet::GPU_TIMELINE)?;
+    let t = s.column_index(col::TYPE)?;
+    let v = s.column_index(col::TIME_MS)?;
     let mut out = IndexMap::new();
-    for row in &s.rows {
-        if let (Some(k), Some(x)) = (row.get(t), row.get(v).and_then(arith)) {
-            out.insert(key_text(k), x);
+    for r in s.rows() {
+        if let Some(x) = r.get(v).as_f64() {
+            out.insert(key_text(r.get(t)), x);
         }
     }
     Some(out)
@@ -160,164 +154,198 @@ fn fmt_signed_ms(x: f64) -> String {
     format!("{x:+.3} ms")
 }
 
-pub(super) fn fmt_pct(p: Option<f64>) -> String {
+/// A percentage change as the gate words it: `+12.3%`, or `new` when there
+/// is no baseline to compare with.
+pub fn fmt_pct(p: Option<f64>) -> String {
     match p {
         Some(p) if p.is_finite() => format!("{p:+.1}%"),
         _ => "new".to_string(),
     }
 }
 
-/// Judges one variant against the baseline.
-fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
-    let mut reasons = Vec::new();
-    let mut inconclusive = false;
-    let gated = opts.fail_above_pct.is_some();
+/// What the checks of one variant found: the reasons, in order, and whether
+/// any of them makes the comparison inconclusive.
+#[derive(Default)]
+struct Findings {
+    reasons: Vec<String>,
+    inconclusive: bool,
+}
 
-    // GPU timeline.
-    let (bt, vt) = (timeline_of(base), timeline_of(var));
-    let mut timeline = Vec::new();
-    if let (Some(bt), Some(vt)) = (&bt, &vt) {
-        let kinds = bt.keys().chain(vt.keys().filter(|k| !bt.contains_key(*k)));
-        for k in kinds {
+impl Findings {
+    /// Records a reason that does not decide the verdict by itself.
+    fn note(&mut self, reason: String) {
+        self.reasons.push(reason);
+    }
+
+    /// Records a reason that makes the comparison inconclusive.
+    fn inconclusive(&mut self, reason: String) {
+        self.inconclusive = true;
+        self.reasons.push(reason);
+    }
+}
+
+/// The gpu_timeline rows of both sides: every baseline type, then the
+/// variant's new ones; empty unless both sides have the sheet.
+fn timeline_rows(
+    bt: Option<&IndexMap<String, f64>>,
+    vt: Option<&IndexMap<String, f64>>,
+) -> Vec<TimelineRow> {
+    let (Some(bt), Some(vt)) = (bt, vt) else {
+        return Vec::new();
+    };
+    let kinds = bt.keys().chain(vt.keys().filter(|k| !bt.contains_key(*k)));
+    kinds
+        .map(|k| {
             let (b, v) = (bt.get(k).copied(), vt.get(k).copied());
             let d = b.zip(v).map(|(b, v)| v - b);
-            timeline.push(TimelineRow {
+            TimelineRow {
                 kind: k.clone(),
                 baseline_ms: b,
                 variant_ms: v,
                 delta_ms: d,
                 delta_pct: b.zip(d).and_then(|(b, d)| delta_pct(b, d)),
-            });
-        }
-    }
-    let busy_time = timeline
-        .iter()
-        .find(|r| r.kind == "busy_time" && r.baseline_ms.is_some() && r.variant_ms.is_some())
-        .cloned();
-    let mut busy_time_over_limit = false;
-    match &busy_time {
-        Some(r) => {
-            let (b, d) = (r.baseline_ms.unwrap_or(0.0), r.delta_ms.unwrap_or(0.0));
-            busy_time_over_limit = over(opts, b, d);
-            if busy_time_over_limit {
-                reasons.push(format!(
-                    "GPU busy time got slower: {} → {} ({}, {})",
-                    fmt_ms(b),
-                    fmt_ms(b + d),
-                    fmt_signed_ms(d),
-                    fmt_pct(r.delta_pct)
-                ));
             }
-        }
-        None => {
-            inconclusive = true;
-            let who = match (&bt, &vt) {
-                (None, _) => &base.tag,
-                _ => &var.tag,
-            };
-            reasons.push(format!(
-                "no GPU busy time to compare: report {who:?} has no gpu_timeline busy_time row"
+        })
+        .collect()
+}
+
+/// Judges the GPU busy time row (when both sides have one): whether it got
+/// slower beyond the limit.
+fn judge_busy_time(
+    busy_time: Option<&TimelineRow>,
+    missing_in: &str,
+    opts: &GateOptions,
+    f: &mut Findings,
+) -> bool {
+    let Some(r) = busy_time else {
+        f.inconclusive(format!(
+            "no GPU busy time to compare: report {missing_in:?} has no gpu_timeline busy_time row"
+        ));
+        return false;
+    };
+    let (b, d) = (r.baseline_ms.unwrap_or(0.0), r.delta_ms.unwrap_or(0.0));
+    let over_limit = over(opts, b, d);
+    if over_limit {
+        f.note(format!(
+            "GPU busy time got slower: {} → {} ({}, {})",
+            fmt_ms(b),
+            fmt_ms(b + d),
+            fmt_signed_ms(d),
+            fmt_pct(r.delta_pct)
+        ));
+    }
+    over_limit
+}
+
+/// Checks that the two sides' op kernel times can be compared: both have
+/// some, and neither has too much of it in ops the other lacks.
+fn check_op_coverage(
+    c: &ItemComparison,
+    base: &Input,
+    var: &Input,
+    opts: &GateOptions,
+    f: &mut Findings,
+) {
+    let u = &c.unmatched;
+    if u.baseline_total_ms <= 0.0 || u.variant_total_ms <= 0.0 {
+        f.inconclusive("no op kernel time on one side: nothing to compare op by op".into());
+    }
+    let sides = [
+        (
+            &base.tag,
+            &var.tag,
+            u.baseline_only_ms,
+            u.baseline_total_ms,
+            u.baseline_only_pct,
+        ),
+        (
+            &var.tag,
+            &base.tag,
+            u.variant_only_ms,
+            u.variant_total_ms,
+            u.variant_only_pct,
+        ),
+    ];
+    for (side, other, only, total, p) in sides {
+        if p > opts.max_unmatched_pct {
+            f.inconclusive(format!(
+                "not comparable: {p:.1}% of {side}'s op kernel time ({} of {}) is in ops {other} does not have (limit {}%)",
+                fmt_ms(only),
+                fmt_ms(total),
+                opts.max_unmatched_pct
             ));
         }
     }
+}
 
-    // Ops by name.
+/// Compares the ops by name (`ops_summary`), when the sheets allow it.
+fn compare_ops(
+    base: &Input,
+    var: &Input,
+    opts: &GateOptions,
+    f: &mut Findings,
+) -> Option<ItemComparison> {
     let ops_of = |i: &Input| {
-        i.sheet("ops_summary")
-            .and_then(|s| per_key(s, &["name"], "total_direct_kernel_time_ms", 1.0))
+        i.sheet(sheet::OPS_SUMMARY)
+            .and_then(|s| per_key(s, &[col::NAME], col::TOTAL_DIRECT_KERNEL_TIME_MS, 1.0))
     };
-    let ops = match (ops_of(base), ops_of(var)) {
+    match (ops_of(base), ops_of(var)) {
         (Some(b), Some(v)) => {
             let c = compare_items(&b, &v, false, opts);
-            let u = &c.unmatched;
-            if u.baseline_total_ms <= 0.0 || u.variant_total_ms <= 0.0 {
-                inconclusive = true;
-                reasons.push("no op kernel time on one side: nothing to compare op by op".into());
-            }
-            for (side, only, total, p) in [
-                (
-                    &base.tag,
-                    u.baseline_only_ms,
-                    u.baseline_total_ms,
-                    u.baseline_only_pct,
-                ),
-                (
-                    &var.tag,
-                    u.variant_only_ms,
-                    u.variant_total_ms,
-                    u.variant_only_pct,
-                ),
-            ] {
-                if p > opts.max_unmatched_pct {
-                    inconclusive = true;
-                    let other = if side == &base.tag {
-                        &var.tag
-                    } else {
-                        &base.tag
-                    };
-                    reasons.push(format!(
-                        "not comparable: {p:.1}% of {side}'s op kernel time ({} of {}) is in ops {other} does not have (limit {}%)",
-                        fmt_ms(only),
-                        fmt_ms(total),
-                        opts.max_unmatched_pct
-                    ));
-                }
-            }
+            check_op_coverage(&c, base, var, opts, f);
             Some(c)
         }
         (None, None) => {
-            reasons.push("neither report has ops_summary: ops not compared".into());
+            f.note("neither report has ops_summary: ops not compared".into());
             None
         }
         (b, _) => {
-            inconclusive = true;
             let who = if b.is_none() { &base.tag } else { &var.tag };
-            reasons.push(format!(
+            f.inconclusive(format!(
                 "report {who:?} has no usable ops_summary: ops cannot be compared"
             ));
             None
         }
-    };
-    if let Some(c) = &ops
-        && !c.over_limit.is_empty()
-    {
-        let first = &c.over_limit[0];
-        reasons.push(format!(
-            "{} op(s) got slower beyond the limit, most: {} {} ({})",
-            c.over_limit.len(),
-            first.name,
-            fmt_signed_ms(first.delta_ms),
-            fmt_pct(first.delta_pct)
-        ));
     }
+}
 
-    // Ops by name and shape.
+/// Compares the ops by name and shape (`ops_unique_args`), when both
+/// sides have the sheet.
+fn compare_op_shapes(base: &Input, var: &Input, opts: &GateOptions) -> Option<ItemComparison> {
     let shapes_of = |i: &Input| {
-        i.sheet("ops_unique_args")
-            .and_then(|s| per_key(s, SHAPE_KEYS, "total_direct_kernel_time_sum", 1000.0))
+        i.sheet(sheet::OPS_UNIQUE_ARGS)
+            .and_then(|s| per_key(s, SHAPE_KEYS, col::TOTAL_DIRECT_KERNEL_TIME_SUM, 1000.0))
     };
-    let op_shapes = match (shapes_of(base), shapes_of(var)) {
+    match (shapes_of(base), shapes_of(var)) {
         (Some(b), Some(v)) => Some(compare_items(&b, &v, true, opts)),
         _ => None,
-    };
-    if let Some(c) = &op_shapes
-        && !c.over_limit.is_empty()
-    {
-        let first = &c.over_limit[0];
-        reasons.push(format!(
-            "{} op shape(s) got slower beyond the limit, most: {} {} {} ({})",
-            c.over_limit.len(),
-            first.name,
-            first.input_dims.as_deref().unwrap_or(""),
-            fmt_signed_ms(first.delta_ms),
-            fmt_pct(first.delta_pct)
-        ));
     }
+}
 
-    let regressed = busy_time_over_limit
-        || ops.as_ref().is_some_and(|c| !c.over_limit.is_empty())
-        || op_shapes.as_ref().is_some_and(|c| !c.over_limit.is_empty());
-    let verdict = if inconclusive {
+/// Notes the items of `c` (`what`: "op(s)", "op shape(s)") that got slower
+/// beyond the limit, naming the worst by `label`.
+fn note_over_limit(
+    c: Option<&ItemComparison>,
+    what: &str,
+    label: impl Fn(&Change) -> String,
+    f: &mut Findings,
+) {
+    let Some((c, first)) = c.and_then(|c| Some((c, c.over_limit.first()?))) else {
+        return;
+    };
+    f.note(format!(
+        "{} {what} got slower beyond the limit, most: {} {} ({})",
+        c.over_limit.len(),
+        label(first),
+        fmt_signed_ms(first.delta_ms),
+        fmt_pct(first.delta_pct)
+    ));
+}
+
+/// The verdict from what was found: inconclusive wins over everything, then
+/// no gate, then a regression.
+fn verdict_of(inconclusive: bool, gated: bool, regressed: bool) -> Verdict {
+    if inconclusive {
         Verdict::Inconclusive
     } else if !gated {
         Verdict::NotGated
@@ -325,17 +353,51 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
         Verdict::Regression
     } else {
         Verdict::Pass
-    };
+    }
+}
+
+/// The reason given for a pass: the limits nothing went beyond.
+fn pass_reason(opts: &GateOptions) -> String {
+    format!(
+        "nothing got slower by more than {}%{}",
+        opts.fail_above_pct.unwrap_or(0.0),
+        if opts.min_ms > 0.0 {
+            format!(" and {}", fmt_ms(opts.min_ms))
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// Judges one variant against the baseline.
+fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
+    let mut f = Findings::default();
+
+    let (bt, vt) = (timeline_of(base), timeline_of(var));
+    let timeline = timeline_rows(bt.as_ref(), vt.as_ref());
+    let busy_time = timeline
+        .iter()
+        .find(|r| r.kind == row::BUSY_TIME && r.baseline_ms.is_some() && r.variant_ms.is_some())
+        .cloned();
+    let missing_in = if bt.is_none() { &base.tag } else { &var.tag };
+    let busy_time_over_limit = judge_busy_time(busy_time.as_ref(), missing_in, opts, &mut f);
+
+    let ops = compare_ops(base, var, opts, &mut f);
+    note_over_limit(ops.as_ref(), "op(s)", |c| c.name.clone(), &mut f);
+    let op_shapes = compare_op_shapes(base, var, opts);
+    note_over_limit(
+        op_shapes.as_ref(),
+        "op shape(s)",
+        |c| format!("{} {}", c.name, c.input_dims.as_deref().unwrap_or("")),
+        &mut f,
+    );
+
+    let regressed = busy_time_over_limit
+        || ops.as_ref().is_some_and(|c| !c.over_limit.is_empty())
+        || op_shapes.as_ref().is_some_and(|c| !c.over_limit.is_empty());
+    let verdict = verdict_of(f.inconclusive, opts.fail_above_pct.is_some(), regressed);
     if verdict == Verdict::Pass {
-        reasons.push(format!(
-            "nothing got slower by more than {}%{}",
-            opts.fail_above_pct.unwrap_or(0.0),
-            if opts.min_ms > 0.0 {
-                format!(" and {}", fmt_ms(opts.min_ms))
-            } else {
-                String::new()
-            }
-        ));
+        f.note(pass_reason(opts));
     }
     VariantGate {
         variant: Side {
@@ -343,7 +405,7 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
             input: var.source.clone(),
         },
         verdict,
-        reasons,
+        reasons: f.reasons,
         timeline,
         busy_time,
         busy_time_over_limit,

@@ -13,30 +13,27 @@
 //! [`gate`] is ours: a verdict for CI from the GPU busy time and the per-op
 //! and per-op+shape kernel times of two reports, with a relative threshold,
 //! an absolute noise floor and an `inconclusive` outcome for runs that are
-//! not comparable. [`markdown`] renders it for a pull-request comment (always
-//! under [`MARKDOWN_LIMIT`] bytes); [`Gate`] serialises to the JSON
-//! documented in `docs/compare-json.md`.
+//! not comparable. `report::view::verdict` shows the [`Gate`] as Markdown
+//! for a pull-request comment and as the JSON documented in
+//! `docs/compare-json.md`.
 
-mod frame;
 mod gate;
 mod join;
-mod json;
-mod markdown;
 mod split;
+mod verdict;
 
 use std::fmt;
 
-use crate::report::Sheet;
-use frame::Frame;
-use join::build_diff;
+use crate::names::{col, sheet};
+use crate::table::Table;
+use join::{build_diff, tagged};
 use split::split;
 
-pub use gate::gate;
-pub use json::{
+pub use gate::{fmt_pct, gate};
+pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
-    TOP_N, TimelineRow, Unmatched, VariantGate, Verdict, to_json,
+    TOP_N, TimelineRow, Unmatched, VariantGate, Verdict,
 };
-pub use markdown::{MARKDOWN_LIMIT, markdown};
 
 /// Why a comparison could not be made (a missing sheet or column, clashing
 /// tags, a join too large to hold).
@@ -69,13 +66,13 @@ pub struct Input {
     /// Where the report came from, for messages.
     pub source: String,
     /// The report's sheets, in the report's order.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
 }
 
 impl Input {
     /// The sheet named `name`, if the report has it.
-    pub fn sheet(&self, name: &str) -> Option<&Sheet> {
-        self.sheets.iter().find(|s| s.name == name)
+    pub fn sheet(&self, name: &str) -> Option<&Table> {
+        crate::table::find(&self.sheets, name)
     }
 }
 
@@ -101,10 +98,10 @@ impl SheetGroup {
     /// The group named `s` on the command line.
     pub fn parse(s: &str) -> Option<SheetGroup> {
         Some(match s {
-            "gpu_timeline" => SheetGroup::GpuTimeline,
-            "ops_summary" => SheetGroup::OpsSummary,
-            "kernel_summary" => SheetGroup::KernelSummary,
-            "ops_all" => SheetGroup::OpsAll,
+            sheet::GPU_TIMELINE => SheetGroup::GpuTimeline,
+            sheet::OPS_SUMMARY => SheetGroup::OpsSummary,
+            sheet::KERNEL_SUMMARY => SheetGroup::KernelSummary,
+            sheet::OPS_ALL => SheetGroup::OpsAll,
             "roofline" => SheetGroup::Roofline,
             "all" => SheetGroup::All,
             _ => return None,
@@ -113,10 +110,10 @@ impl SheetGroup {
 
     /// Every name [`SheetGroup::parse`] accepts.
     pub const NAMES: &'static [&'static str] = &[
-        "gpu_timeline",
-        "ops_summary",
-        "kernel_summary",
-        "ops_all",
+        sheet::GPU_TIMELINE,
+        sheet::OPS_SUMMARY,
+        sheet::KERNEL_SUMMARY,
+        sheet::OPS_ALL,
         "roofline",
         "all",
     ];
@@ -129,7 +126,7 @@ impl SheetGroup {
 pub struct Comparison {
     /// Output sheets: `gpu_timeline`, `ops_summary`, `kernel_summary`, then
     /// the split tables.
-    pub sheets: Vec<Sheet>,
+    pub sheets: Vec<Table>,
     /// One line per thing left out, and why.
     pub notes: Vec<String>,
 }
@@ -147,111 +144,115 @@ struct SummaryConfig {
 }
 
 const OPS_SUMMARY: SummaryConfig = SummaryConfig {
-    keys: &["name"],
-    diff: &["total_direct_kernel_time_ms", "Count"],
-    delete: &["total_direct_kernel_time_sum"],
-    sort: "total_direct_kernel_time_ms",
+    keys: &[col::NAME],
+    diff: &[col::TOTAL_DIRECT_KERNEL_TIME_MS, col::COUNT],
+    delete: &[col::TOTAL_DIRECT_KERNEL_TIME_SUM],
+    sort: col::TOTAL_DIRECT_KERNEL_TIME_MS,
 };
 
 const KERNEL_SUMMARY: SummaryConfig = SummaryConfig {
-    keys: &["Kernel name"],
+    keys: &[col::KERNEL_NAME],
     diff: &[
-        "Kernel duration (µs)_sum",
-        "Kernel duration (µs)_mean",
-        "Kernel duration (µs)_count",
+        col::KERNEL_DURATION_US_SUM,
+        col::KERNEL_DURATION_US_MEAN,
+        col::KERNEL_DURATION_US_COUNT,
     ],
     delete: &[
-        "Kernel duration (µs)_min",
-        "Kernel duration (µs)_max",
-        "Parent op category",
+        col::KERNEL_DURATION_US_MIN,
+        col::KERNEL_DURATION_US_MAX,
+        col::PARENT_OP_CATEGORY,
     ],
-    sort: "Kernel duration (µs)_sum",
+    sort: col::KERNEL_DURATION_US_SUM,
 };
 
 /// Older reports' kernel_summary (no `Kernel name` column).
 const KERNEL_SUMMARY_LEGACY: SummaryConfig = SummaryConfig {
-    keys: &["name"],
-    diff: &["Total Kernel Time (ms)", "Mean Kernel Time (µs)", "Count"],
-    delete: &[
-        "Total Kernel Time (µs)",
-        "Median Kernel Time (µs)",
-        "Std Kernel Time (µs)",
-        "Min Kernel Time (µs)",
-        "Max Kernel Time (µs)",
-        "Category",
+    keys: &[col::NAME],
+    diff: &[
+        col::TOTAL_KERNEL_TIME_MS,
+        col::MEAN_KERNEL_TIME_US,
+        col::COUNT,
     ],
-    sort: "Total Kernel Time (ms)",
+    delete: &[
+        col::TOTAL_KERNEL_TIME_US,
+        col::MEDIAN_KERNEL_TIME_US,
+        col::STD_KERNEL_TIME_US,
+        col::MIN_KERNEL_TIME_US,
+        col::MAX_KERNEL_TIME_US,
+        col::CATEGORY,
+    ],
+    sort: col::TOTAL_KERNEL_TIME_MS,
 };
 
 /// Keys of the per-shape op sheets.
 const SHAPE_KEYS: &[&str] = &[
-    "name",
-    "Input type",
-    "Input Dims",
-    "Input Strides",
-    "Concrete Inputs",
+    col::NAME,
+    col::INPUT_TYPE,
+    col::INPUT_DIMS,
+    col::INPUT_STRIDES,
+    col::CONCRETE_INPUTS,
 ];
 
 /// The `ops_all` group: (sheet, diff columns, sort column). The first diff
 /// column tells on which side a row exists.
 const OPS_ALL_SHEETS: &[(&str, &[&str], &str)] = &[
     (
-        "ops_all",
+        sheet::OPS_ALL,
         &[
-            "total_direct_kernel_time_sum",
-            "total_direct_kernel_time_mean",
-            "operation_count",
+            col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            col::TOTAL_DIRECT_KERNEL_TIME_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "total_direct_kernel_time_sum",
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
     ),
     (
-        "ops_unique_args",
+        sheet::OPS_UNIQUE_ARGS,
         &[
-            "total_direct_kernel_time_sum",
-            "total_direct_kernel_time_mean",
-            "operation_count",
+            col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            col::TOTAL_DIRECT_KERNEL_TIME_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "total_direct_kernel_time_sum",
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
     ),
     (
-        "unified_perf_summary",
+        sheet::UNIFIED_PERF_SUMMARY,
         &[
-            "Kernel Time (µs)_sum",
-            "Kernel Time (µs)_mean",
-            "operation_count",
+            col::KERNEL_TIME_US_SUM,
+            col::KERNEL_TIME_US_MEAN,
+            col::OPERATION_COUNT,
         ],
-        "Kernel Time (µs)_sum",
+        col::KERNEL_TIME_US_SUM,
     ),
 ];
 
 /// Roofline sheets compared, with their output base names.
 const ROOFLINE_SHEETS: &[(&str, &str)] = &[
-    ("GEMM", "GEMM"),
-    ("SDPA_fwd", "SDPA_fwd"),
-    ("SDPA_bwd", "SDPA_bwd"),
-    ("CONV_fwd", "CONV_fwd"),
-    ("CONV_bwd", "CONV_bwd"),
-    ("UnaryElementwise", "un_eltwise"),
-    ("BinaryElementwise", "bin_eltwise"),
+    (sheet::GEMM, sheet::GEMM),
+    (sheet::SDPA_FWD, sheet::SDPA_FWD),
+    (sheet::SDPA_BWD, sheet::SDPA_BWD),
+    (sheet::CONV_FWD, sheet::CONV_FWD),
+    (sheet::CONV_BWD, sheet::CONV_BWD),
+    (sheet::UNARY_ELEMENTWISE, sheet::UN_ELTWISE),
+    (sheet::BINARY_ELEMENTWISE, sheet::BIN_ELTWISE),
 ];
 
 /// Roofline columns dropped from the variants (equal on every side).
 const ROOFLINE_VARIANT_DROP: &[&str] = &[
-    "GFLOPS_first",
-    "Data Moved (MB)_first",
-    "FLOPS/Byte_first",
-    "Input type_first",
-    "Input Dims_first",
-    "Input Strides_first",
-    "Concrete Inputs_first",
+    col::GFLOPS_FIRST,
+    col::DATA_MOVED_MB_FIRST,
+    col::FLOPS_PER_BYTE_FIRST,
+    col::INPUT_TYPE_FIRST,
+    col::INPUT_DIMS_FIRST,
+    col::INPUT_STRIDES_FIRST,
+    col::CONCRETE_INPUTS_FIRST,
 ];
 
 const ROOFLINE_DIFF: &[&str] = &[
-    "Kernel Time (µs)_sum",
-    "Kernel Time (µs)_mean",
-    "name_count",
-    "TFLOPS/s_mean",
-    "TB/s_mean",
+    col::KERNEL_TIME_US_SUM,
+    col::KERNEL_TIME_US_MEAN,
+    col::NAME_COUNT,
+    col::TFLOPS_S_MEAN,
+    col::TB_S_MEAN,
 ];
 
 // ---------------------------------------------------------------------------
@@ -280,142 +281,187 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
     }
     let all = groups.contains(&SheetGroup::All);
     let wants = |g: SheetGroup| all || groups.contains(&g);
-    let base = &inputs[0];
-    let mut out = Comparison::default();
+    let mut run = Run {
+        inputs,
+        tags,
+        out: Comparison::default(),
+    };
+    if wants(SheetGroup::GpuTimeline) {
+        run.timeline(groups.contains(&SheetGroup::GpuTimeline))?;
+    }
+    for group in [SheetGroup::OpsSummary, SheetGroup::KernelSummary] {
+        if wants(group) {
+            run.summary(group, groups.contains(&group))?;
+        }
+    }
+    if wants(SheetGroup::OpsAll) {
+        run.ops_all()?;
+    }
+    if wants(SheetGroup::Roofline) {
+        run.roofline()?;
+    }
+    Ok(run.out)
+}
 
-    // Loads `sheet` from every report; None (with a note) when the baseline
-    // lacks it and the group was only implied by `all`.
-    let load = |sheet: &str, explicit: bool, out: &mut Comparison| -> Result<Option<Vec<Frame>>> {
-        if base.sheet(sheet).is_none() {
+/// One comparison in progress: the reports, their tags and what has been
+/// produced so far.
+struct Run<'a> {
+    inputs: &'a [Input],
+    tags: Vec<&'a str>,
+    out: Comparison,
+}
+
+impl Run<'_> {
+    /// Whether the baseline has sheet `name`.
+    fn in_base(&self, name: &str) -> bool {
+        self.inputs[0].sheet(name).is_some()
+    }
+
+    /// Sheet `sheet` of every report; None (with a note) when the baseline
+    /// lacks it and the group was only implied by `all`.
+    fn load(&mut self, sheet: &str, explicit: bool) -> Result<Option<Vec<Table>>> {
+        let base = &self.inputs[0];
+        if !self.in_base(sheet) {
             if explicit {
                 return fail(format!("{sheet} sheet not found in {}", base.source));
             }
-            out.notes
+            self.out
+                .notes
                 .push(format!("{sheet}: not in the baseline report, not compared"));
             return Ok(None);
         }
-        let mut frames = Vec::with_capacity(inputs.len());
-        for input in inputs {
+        let mut tables = Vec::with_capacity(self.inputs.len());
+        for input in self.inputs {
             match input.sheet(sheet) {
-                Some(s) => frames.push(Frame::from_sheet(s)),
-                None => {
-                    return fail(format!("{} has no sheet {sheet:?}", input.source));
-                }
+                Some(s) => tables.push(s.clone()),
+                None => return fail(format!("{} has no sheet {sheet:?}", input.source)),
             }
         }
-        Ok(Some(frames))
-    };
-
-    if wants(SheetGroup::GpuTimeline)
-        && let Some(frames) = load(
-            "gpu_timeline",
-            groups.contains(&SheetGroup::GpuTimeline),
-            &mut out,
-        )?
-    {
-        let keys = vec!["type".to_string()];
-        let f = build_diff(frames, &tags, "gpu_timeline", &keys, &["time ms"])?;
-        out.sheets.push(f.into_sheet("gpu_timeline"));
+        Ok(Some(tables))
     }
 
-    for (group, sheet) in [
-        (SheetGroup::OpsSummary, "ops_summary"),
-        (SheetGroup::KernelSummary, "kernel_summary"),
-    ] {
-        if !wants(group) {
-            continue;
-        }
-        let Some(mut frames) = load(sheet, groups.contains(&group), &mut out)? else {
-            continue;
+    /// The `gpu_timeline` group.
+    fn timeline(&mut self, explicit: bool) -> Result<()> {
+        let Some(tables) = self.load(sheet::GPU_TIMELINE, explicit)? else {
+            return Ok(());
+        };
+        let keys = vec![col::TYPE.to_string()];
+        let mut t = build_diff(
+            tables,
+            &self.tags,
+            sheet::GPU_TIMELINE,
+            &keys,
+            &[col::TIME_MS],
+        )?;
+        t.name = sheet::GPU_TIMELINE.into();
+        self.out.sheets.push(t);
+        Ok(())
+    }
+
+    /// The `ops_summary` or `kernel_summary` group: joined, diffed, sorted.
+    fn summary(&mut self, group: SheetGroup, explicit: bool) -> Result<()> {
+        let sheet = match group {
+            SheetGroup::KernelSummary => sheet::KERNEL_SUMMARY,
+            _ => sheet::OPS_SUMMARY,
+        };
+        let Some(mut tables) = self.load(sheet, explicit)? else {
+            return Ok(());
         };
         let config = match group {
-            SheetGroup::KernelSummary if frames[0].col("Kernel name").is_none() => {
+            SheetGroup::KernelSummary if tables[0].column(col::KERNEL_NAME).is_none() => {
                 &KERNEL_SUMMARY_LEGACY
             }
             SheetGroup::KernelSummary => &KERNEL_SUMMARY,
             _ => &OPS_SUMMARY,
         };
-        for (n, f) in frames.iter_mut().enumerate() {
-            f.drop_cols(config.delete);
+        for (n, t) in tables.iter_mut().enumerate() {
+            t.drop_columns(config.delete);
             if n > 0 {
-                f.drop_cols(&["Cumulative Percentage (%)"]);
+                t.drop_columns(&[col::CUMULATIVE_PERCENTAGE]);
             }
         }
         let keys: Vec<String> = config.keys.iter().map(|k| k.to_string()).collect();
-        let f = build_diff(frames, &tags, sheet, &keys, config.diff)?;
-        let f = match f.col(&format!("{}::{}", tags[0], config.sort)) {
-            Some(j) => f.sort_desc(j),
-            None => f,
-        };
-        out.sheets.push(f.into_sheet(sheet));
+        let mut t = build_diff(tables, &self.tags, sheet, &keys, config.diff)?;
+        if let Some(j) = t.column_index(&tagged(self.tags[0], config.sort)) {
+            t.sort_desc_by(j);
+        }
+        t.name = sheet.into();
+        self.out.sheets.push(t);
+        Ok(())
     }
 
-    if wants(SheetGroup::OpsAll) {
+    /// The `ops_all` group: each of its sheets the baseline has, split.
+    fn ops_all(&mut self) -> Result<()> {
         let keys: Vec<String> = SHAPE_KEYS.iter().map(|k| k.to_string()).collect();
         for &(sheet, diff, sort) in OPS_ALL_SHEETS {
-            // Each sheet of the group is optional: only those in the baseline.
-            if base.sheet(sheet).is_none() {
+            if !self.in_base(sheet) {
                 continue;
             }
-            let Some(frames) = load(sheet, false, &mut out)? else {
+            let Some(tables) = self.load(sheet, false)? else {
                 continue;
             };
-            let f = build_diff(frames, &tags, sheet, &keys, diff)?;
-            out.sheets.extend(split(sheet, &f, &tags, diff[0], sort));
+            let t = build_diff(tables, &self.tags, sheet, &keys, diff)?;
+            let parts = split(sheet, &t, &self.tags, diff[0], sort);
+            self.out.sheets.extend(parts);
         }
+        Ok(())
     }
 
-    if wants(SheetGroup::Roofline) {
+    /// The roofline group: each roofline sheet the baseline has, keyed by
+    /// name and the param columns every report has, split.
+    fn roofline(&mut self) -> Result<()> {
         for &(sheet, short) in ROOFLINE_SHEETS {
-            if base.sheet(sheet).is_none() {
+            if !self.in_base(sheet) {
                 continue;
             }
-            let Some(mut frames) = load(sheet, false, &mut out)? else {
+            let Some(mut tables) = self.load(sheet, false)? else {
                 continue;
             };
-            for f in frames.iter_mut().skip(1) {
-                f.drop_cols(ROOFLINE_VARIANT_DROP);
+            for t in tables.iter_mut().skip(1) {
+                t.drop_columns(ROOFLINE_VARIANT_DROP);
             }
-            if frames.iter().any(|f| f.nrows == 0 || f.names.is_empty()) {
-                out.notes
+            if tables.iter().any(|t| t.nrows() == 0 || t.ncols() == 0) {
+                self.out
+                    .notes
                     .push(format!("{sheet}: a report's table is empty, not compared"));
                 continue;
             }
             // name + the param: columns every report has, in code-point order.
-            let mut params: Vec<String> = frames[0]
-                .names
-                .iter()
-                .filter(|n| n.starts_with("param:"))
-                .filter(|n| frames[1..].iter().all(|f| f.col(n).is_some()))
-                .cloned()
+            let mut params: Vec<String> = tables[0]
+                .column_names()
+                .into_iter()
+                // `param:` without the space: other writers' spellings too.
+                .filter(|n| n.starts_with(col::PARAM_PREFIX.trim_end()))
+                .filter(|n| tables[1..].iter().all(|t| t.column(n).is_some()))
+                .map(String::from)
                 .collect();
             params.sort();
             params.dedup();
-            let keys: Vec<String> = std::iter::once("name".to_string()).chain(params).collect();
-            let f = build_diff(frames, &tags, sheet, &keys, ROOFLINE_DIFF)?;
-            out.sheets
-                .extend(split(short, &f, &tags, ROOFLINE_DIFF[0], ROOFLINE_DIFF[0]));
+            let keys: Vec<String> = std::iter::once(col::NAME.to_string())
+                .chain(params)
+                .collect();
+            let t = build_diff(tables, &self.tags, sheet, &keys, ROOFLINE_DIFF)?;
+            let parts = split(short, &t, &self.tags, ROOFLINE_DIFF[0], ROOFLINE_DIFF[0]);
+            self.out.sheets.extend(parts);
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::report::Cell;
+    use crate::table::Value;
 
-    pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Cell>>) -> Sheet {
-        let mut s = Sheet::new(name, cols);
-        s.rows = rows;
-        s
+    pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Value>>) -> Table {
+        Table::from_rows(name, cols, rows)
     }
 
-    pub(super) fn t(s: &str) -> Cell {
-        Cell::Text(s.into())
+    pub(super) fn t(s: &str) -> Value {
+        Value::Text(s.into())
     }
 
-    pub(super) fn input(tag: &str, sheets: Vec<Sheet>) -> Input {
+    pub(super) fn input(tag: &str, sheets: Vec<Table>) -> Input {
         Input {
             tag: tag.into(),
             source: format!("{tag}.xlsx"),
@@ -423,12 +469,12 @@ mod tests {
         }
     }
 
-    pub(super) fn gate_inputs(busy_b: f64, busy_v: f64, ops_v: &[(&str, f64)]) -> Vec<Input> {
+    pub(crate) fn gate_inputs(busy_b: f64, busy_v: f64, ops_v: &[(&str, f64)]) -> Vec<Input> {
         let tl = |busy: f64| {
             sheet(
                 "gpu_timeline",
                 &["type", "time ms"],
-                vec![vec![t("busy_time"), Cell::Float(busy)]],
+                vec![vec![t("busy_time"), Value::Float(busy)]],
             )
         };
         let ops = |ops: &[(&str, f64)]| {
@@ -436,7 +482,7 @@ mod tests {
                 "ops_summary",
                 &["name", "total_direct_kernel_time_ms"],
                 ops.iter()
-                    .map(|(n, x)| vec![t(n), Cell::Float(*x)])
+                    .map(|(n, x)| vec![t(n), Value::Float(*x)])
                     .collect(),
             )
         };

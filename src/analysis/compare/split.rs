@@ -2,25 +2,26 @@
 //! `_only_baseline_` and `_only_variant_` tables per variant (the
 //! reference's `split_df_diff`).
 
-use super::frame::{Frame, is_null};
-use super::join::DIFF_TAG;
-use crate::report::Sheet;
+use super::join::{DIFF_TAG, tagged};
+use crate::names::col::TAG_SEPARATOR;
+use crate::names::sheet::{INTERSECT, ONLY_BASELINE, ONLY_VARIANT};
+use crate::table::Table;
 
 /// The reference's `split_df_diff` (spec 04 §B4): for each variant, the rows
 /// on both sides, on the baseline only and on the variant only, each sorted
 /// and stripped of the other reports' columns and of all-empty columns.
 pub(super) fn split(
     name: &str,
-    diff: &Frame,
+    diff: &Table,
     tags: &[&str],
     presence: &str,
     sort: &str,
-) -> Vec<Sheet> {
+) -> Vec<Table> {
     let base = tags[0];
     let present = |tag: &str| -> Vec<bool> {
-        match diff.col(&format!("{tag}::{presence}")) {
-            Some(j) => diff.cols[j].iter().map(|c| !is_null(c)).collect(),
-            None => vec![false; diff.nrows],
+        match diff.column(&tagged(tag, presence)) {
+            Some(c) => c.values.iter().map(|v| !v.is_missing()).collect(),
+            None => vec![false; diff.nrows()],
         }
     };
     let in_base = present(base);
@@ -28,22 +29,23 @@ pub(super) fn split(
     for tag in &tags[1..] {
         let in_var = present(tag);
         let rows = |want_b: bool, want_v: bool| -> Vec<usize> {
-            (0..diff.nrows)
+            (0..diff.nrows())
                 .filter(|&i| in_base[i] == want_b && in_var[i] == want_v)
                 .collect()
         };
         let parts = [
-            ("intersect", rows(true, true), base, vec![base, *tag]),
-            ("only_baseline", rows(true, false), base, vec![base]),
-            ("only_variant", rows(false, true), *tag, vec![*tag]),
+            (INTERSECT, rows(true, true), base, vec![base, *tag]),
+            (ONLY_BASELINE, rows(true, false), base, vec![base]),
+            (ONLY_VARIANT, rows(false, true), *tag, vec![*tag]),
         ];
         for (kind, idx, sort_tag, kept) in parts {
-            let mut f = diff.take_rows(&idx);
-            if let Some(j) = f.col(&format!("{sort_tag}::{sort}")) {
-                f = f.sort_desc(j);
+            let mut t = diff.take_rows(&idx);
+            if let Some(j) = t.column_index(&tagged(sort_tag, sort)) {
+                t.sort_desc_by(j);
             }
-            strip_other_tags(&mut f, &kept);
-            out.push(f.into_sheet(&format!("{name}_{kind}_{tag}")));
+            strip_other_tags(&mut t, &kept);
+            t.name = format!("{name}_{kind}_{tag}");
+            out.push(t);
         }
     }
     out
@@ -52,24 +54,24 @@ pub(super) fn split(
 /// Keeps key columns, columns of the kept tags and diff columns whose tags
 /// are all kept; then drops every all-empty column (all of them when there
 /// are no rows).
-fn strip_other_tags(f: &mut Frame, kept: &[&str]) {
-    let keep: Vec<usize> = (0..f.names.len())
+fn strip_other_tags(t: &mut Table, kept: &[&str]) {
+    let keep: Vec<usize> = (0..t.ncols())
         .filter(|&j| {
-            let name = &f.names[j];
+            let name = &t.columns[j].name;
             let is_diff = DIFF_TAG.is_match(name);
-            if !name.contains("::") && !is_diff {
+            if !name.contains(TAG_SEPARATOR) && !is_diff {
                 return true;
             }
-            if let Some((tag, _)) = name.split_once("::") {
+            if let Some((tag, _)) = name.split_once(TAG_SEPARATOR) {
                 return kept.contains(&tag);
             }
             DIFF_TAG
                 .captures_iter(name)
                 .all(|c| kept.contains(&c.get(1).map_or("", |m| m.as_str())))
         })
-        .filter(|&j| f.cols[j].iter().any(|c| !is_null(c)))
+        .filter(|&j| t.columns[j].values.iter().any(|v| !v.is_missing()))
         .collect();
-    f.select_cols(&keep);
+    t.select_columns(&keep);
 }
 
 #[cfg(test)]
@@ -77,7 +79,7 @@ mod tests {
     use super::*;
     use crate::analysis::compare::tests::{input, sheet, t};
     use crate::analysis::compare::{SheetGroup, compare};
-    use crate::report::Cell;
+    use crate::table::{Column, Value};
 
     #[test]
     fn split_strips_tags_and_empty_columns() {
@@ -97,10 +99,10 @@ mod tests {
                 t("('float',)"),
                 t("((2,),)"),
                 t("((1,),)"),
-                Cell::Empty,
-                Cell::Float(x),
-                Cell::Float(x),
-                Cell::Int(1),
+                Value::Null,
+                Value::Float(x),
+                Value::Float(x),
+                Value::Int(1),
             ]
         };
         let a = sheet("ops_unique_args", cols, vec![row("a", 1.0), row("b", 2.0)]);
@@ -122,36 +124,35 @@ mod tests {
         let i = &out.sheets[0];
         // Concrete Inputs is empty everywhere: dropped.
         assert!(i.column("Concrete Inputs").is_none());
-        assert_eq!(i.rows.len(), 1);
+        assert_eq!(i.nrows(), 1);
         assert_eq!(
-            i.rows[0][i.column("total_direct_kernel_time_sum__y_diff").unwrap()],
-            Cell::Float(2.0)
+            i.row(0).get_named("total_direct_kernel_time_sum__y_diff"),
+            Some(&Value::Float(2.0))
         );
         // operation_count widened to float by the join, even in the intersect.
         assert_eq!(
-            i.rows[0][i.column("x::operation_count").unwrap()],
-            Cell::Float(1.0)
+            i.row(0).get_named("x::operation_count"),
+            Some(&Value::Float(1.0))
         );
         let ob = &out.sheets[1];
         assert!(
-            ob.columns
+            ob.column_names()
                 .iter()
                 .all(|c| !c.starts_with("y::") && !c.contains("_diff"))
         );
-        assert_eq!(ob.rows.len(), 1);
+        assert_eq!(ob.nrows(), 1);
         let ov = &out.sheets[2];
-        assert!(ov.columns.iter().all(|c| !c.starts_with("x::")));
-        assert_eq!(ov.rows[0][0], t("c"));
+        assert!(ov.column_names().iter().all(|c| !c.starts_with("x::")));
+        assert_eq!(*ov.value(0, 0), t("c"));
     }
 
     #[test]
     fn empty_split_has_no_columns() {
-        let mut f = Frame {
-            names: vec!["a".into(), "x::b".into()],
-            cols: vec![vec![], vec![]],
-            nrows: 0,
-        };
-        strip_other_tags(&mut f, &["x"]);
-        assert!(f.names.is_empty());
+        let mut t = Table::from_columns(
+            "t",
+            vec![Column::new("a", vec![]), Column::new("x::b", vec![])],
+        );
+        strip_other_tags(&mut t, &["x"]);
+        assert_eq!(t.ncols(), 0);
     }
 }

@@ -415,8 +415,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::ModelError;
-    use super::super::test_support::{arr, strs};
+    use super::super::test_support::{assert_keys, is_invalid, op_input, param, strs};
     use super::*;
     use crate::test_support::arg;
 
@@ -428,19 +427,7 @@ mod tests {
         strides: Option<ArgValue>,
         ci: &[&str],
     ) -> OpInput<'static> {
-        OpInput {
-            name: "aten::convolution",
-            dims: arr(dims),
-            types: strs(types),
-            strides: strides.and_then(arr),
-            concrete: strs(ci),
-            kernel_names: vec![],
-            ..Default::default()
-        }
-    }
-
-    fn param<'a>(e: &'a Evaluation, key: &str) -> &'a Py {
-        &e.params.iter().find(|(k, _)| *k == key).unwrap().1
+        op_input("aten::convolution", dims, types, strides, ci)
     }
 
     fn vit_patch_conv() -> OpInput<'static> {
@@ -493,24 +480,9 @@ mod tests {
         // (prod(x) + prod(W) + prod(out)) * 2 = (602112 + 589824 + 602112) * 2
         assert_eq!(e.bytes, Some(3_588_096.0));
         assert_eq!(e.bytes.unwrap() / 1048576.0, 3.421875);
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            [
-                "convNd",
-                "input_shape",
-                "filter_shape",
-                "dtype_input_weight",
-                "input_stride",
-                "weight_stride",
-                "bias",
-                "stride",
-                "padding",
-                "dilation",
-                "transposed_conv",
-                "output_padding",
-                "groups"
-            ]
+        assert_keys(
+            &e,
+            "convNd input_shape filter_shape dtype_input_weight input_stride weight_stride bias stride padding dilation transposed_conv output_padding groups",
         );
         let cells: Vec<String> = e.params.iter().map(|(_, v)| v.to_str()).collect();
         assert_eq!(
@@ -618,10 +590,10 @@ mod tests {
             d3,
         ];
         dims.extend(std::iter::repeat_with(|| arg!([])).take(7));
-        OpInput {
-            name: "aten::convolution_backward",
-            dims: arr(ArgValue::list(dims)),
-            types: strs(&[
+        op_input(
+            "aten::convolution_backward",
+            ArgValue::list(dims),
+            &[
                 BF16,
                 BF16,
                 BF16,
@@ -633,8 +605,8 @@ mod tests {
                 "ScalarList",
                 "Scalar",
                 "ScalarList",
-            ]),
-            strides: arr(arg!([
+            ],
+            Some(arg!([
                 [200704, 1, 3584, 64],
                 [200704, 1, 3584, 64],
                 [576, 1, 192, 64],
@@ -647,7 +619,7 @@ mod tests {
                 [],
                 []
             ])),
-            concrete: strs(&[
+            &[
                 "",
                 "",
                 "",
@@ -659,10 +631,8 @@ mod tests {
                 "[0, 0]",
                 "1",
                 "[True, True, False]",
-            ]),
-            kernel_names: vec![],
-            ..Default::default()
-        }
+            ],
+        )
     }
 
     #[test]
@@ -694,19 +664,13 @@ mod tests {
         // Mixed dtypes.
         let mut inp = vit_patch_conv();
         inp.types = strs(&[BF16, "float", BF16]);
-        assert!(matches!(
-            evaluate("aten_conv", &inp, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("aten_conv", &inp, false)));
         // eval('') of the transposed flag.
         let mut inp = vit_patch_conv();
         inp.concrete = strs(&[
             "", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "", "[0, 0]", "1",
         ]);
-        assert!(matches!(
-            evaluate("aten_conv", &inp, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("aten_conv", &inp, false)));
         // Rank-2 input.
         let inp = conv_input(
             arg!([[3, 4], [2, 3], [], [], [], [], [], [], []]),
@@ -728,10 +692,7 @@ mod tests {
             ..Default::default()
         };
         assert!(evaluate("aten_conv", &inp, false).is_err());
-        assert!(matches!(
-            evaluate("what", &vit_patch_conv(), false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("what", &vit_patch_conv(), false)));
         // A zero stride is a division by zero.
         let mut inp = vit_patch_conv();
         inp.concrete = strs(&[

@@ -260,7 +260,7 @@ pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
 /// Builders shared by the model families' unit tests.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use super::OpInput;
+    use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
     use crate::test_support::arg_value;
     use crate::trace::ArgValue;
 
@@ -276,6 +276,64 @@ pub(crate) mod test_support {
     /// Owned strings.
     pub(crate) fn strs(v: &[&str]) -> Option<Vec<String>> {
         Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// An op input from parsed argument lists (a list argument that is not
+    /// a list is left absent), without kernel names.
+    pub(crate) fn op_input(
+        name: &'static str,
+        dims: ArgValue,
+        types: &[&str],
+        strides: Option<ArgValue>,
+        concrete: &[&str],
+    ) -> OpInput<'static> {
+        OpInput {
+            name,
+            dims: arr(dims),
+            types: strs(types),
+            strides: strides.and_then(arr),
+            concrete: strs(concrete),
+            ..Default::default()
+        }
+    }
+
+    /// An op input with shapes and dtypes only (no strides, no concrete
+    /// inputs).
+    pub(crate) fn shapes_input(
+        name: &'static str,
+        dims: ArgValue,
+        types: &[&str],
+    ) -> OpInput<'static> {
+        op_input(name, dims, types, None, &[])
+    }
+
+    /// The parameter `key` of an evaluation.
+    pub(crate) fn param<'e>(e: &'e Evaluation, key: &str) -> &'e Py {
+        &e.params
+            .iter()
+            .find(|(k, _)| *k == key)
+            .unwrap_or_else(|| panic!("no param {key}"))
+            .1
+    }
+
+    /// The parameter `key` of an evaluation as Python's `str` prints it.
+    pub(crate) fn param_text(e: &Evaluation, key: &str) -> String {
+        param(e, key).to_str()
+    }
+
+    /// The parameter names of an evaluation, in order.
+    pub(crate) fn keys(e: &Evaluation) -> Vec<&'static str> {
+        e.params.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// The parameter names are `expected` (names separated by spaces).
+    pub(crate) fn assert_keys(e: &Evaluation, expected: &str) {
+        assert_eq!(keys(e), expected.split(' ').collect::<Vec<_>>());
+    }
+
+    /// The model refused the input ([`ModelError::Invalid`]).
+    pub(crate) fn is_invalid<T>(r: &ModelResult<T>) -> bool {
+        matches!(r, Err(ModelError::Invalid(_)))
     }
 
     /// An op input from JSON texts of its argument lists.

@@ -2,6 +2,7 @@
 //! rendered with Python's `str()` (the text pandas groups and prints).
 
 use crate::pyfmt::{float_repr, str_repr};
+use crate::table::Value;
 use crate::trace::ArgValue;
 
 /// A Python object held in a model parameter.
@@ -81,9 +82,17 @@ impl Py {
         s.map(|s| Py::Str(s.to_string())).unwrap_or(Py::None)
     }
 
-    /// True for `Int` and `Float` (numeric pandas columns).
-    pub fn is_number(&self) -> bool {
-        matches!(self, Py::Int(_) | Py::Float(_))
+    /// The value as a table cell: `None` is `Null`, numbers, bools and
+    /// strings keep their type, tuples and lists are their repr.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Py::None => Value::Null,
+            Py::Bool(b) => Value::Bool(*b),
+            Py::Int(i) => Value::Int(*i),
+            Py::Float(x) => Value::Float(*x),
+            Py::Str(s) => Value::Text(s.clone()),
+            Py::Tuple(_) | Py::List(_) => Value::Py(self.repr()),
+        }
     }
 }
 
@@ -111,5 +120,24 @@ mod tests {
         let j = crate::test_support::arg!([[1, 2], [], 3.5, "x"]);
         assert_eq!(Py::from_arg(&j, true).repr(), "((1, 2), (), 3.5, 'x')");
         assert_eq!(Py::from_arg(&j, false).repr(), "[[1, 2], [], 3.5, 'x']");
+    }
+
+    #[test]
+    fn cells_print_like_str() {
+        for p in [
+            Py::None,
+            Py::Bool(true),
+            Py::Int(3),
+            Py::Float(2.0),
+            Py::Str("fp8".into()),
+            Py::ints(&[1, 2]),
+        ] {
+            let v = p.to_value();
+            if p != Py::None {
+                assert_eq!(v.py_str(), p.to_str(), "{p:?}");
+            }
+        }
+        assert_eq!(Py::None.to_value(), Value::Null);
+        assert_eq!(Py::ints(&[1]).to_value(), Value::Py("(1,)".into()));
     }
 }

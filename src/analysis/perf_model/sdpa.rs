@@ -247,23 +247,38 @@ struct Varlen {
 const BNHD: [usize; 4] = [0, 2, 1, 3];
 const BHND: [usize; 4] = [0, 1, 2, 3];
 
-fn spec_of(class: &str) -> Option<Spec> {
-    let base = Spec {
-        qkv: [0, 1, 2],
-        perm: BNHD,
-        varlen: None,
-        flags: Flags::Lenient(3, 5),
-        flash_impl: true,
-        strides: false,
-        dtype: false,
-        backward: false,
-    };
+/// Varlen slots: cu_seqlens q/kv and max_seqlen q/kv sit in four
+/// consecutive Input Dims / Concrete Inputs slots from `first`.
+const fn varlen_from(first: usize) -> Option<Varlen> {
+    Some(Varlen {
+        cu_q: first,
+        cu_kv: first + 1,
+        max_q: first + 2,
+        max_kv: first + 3,
+    })
+}
+
+/// What a class does not say otherwise: q, k, v at 0..3 in (B, N, H, d),
+/// lenient flags at 3 and 5, flash FLOPs, a forward op.
+const BASE: Spec = Spec {
+    qkv: [0, 1, 2],
+    perm: BNHD,
+    varlen: None,
+    flags: Flags::Lenient(3, 5),
+    flash_impl: true,
+    strides: false,
+    dtype: false,
+    backward: false,
+};
+
+/// The `aten::_scaled_dot_product_*_attention` classes: (B, H, N, d).
+fn aten_spec(class: &str) -> Option<Spec> {
     Some(match class {
         "aten__scaled_dot_product_flash_attention" => Spec {
             perm: BHND,
             flags: Flags::Lenient(3, 4),
             dtype: true,
-            ..base
+            ..BASE
         },
         "aten__scaled_dot_product_efficient_attention"
         | "aten__scaled_dot_product_cudnn_attention" => Spec {
@@ -271,79 +286,77 @@ fn spec_of(class: &str) -> Option<Spec> {
             flags: Flags::Lenient(5, 6),
             flash_impl: false,
             dtype: true,
-            ..base
+            ..BASE
         },
+        _ => return None,
+    })
+}
+
+/// The flash-attn package's classes (dense and varlen, forward and
+/// backward): strict flags, strides and dtypes recorded.
+fn flash_attn_spec(class: &str) -> Option<Spec> {
+    let flash = Spec {
+        strides: true,
+        dtype: true,
+        ..BASE
+    };
+    Some(match class {
         "flash_attention" => Spec {
             flags: Flags::Strict(3, 5),
-            strides: true,
-            dtype: true,
-            ..base
+            ..flash
         },
         "flash_attention_backward" => Spec {
             qkv: [1, 2, 3],
             flags: Flags::FlashBwd,
-            strides: true,
-            dtype: true,
             backward: true,
-            ..base
+            ..flash
         },
         "flash_attention_varlen_forward" => Spec {
             perm: [1, 0, 2, 0],
-            varlen: Some(Varlen {
-                cu_q: 3,
-                cu_kv: 4,
-                max_q: 5,
-                max_kv: 6,
-            }),
+            varlen: varlen_from(3),
             flags: Flags::Strict(7, 9),
-            strides: true,
-            dtype: true,
-            ..base
+            ..flash
         },
         "flash_attention_varlen_backward" => Spec {
             qkv: [1, 2, 3],
             perm: [1, 0, 2, 0],
-            varlen: Some(Varlen {
-                cu_q: 9,
-                cu_kv: 10,
-                max_q: 11,
-                max_kv: 12,
-            }),
+            varlen: varlen_from(9),
             flags: Flags::Strict(13, 15),
-            strides: true,
-            dtype: true,
             backward: true,
-            ..base
-        },
-        "aiter__flash_attn_forward" | "aiter__mha_fwd" | "aiter__fmha_v3_fwd" => base,
-        "aiter__flash_attn_backward" => Spec {
-            flags: Flags::Lenient(10, 12),
-            backward: true,
-            ..base
-        },
-        "aiter__fmha_v3_forward" => Spec {
-            qkv: [1, 2, 3],
-            flags: Flags::Lenient(4, 6),
-            ..base
-        },
-        "aiter__fmha_v3_backward" => Spec {
-            qkv: [1, 2, 3],
-            flags: Flags::Lenient(7, 9),
-            backward: true,
-            ..base
-        },
-        "aiter__mha_bwd" => Spec {
-            qkv: [1, 2, 3],
-            flags: Flags::Lenient(6, 8),
-            backward: true,
-            ..base
-        },
-        "flash_attn_v3_forward" => Spec {
-            flags: Flags::NoDropout(24),
-            ..base
+            ..flash
         },
         _ => return None,
     })
+}
+
+/// The aiter classes and flash_attn_3: lenient flags at class-specific
+/// slots.
+fn aiter_spec(class: &str) -> Option<Spec> {
+    let lenient = |qkv_from: usize, d: usize, c: usize, backward: bool| Spec {
+        qkv: [qkv_from, qkv_from + 1, qkv_from + 2],
+        flags: Flags::Lenient(d, c),
+        backward,
+        ..BASE
+    };
+    Some(match class {
+        "aiter__flash_attn_forward" | "aiter__mha_fwd" | "aiter__fmha_v3_fwd" => BASE,
+        "aiter__flash_attn_backward" => lenient(0, 10, 12, true),
+        "aiter__fmha_v3_forward" => lenient(1, 4, 6, false),
+        "aiter__fmha_v3_backward" => lenient(1, 7, 9, true),
+        "aiter__mha_bwd" => lenient(1, 6, 8, true),
+        "flash_attn_v3_forward" => Spec {
+            flags: Flags::NoDropout(24),
+            ..BASE
+        },
+        _ => return None,
+    })
+}
+
+/// The static description of an SDPA class, None for other classes.
+fn spec_of(class: &str) -> Option<Spec> {
+    aten_spec(class)
+        .or_else(|| flash_attn_spec(class))
+        .or_else(|| aiter_spec(class))
 }
 
 /// `extract_sdpa_cfg` / `extract_sdpa_varlen_cfg`: B, N_Q, H_Q, N_KV, H_KV,
@@ -667,9 +680,8 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{arr, strs};
+    use super::super::test_support::{assert_keys, is_invalid, keys, op_input, param, strs};
     use super::*;
-    use crate::analysis::perf_model::ModelError;
     use crate::test_support::{arg, arg_value};
 
     const BF16: &str = "c10::BFloat16";
@@ -680,15 +692,7 @@ mod tests {
         strides: Option<ArgValue>,
         ci: &[&str],
     ) -> OpInput<'static> {
-        OpInput {
-            name: "sdpa",
-            dims: arr(dims),
-            types: strs(types),
-            strides: strides.and_then(arr),
-            concrete: strs(ci),
-            kernel_names: vec![],
-            ..Default::default()
-        }
+        op_input("sdpa", dims, types, strides, ci)
     }
 
     fn cells(e: &Evaluation) -> Vec<(String, String)> {
@@ -696,10 +700,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_str()))
             .collect()
-    }
-
-    fn param<'a>(e: &'a Evaluation, key: &str) -> &'a Py {
-        &e.params.iter().find(|(k, _)| *k == key).unwrap().1
     }
 
     fn aten_flash(ci4: &str) -> OpInput<'static> {
@@ -801,10 +801,11 @@ mod tests {
         // causal with N_Q != N_KV fails.
         let mut c = i.clone();
         c.concrete = strs(&["", "", "", "", "False", "0.1", "true", ""]);
-        assert!(matches!(
-            evaluate("aten__scaled_dot_product_cudnn_attention", &c, false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate(
+            "aten__scaled_dot_product_cudnn_attention",
+            &c,
+            false
+        )));
         // backward of the forward op (flash_impl False: no recompute):
         // dV = 8*(2*16*8*32) + 2*16*32*(4//4 - 1) = 65536; dP = dQ = dK = 65536
         let b = evaluate("aten__scaled_dot_product_efficient_attention", &i, true).unwrap();
@@ -839,25 +840,9 @@ mod tests {
         assert_eq!(e.flops, 4_194_304.0);
         // q = o = 2*64*8*16 = 16384; k = v = 2*64*2*16 = 4096; (16384*2 + 4096*2) * 2
         assert_eq!(e.bytes, Some(81_920.0));
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            [
-                "B",
-                "N_Q",
-                "H_Q",
-                "N_KV",
-                "H_KV",
-                "d_h_qk",
-                "d_h_v",
-                "q_stride",
-                "k_stride",
-                "v_stride",
-                "dropout",
-                "causal",
-                "flash_impl",
-                "dtype_A_B"
-            ]
+        assert_keys(
+            &e,
+            "B N_Q H_Q N_KV H_KV d_h_qk d_h_v q_stride k_stride v_stride dropout causal flash_impl dtype_A_B",
         );
         assert_eq!(param(&e, "k_stride").to_str(), "(2048, 32, 16, 1)");
         let b = evaluate("flash_attention", &flash_fwd(2, "False"), true).unwrap();
@@ -947,9 +932,8 @@ mod tests {
         assert_eq!(param(&e, "num_seqs_q"), &Py::Int(3));
         assert_eq!(param(&e, "max_seqlen_q").to_str(), "50.0");
         assert_eq!(param(&e, "B"), &Py::Int(1));
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
         assert_eq!(
-            &keys[13..],
+            &keys(&e)[13..],
             [
                 "dtype_A_B",
                 "num_seqs_q",
@@ -1086,15 +1070,9 @@ mod tests {
             "evoformer_attention",
             "flash_attention_varlen_forward",
         ] {
-            assert!(matches!(
-                evaluate(c, &empty, false),
-                Err(ModelError::Invalid(_))
-            ));
+            assert!(is_invalid(&evaluate(c, &empty, false)));
         }
-        assert!(matches!(
-            evaluate("nope", &aten_flash("True"), false),
-            Err(ModelError::Invalid(_))
-        ));
+        assert!(is_invalid(&evaluate("nope", &aten_flash("True"), false)));
         // No dtypes at all: the precision lookup fails.
         let mut n = aten_flash("True");
         n.types = Some(vec![]);

@@ -1,10 +1,8 @@
-//! The gate's options and result types, which serialise to the JSON
-//! documented in `docs/compare-json.md`, and [`to_json`].
-
-use serde::Serialize;
+//! The gate's options and result types. `report::view::verdict` shows them
+//! as Markdown and as the JSON documented in `docs/compare-json.md`.
 
 /// Thresholds of the CI gate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GateOptions {
     /// `--fail-above PCT`: a slowdown by more than this many percent fails.
     /// `None`: no gate; the verdict is informative only.
@@ -34,8 +32,7 @@ pub const DEFAULT_MAX_UNMATCHED_PCT: f64 = 50.0;
 pub const TOP_N: usize = 10;
 
 /// The outcome of the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     /// No `--fail-above`: numbers only, nothing judged.
     NotGated,
@@ -60,7 +57,7 @@ impl Verdict {
 }
 
 /// A report named in the gate output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Side {
     /// Its tag.
     pub name: String,
@@ -69,10 +66,9 @@ pub struct Side {
 }
 
 /// One `gpu_timeline` row on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TimelineRow {
     /// The timeline `type` (`busy_time`, `idle_time`, …).
-    #[serde(rename = "type")]
     pub kind: String,
     /// Baseline time, ms (None when the baseline lacks the row).
     pub baseline_ms: Option<f64>,
@@ -85,21 +81,17 @@ pub struct TimelineRow {
 }
 
 /// One op (or op+shape) present on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     /// Op name.
     pub name: String,
     /// `Input type` (op+shape items only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_type: Option<String>,
     /// `Input Dims` (op+shape items only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_dims: Option<String>,
     /// `Input Strides` (op+shape items only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_strides: Option<String>,
     /// `Concrete Inputs` (op+shape items only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub concrete_inputs: Option<String>,
     /// Baseline kernel time, ms.
     pub baseline_ms: f64,
@@ -114,7 +106,7 @@ pub struct Change {
 }
 
 /// Kernel time in items (ops or op+shapes) one side has and the other lacks.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Unmatched {
     /// Baseline items the variant lacks.
     pub baseline_only_count: usize,
@@ -135,7 +127,7 @@ pub struct Unmatched {
 }
 
 /// Per-item comparison of one table (ops by name, or ops by name+shape).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ItemComparison {
     /// Items on both sides.
     pub compared: usize,
@@ -150,7 +142,7 @@ pub struct ItemComparison {
 }
 
 /// The gate's result for one variant against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VariantGate {
     /// The variant.
     pub variant: Side,
@@ -173,7 +165,7 @@ pub struct VariantGate {
 }
 
 /// The gate over all variants: what `--json` writes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
     /// Version of this JSON layout; bumped on incompatible changes.
     pub schema_version: u32,
@@ -195,9 +187,3 @@ pub struct Gate {
 
 /// Version written in [`Gate::schema_version`].
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// The gate as pretty-printed JSON (see `docs/compare-json.md`).
-pub fn to_json(g: &Gate) -> String {
-    // Non-finite floats (none are expected) become null rather than an error.
-    serde_json::to_string_pretty(g).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-}

@@ -1,0 +1,369 @@
+//! `tracelens collectives`: finds one trace per rank in a directory, loads
+//! their collective kernels in parallel and runs the multi-rank analysis.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use regex::Regex;
+
+use crate::analysis::collectives::{
+    CollectiveOptions, CollectiveReport, analyze, collective_kernel_count,
+};
+use crate::error::{Error, LoadError, RankError};
+use crate::load;
+use crate::trace::{Needs, Trace};
+
+/// The multi-rank analysis reads only collective kernels.
+const RANK_NEEDS: Needs = Needs::COLLECTIVES;
+
+/// Ranks named in file names: `rank3`, `rank_3`, `rank-3`, `rank[3]`,
+/// `worker3`, … in any case.
+const NAME_RANK: &str = r"(?i)(?:rank|worker)[\[\-_/]?(\d+)";
+
+/// Where the rank traces of a job are and how to tell their ranks.
+#[derive(Debug, Clone, Default)]
+pub struct CollectivesOptions {
+    /// Directory holding one trace per rank (.json or .json.gz, any names).
+    pub trace_dir: PathBuf,
+    /// Number of ranks of the job; every rank 0..N-1 needs a trace.
+    pub world_size: usize,
+    /// Also look for traces in the subdirectories.
+    pub recursive: bool,
+    /// Take each file's rank from its name with this regular expression
+    /// (group `rank`, else the first group) instead of distributedInfo.rank.
+    pub rank_regex: Option<String>,
+    /// GPUs per node [default: from rank 0's deviceProperties].
+    pub gpus_per_node: Option<usize>,
+}
+
+/// The multi-rank collective report and what was odd on the way.
+pub struct CollectivesRun {
+    /// The report.
+    pub report: CollectiveReport,
+    /// Warnings about the files (skipped, ranks disagreeing, no kernels).
+    pub warnings: Vec<String>,
+}
+
+/// Called with (traces loaded, traces to load) as loading goes on; from
+/// several threads.
+pub type LoadProgress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Finds, loads and analyses the rank traces of a job.
+pub fn collectives(
+    opts: &CollectivesOptions,
+    progress: Option<LoadProgress>,
+) -> Result<CollectivesRun, Error> {
+    let (ranks, warnings) = discover_ranks(opts, progress)?;
+    let copts = CollectiveOptions {
+        world_size: opts.world_size,
+        gpus_per_node: opts.gpus_per_node,
+        ..CollectiveOptions::default()
+    };
+    let report = analyze(&ranks, &copts).map_err(Error::Collectives)?;
+    Ok(CollectivesRun { report, warnings })
+}
+
+/// A file that may hold one rank's trace.
+struct Candidate {
+    path: PathBuf,
+    /// The path below the trace directory, for rank patterns and messages.
+    rel: String,
+}
+
+/// Finds one trace per rank and loads its collective kernels: index =
+/// rank. Warnings are returned, not printed, so that a failure is one line.
+pub fn discover_ranks(
+    opts: &CollectivesOptions,
+    progress: Option<LoadProgress>,
+) -> Result<(Vec<Trace>, Vec<String>), Error> {
+    let mut warnings = Vec::new();
+    let dir = &opts.trace_dir;
+    if !dir.is_dir() {
+        return Err(RankError::NotADirectory(dir.clone()).into());
+    }
+    let user_rx = opts.rank_regex.as_deref().map(rank_pattern).transpose()?;
+    let (found, has_subdirs) = find_traces(dir, opts.recursive)?;
+    if found.is_empty() {
+        return Err(RankError::NoTraces {
+            dir: dir.clone(),
+            subdirs: has_subdirs && !opts.recursive,
+        }
+        .into());
+    }
+    let files = select_files(&found, user_rx.as_ref(), dir, &mut warnings)?;
+    let list: Vec<&Candidate> = files.iter().map(|f| f.0).collect();
+    let loaded = load_all(&list, progress);
+    let by_rank = assign_ranks(&files, loaded, opts.world_size as i64, &mut warnings)?;
+    check_complete(&by_rank, opts.world_size as i64, dir)?;
+    let ranks: Vec<Trace> = by_rank.into_values().map(|(_, t)| t).collect();
+    warn_empty_ranks(&ranks, &mut warnings);
+    Ok((ranks, warnings))
+}
+
+/// Compiles `--rank-regex`, which needs a group for the rank.
+fn rank_pattern(p: &str) -> Result<Regex, RankError> {
+    let rx = Regex::new(p).map_err(|e| {
+        let msg = e.to_string();
+        RankError::BadPattern {
+            pattern: p.to_string(),
+            why: msg.lines().last().unwrap_or("").trim().to_string(),
+        }
+    })?;
+    if rx.captures_len() < 2 {
+        return Err(RankError::PatternWithoutGroup(p.to_string()));
+    }
+    Ok(rx)
+}
+
+/// The trace files (`.json`, `.json.gz`) in `dir`, sorted, and whether it
+/// has subdirectories; hidden files are skipped (our own temporary outputs
+/// are hidden).
+fn find_traces(dir: &Path, recursive: bool) -> Result<(Vec<Candidate>, bool), RankError> {
+    let mut out = Vec::new();
+    let mut has_subdirs = false;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let list_error = |source| RankError::List {
+            dir: d.clone(),
+            source,
+        };
+        for e in std::fs::read_dir(&d).map_err(list_error)? {
+            let e = e.map_err(list_error)?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = e.path();
+            // Never follow directory links: they can loop.
+            if e.file_type()?.is_dir() {
+                has_subdirs = true;
+                if recursive {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let lower = name.to_ascii_lowercase();
+            if (lower.ends_with(".json") || lower.ends_with(".json.gz")) && path.is_file() {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                let rel = rel.to_string_lossy().into_owned();
+                out.push(Candidate { path, rel });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok((out, has_subdirs))
+}
+
+/// The files to read, each with the rank `user_rx` finds in its name; with
+/// a pattern only the files it names are read.
+fn select_files<'c>(
+    found: &'c [Candidate],
+    user_rx: Option<&Regex>,
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<(&'c Candidate, Option<i64>)>, RankError> {
+    let Some(rx) = user_rx else {
+        return Ok(found.iter().map(|c| (c, None)).collect());
+    };
+    let mut files = Vec::new();
+    let mut unmatched = Vec::new();
+    for c in found {
+        match rank_from_name(rx, c) {
+            Some(r) => files.push((c, Some(r))),
+            None => unmatched.push(c.rel.as_str()),
+        }
+    }
+    if !unmatched.is_empty() {
+        if files.is_empty() {
+            return Err(RankError::NoneMatch {
+                count: found.len(),
+                dir: dir.to_path_buf(),
+                example: unmatched[0].to_string(),
+            });
+        }
+        warnings.push(format!(
+            "ignoring {} file(s) that --rank-regex does not match: {}",
+            unmatched.len(),
+            short_list(&unmatched)
+        ));
+    }
+    Ok(files)
+}
+
+/// The rank a pattern finds in the file name, else in the path below DIR.
+fn rank_from_name(rx: &Regex, c: &Candidate) -> Option<i64> {
+    let base = c.path.file_name()?.to_string_lossy().into_owned();
+    let caps = rx.captures(&base).or_else(|| rx.captures(&c.rel))?;
+    let m = caps.name("rank").or_else(|| caps.get(1))?;
+    m.as_str().parse().ok()
+}
+
+/// Loads the candidates' collective kernels in parallel.
+fn load_all(files: &[&Candidate], progress: Option<LoadProgress>) -> Vec<Result<Trace, LoadError>> {
+    let done = AtomicUsize::new(0);
+    let total = files.len();
+    let tell = |n| {
+        if let Some(p) = progress {
+            p(n, total);
+        }
+    };
+    tell(0);
+    files
+        .par_iter()
+        .map(|c| {
+            let r = load::load(&c.path, &RANK_NEEDS);
+            tell(done.fetch_add(1, Ordering::Relaxed) + 1);
+            r
+        })
+        .collect()
+}
+
+/// Loaded traces by rank, with the index of their file.
+type ByRank = BTreeMap<i64, (usize, Trace)>;
+
+/// Gives each loaded trace its rank; files that are not traces are skipped
+/// with a warning.
+fn assign_ranks(
+    files: &[(&Candidate, Option<i64>)],
+    loaded: Vec<Result<Trace, LoadError>>,
+    world: i64,
+    warnings: &mut Vec<String>,
+) -> Result<ByRank, Error> {
+    let name_rx = Regex::new(NAME_RANK).expect("NAME_RANK is a valid pattern");
+    // A map, not a Vec of world-size slots: the world size may be absurd.
+    let mut by_rank = ByRank::new();
+    let mut skipped = Vec::new();
+    for (i, ((c, named), res)) in files.iter().zip(loaded).enumerate() {
+        let trace = match res {
+            Ok(t) => t,
+            Err(LoadError::NotATrace(_)) => {
+                skipped.push(c.rel.as_str());
+                continue;
+            }
+            Err(error) => {
+                let path = c.path.clone();
+                return Err(Error::Load { path, error });
+            }
+        };
+        for w in trace.warnings() {
+            warnings.push(format!("{}: {w}", c.path.display()));
+        }
+        let rank = rank_of(c, *named, &trace, world, &name_rx, warnings)?;
+        if let Some((j, _)) = by_rank.get(&rank) {
+            return Err(RankError::Duplicate {
+                rank,
+                first: files[*j].0.path.clone(),
+                second: c.path.clone(),
+            }
+            .into());
+        }
+        by_rank.insert(rank, (i, trace));
+    }
+    if !skipped.is_empty() {
+        warnings.push(format!(
+            "skipping {} JSON file(s) that are not traces (no traceEvents): {}",
+            skipped.len(),
+            short_list(&skipped)
+        ));
+    }
+    Ok(by_rank)
+}
+
+/// The rank of the trace in `c`: the pattern's (`named`), else the trace's
+/// distributedInfo.rank, else the one in its name.
+fn rank_of(
+    c: &Candidate,
+    named: Option<i64>,
+    trace: &Trace,
+    world: i64,
+    name_rx: &Regex,
+    warnings: &mut Vec<String>,
+) -> Result<i64, RankError> {
+    let path = c.path.display();
+    if let Some(ws) = trace.info().world_size
+        && ws != world
+    {
+        return Err(RankError::WorldSize {
+            path: c.path.clone(),
+            trace: ws,
+            given: world,
+        });
+    }
+    let rank = match (named, trace.info().rank) {
+        (Some(r), info) => {
+            if let Some(info) = info
+                && info != r
+            {
+                warnings.push(format!(
+                    "{path}: --rank-regex gives rank {r}, distributedInfo.rank says {info}; using {r}"
+                ));
+            }
+            r
+        }
+        (None, Some(info)) => {
+            if let Some(r) = rank_from_name(name_rx, c)
+                && r != info
+            {
+                warnings.push(format!(
+                    "{path}: the file name says rank {r}, distributedInfo.rank says {info}; using {info}"
+                ));
+            }
+            info
+        }
+        (None, None) => {
+            rank_from_name(name_rx, c).ok_or_else(|| RankError::UnknownRank(c.path.clone()))?
+        }
+    };
+    if rank < 0 || rank >= world {
+        let path = c.path.clone();
+        return Err(RankError::OutOfRange { path, rank, world });
+    }
+    Ok(rank)
+}
+
+/// Every rank `0..world` needs a trace.
+fn check_complete(by_rank: &ByRank, world: i64, dir: &Path) -> Result<(), RankError> {
+    let count = world - by_rank.len() as i64;
+    if count <= 0 {
+        return Ok(());
+    }
+    let first: Vec<String> = (0..world)
+        .filter(|r| !by_rank.contains_key(r))
+        .take(8)
+        .map(|r| r.to_string())
+        .collect();
+    Err(RankError::Missing {
+        first,
+        count,
+        world,
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// Warns about ranks without collective kernels, unless no rank has any.
+fn warn_empty_ranks(ranks: &[Trace], warnings: &mut Vec<String>) {
+    let empty: Vec<String> = ranks
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| collective_kernel_count(r) == 0)
+        .map(|(i, _)| i.to_string())
+        .collect();
+    if !empty.is_empty() && empty.len() < ranks.len() {
+        warnings.push(format!(
+            "no collective kernels in the trace of rank{} {}",
+            if empty.len() > 1 { "s" } else { "" },
+            short_list(&empty.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+        ));
+    }
+}
+
+/// At most eight items, then how many more.
+fn short_list(items: &[&str]) -> String {
+    let mut s = items.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+    if items.len() > 8 {
+        s.push_str(&format!(" and {} more", items.len() - 8));
+    }
+    s
+}

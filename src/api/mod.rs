@@ -1,0 +1,31 @@
+//! The library API: what each `tracelens` command computes, callable from
+//! Rust (the CLI, tests, a future Python binding). Each function loads what
+//! it needs — what the loader may leave out is decided here, from the
+//! passes' needs, never by the caller — and returns tables and results;
+//! rendering and writing files is left to the caller ([`crate::report`]).
+//!
+//! ```no_run
+//! let report = tracelens::analyze("trace.json.gz".as_ref(), &Default::default())?;
+//! for sheet in &report.sheets {
+//!     println!("{}: {} rows", sheet.name, sheet.nrows());
+//! }
+//! # Ok::<(), tracelens::Error>(())
+//! ```
+
+mod collectives;
+mod compare;
+mod report;
+mod roofline;
+mod tree;
+
+pub use crate::analysis::{Report, ReportOptions, TraceQuality};
+pub use crate::error::Error;
+pub use collectives::{
+    CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks,
+};
+pub use compare::{CompareInputs, InputKind, check_tag_count, input_kind, load_compare_inputs};
+pub use report::{
+    AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,
+};
+pub use roofline::{Roofline, RooflineOp, RooflineQuery, roofline};
+pub use tree::{CallTree, load_tree};

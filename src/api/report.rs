@@ -1,0 +1,101 @@
+//! `tracelens report`: load a trace, build its call tree, run the report
+//! passes; and reading a written report back.
+
+use std::path::Path;
+
+use crate::analysis::{self, Report, ReportOptions, run_report};
+use crate::error::{Error, ReadError};
+use crate::gpu_arch::GpuArch;
+use crate::load;
+use crate::report::read;
+use crate::table::Table;
+use crate::trace::tree::{TreeOptions, build};
+use crate::trace::{Needs, Trace};
+
+/// A step of [`analyze`], told to the progress callback as it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Reading and decoding the trace.
+    Loading,
+    /// Linking events into the call tree.
+    BuildingTree,
+    /// Running the passes.
+    ComputingSheets,
+}
+
+impl Step {
+    /// What the step does, for people ("loading trace", …).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Step::Loading => "loading trace",
+            Step::BuildingTree => "building call tree",
+            Step::ComputingSheets => "computing sheets",
+        }
+    }
+}
+
+/// Options of [`analyze`].
+#[derive(Clone, Default)]
+pub struct AnalyzeOptions<'a> {
+    /// Options of the report passes.
+    pub report: ReportOptions,
+    /// Called as each [`Step`] starts (e.g. to show progress).
+    pub progress: Option<&'a dyn Fn(Step)>,
+}
+
+impl AnalyzeOptions<'_> {
+    fn step(&self, step: Step) {
+        if let Some(p) = self.progress {
+            p(step);
+        }
+    }
+}
+
+/// What the loader must keep for [`analyze`]: the union of the report
+/// passes' needs.
+pub fn report_needs() -> Needs {
+    analysis::report_needs()
+}
+
+/// The report of the trace at `path` (`-` for stdin): every sheet of
+/// `tracelens report`, the GPU timeline and trace-quality notes.
+pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
+    opts.step(Step::Loading);
+    let trace = load_trace(path, report_needs())?;
+    Ok(analyze_trace(&trace, opts))
+}
+
+/// The report of a trace already loaded (with at least [`report_needs`]).
+pub fn analyze_trace(trace: &Trace, opts: &AnalyzeOptions) -> Report {
+    opts.step(Step::BuildingTree);
+    let tree = build(trace, TreeOptions::default());
+    opts.step(Step::ComputingSheets);
+    run_report(trace, &tree, &opts.report)
+}
+
+/// Loads `path` keeping what `needs` asks for; the error names the path.
+pub(crate) fn load_trace(path: &Path, needs: Needs) -> Result<Trace, Error> {
+    load::load(path, &needs).map_err(|error| Error::Load {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// The GPU spec `name`: a bundled name (MI300X, H100, …) or a JSON file in
+/// the reference's schema.
+pub fn resolve_gpu_arch(name: &str) -> Result<GpuArch, Error> {
+    GpuArch::resolve(name).map_err(Error::GpuArch)
+}
+
+/// The sheets of a written report: a folder of per-sheet CSVs (in name
+/// order) or an xlsx workbook (in workbook order).
+pub fn read_report(path: &Path) -> Result<Vec<Table>, Error> {
+    if !path.is_dir() {
+        return Ok(read::read_xlsx(path)?);
+    }
+    let sheets = read::read_csv_dir(path)?;
+    if sheets.is_empty() {
+        return Err(ReadError::NotAReport(path.to_path_buf()).into());
+    }
+    Ok(sheets)
+}

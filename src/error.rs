@@ -1,0 +1,374 @@
+//! Typed errors of the library (the binary alone uses untyped errors).
+//!
+//! Every message is one line. An error either puts its cause in its own
+//! message or returns it from `source()`, never both, so a printer that
+//! walks the chain (`message: cause: cause`, as the binary prints) shows
+//! each cause once.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a trace could not be loaded. The message never includes the path;
+/// callers add it.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The input could not be opened or read.
+    #[error("{}", io_text(.0))]
+    Io(#[source] io::Error),
+    /// The path names a directory.
+    #[error("is a directory, not a trace file")]
+    IsDirectory,
+    /// The input has no bytes.
+    #[error("empty file")]
+    Empty,
+    /// A zip archive that cannot be read, or holds no trace.
+    #[error("{0}")]
+    Zip(String),
+    /// Reading failed part way (truncated or corrupt compressed data).
+    #[error("{what}: {source}")]
+    Read {
+        /// What was being read, e.g. "truncated or corrupt gzip data".
+        what: &'static str,
+        /// The failure.
+        source: io::Error,
+    },
+    /// The bytes are not well-formed for the format; the text says where and why.
+    #[error("{0}")]
+    Syntax(String),
+    /// Valid syntax, but not a trace (e.g. a JSON object without
+    /// `traceEvents`): a file a directory scan may skip.
+    #[error("{0}")]
+    NotATrace(String),
+    /// A trace whose content is invalid (a bad event, a negative duration).
+    #[error("invalid trace: {0}")]
+    Invalid(String),
+    /// A trace without events.
+    #[error("the trace has no events (\"traceEvents\" is empty)")]
+    NoEvents,
+    /// A bug: a loader thread panicked.
+    #[error("internal error: the parser thread panicked")]
+    Internal,
+}
+
+fn io_text(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Why output could not be rendered or written (staging and the `report` writers).
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A file or directory could not be created, written or moved; the
+    /// message says which.
+    #[error("{what}")]
+    Io {
+        /// What failed, naming the path.
+        what: String,
+        /// The failure.
+        #[source]
+        source: io::Error,
+    },
+    /// The workbook library refused the content.
+    #[error(transparent)]
+    Xlsx(#[from] rust_xlsxwriter::XlsxError),
+    /// A row or column number past what the format can address.
+    #[error(transparent)]
+    Limit(#[from] std::num::TryFromIntError),
+    /// Content that cannot be written as asked (past Excel's limits, two
+    /// sheets for one file, a chart without its data).
+    #[error("{0}")]
+    Invalid(String),
+    /// Where inside a file the error happened (a sheet, a chart).
+    #[error("{what}")]
+    In {
+        /// The place, e.g. `sheet "ops_summary" of r.xlsx`.
+        what: String,
+        /// The failure there.
+        #[source]
+        source: Box<WriteError>,
+    },
+}
+
+impl WriteError {
+    /// An I/O failure while doing `what`.
+    pub fn io(what: impl Into<String>) -> impl FnOnce(io::Error) -> WriteError {
+        let what = what.into();
+        move |source| WriteError::Io { what, source }
+    }
+
+    /// This error, placed at `what`.
+    pub fn at(self, what: impl Into<String>) -> WriteError {
+        WriteError::In {
+            what: what.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
+/// Why a report (CSV folder or xlsx workbook) could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A file or folder could not be read.
+    #[error("cannot read {}", .path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: io::Error,
+    },
+    /// The CSV reader refused the text.
+    #[error("not a valid CSV file: {0}")]
+    Csv(csv::Error),
+    /// A CSV record wider than the header.
+    #[error("line {line} has {fields} fields, the header has {header}")]
+    Width {
+        /// 1-based line of the record.
+        line: u64,
+        /// Fields of the record.
+        fields: usize,
+        /// Fields of the header.
+        header: usize,
+    },
+    /// An error in the file `path`.
+    #[error("{}", .path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: Box<ReadError>,
+    },
+    /// A file that is not a readable workbook.
+    #[error("{}: not a readable workbook: {error}", .path.display())]
+    Workbook {
+        /// The file.
+        path: PathBuf,
+        /// Why the workbook reader refused it.
+        error: calamine::XlsxError,
+    },
+    /// A folder without per-sheet CSVs.
+    #[error("{}: not a report: the folder holds no <sheet>.csv files", .0.display())]
+    NotAReport(PathBuf),
+    /// A worksheet that cannot be read.
+    #[error("{}: sheet {sheet:?}: {error}", .path.display())]
+    Sheet {
+        /// The file.
+        path: PathBuf,
+        /// The worksheet's name.
+        sheet: String,
+        /// Why the workbook reader refused it.
+        error: calamine::XlsxError,
+    },
+}
+
+impl ReadError {
+    /// An I/O failure reading `path`.
+    pub fn io(path: &std::path::Path) -> impl FnOnce(io::Error) -> ReadError {
+        let path = path.to_path_buf();
+        move |source| ReadError::Io { path, source }
+    }
+}
+
+/// Why a library call ([`crate::api`]) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A trace could not be loaded.
+    #[error("{}: {error}", .path.display())]
+    Load {
+        /// The trace file (`-` for stdin).
+        path: PathBuf,
+        /// Why.
+        error: LoadError,
+    },
+    /// A GPU spec name that is neither bundled nor a readable spec file.
+    #[error("--gpu-arch: {0}")]
+    GpuArch(String),
+    /// A report could not be read back.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The rank traces of a job could not be found or matched to ranks.
+    #[error(transparent)]
+    Ranks(#[from] RankError),
+    /// The inputs of a comparison could not be read.
+    #[error(transparent)]
+    Compare(#[from] CompareInputError),
+    /// A roofline query the models cannot answer.
+    #[error(transparent)]
+    Roofline(#[from] RooflineError),
+    /// The multi-rank collective analysis refused the ranks' traces.
+    #[error("{0}")]
+    Collectives(String),
+}
+
+/// Why the traces of a multi-rank job could not be found or assigned to
+/// ranks. The option names are those of `tracelens collectives`.
+#[derive(Debug, thiserror::Error)]
+pub enum RankError {
+    /// The trace directory is not a directory.
+    #[error("--trace-dir {}: not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// The rank pattern does not compile.
+    #[error("--rank-regex: invalid pattern {pattern:?}: {why}")]
+    BadPattern {
+        /// The pattern.
+        pattern: String,
+        /// The compiler's reason.
+        why: String,
+    },
+    /// The rank pattern has no group to read the rank from.
+    #[error("--rank-regex {0:?} has no group for the rank: write it like 'step3_(?P<rank>\\d+)'")]
+    PatternWithoutGroup(String),
+    /// A directory could not be listed.
+    #[error("cannot list {}", .dir.display())]
+    List {
+        /// The directory.
+        dir: PathBuf,
+        /// The failure.
+        #[source]
+        source: io::Error,
+    },
+    /// A directory entry whose type could not be read.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// No `.json` / `.json.gz` files in the directory.
+    #[error("no trace files (.json, .json.gz) in {}{}", .dir.display(),
+        if *.subdirs { " (use --recursive to look in its subdirectories)" } else { "" })]
+    NoTraces {
+        /// The directory.
+        dir: PathBuf,
+        /// True when it has subdirectories that were not searched.
+        subdirs: bool,
+    },
+    /// The rank pattern matches none of the files.
+    #[error("none of the {count} trace files in {} matches --rank-regex (e.g. {example})", .dir.display())]
+    NoneMatch {
+        /// Trace files found.
+        count: usize,
+        /// The directory.
+        dir: PathBuf,
+        /// One of the files.
+        example: String,
+    },
+    /// A trace of another job.
+    #[error("{}: the trace says world_size {trace} (distributedInfo) but --world-size is {given}: a trace from another job?", .path.display())]
+    WorldSize {
+        /// The trace file.
+        path: PathBuf,
+        /// The trace's world size.
+        trace: i64,
+        /// The world size asked for.
+        given: i64,
+    },
+    /// A trace whose rank neither its content nor its name tells.
+    #[error("{}: cannot tell its rank: no distributedInfo.rank in the trace and no rank in the name (like rank3, rank_3, worker3); use --rank-regex", .0.display())]
+    UnknownRank(PathBuf),
+    /// A rank outside `0..world_size`.
+    #[error("{}: rank {rank} is outside --world-size {world} (ranks 0..{})", .path.display(), .world - 1)]
+    OutOfRange {
+        /// The trace file.
+        path: PathBuf,
+        /// Its rank.
+        rank: i64,
+        /// The world size.
+        world: i64,
+    },
+    /// Two traces claim one rank.
+    #[error("rank {rank} has two traces: {} and {} (move one away or use --rank-regex)", .first.display(), .second.display())]
+    Duplicate {
+        /// The rank.
+        rank: i64,
+        /// The first trace for it.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
+    /// Ranks without a trace.
+    #[error("no trace for rank{} {}{} of --world-size {world} in {}",
+        if *.count > 1 { "s" } else { "" }, .first.join(", "),
+        if *.count > 8 { format!(" and {} more", .count - 8) } else { String::new() },
+        .dir.display())]
+    Missing {
+        /// The first (at most eight) missing ranks.
+        first: Vec<String>,
+        /// How many are missing.
+        count: i64,
+        /// The world size.
+        world: i64,
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+/// Why the inputs of a comparison could not be read. The option names are
+/// those of `tracelens compare`.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareInputError {
+    /// An input that cannot be looked at.
+    #[error("{}: {}", .path.display(), stat_text(.error))]
+    Stat {
+        /// The input.
+        path: PathBuf,
+        /// The failure (its text is part of this message).
+        error: io::Error,
+    },
+    /// Not one tag per input.
+    #[error("--names gives {names} names for {inputs} inputs")]
+    TagCount {
+        /// Tags given.
+        names: usize,
+        /// Inputs given.
+        inputs: usize,
+    },
+    /// Two inputs with one tag.
+    #[error("tags must be unique (\"{0}\" repeats): use --names to disambiguate")]
+    TagRepeats(String),
+    /// More than one input on stdin.
+    #[error("only one input can be read from stdin (-)")]
+    StdinTwice,
+    /// A bug: an input's reader panicked.
+    #[error("internal error while reading an input")]
+    Internal,
+}
+
+/// `stat` failures as `compare` words them.
+fn stat_text(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Why a roofline query has no answer. The option names are those of
+/// `tracelens roofline`.
+#[derive(Debug, thiserror::Error)]
+pub enum RooflineError {
+    /// An unknown data type name.
+    #[error("--dtype: unknown \"{given}\" (known: {known})")]
+    UnknownDtype {
+        /// The name given.
+        given: String,
+        /// The names known.
+        known: &'static str,
+    },
+    /// A size that must be positive.
+    #[error("--{what} must be positive, got {value}")]
+    NotPositive {
+        /// The option.
+        what: &'static str,
+        /// Its value.
+        value: i64,
+    },
+    /// Convolution shapes of the wrong rank.
+    #[error("--input needs 3 to 5 dimensions (N,C,spatial…) and --weight as many")]
+    ConvRank,
+    /// The model refuses the shapes; the text is the model's reason.
+    #[error("the model rejects these shapes: {0}")]
+    Model(String),
+    /// A measured time that is not positive.
+    #[error("--time-us must be positive")]
+    TimeNotPositive,
+}

@@ -1,0 +1,49 @@
+//! Views: what a command's results look like as a [`super::Document`] —
+//! the report summary ([`summary`]), the collectives summary
+//! ([`collectives`]), the compare verdict ([`verdict`]), the roofline
+//! charts ([`roofline`]) and the tree outlines ([`tree`]). Views decide
+//! what is shown; the writers decide how it is spelled.
+
+pub mod collectives;
+pub mod roofline;
+pub mod summary;
+pub mod tree;
+pub mod verdict;
+
+use super::{Block, DataTable, Page};
+use crate::table::Table;
+
+/// A heading block.
+fn heading(level: usize, text: impl Into<String>) -> Block {
+    Block::Heading {
+        level,
+        text: text.into(),
+    }
+}
+
+/// A one-line paragraph.
+fn line(text: impl Into<String>) -> Block {
+    Block::Paragraph(vec![text.into()])
+}
+
+/// A heading over columns `columns` of the first `max_rows` rows of `t`.
+fn section(
+    page: &mut Page,
+    title: &str,
+    t: &Table,
+    columns: &[&str],
+    max_rows: usize,
+    digits: usize,
+) {
+    page.blocks.push(heading(3, title));
+    page.blocks
+        .push(Block::Data(DataTable::pick(t, columns, max_rows, digits)));
+}
+
+/// A page of plain lines (the terminal summaries).
+fn lines_page(lines: Vec<String>) -> Page {
+    Page {
+        blocks: vec![Block::Paragraph(lines)],
+        trailing_blank: false,
+    }
+}
