@@ -547,10 +547,55 @@ fn no_flows_links_by_correlation_with_identical_sheets() {
             "{name} differs between example.json and no_flows.json"
         );
     }
+    // No graph launch links anything there, so everything is linked by
+    // correlation (the reference would refuse the trace).
     assert!(
-        r2.stderr.contains("correlation"),
+        r2.stderr
+            .contains("launches were linked to GPU work by their correlation id"),
         "stderr should say it linked by correlation: {}",
         r2.stderr
+    );
+}
+
+/// `testdata/graph_noflows.json` has no flow events: an eager `aten::relu`
+/// whose `hipLaunchKernel` (correlation 1) launches `relu_kernel`
+/// `[1100, 1150)`, and a top-level `hipGraphLaunch` (correlation 50) whose
+/// graph replays three kernels `[1300, 1400)`, `[1400, 1600)`, `[1600, 1650)`.
+/// As in the reference, only the graph launch is linked (by correlation); the
+/// eager kernel stays unlinked, so the op sheets and the timeline hold the
+/// graph's 350 µs only.
+#[test]
+fn no_flows_links_only_graph_launches() {
+    let (_tmp, csv, r) = report_csv(&testdata("graph_noflows.json"), &[]);
+    r.assert_ok();
+    let ops = Table::load(&csv, "ops_summary");
+    assert_eq!(ops.column("name"), ["hipGraphLaunch"]);
+    assert_eq!(ops.num(0, "total_direct_kernel_time_sum"), 350.0);
+    // busy = total = [1300, 1650) = 350 µs.
+    let t = Table::load(&csv, "gpu_timeline");
+    assert_eq!(t.num(3, "time ms"), 0.35);
+    assert_eq!(t.cell(3, "type"), "busy_time");
+    // The eager kernel is still in kernel_summary, without a parent.
+    let k = Table::load(&csv, "kernel_summary");
+    let relu = k
+        .column("Kernel name")
+        .iter()
+        .position(|n| *n == "relu_kernel");
+    let relu = relu.expect("relu_kernel in kernel_summary");
+    assert_eq!(k.cell(relu, "Parent op category"), "");
+    assert!(
+        r.stderr.contains("only graph launches were linked"),
+        "stderr should say only graph launches were linked: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("1 of 4 GPU events"),
+        "stderr: {}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr
+            .contains("linked to GPU work by their correlation id")
     );
 }
 

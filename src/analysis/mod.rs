@@ -330,8 +330,12 @@ pub struct TraceQuality {
     pub gpu_events: usize,
     /// GPU events no launch claimed (left out of the timeline and op sheets).
     pub unlinked_gpu_events: usize,
-    /// True when launches were linked by correlation because the trace has no flows.
+    /// True when launches were linked by correlation because the trace has no
+    /// flows and its graph launches (if any) linked nothing.
     pub linked_by_correlation: bool,
+    /// True when the trace has no flows and, as in the reference, only its
+    /// graph launches were linked.
+    pub graph_launches_only: bool,
     /// Loader warnings.
     pub warnings: Vec<String>,
 }
@@ -344,6 +348,7 @@ impl TraceQuality {
             unlinked_gpu_events: tree.gpu_unlinked,
             linked_by_correlation: tree.link_mode == LinkMode::CorrelationOnly
                 && tree.gpu_total > 0,
+            graph_launches_only: tree.link_mode == LinkMode::NoFlows && tree.gpu_total > 0,
             warnings: trace.warnings().to_vec(),
         }
     }
@@ -359,6 +364,12 @@ impl TraceQuality {
         if self.linked_by_correlation {
             out.push(
                 "the trace has no launch flow events (ac2g); launches were linked to GPU work by their correlation id"
+                    .into(),
+            );
+        }
+        if self.graph_launches_only {
+            out.push(
+                "the trace has no launch flow events (ac2g): as in the reference, only graph launches were linked to their GPU work (by correlation id); ordinary launches stay unlinked"
                     .into(),
             );
         }

@@ -21,10 +21,15 @@ pub enum LinkKey {
 /// How launches were matched with GPU events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkMode {
-    /// Through `ac2g` flow events, as the reference does.
+    /// Through `ac2g` flow events, as the reference does (graph launches by
+    /// equal link key).
     Flows,
-    /// The trace has no flow events: by equal link key (an extension; the
-    /// reference reports "No GPU events found" on such traces).
+    /// The trace has no flow events: as in the reference, only graph launches
+    /// are linked (by equal link key); ordinary launches stay unlinked.
+    NoFlows,
+    /// The trace has no flow events and its graph launches link nothing:
+    /// every launch by equal link key (an extension; the reference reports
+    /// "No GPU events found" on such traces).
     CorrelationOnly,
 }
 
@@ -366,17 +371,34 @@ impl Links {
 
 /// Links runtime launches to GPU work (spec 01 §2.5).
 fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
-    let key = tree.link_key;
     let mut links = Links::collect(trace, tree);
-    let use_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
-    tree.link_mode = if use_flows {
-        LinkMode::Flows
-    } else {
-        LinkMode::CorrelationOnly
-    };
-    if links.any_graph_launch || !use_flows {
+    let has_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
+    if links.any_graph_launch || !has_flows {
         links.gpu_by_link.sort_unstable();
     }
+    tree.link_mode = if has_flows {
+        LinkMode::Flows
+    } else {
+        LinkMode::NoFlows
+    };
+    let linked = link_launches(trace, tree, &links);
+    if linked == 0 && tree.link_mode == LinkMode::NoFlows && tree.gpu_total > 0 {
+        // The reference refuses such a trace; we link by correlation instead
+        // (nothing was linked, so the tree is still untouched).
+        tree.link_mode = LinkMode::CorrelationOnly;
+        link_launches(trace, tree, &links);
+    }
+    tree.gpu_unlinked = trace
+        .events()
+        .filter(|&(i, e)| e.cat.is_gpu() && tree.parent(i).is_none())
+        .count();
+}
+
+/// One linking sweep over the runtime events under `tree.link_mode`;
+/// returns how many GPU events it linked.
+fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
+    let key = tree.link_key;
+    let mut linked = 0;
     let mut targets: Vec<EventId> = Vec::new();
     for (r, e) in trace.events() {
         if !e.cat.is_runtime() {
@@ -386,7 +408,7 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
         let Some(link) = link_of(trace, r, key) else {
             continue;
         };
-        if is_graph_launch(trace.name_of(e)) || !use_flows {
+        if is_graph_launch(trace.name_of(e)) || tree.link_mode == LinkMode::CorrelationOnly {
             targets.extend(links.same_link(link).iter().map(|&(_, g)| g));
         } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link))
         {
@@ -405,6 +427,7 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
                 continue;
             }
             tree.append_child(r, g);
+            linked += 1;
             let mut a = Some(r);
             let mut steps = 0;
             while let Some(x) = a
@@ -416,10 +439,7 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
             }
         }
     }
-    tree.gpu_unlinked = trace
-        .events()
-        .filter(|&(i, e)| e.cat.is_gpu() && tree.parent(i).is_none())
-        .count();
+    linked
 }
 
 /// Forward/backward links by `Sequence number` (spec 01 §2.7).
