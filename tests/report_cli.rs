@@ -599,6 +599,85 @@ fn no_flows_links_only_graph_launches() {
     );
 }
 
+/// `testdata/graph_flows.json` is graph_noflows.json with an `ac2g` pair for
+/// the eager launch: both are linked. Graph work: union of `[1300, 1650)` =
+/// 350 µs; busy = 50 (relu) + 350 = 400 µs, so the graph holds 87.5%.
+#[test]
+fn graph_launches_say_how_much_they_hide() {
+    let (_tmp, csv, r) = report_csv(&testdata("graph_flows.json"), &["--md", "summary.md"]);
+    r.assert_ok();
+    let note = "1 graph launch (`hipGraphLaunch`) launched 3 GPU events: 0.350 ms = 87.5% of GPU busy time";
+    assert!(r.stderr.contains(note), "stderr: {}", r.stderr);
+    assert!(
+        r.stderr.contains("`--capture-dir DIR`"),
+        "stderr: {}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr_lines().len(),
+        1,
+        "only the graph note: {}",
+        r.stderr
+    );
+    // The note is in the summary page too, and in no sheet.
+    let md = std::fs::read_to_string(csv.parent().unwrap().join("summary.md")).unwrap();
+    assert!(md.contains(note), "summary.md: {md}");
+    let ops = Table::load(&csv, "ops_summary");
+    assert_eq!(ops.column("name"), ["hipGraphLaunch", "aten::relu"]);
+
+    // Without flows the eager kernel [1100, 1150) is unlinked: 50 µs of GPU
+    // time left out; the graph is then 350 of 350 µs busy.
+    let (_t2, _csv2, r2) = report_csv(&testdata("graph_noflows.json"), &[]);
+    r2.assert_ok();
+    assert!(
+        r2.stderr
+            .contains("launched 3 GPU events: 0.350 ms = 100.0% of GPU busy time"),
+        "stderr: {}",
+        r2.stderr
+    );
+    let unlinked = "1 of 4 GPU events (0.050 ms of GPU time) have no host launch";
+    assert!(r2.stderr.contains(unlinked), "stderr: {}", r2.stderr);
+    assert!(
+        r2.stderr.contains("left out of gpu_timeline and the op sheets; `--include-unlinked-kernels` counts them in gpu_timeline"),
+        "stderr: {}",
+        r2.stderr
+    );
+
+    // With --include-unlinked-kernels the timeline's busy time is 400 µs.
+    let (_t3, _csv3, r3) = report_csv(
+        &testdata("graph_noflows.json"),
+        &["--include-unlinked-kernels"],
+    );
+    r3.assert_ok();
+    assert!(
+        r3.stderr.contains("0.350 ms = 87.5%"),
+        "stderr: {}",
+        r3.stderr
+    );
+    assert!(r3.stderr.contains(unlinked), "stderr: {}", r3.stderr);
+    assert!(
+        r3.stderr
+            .contains("counts them in gpu_timeline; they stay out of the op sheets"),
+        "stderr: {}",
+        r3.stderr
+    );
+}
+
+/// example.json's unlinked warm-up kernel `[990, 992)` overlaps nothing: the
+/// warning says 2 µs of GPU time are left out.
+#[test]
+fn unlinked_warning_says_how_much_gpu_time() {
+    let (_tmp, _csv, r) = report_csv(&example(), &[]);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("1 of 5 GPU events (0.002 ms of GPU time) have no host launch"),
+        "stderr: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("graph launch"), "stderr: {}", r.stderr);
+}
+
 #[test]
 fn micro_idle_threshold_splits_idle_time() {
     let (_tmp, csv, r) = report_csv(&example(), &["--micro-idle-thresh-us", "30"]);

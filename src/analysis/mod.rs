@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod ops;
 pub mod perf_model;
 pub mod perf_sheets;
+pub mod quality;
 pub mod registry;
 pub mod roofline;
 pub mod timeline;
@@ -29,10 +30,11 @@ use rustc_hash::FxHashMap;
 use crate::names::sheet;
 
 use crate::table::Table;
-use crate::trace::tree::{LinkMode, Tree};
+use crate::trace::tree::Tree;
 use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
 use ops::LauncherRow;
+pub use quality::TraceQuality;
 use timeline::Timeline;
 
 /// Options of the `report` pass set (the reference's CLI flags).
@@ -323,66 +325,6 @@ impl ArgReprs {
     }
 }
 
-/// Facts about how well the trace could be analysed.
-#[derive(Debug, Clone, Default)]
-pub struct TraceQuality {
-    /// GPU events in the trace.
-    pub gpu_events: usize,
-    /// GPU events no launch claimed (left out of the timeline and op sheets).
-    pub unlinked_gpu_events: usize,
-    /// True when launches were linked by correlation because the trace has no
-    /// flows and its graph launches (if any) linked nothing.
-    pub linked_by_correlation: bool,
-    /// True when the trace has no flows and, as in the reference, only its
-    /// graph launches were linked.
-    pub graph_launches_only: bool,
-    /// Loader warnings.
-    pub warnings: Vec<String>,
-}
-
-impl TraceQuality {
-    /// The facts about `trace` and its `tree`.
-    pub fn of(trace: &Trace, tree: &Tree) -> Self {
-        TraceQuality {
-            gpu_events: tree.gpu_total,
-            unlinked_gpu_events: tree.gpu_unlinked,
-            linked_by_correlation: tree.link_mode == LinkMode::CorrelationOnly
-                && tree.gpu_total > 0,
-            graph_launches_only: tree.link_mode == LinkMode::NoFlows && tree.gpu_total > 0,
-            warnings: trace.warnings().to_vec(),
-        }
-    }
-
-    /// One-line-per-fact note for people; empty when all is well.
-    pub fn notes(&self) -> Vec<String> {
-        let mut out = self.warnings.clone();
-        if self.gpu_events == 0 {
-            out.push(
-                "the trace has no GPU events (kernels, copies, fills): GPU sheets are empty".into(),
-            );
-        }
-        if self.linked_by_correlation {
-            out.push(
-                "the trace has no launch flow events (ac2g); launches were linked to GPU work by their correlation id"
-                    .into(),
-            );
-        }
-        if self.graph_launches_only {
-            out.push(
-                "the trace has no launch flow events (ac2g): as in the reference, only graph launches were linked to their GPU work (by correlation id); ordinary launches stay unlinked"
-                    .into(),
-            );
-        }
-        if self.unlinked_gpu_events > 0 {
-            out.push(format!(
-                "{} of {} GPU events have no host launch in the trace (launched before profiling started, or CPU side missing); they are left out of gpu_timeline and the op sheets",
-                self.unlinked_gpu_events, self.gpu_events
-            ));
-        }
-        out
-    }
-}
-
 /// The result of the report passes.
 pub struct Report {
     /// Sheets in the reference's order.
@@ -398,9 +340,10 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     let prepared = Prepared::new(trace, tree, opts);
     let cx = Context::new(trace, tree, opts, &prepared);
     let sheets = run_passes(&cx, REPORT_PASSES);
+    let quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
     Report {
         sheets,
         timeline: prepared.timeline,
-        quality: TraceQuality::of(trace, tree),
+        quality,
     }
 }
