@@ -12,7 +12,6 @@ use clap::Args;
 
 use tracelens::api::LoadProgress;
 use tracelens::report::Document;
-use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::collectives as view;
 use tracelens::{CollectivesOptions, CollectivesRun};
@@ -112,19 +111,9 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         xlsx_path.as_deref(),
         &sheets,
     )?;
-    let md_text = match &a.md {
-        Some(md) => {
-            let page = Document::of_page(view::page(&report, &title));
-            Some(super::render_text(&Markdown { path: md.clone() }, &page)?)
-        }
-        None => None,
-    };
-    if let (Some(md), Some(text)) = (&a.md, &md_text)
-        && !md_to_stdout
-    {
-        staging.put(md, text.as_bytes())?;
-        written.push(md.display().to_string());
-    }
+    let md_text = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+        view::page(&report, &title)
+    })?;
     staging.commit()?;
     super::print_results(
         a.quiet,

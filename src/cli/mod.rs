@@ -270,6 +270,23 @@ pub(crate) fn render_text(writer: &dyn Writer, doc: &Document) -> Result<String>
     Ok(String::from_utf8(bytes)?)
 }
 
+/// Renders the Markdown page `page()` when `--md` asks for one and stages it
+/// unless it goes to stdout (`-`); returns its text for printing.
+pub(crate) fn stage_markdown(
+    staging: &mut Staging,
+    md: Option<&PathBuf>,
+    written: &mut Vec<String>,
+    page: impl FnOnce() -> Page,
+) -> Result<Option<String>> {
+    let Some(md) = md else { return Ok(None) };
+    let text = render_text(&Markdown { path: md.clone() }, &Document::of_page(page()))?;
+    if md.as_os_str() != "-" {
+        staging.put(md, text.as_bytes())?;
+        written.push(md.display().to_string());
+    }
+    Ok(Some(text))
+}
+
 /// `page` as terminal text.
 pub(crate) fn terminal_text(page: Page) -> Result<String> {
     render_text(&Text { path: "-".into() }, &Document::of_page(page))
@@ -406,19 +423,9 @@ fn report(a: ReportArgs) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "stdin".into());
-    let md_text = match &a.md {
-        Some(md) => {
-            let page = Document::of_page(summary::page(&report, &title));
-            Some(render_text(&Markdown { path: md.clone() }, &page)?)
-        }
-        None => None,
-    };
-    if let (Some(md), Some(text)) = (&a.md, &md_text)
-        && !md_to_stdout
-    {
-        staging.put(md, text.as_bytes())?;
-        written.push(md.display().to_string());
-    }
+    let md_text = stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+        summary::page(&report, &title)
+    })?;
     staging.commit()?;
     progress.step("done");
     progress.done();
