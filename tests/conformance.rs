@@ -3,7 +3,8 @@
 //! `tracelens report NAME.json.gz --csv TMP -q` and compare every sheet that
 //! the reference wrote into `NAME.ref/` (except those of [`NOT_YET`]) with
 //! `../shared/tools/conform.py`; where a `NAME.ref_mi300x/` exists, do the
-//! same with `--gpu-arch MI300X` against it.
+//! same with `--gpu-arch MI300X` against it. The plain report of each
+//! inference trace with a `ref_plain/` folder is checked the same way.
 //!
 //! A reference sheet whose header repeats a column name (pandas' raw
 //! two-level header, see docs/deviations.md) cannot be checked by conform.py,
@@ -101,7 +102,15 @@ fn conform_problem(
 }
 
 fn check_trace(trace: &Path, ref_dir: &Path, extra: &[&str], conform: &Path) -> Outcome {
-    let name = ref_dir.file_name().unwrap().to_string_lossy().into_owned();
+    // The folder and its parent: `pytorch/NAME.ref`, `vllm_decode_full/ref_plain`.
+    let parent = ref_dir
+        .parent()
+        .and_then(Path::file_name)
+        .unwrap_or_default();
+    let name = Path::new(parent)
+        .join(ref_dir.file_name().unwrap())
+        .display()
+        .to_string();
     if !ref_dir.is_dir() {
         return Err(format!("{name}: no reference folder {}", ref_dir.display()));
     }
@@ -141,16 +150,28 @@ fn check_trace(trace: &Path, ref_dir: &Path, extra: &[&str], conform: &Path) -> 
     Ok(line)
 }
 
-#[test]
-fn pytorch_corpus_conforms() {
+/// The corpus and conform.py, or None (with a visible message) when
+/// `../shared/corpus` is absent.
+fn corpus_and_conform() -> Option<(PathBuf, PathBuf)> {
     let shared = common::root().join("../shared");
     let corpus = shared.join("corpus");
     if !corpus.is_dir() {
         eprintln!("skipping: ../shared/corpus not found");
-        return;
+        return None;
     }
     let conform = shared.join("tools/conform.py");
     assert!(conform.is_file(), "{} is missing", conform.display());
+    Some((corpus, conform))
+}
+
+/// One check: a trace, its reference folder and the extra report flags.
+type Job = (PathBuf, PathBuf, &'static [&'static str]);
+
+#[test]
+fn pytorch_corpus_conforms() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
     let dir = corpus.join("pytorch");
     let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -158,8 +179,9 @@ fn pytorch_corpus_conforms() {
         .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
         .collect();
     traces.sort();
+    assert!(!traces.is_empty(), "no traces in {}", dir.display());
     // One job per reference folder: NAME.ref, and NAME.ref_mi300x with the spec.
-    let mut jobs: Vec<(PathBuf, PathBuf, &[&str])> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for t in &traces {
         let file = t.file_name().unwrap().to_string_lossy();
         let stem = file.strip_suffix(".json.gz").unwrap();
@@ -169,8 +191,45 @@ fn pytorch_corpus_conforms() {
             jobs.push((t.clone(), mi300x, &["--gpu-arch", "MI300X"]));
         }
     }
-    assert!(!traces.is_empty(), "no traces in {}", dir.display());
+    run_jobs(&jobs, &conform);
+}
 
+/// The plain report (no capture merge, no inference options) of each
+/// inference server trace that has a `ref_plain/` folder.
+#[test]
+fn inference_plain_reports_conform() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
+    let dir = corpus.join("inference");
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("ref_plain").is_dir())
+        .collect();
+    folders.sort();
+    for f in folders {
+        // The server's trace is the one .json.gz at the top of the folder.
+        let traces: Vec<PathBuf> = std::fs::read_dir(&f)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+            .collect();
+        assert_eq!(traces.len(), 1, "{}: expected one trace", f.display());
+        jobs.push((traces[0].clone(), f.join("ref_plain"), &[]));
+    }
+    assert!(
+        !jobs.is_empty(),
+        "no ref_plain folders in {}",
+        dir.display()
+    );
+    run_jobs(&jobs, &conform);
+}
+
+/// Runs the jobs [`PARALLEL`] at a time and fails listing every reference
+/// folder that does not conform.
+fn run_jobs(jobs: &[Job], conform: &Path) {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -181,7 +240,7 @@ fn pytorch_corpus_conforms() {
                     let Some((trace, ref_dir, extra)) = jobs.get(i) else {
                         break;
                     };
-                    let outcome = check_trace(trace, ref_dir, extra, &conform);
+                    let outcome = check_trace(trace, ref_dir, extra, conform);
                     match &outcome {
                         Ok(line) => eprintln!("ok   {line}"),
                         Err(_) => eprintln!("FAIL {}", ref_dir.display()),

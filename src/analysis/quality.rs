@@ -144,7 +144,7 @@ impl TraceQuality {
             0.0
         };
         format!(
-            "{} graph launch{} (`{}`) launched {} GPU events: {:.3} ms = {:.1}% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; `--capture-dir DIR` (the capture traces with their execution_details.json) recovers them",
+            "{} graph launch{} (`{}`) launched {} GPU events: {:.3} ms = {:.1}% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; tracelens cannot merge capture traces yet, so their ops are missing from the op sheets",
             g.launches,
             if g.launches == 1 { "" } else { "es" },
             g.name,
@@ -194,7 +194,7 @@ mod tests {
         };
         assert_eq!(
             q.notes()[0],
-            "2 graph launches (`cudaGraphLaunch`) launched 8 GPU events: 1.500 ms = 0.0% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; `--capture-dir DIR` (the capture traces with their execution_details.json) recovers them"
+            "2 graph launches (`cudaGraphLaunch`) launched 8 GPU events: 1.500 ms = 0.0% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; tracelens cannot merge capture traces yet, so their ops are missing from the op sheets"
         );
         let q = TraceQuality {
             busy_us: 2000.0,
