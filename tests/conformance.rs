@@ -168,6 +168,7 @@ fn corpus_and_conform() -> Option<(PathBuf, PathBuf)> {
 type Job = (PathBuf, PathBuf, &'static [&'static str]);
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn pytorch_corpus_conforms() {
     let Some((corpus, conform)) = corpus_and_conform() else {
         return;
@@ -197,6 +198,7 @@ fn pytorch_corpus_conforms() {
 /// The plain report (no capture merge, no inference options) of each
 /// inference server trace that has a `ref_plain/` folder.
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn inference_plain_reports_conform() {
     let Some((corpus, conform)) = corpus_and_conform() else {
         return;
