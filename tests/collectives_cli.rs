@@ -1219,6 +1219,7 @@ fn conform(shared: &Path, expected: &Path, actual: &Path, extra: &[&str]) -> Str
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn coll_analysis_conforms() {
     let Some(shared) = shared() else { return };
     let pt = shared.join("corpus/pytorch");
@@ -1234,6 +1235,7 @@ fn coll_analysis_conforms() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn dlrm_8_ranks_conform_and_names_are_inferred() {
     let Some(shared) = shared() else { return };
     let mr = shared.join("corpus/multirank");

@@ -111,11 +111,13 @@ fn conformance(model: &str) {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn conformance_qwen15_05b() {
     conformance("qwen15_05b");
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn conformance_falconsai_vit() {
     conformance("falconsai_vit");
 }
@@ -182,16 +184,19 @@ fn same_tables_from_every_input_kind(model: &str) {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn input_kinds_qwen15_05b() {
     same_tables_from_every_input_kind("qwen15_05b");
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn input_kinds_falconsai_vit() {
     same_tables_from_every_input_kind("falconsai_vit");
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn workbook_output_holds_every_sheet() {
     let Some(shared) = shared("workbook_output_holds_every_sheet") else {
         return;
@@ -435,6 +440,7 @@ fn close(v: &serde_json::Value, x: f64) -> bool {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_slower_op() {
     let Some(Gate { shared, tmp, base }) = gate_dir("gate_slower_op") else {
         return;
@@ -489,6 +495,7 @@ fn gate_slower_op() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_thresholds_and_floor() {
     let Some(Gate { shared, tmp, base }) = gate_dir("gate_thresholds_and_floor") else {
         return;
@@ -534,6 +541,7 @@ fn gate_thresholds_and_floor() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_faster_op_is_an_improvement() {
     let Some(Gate { shared, tmp, base }) = gate_dir("gate_faster_op_is_an_improvement") else {
         return;
@@ -565,6 +573,7 @@ fn gate_faster_op_is_an_improvement() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_inconclusive_when_ops_do_not_match() {
     let Some(Gate { shared, tmp, base }) = gate_dir("gate_inconclusive_when_ops_do_not_match")
     else {
@@ -623,6 +632,7 @@ fn gate_inconclusive_when_ops_do_not_match() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_several_variants() {
     let Some(Gate { shared, tmp, base }) = gate_dir("gate_several_variants") else {
         return;
@@ -663,6 +673,7 @@ fn gate_several_variants() {
 }
 
 #[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn default_output_is_markdown_on_stdout() {
     let Some(Gate { shared, tmp, base }) = gate_dir("default_output_is_markdown_on_stdout") else {
         return;

@@ -42,9 +42,14 @@ fn same_analysis(paths: &[&Path]) {
 fn collectives_only_load_gives_the_same_collectives() {
     let dir = Path::new("testdata");
     same_analysis(&[&dir.join("example.json")]);
+}
+
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn collectives_only_load_gives_the_same_collectives_on_dlrm() {
     let corpus = Path::new("../shared/corpus/multirank/dlrm_v100_8rank");
     if !corpus.is_dir() {
-        eprintln!("skipping the corpus part: ../shared/corpus not found");
+        eprintln!("skipping: ../shared/corpus not found");
         return;
     }
     let mut files: Vec<_> = std::fs::read_dir(corpus)
