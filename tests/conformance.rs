@@ -10,8 +10,8 @@
 //! two-level header, see docs/deviations.md) cannot be checked by conform.py,
 //! which looks columns up by name; such sheets must be byte-identical instead.
 //!
-//! Skips (passes, with a message on stderr) when `../shared/corpus` is absent,
-//! as in a user's clone.
+//! Ignored (build.rs sets `cfg(no_shared_corpus)`) when `../shared/corpus`
+//! is absent, as in a user's clone.
 
 mod common;
 

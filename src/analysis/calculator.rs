@@ -2,11 +2,7 @@
 //! (`tracelens roofline gemm|sdpa|conv`): the same models the report uses,
 //! fed with shapes typed on the command line.
 
-use std::fmt::Write;
-
 use super::perf_model::{self, Evaluation, ModelResult, OpInput};
-use super::roofline::metrics_from;
-use crate::gpu_arch::GpuArch;
 use crate::trace::ArgValue;
 
 /// The trace dtype string for a short dtype name (`bf16`, `fp16`, …).
@@ -226,72 +222,4 @@ pub fn conv(
             groups.to_string(),
         ],
     )
-}
-
-fn si(v: f64, unit: &str) -> String {
-    let (scale, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(s, _)| v.abs() >= *s)
-        .unwrap_or((1.0, ""));
-    format!("{:.4} {prefix}{unit}", v / scale)
-}
-
-/// The text report of one calculation.
-pub fn describe(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) -> String {
-    let mut out = String::new();
-    let params: Vec<String> = eval
-        .params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.to_str()))
-        .collect();
-    let _ = writeln!(out, "params:       {}", params.join(", "));
-    let _ = writeln!(
-        out,
-        "FLOPs:        {} ({})",
-        eval.flops,
-        si(eval.flops, "FLOP")
-    );
-    match eval.bytes {
-        Some(b) => {
-            let _ = writeln!(out, "bytes moved:  {b} ({})", si(b, "B"));
-            let _ = writeln!(out, "intensity:    {:.3} FLOPs/byte", eval.flops / b);
-        }
-        None => {
-            let _ = writeln!(out, "bytes moved:  unknown (dtype size unknown)");
-        }
-    }
-    let spec = eval.compute_spec();
-    let _ = writeln!(
-        out,
-        "compute spec: {}",
-        if spec.is_empty() { "(none)" } else { &spec }
-    );
-    let m = metrics_from(eval.clone(), Vec::new(), time_us.unwrap_or(0.0), arch);
-    if let Some(a) = arch {
-        match (a.peak_tflops(&spec), &m.roofline) {
-            (Some(peak), Some(r)) => {
-                let ridge = peak * 1e12 / (a.mem_bw_gbps * 1e9);
-                let _ = writeln!(
-                    out,
-                    "{}:        peak {peak} TFLOP/s, {} GB/s, ridge {ridge:.1} FLOPs/byte",
-                    a.name, a.mem_bw_gbps
-                );
-                let _ = writeln!(out, "roofline:     {:.3} µs, {}", r.time_us, r.bound_text());
-            }
-            _ => {
-                let _ = writeln!(out, "{}: no peak for {spec:?}; no roofline", a.name);
-            }
-        }
-    }
-    if let Some(t) = time_us {
-        let _ = writeln!(
-            out,
-            "achieved:     {:.3} TFLOP/s, {:.3} TB/s in {t} µs",
-            m.tflops_s, m.tb_s
-        );
-        if let Some(r) = &m.roofline {
-            let _ = writeln!(out, "of roofline:  {:.1}%", r.pct);
-        }
-    }
-    out
 }

@@ -261,12 +261,19 @@ fn gpu_timeline_pass(cx: &Context) -> Vec<Table> {
         .collect()
 }
 
-/// One op sheet built on the launcher table; none without launchers.
-fn op_sheet(cx: &Context, sheet: fn(&Context, &[LauncherRow]) -> Table) -> Vec<Table> {
-    if !cx.has_launchers() {
-        return Vec::new();
+/// The sheets `sheets` makes, or none when the trace has no launchers (the
+/// op, unified and roofline sheets all show launched work).
+fn with_launchers(cx: &Context, sheets: impl FnOnce() -> Vec<Table>) -> Vec<Table> {
+    if cx.has_launchers() {
+        sheets()
+    } else {
+        Vec::new()
     }
-    vec![sheet(cx, cx.launcher_rows())]
+}
+
+/// One op sheet built on the launcher table.
+fn op_sheet(cx: &Context, sheet: fn(&Context, &[LauncherRow]) -> Table) -> Vec<Table> {
+    with_launchers(cx, || vec![sheet(cx, cx.launcher_rows())])
 }
 
 /// `ops_summary_by_category`.
@@ -286,18 +293,12 @@ fn ops_unique_args_pass(cx: &Context) -> Vec<Table> {
 
 /// `unified_perf_summary`, shown with the op sheets.
 fn unified_pass(cx: &Context) -> Vec<Table> {
-    if !cx.has_launchers() {
-        return Vec::new();
-    }
-    unified::sheet(cx).into_iter().collect()
+    with_launchers(cx, || unified::sheet(cx).into_iter().collect())
 }
 
 /// The roofline (perf model) sheets, shown with the op sheets.
 fn roofline_pass(cx: &Context) -> Vec<Table> {
-    if !cx.has_launchers() {
-        return Vec::new();
-    }
-    perf_sheets::sheets(cx)
+    with_launchers(cx, || perf_sheets::sheets(cx))
 }
 
 /// `coll_analysis`; GPU-only traces have no collective ops to attribute.

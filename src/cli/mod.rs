@@ -12,7 +12,6 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
-use tracelens::analysis::calculator;
 use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::gpu_arch::GpuArch;
 use tracelens::report::csv::Csv;
@@ -20,7 +19,7 @@ use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
 use tracelens::report::svg::Svg;
 use tracelens::report::text::Text;
-use tracelens::report::view::{roofline, summary, tree as tree_view};
+use tracelens::report::view::{calculator, roofline, summary, tree as tree_view};
 use tracelens::report::xlsx::Xlsx;
 use tracelens::report::{Document, Page, Writer};
 use tracelens::{AnalyzeOptions, CallTree, Report, ReportOptions, RooflineQuery, Step};
@@ -568,9 +567,6 @@ fn roofline(a: RooflineArgs) -> Result<()> {
         gpu_arch: a.gpu_arch,
         time_us: a.time_us,
     })?;
-    print!(
-        "{}",
-        calculator::describe(&r.eval, r.arch.as_ref(), r.time_us)
-    );
+    print!("{}", calculator::text(&r.eval, r.arch.as_ref(), r.time_us));
     Ok(())
 }

@@ -1,9 +1,11 @@
 //! Views: what a command's results look like as a [`super::Document`] —
 //! the report summary ([`summary`]), the collectives summary
 //! ([`collectives`]), the compare verdict ([`verdict`]), the roofline
-//! charts ([`roofline`]) and the tree outlines ([`tree`]). Views decide
+//! charts ([`roofline`]), the tree outlines ([`tree`]) and the roofline
+//! calculator's answer ([`calculator`]). Views decide
 //! what is shown; the writers decide how it is spelled.
 
+pub mod calculator;
 pub mod collectives;
 pub mod roofline;
 pub mod summary;
