@@ -10,9 +10,9 @@
 //! b_noise) + 4·T`. None has a backward model.
 
 use super::pyval::{
-    Num, Rec, bpe, bpe_req, dim_at, invalid, ipy, len_of, precision, prod, tuple_of,
+    Num, Rec, bpe, bpe_req, dim_at, forward_only, invalid, ipy, len_of, precision, prod, tuple_of,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The classes this module models.
 pub const CLASSES: &[&str] = &[
@@ -93,12 +93,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         "mixed_sample_outer_exponential" => sampler(r)?,
         _ => return invalid(format!("{class} is not an activation model")),
     };
-    if bwd {
-        return Err(ModelError::Invalid(format!(
-            "{class} has no backward model"
-        )));
-    }
-    Ok(e)
+    forward_only(class, bwd, e)
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 //! b is the size of the input's dtype (an unknown size fails). None has a
 //! backward model.
 
-use super::pyval::{Num, Rec, bpe_req, invalid, ipy, prod, tuple_of};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe_req, forward_only, invalid, ipy, prod, tuple_of};
+use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The classes this module models.
 pub const CLASSES: &[&str] = &[
@@ -116,12 +116,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         "sgl_kernel_reg_all_gather_into_tensor" => reg_all_gather(r)?,
         _ => return invalid(format!("{class} is not a custom collective")),
     };
-    if bwd {
-        return Err(ModelError::Invalid(format!(
-            "{class} has no backward model"
-        )));
-    }
-    Ok(e)
+    forward_only(class, bwd, e)
 }
 
 #[cfg(test)]

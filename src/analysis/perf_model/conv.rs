@@ -113,13 +113,17 @@ fn backward_bias(dims: &[ArgValue]) -> ModelResult<Py> {
     })
 }
 
-/// Shared parser of `aten::convolution` (`off = 0`) and
-/// `aten::convolution_backward` (`off = 1`: input, weight and the list
-/// arguments all sit one slot later).
-fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
-    let off = usize::from(backward);
-    let dims = dims_of(input)?;
-    let ci = concrete_of(input)?;
+/// The input and weight of a convolution at `Input Dims[off]`, `[off+1]`,
+/// with the number of spatial dimensions (`len(input) - 2`).
+struct Operands<'a> {
+    x_val: &'a ArgValue,
+    x_py: Py,
+    w_val: &'a ArgValue,
+    w_py: Py,
+    nd: i64,
+}
+
+fn operands(dims: &[ArgValue], off: usize) -> ModelResult<Operands<'_>> {
     let x_val = at(dims, off, "Input Dims")?;
     let x_py = py_tuple(x_val)?;
     let nd = match &x_py {
@@ -127,22 +131,48 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         _ => -2,
     };
     let w_val = at(dims, off + 1, "Input Dims")?;
-    let w_py = py_tuple(w_val)?;
-    let bias_py = if backward {
+    Ok(Operands {
+        x_val,
+        x_py,
+        w_py: py_tuple(w_val)?,
+        w_val,
+        nd,
+    })
+}
+
+/// Everything a convolution parser reads, before the output shape.
+struct Parsed<'a> {
+    ops: Operands<'a>,
+    /// Input and weight dtypes (checked equal).
+    dtypes: Vec<String>,
+    x_stride: Py,
+    w_stride: Py,
+    bias: Py,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    dilation: Vec<i64>,
+    transposed: Py,
+    output_padding: Vec<i64>,
+    groups: i64,
+}
+
+/// Shared parser of `aten::convolution` (`off = 0`) and
+/// `aten::convolution_backward` (`off = 1`: input, weight and the list
+/// arguments all sit one slot later).
+fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
+    let off = usize::from(backward);
+    let dims = dims_of(input)?;
+    let ci = concrete_of(input)?;
+    let ops = operands(dims, off)?;
+    let nd = ops.nd;
+    let bias = if backward {
         backward_bias(dims)?
     } else {
         Py::Bool(dims.len() == 3)
     };
     let base = off + 3;
-    let stride = list_arg(ci, base, 1, nd)?;
-    let padding = list_arg(ci, base + 1, 0, nd)?;
-    let dilation = list_arg(ci, base + 2, 1, nd)?;
-    let transposed_py = py_eval(at(ci, base + 3, "Concrete Inputs")?)?;
-    let output_padding = list_arg(ci, base + 4, 0, nd)?;
-    let groups = py_int(at(ci, base + 5, "Concrete Inputs")?)?;
-
     let types = types_of(input)?;
-    let dtypes = [
+    let dtypes = vec![
         at(types, off, "Input type")?.clone(),
         at(types, off + 1, "Input type")?.clone(),
     ];
@@ -159,54 +189,42 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
             py_tuple(at(s, off + 1, "Input Strides")?)?,
         ),
     };
-    let conv_nd = conv_nd((nd + 2).max(0) as usize)?;
-    let params = vec![
-        ("convNd", Py::Str(conv_nd.to_string())),
-        ("input_shape", x_py),
-        ("filter_shape", w_py),
-        ("dtype_input_weight", str_tuple(&dtypes)),
-        ("input_stride", x_stride),
-        ("weight_stride", w_stride),
-        ("bias", bias_py.clone()),
-        ("stride", Py::ints(&stride)),
-        ("padding", Py::ints(&padding)),
-        ("dilation", Py::ints(&dilation)),
-        ("transposed_conv", transposed_py.clone()),
-        ("output_padding", Py::ints(&output_padding)),
-        ("groups", Py::Int(groups)),
-    ];
-
-    conv_from(
-        params,
-        x_val,
-        w_val,
-        &stride,
-        &padding,
-        &dilation,
-        &output_padding,
-        bias_py,
-        transposed_py,
-        dtypes[0].clone(),
-    )
+    conv_from(Parsed {
+        ops,
+        dtypes,
+        x_stride,
+        w_stride,
+        bias,
+        stride: list_arg(ci, base, 1, nd)?,
+        padding: list_arg(ci, base + 1, 0, nd)?,
+        dilation: list_arg(ci, base + 2, 1, nd)?,
+        transposed: py_eval(at(ci, base + 3, "Concrete Inputs")?)?,
+        output_padding: list_arg(ci, base + 4, 0, nd)?,
+        groups: py_int(at(ci, base + 5, "Concrete Inputs")?)?,
+    })
 }
 
-/// `CONV.__init__`: the output shape of a parsed convolution.
-#[allow(clippy::too_many_arguments)]
-fn conv_from(
-    params: Vec<(&'static str, Py)>,
-    x_val: &ArgValue,
-    w_val: &ArgValue,
-    stride: &[i64],
-    padding: &[i64],
-    dilation: &[i64],
-    output_padding: &[i64],
-    bias_py: Py,
-    transposed_py: Py,
-    dtype: String,
-) -> ModelResult<Conv> {
-    let x = shape_of(x_val)?;
-    let w = shape_of(w_val)?;
-    let transposed = truthy(&transposed_py);
+/// `CONV.__init__`: the parameters and output shape of a parsed convolution.
+fn conv_from(p: Parsed) -> ModelResult<Conv> {
+    let conv_nd = conv_nd((p.ops.nd + 2).max(0) as usize)?;
+    let params = vec![
+        ("convNd", Py::Str(conv_nd.to_string())),
+        ("input_shape", p.ops.x_py),
+        ("filter_shape", p.ops.w_py),
+        ("dtype_input_weight", str_tuple(&p.dtypes)),
+        ("input_stride", p.x_stride),
+        ("weight_stride", p.w_stride),
+        ("bias", p.bias.clone()),
+        ("stride", Py::ints(&p.stride)),
+        ("padding", Py::ints(&p.padding)),
+        ("dilation", Py::ints(&p.dilation)),
+        ("transposed_conv", p.transposed.clone()),
+        ("output_padding", Py::ints(&p.output_padding)),
+        ("groups", Py::Int(p.groups)),
+    ];
+    let x = shape_of(p.ops.x_val)?;
+    let w = shape_of(p.ops.w_val)?;
+    let transposed = truthy(&p.transposed);
     let spatial = x.len().saturating_sub(2);
     let mut out = vec![
         *at(&x, 0, "input_shape")?,
@@ -215,14 +233,14 @@ fn conv_from(
     for i in 0..spatial {
         let xi = x[i + 2];
         let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(stride, i, "stride")?;
-        let p = *at(padding, i, "padding")?;
-        let d = *at(dilation, i, "dilation")?;
+        let s = *at(&p.stride, i, "stride")?;
+        let pad = *at(&p.padding, i, "padding")?;
+        let d = *at(&p.dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(output_padding, i, "output_padding")?;
-            transposed_out_dim(xi, ki, s, p, d, op)?
+            let op = *at(&p.output_padding, i, "output_padding")?;
+            transposed_out_dim(xi, ki, s, pad, d, op)?
         } else {
-            conv_out_dim(xi, ki, s, p, d)?
+            conv_out_dim(xi, ki, s, pad, d)?
         });
     }
     Ok(Conv {
@@ -230,9 +248,9 @@ fn conv_from(
         x,
         w,
         out,
-        bias: truthy(&bias_py),
+        bias: truthy(&p.bias),
         transposed,
-        dtype,
+        dtype: p.dtypes[0].clone(),
     })
 }
 
@@ -249,18 +267,8 @@ fn fused_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<
 fn parse_fused(input: &OpInput) -> ModelResult<Conv> {
     let dims = dims_of(input)?;
     let ci = concrete_of(input)?;
-    let x_val = at(dims, 0, "Input Dims")?;
-    let x_py = py_tuple(x_val)?;
-    let nd = match &x_py {
-        Py::Tuple(v) => v.len() as i64 - 2,
-        _ => -2,
-    };
-    let w_val = at(dims, 1, "Input Dims")?;
-    let w_py = py_tuple(w_val)?;
-    let stride = fused_arg(ci, 3, 1, nd)?;
-    let padding = fused_arg(ci, 4, 0, nd)?;
-    let dilation = vec![1; nd.max(0) as usize];
-    let output_padding = vec![0; nd.max(0) as usize];
+    let ops = operands(dims, 0)?;
+    let nd = ops.nd;
     let types = types_of(input)?;
     let dtypes = types[..types.len().min(2)].to_vec();
     if at(&dtypes, 0, "dtype_input_weight")? != at(&dtypes, 1, "dtype_input_weight")? {
@@ -272,34 +280,19 @@ fn parse_fused(input: &OpInput) -> ModelResult<Conv> {
         Some(s) if s.len() > 1 => (py_tuple(&s[0])?, py_tuple(&s[1])?),
         _ => (Py::None, Py::None),
     };
-    let conv_nd = conv_nd((nd + 2).max(0) as usize)?;
-    let params = vec![
-        ("convNd", Py::Str(conv_nd.to_string())),
-        ("input_shape", x_py),
-        ("filter_shape", w_py),
-        ("dtype_input_weight", str_tuple(&dtypes)),
-        ("input_stride", x_stride),
-        ("weight_stride", w_stride),
-        ("bias", Py::Bool(true)),
-        ("stride", Py::ints(&stride)),
-        ("padding", Py::ints(&padding)),
-        ("dilation", Py::ints(&dilation)),
-        ("transposed_conv", Py::Bool(false)),
-        ("output_padding", Py::ints(&output_padding)),
-        ("groups", Py::Int(1)),
-    ];
-    conv_from(
-        params,
-        x_val,
-        w_val,
-        &stride,
-        &padding,
-        &dilation,
-        &output_padding,
-        Py::Bool(true),
-        Py::Bool(false),
-        dtypes[0].clone(),
-    )
+    conv_from(Parsed {
+        ops,
+        dtypes,
+        x_stride,
+        w_stride,
+        bias: Py::Bool(true),
+        stride: fused_arg(ci, 3, 1, nd)?,
+        padding: fused_arg(ci, 4, 0, nd)?,
+        dilation: vec![1; nd.max(0) as usize],
+        transposed: Py::Bool(false),
+        output_padding: vec![0; nd.max(0) as usize],
+        groups: 1,
+    })
 }
 
 /// `CONV.flops_func`: `2·prod(w[1:])` per output (or, transposed, per

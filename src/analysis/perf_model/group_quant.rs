@@ -14,8 +14,8 @@
 //! None has a backward model.
 
 use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe, bpe_req, invalid, ipy, precision, prod, tuple_of};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, invalid, ipy, precision, prod, tuple_of};
+use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The classes this module models.
 pub const CLASSES: &[&str] = &[
@@ -164,12 +164,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         "aiter_dynamic_per_group_scaled_quant_fp4" => mxfp4(r, 1, false)?,
         _ => return invalid(format!("{class} is not a quantization model")),
     };
-    if bwd {
-        return Err(ModelError::Invalid(format!(
-            "{class} has no backward model"
-        )));
-    }
-    Ok(e)
+    forward_only(class, bwd, e)
 }
 
 #[cfg(test)]

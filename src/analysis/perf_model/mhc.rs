@@ -17,8 +17,8 @@
 //!
 //! None has a backward model.
 
-use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, forward_only, invalid, ipy, precision};
+use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The classes this module models.
 pub const CLASSES: &[&str] = &[
@@ -51,6 +51,25 @@ fn eval(
     }
 }
 
+/// The keys `M, n, C`, then `middle`, then `dtype_in`.
+fn mhc_params(
+    m: i128,
+    n: i128,
+    c: i128,
+    middle: &[(&'static str, Py)],
+    dtype: &str,
+) -> Vec<(&'static str, Py)> {
+    let mut p = vec![("M", ipy(m)), ("n", ipy(n)), ("C", ipy(c))];
+    p.extend_from_slice(middle);
+    p.push(("dtype_in", Py::Str(dtype.into())));
+    p
+}
+
+/// `hc3, K, split_k`: the pre-GEMM's own keys.
+fn gemm_keys(hc3: i128, k: i128, split: i128) -> [(&'static str, Py); 3] {
+    [("hc3", ipy(hc3)), ("K", ipy(k)), ("split_k", ipy(split))]
+}
+
 /// `M·n·4 + M·n·n·4`: the fp32 post and residual mixes.
 fn mixes(m: Num, n: Num) -> Num {
     m.mul(n).mul(4).add(m.mul(n).mul(n).mul(4))
@@ -59,13 +78,7 @@ fn mixes(m: Num, n: Num) -> Num {
 fn post(r: Rec) -> ModelResult<Evaluation> {
     let (m, c, n) = (r.dim_int(1, 0)?, r.dim_int(1, 1)?, r.dim_int(0, 1)?);
     let dtype = dtype_at(r, 1);
-    let params = vec![
-        ("M", ipy(m)),
-        ("n", ipy(n)),
-        ("C", ipy(c)),
-        ("hc3", Py::None),
-        ("dtype_in", Py::Str(dtype.into())),
-    ];
+    let params = mhc_params(m, n, c, &[("hc3", Py::None)], dtype);
     let (m, n, c) = (Num::I(m), Num::I(n), Num::I(c));
     let flops = Num::I(2).mul(m).mul(n).mul(c).mul(n.add(1));
     Ok(eval(params, dtype, false, flops, |b| {
@@ -78,15 +91,7 @@ fn pre_gemm(r: Rec) -> ModelResult<Evaluation> {
     let (m, n, c) = (r.dim_int(2, 0)?, r.dim_int(2, 1)?, r.dim_int(2, 2)?);
     let (hc3, k, split) = (r.dim_int(3, 0)?, r.dim_int(3, 1)?, r.dim_int(0, 0)?);
     let dtype = dtype_at(r, 2);
-    let params = vec![
-        ("M", ipy(m)),
-        ("n", ipy(n)),
-        ("C", ipy(c)),
-        ("hc3", ipy(hc3)),
-        ("K", ipy(k)),
-        ("split_k", ipy(split)),
-        ("dtype_in", Py::Str(dtype.into())),
-    ];
+    let params = mhc_params(m, n, c, &gemm_keys(hc3, k, split), dtype);
     let (m, hc3, k, split) = (Num::I(m), Num::I(hc3), Num::I(k), Num::I(split));
     let flops = Num::I(2).mul(m).mul(hc3).mul(k);
     Ok(eval(params, dtype, true, flops, |b| {
@@ -103,14 +108,8 @@ fn pre_big_fuse(r: Rec) -> ModelResult<Evaluation> {
     let (m, c, n) = (r.dim_int(2, 0)?, r.dim_int(2, 1)?, r.dim_int(0, 1)?);
     let (hc3, split) = (r.dim_int(6, 0)?, r.dim_int(3, 0)?);
     let dtype = dtype_at(r, 7);
-    let params = vec![
-        ("M", ipy(m)),
-        ("n", ipy(n)),
-        ("C", ipy(c)),
-        ("hc3", ipy(hc3)),
-        ("split_k", ipy(split)),
-        ("dtype_in", Py::Str(dtype.into())),
-    ];
+    let middle = [("hc3", ipy(hc3)), ("split_k", ipy(split))];
+    let params = mhc_params(m, n, c, &middle, dtype);
     let (m, n, c) = (Num::I(m), Num::I(n), Num::I(c));
     let flops = Num::I(2).mul(m).mul(c).mul(n).add(Num::I(5).mul(m).mul(c));
     Ok(eval(params, dtype, false, flops, |b| {
@@ -128,15 +127,7 @@ fn fused_post_pre(r: Rec) -> ModelResult<Evaluation> {
     let (m, c, n) = (r.dim_int(3, 0)?, r.dim_int(3, 1)?, r.dim_int(2, 1)?);
     let (hc3, k, split) = (r.dim_int(7, 0)?, r.dim_int(7, 1)?, r.dim_int(0, 0)?);
     let dtype = dtype_at(r, 3);
-    let params = vec![
-        ("M", ipy(m)),
-        ("n", ipy(n)),
-        ("C", ipy(c)),
-        ("hc3", ipy(hc3)),
-        ("K", ipy(k)),
-        ("split_k", ipy(split)),
-        ("dtype_in", Py::Str(dtype.into())),
-    ];
+    let params = mhc_params(m, n, c, &gemm_keys(hc3, k, split), dtype);
     let (m, n, c, hc3, k, split) = (
         Num::I(m),
         Num::I(n),
@@ -193,12 +184,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         "topk_softplus" => topk_softplus(r)?,
         _ => return invalid(format!("{class} is not an mHC model")),
     };
-    if bwd {
-        return Err(ModelError::Invalid(format!(
-            "{class} has no backward model"
-        )));
-    }
-    Ok(e)
+    forward_only(class, bwd, e)
 }
 
 #[cfg(test)]

@@ -113,6 +113,87 @@ fn dtype_param(p: &mut Vec<(&'static str, Py)>, key: &'static str, d: Option<&st
     p.push((key, Py::opt_str(d)));
 }
 
+/// Integer shapes of an aiter/flydsl MoE op; `gated` None for a down
+/// projection (no `gated` key).
+struct Shape {
+    m: i128,
+    k: i128,
+    n: i128,
+    e: i128,
+    topk: i128,
+    gated: Option<bool>,
+}
+
+impl Shape {
+    fn new(m: i128, k: i128, n: i128, e: i128, topk: i128, gated: Option<bool>) -> Shape {
+        Shape {
+            m,
+            k,
+            n,
+            e,
+            topk,
+            gated,
+        }
+    }
+}
+
+/// Dtype names of an aiter/flydsl MoE op; the output's only where recorded.
+struct Dtypes<'a> {
+    input: &'a str,
+    weight: &'a str,
+    output: Option<&'a str>,
+}
+
+/// Input and weight dtypes at `Input type[input]`, `[weight]`; no output.
+fn in_weight_dtypes(r: Rec, input: usize, weight: usize) -> ModelResult<Dtypes> {
+    Ok(Dtypes {
+        input: r.ty(input)?,
+        weight: r.ty(weight)?,
+        output: None,
+    })
+}
+
+impl Moe {
+    /// An aiter/flydsl op: keys `num_tokens … [gated]` then its dtypes;
+    /// element sizes from the dtypes (defaults: input `in_default`, weights
+    /// 1, output 2, the output taking the input's dtype when not recorded).
+    /// Precision: the input dtype's.
+    fn aiter(s: Shape, d: Dtypes, in_default: i128) -> Moe {
+        let gated = s.gated.map(Py::Bool);
+        let mut params = head(s.m, s.k, s.n, s.e, &ipy(s.topk), gated.as_ref());
+        dtype_param(&mut params, "input_dtype", Some(d.input));
+        dtype_param(&mut params, "weight_dtype", Some(d.weight));
+        if d.output.is_some() {
+            dtype_param(&mut params, "output_dtype", d.output);
+        }
+        let b_out = size_or(Some(d.output.unwrap_or(d.input)), 2);
+        Moe {
+            params,
+            m: Num::I(s.m),
+            k: Num::I(s.k),
+            n: Num::I(s.n),
+            e: Num::I(s.e),
+            topk: Num::I(s.topk),
+            gated: s.gated.unwrap_or(false),
+            sizes: Some((
+                size_or(Some(d.input), in_default),
+                size_or(Some(d.weight), 1),
+                b_out,
+            )),
+            precision: precision(Some(d.input)),
+        }
+    }
+}
+
+/// Input, weight and output dtypes at `Input type[0..3]`.
+fn three_dtypes(r: Rec) -> ModelResult<Dtypes> {
+    Ok(Dtypes {
+        input: r.ty(0)?,
+        weight: r.ty(1)?,
+        output: Some(r.ty(2)?),
+    })
+}
+
 /// M from `x[0]`, `(E, rows, ·) = w1`, `(E, K, N) = w2` with the INT4/FP4
 /// packing ratio `K // w1[-1]` applied to N: `[M, K, N, rows]`.
 fn packed_weights(r: Rec, x: usize, w1: usize, w2: usize) -> ModelResult<[i128; 4]> {
@@ -134,23 +215,9 @@ fn fused_layout(r: Rec) -> ModelResult<Moe> {
     let [m, k, n, rows] = packed_weights(r, 0, 1, 2)?;
     let e = r.dim_int(1, 0)?;
     let topk = r.dim_int(3, 1)?;
-    let gated = rows == 2 * n;
-    let (din, dw) = (r.ty(0)?, r.ty(1)?);
-    let mut params = head(m, k, n, e, &ipy(topk), Some(&Py::Bool(gated)));
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    let b_in = size_or(Some(din), 2);
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated,
-        sizes: Some((b_in, size_or(Some(dw), 1), b_in)),
-        precision: precision(Some(din)),
-    })
+    let gated = Some(rows == 2 * n);
+    let shape = Shape::new(m, k, n, e, topk, gated);
+    Ok(Moe::aiter(shape, in_weight_dtypes(r, 0, 1)?, 2))
 }
 
 /// aiter's FP8 block-scale fused MoE: out at 0, w1/w2 at 2/3, top-k at
@@ -169,31 +236,20 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
         Some(t) => Ok(t.as_str()),
         None => invalid(format!("Input type[{i}] out of range")),
     };
-    let (dout, din, dw) = (get(0)?, get(1)?, get(2)?);
-    let mut params = head(m, k, n, e, &ipy(topk), Some(&Py::Bool(gated)));
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    dtype_param(&mut params, "output_dtype", Some(dout));
-    let precision = match din {
+    let (output, input, weight) = (get(0)?, get(1)?, get(2)?);
+    let precision = match input {
         "" => None,
         "fp8" | "bf16" => Some("fp8"),
         d => precision_of(Some(d)),
     };
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated,
-        sizes: Some((
-            size_or(Some(din), 1),
-            size_or(Some(dw), 1),
-            size_or(Some(dout), 2),
-        )),
-        precision,
-    })
+    let d = Dtypes {
+        input,
+        weight,
+        output: Some(output),
+    };
+    let mut moe = Moe::aiter(Shape::new(m, k, n, e, topk, Some(gated)), d, 1);
+    moe.precision = precision;
+    Ok(moe)
 }
 
 /// aiter CK-tile 2-stage GEMM1: x `(M, K)`, w1 `(E, rows, ·)`, out
@@ -202,53 +258,17 @@ fn cktile_up(r: Rec) -> ModelResult<Moe> {
     let [m, k] = unpack::<2>(r.dim(0)?)?;
     let [e, rows, _] = unpack::<3>(r.dim(1)?)?;
     let [_, topk, n] = unpack::<3>(r.dim(2)?)?;
-    let gated = rows == 2 * n;
-    let (din, dw, dout) = (r.ty(0)?, r.ty(1)?, r.ty(2)?);
-    let mut params = head(m, k, n, e, &ipy(topk), Some(&Py::Bool(gated)));
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    dtype_param(&mut params, "output_dtype", Some(dout));
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated,
-        sizes: Some((
-            size_or(Some(din), 2),
-            size_or(Some(dw), 1),
-            size_or(Some(dout), 2),
-        )),
-        precision: precision(Some(din)),
-    })
+    let gated = Some(rows == 2 * n);
+    let shape = Shape::new(m, k, n, e, topk, gated);
+    Ok(Moe::aiter(shape, three_dtypes(r)?, 2))
 }
 
 /// aiter CK-tile 2-stage GEMM2: x `(M, topk, N)`, w `(E, K, ·)`.
 fn cktile_down(r: Rec) -> ModelResult<Moe> {
     let [m, topk, n] = unpack::<3>(r.dim(0)?)?;
     let [e, k, _] = unpack::<3>(r.dim(1)?)?;
-    let (din, dw, dout) = (r.ty(0)?, r.ty(1)?, r.ty(2)?);
-    let mut params = head(m, k, n, e, &ipy(topk), None);
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    dtype_param(&mut params, "output_dtype", Some(dout));
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated: false,
-        sizes: Some((
-            size_or(Some(din), 2),
-            size_or(Some(dw), 1),
-            size_or(Some(dout), 2),
-        )),
-        precision: precision(Some(din)),
-    })
+    let shape = Shape::new(m, k, n, e, topk, None);
+    Ok(Moe::aiter(shape, three_dtypes(r)?, 2))
 }
 
 /// aiter CK stage 1: x at 0, w1 at 1, w2 `(E, K, N)` at 2, out `(M, topk,
@@ -262,23 +282,9 @@ fn ck_stage1(r: Rec) -> ModelResult<Moe> {
         return invalid("inter_dim out of range");
     };
     let topk = r.dim_int(6, 1)?;
-    let gated = dim_at(w1, 1)? == 2 * n;
-    let (din, dw) = (r.ty(0)?, r.ty(1)?);
-    let mut params = head(m, k, n, e, &ipy(topk), Some(&Py::Bool(gated)));
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    let b_in = size_or(Some(din), 2);
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated,
-        sizes: Some((b_in, size_or(Some(dw), 1), b_in)),
-        precision: precision(Some(din)),
-    })
+    let gated = Some(dim_at(w1, 1)? == 2 * n);
+    let shape = Shape::new(m, k, n, e, topk, gated);
+    Ok(Moe::aiter(shape, in_weight_dtypes(r, 0, 1)?, 2))
 }
 
 /// aiter CK stage 2: x `(M, topk, N)` at 0, w1 at 1, w2 `(E, K, ·)` at 2.
@@ -295,22 +301,8 @@ fn ck_stage2(r: Rec) -> ModelResult<Moe> {
     let Num::I(n) = Num::I(n).mul(ratio) else {
         return invalid("inter_dim out of range");
     };
-    let (din, dw) = (r.ty(0)?, r.ty(2)?);
-    let mut params = head(m, k, n, e, &ipy(topk), None);
-    dtype_param(&mut params, "input_dtype", Some(din));
-    dtype_param(&mut params, "weight_dtype", Some(dw));
-    let b_in = size_or(Some(din), 2);
-    Ok(Moe {
-        params,
-        m: Num::I(m),
-        k: Num::I(k),
-        n: Num::I(n),
-        e: Num::I(e),
-        topk: Num::I(topk),
-        gated: false,
-        sizes: Some((b_in, size_or(Some(dw), 1), b_in)),
-        precision: precision(Some(din)),
-    })
+    let shape = Shape::new(m, k, n, e, topk, None);
+    Ok(Moe::aiter(shape, in_weight_dtypes(r, 0, 2)?, 2))
 }
 
 /// A number held in an extra arg (`MoE topk`).

@@ -4,12 +4,21 @@
 //! arithmetic would raise (a [`ModelError::Invalid`]).
 
 use super::elementwise::py_int;
-use super::{ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+pub(super) use super::elementwise::tuple_of;
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
 use crate::trace::ArgValue;
 
 /// Shorthand for an [`ModelError::Invalid`] result.
 pub(super) fn invalid<T>(msg: impl Into<String>) -> ModelResult<T> {
     Err(ModelError::Invalid(msg.into()))
+}
+
+/// `e`, unless a backward model is asked for: the class has none.
+pub(super) fn forward_only(class: &str, bwd: bool, e: Evaluation) -> ModelResult<Evaluation> {
+    if bwd {
+        return invalid(format!("{class} has no backward model"));
+    }
+    Ok(e)
 }
 
 /// A Python number: an int (exact while it fits `i128`) or a float.
@@ -190,19 +199,6 @@ pub(super) fn unpack<const N: usize>(v: &ArgValue) -> ModelResult<[i128; N]> {
 /// `math.prod(shape)` of a recorded shape (1 for an empty one).
 pub(super) fn prod(v: &ArgValue) -> ModelResult<Num> {
     Ok(ints(v)?.into_iter().fold(Num::I(1), |acc, d| acc.mul(d)))
-}
-
-/// `tuple(v)` of a recorded value: lists become tuples.
-pub(super) fn tuple_of(v: &ArgValue) -> ModelResult<Py> {
-    match v {
-        ArgValue::List(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_arg(x, false)).collect(),
-        )),
-        ArgValue::Str(s) => Ok(Py::Tuple(
-            s.chars().map(|c| Py::Str(c.to_string())).collect(),
-        )),
-        other => invalid(format!("{other} is not iterable")),
-    }
 }
 
 /// `name2bpe(dtype)` as an int.

@@ -258,7 +258,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{assert_keys, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";
@@ -278,19 +278,9 @@ mod tests {
             &["", "", "1.0000000000000001e-05", "0"],
         );
         let e = evaluate("aiter_rms_norm", &i, false).unwrap();
-        let keys: Vec<_> = e.params.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            [
-                "op_shape",
-                "dtype_in_out",
-                "stride_input",
-                "stride_output",
-                "num_channels",
-                "has_bias",
-                "is_affine",
-                "is_training"
-            ]
+        assert_keys(
+            &e,
+            "op_shape dtype_in_out stride_input stride_output num_channels has_bias is_affine is_training",
         );
         assert_eq!(e.params[1].1.to_str(), "('c10::BFloat16', None)");
         // 32·(2·2880 + 2) + 2·92,160 = 184,384 + 184,320 = 368,704.
