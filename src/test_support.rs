@@ -10,6 +10,13 @@ pub(crate) fn arg_value(text: &str) -> ArgValue {
         .unwrap_or_else(|| panic!("test argument must be valid JSON: {text}"))
 }
 
+/// One `T` per line of a JSON Lines `text` (test data tables).
+pub(crate) fn json_lines<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
 /// `arg!([[1, 2], [], "x"])`: the argument value written as JSON tokens
 /// (see [`arg_value`]).
 macro_rules! arg {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::test_support::test_input;
 use super::{MODELS, ModelError, OpInput, evaluate, model_of, table};
-use crate::test_support::arg_value;
+use crate::test_support::{arg_value, json_lines};
 use crate::trace::ArgValue;
 
 /// One representative op of a class, as a trace records it: one line of
@@ -36,12 +36,7 @@ struct Case {
 /// borrow from them).
 fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
-    CASES.get_or_init(|| {
-        include_str!("../../../testdata/perf_model_classes.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect()
-    })
+    CASES.get_or_init(|| json_lines(include_str!("../../../testdata/perf_model_classes.jsonl")))
 }
 
 /// The step annotation the attention ops read their chunk statistics from.
