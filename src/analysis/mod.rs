@@ -52,6 +52,50 @@ pub struct ReportOptions {
     pub include_unlinked_kernels: bool,
     /// GPU spec for roofline columns (`--gpu-arch`).
     pub arch: Option<crate::gpu_arch::GpuArch>,
+    /// The inference report's options (the reference's inference script).
+    pub inference: InferenceOptions,
+}
+
+/// Options of the reference's inference report
+/// (`TraceLens_generate_perf_report_pytorch_inference`); all off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InferenceOptions {
+    /// The inference script's sheet layout (`ops_summary` by module variants,
+    /// `_fwd` perf sheets only, no kernel summaries unless asked, the
+    /// inference ops' annotations).
+    pub layout: bool,
+    /// Inject pseudo ops (e.g. the GEMMs of an unfused MoE) under the ops
+    /// whose kernels they split (`--pseudo-ops`).
+    pub pseudo_ops: bool,
+    /// Group op sheets by the op's parent nn.Module (`--group-by-parent-module`).
+    pub group_by_parent_module: bool,
+    /// Group op sheets by the number of kernels an op launches
+    /// (`--group-by-num-kernels`).
+    pub group_by_num_kernels: bool,
+    /// Add `entry_point` and `call_stack_full` to `unified_perf_summary`
+    /// (`--include-call-stack`).
+    pub include_call_stack: bool,
+    /// Leave out `coll_analysis` (`--no-coll-analysis`).
+    pub no_coll_analysis: bool,
+}
+
+impl InferenceOptions {
+    /// Everything the reference's inference script turns on for the corpus
+    /// (`--inference`).
+    pub const ALL: InferenceOptions = InferenceOptions {
+        layout: true,
+        pseudo_ops: true,
+        group_by_parent_module: true,
+        group_by_num_kernels: true,
+        include_call_stack: true,
+        no_coll_analysis: true,
+    };
+
+    /// Whether the tree must hold python frames (module and call-stack
+    /// columns read them).
+    pub fn needs_python_frames(&self) -> bool {
+        self.group_by_parent_module || self.include_call_stack
+    }
 }
 
 impl Default for ReportOptions {
@@ -63,6 +107,7 @@ impl Default for ReportOptions {
             micro_idle_thresh_us: None,
             include_unlinked_kernels: false,
             arch: None,
+            inference: InferenceOptions::default(),
         }
     }
 }

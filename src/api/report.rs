@@ -41,6 +41,9 @@ pub struct AnalyzeOptions<'a> {
     pub report: ReportOptions,
     /// Called as each [`Step`] starts (e.g. to show progress).
     pub progress: Option<&'a dyn Fn(Step)>,
+    /// Folder of capture traces whose ops the kernels replayed under graph
+    /// launches are attributed to (`--capture-dir`).
+    pub capture_dir: Option<std::path::PathBuf>,
 }
 
 impl AnalyzeOptions<'_> {
