@@ -8,6 +8,8 @@ use crate::trace::{EventId, Trace};
 /// One summarised kernel position.
 #[derive(Debug, Clone)]
 pub struct KernelStat {
+    /// The kernel at this position in the group's first list.
+    pub kernel: EventId,
     name: String,
     stream: Option<i64>,
     count: usize,
@@ -59,6 +61,7 @@ pub fn summarise(trace: &Trace, lists: &[&[EventId]]) -> Vec<KernelStat> {
             let b = &buckets[i];
             let stream = trace.args(k).and_then(|a| a.stream());
             KernelStat {
+                kernel: k,
                 name: trace.name(k).to_string(),
                 stream,
                 count: b.len(),
