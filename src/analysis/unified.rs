@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 
 use super::attribution::CommNames;
 use super::callstack::{
-    StackItem, entry_point, full_stack, full_stack_text, is_stack_frame, kernel_suffix,
+    StackItem, entry_point, full_stack, full_stack_text, is_stack_frame, kernel_suffix, list_repr,
     strip_num_suffixes,
 };
 use super::categories::categorize;
@@ -422,28 +422,41 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
     rows
 }
 
-/// `call_stack_full` of a group whose first row is `row`, from the kernel
-/// statistics `ks` (in their sheet order): per kernel, the row's stack,
-/// the frames between the kernel and the op, and the kernel's name.
-fn full_stack_of(cx: &Context, row: &Row, ks: &[KernelStat]) -> Option<Vec<StackItem>> {
-    let (trace, tree) = (cx.trace, cx.tree);
-    let base: Vec<String> = row.stack.as_deref().map_or_else(Vec::new, |s| {
-        s.iter()
-            .map(|&f| strip_num_suffixes(cx.op_name(f)))
-            .collect()
-    });
+/// The stack of each kernel of a group whose first row is `row`, for the
+/// kernel statistics `ks` (in their sheet order): the row's stack and the
+/// frames between the kernel and the op. None for rows without a stack
+/// (synthetic rows, or no python frames in the tree).
+fn kernel_stacks(cx: &Context, row: &Row, ks: &[KernelStat]) -> Option<Vec<Vec<String>>> {
+    let stack = row.stack.as_deref()?;
+    let base: Vec<String> = stack
+        .iter()
+        .map(|&f| strip_num_suffixes(cx.op_name(f)))
+        .collect();
     let top = match row.op {
         OpRef::Event(e) => Some(e),
         OpRef::Pseudo(_) => None,
     };
+    let stacks = ks.iter().map(|k| {
+        let mut chain = base.clone();
+        chain.extend(kernel_suffix(cx.trace, cx.tree, k.kernel, top));
+        chain
+    });
+    Some(stacks.collect())
+}
+
+/// `call_stack_full` from the kernel stacks (each chain ends in the
+/// kernel's name; a row without stacks has the names alone).
+fn full_stack_of(
+    cx: &Context,
+    stacks: Option<&[Vec<String>]>,
+    ks: &[KernelStat],
+) -> Option<Vec<StackItem>> {
     let chains: Vec<Vec<String>> = ks
         .iter()
-        .map(|k| {
-            let mut chain = base.clone();
-            if row.stack.is_some() {
-                chain.extend(kernel_suffix(trace, tree, k.kernel, top));
-            }
-            chain.push(trace.name(k.kernel).to_string());
+        .enumerate()
+        .map(|(i, k)| {
+            let mut chain = stacks.map_or_else(Vec::new, |s| s[i].clone());
+            chain.push(cx.trace.name(k.kernel).to_string());
             chain
         })
         .collect();
@@ -543,7 +556,7 @@ fn group_row(
             .map(|r| r.metrics.as_ref().map(get).unwrap_or(f64::NAN))
             .collect()
     };
-    let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
+    let d = Durations::of(g);
     let kt: Vec<f64> = g.iter().map(|r| r.kernel_time).collect();
     let kt_sum = kahan_sum(&kt);
     let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
@@ -552,15 +565,12 @@ fn group_row(
     let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_ref()).collect();
     let roofline = with_m.iter().find_map(|m| m.roofline);
     let mut row: Vec<Value> = keys.to_vec();
-    // pandas skips missing durations (pseudo ops have none).
-    let timed = dur.iter().filter(|d| !d.is_nan()).count();
-    let dsum = kahan_sum(&dur);
     row.extend([
         Value::Int(g[0].shown_uid as i64),
         Value::Int(g.len() as i64),
-        f(dsum),
-        f(dsum / timed as f64),
-        welford_std(&dur).map_or(Value::Null, f),
+        f(d.sum),
+        f(d.mean),
+        d.std.map_or(Value::Null, f),
     ]);
     if perf {
         row.push(f(first_non_nan(metric(|m| m.gflops))));
@@ -577,15 +587,7 @@ fn group_row(
         row.extend([f(tb[0]), f(tb[2]), f(tf[0]), f(tf[2])]);
     }
     row.extend([f(kt_mean), f(kt_std), f(kt_sum)]);
-    let (dmin, dmax) = if timed == 0 {
-        (f64::NAN, f64::NAN)
-    } else {
-        (
-            dur.iter().copied().fold(f64::INFINITY, f64::min),
-            dur.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    };
-    row.extend([f(median(&dur)), f(dmin), f(dmax)]);
+    row.extend([f(d.median), f(d.min), f(d.max)]);
     if perf {
         row.extend([f(tb[1]), f(tb[3]), f(tb[4]), f(tf[1]), f(tf[3]), f(tf[4])]);
         if roof {
@@ -600,22 +602,71 @@ fn group_row(
         }
     }
     row.extend([f(kt_median), f(kt_min), f(kt_max)]);
+    row.extend(detail_cells(cx, g, with_m.first().copied()));
+    (row, kt_sum)
+}
+
+/// A group's CPU duration statistics; pandas skips missing durations
+/// (pseudo ops have none: sum 0, the rest NaN).
+struct Durations {
+    sum: f64,
+    mean: f64,
+    std: Option<f64>,
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Durations {
+    fn of(g: &[&Row]) -> Self {
+        let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
+        let timed = dur.iter().filter(|d| !d.is_nan()).count();
+        let sum = kahan_sum(&dur);
+        let (min, max) = if timed == 0 {
+            (f64::NAN, f64::NAN)
+        } else {
+            (
+                dur.iter().copied().fold(f64::INFINITY, f64::min),
+                dur.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        };
+        Durations {
+            sum,
+            mean: sum / timed as f64,
+            std: welford_std(&dur),
+            median: median(&dur),
+            min,
+            max,
+        }
+    }
+}
+
+/// A group's cells from `kernel_details_summary` to `has_perf_model`, and
+/// `entry_point`, `call_stack_full` with `--include-call-stack`.
+fn detail_cells(cx: &Context, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Value> {
     let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
     let ks = kernel_details::summarise(cx.trace, &lists);
-    row.push(Value::Text(kernel_details::summary_text(&ks)));
-    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
-    row.push(
-        with_m
-            .first()
-            .map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
-    );
-    row.push(Value::Bool(g[0].has_perf_model));
-    if cx.opts.inference.include_call_stack {
-        let stack = full_stack_of(cx, g[0], &ks);
+    let stacks = kernel_stacks(cx, g[0], &ks);
+    let print_stacks = cx.opts.inference.include_call_stack;
+    let summary = match &stacks {
+        Some(st) if !print_stacks => {
+            let texts: Vec<String> = st.iter().map(|s| list_repr(s)).collect();
+            kernel_details::summary_text_with_stacks(&ks, &texts)
+        }
+        _ => kernel_details::summary_text(&ks),
+    };
+    let mut row = vec![
+        Value::Text(summary),
+        kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text),
+        metrics.map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
+        Value::Bool(g[0].has_perf_model),
+    ];
+    if print_stacks {
+        let stack = full_stack_of(cx, stacks.as_deref(), &ks);
         row.push(Value::Text(entry_point(stack.as_deref(), &g[0].name)));
         row.push(Value::Text(full_stack_text(stack.as_deref())));
     }
-    (row, kt_sum)
+    row
 }
 
 /// The `unified_perf_summary` sheet; None when there is no row.
