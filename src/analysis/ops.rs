@@ -186,6 +186,11 @@ fn categories_text(rows: &[LauncherRow], idx: &[usize]) -> String {
     format!("[{}]", cats.join(", "))
 }
 
+/// The parent module part of a group key: empty when not grouping by it.
+fn module_key<'r>(r: &'r LauncherRow, modules: bool) -> &'r str {
+    if modules { &r.parent_module } else { "" }
+}
+
 /// The `call_stack` of a group's first launcher.
 fn first_stack(rows: &[LauncherRow], idx: &[usize]) -> Value {
     Value::Text(list_repr(&rows[idx[0]].module_stack))
@@ -197,11 +202,7 @@ fn first_stack(rows: &[LauncherRow], idx: &[usize]) -> Value {
 fn summary_module(cx: &Context, rows: &[LauncherRow]) -> Table {
     let modules = cx.opts.inference.group_by_parent_module;
     let keys = rows.iter().enumerate().map(|(i, r)| {
-        let pm = if modules {
-            r.parent_module.as_str()
-        } else {
-            ""
-        };
+        let pm = module_key(r, modules);
         (i, (cx.trace.name(r.uid), pm))
     });
     let groups = group_sorted_by(keys, Ord::cmp);
@@ -254,11 +255,7 @@ fn summary_module(cx: &Context, rows: &[LauncherRow]) -> Table {
 fn summary_by_category_module(cx: &Context, rows: &[LauncherRow]) -> Table {
     let modules = cx.opts.inference.group_by_parent_module;
     let keys = rows.iter().enumerate().map(|(i, r)| {
-        let pm = if modules {
-            r.parent_module.as_str()
-        } else {
-            ""
-        };
+        let pm = module_key(r, modules);
         (i, (r.category, pm))
     });
     let groups = group_sorted_by(keys, Ord::cmp);
