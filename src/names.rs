@@ -177,6 +177,26 @@ pub mod col {
     /// [`KERNEL_DETAILS_SUMMARY`] cut short.
     pub const TRUNC_KERNEL_DETAILS: &str = "trunc_kernel_details";
 
+    // --- The inference report's options ---
+
+    /// Number of instances with subtree kernel time (the `_module`
+    /// `ops_summary`).
+    pub const TOTAL_SUBTREE_KERNEL_TIME_COUNT: &str = "total_subtree_kernel_time_count";
+    /// The launcher's nearest nn.Module ancestor, `_<n>` suffixes removed.
+    pub const PARENT_MODULE: &str = "parent_module";
+    /// The launcher and its nn.Module ancestors, innermost first.
+    pub const CALL_STACK: &str = "call_stack";
+    /// [`CALL_STACK`] of a group's first launcher.
+    pub const CALL_STACK_FIRST: &str = "call_stack_first";
+    /// Number of kernels an op launches (direct in `ops_unique_args`, its
+    /// whole subtree in the roofline sheets).
+    pub const NUM_KERNELS: &str = "num_kernels";
+    /// The Python frame an op is dispatched from.
+    pub const ENTRY_POINT: &str = "entry_point";
+    /// Frames from the root to each kernel of an op (common prefix, then
+    /// the diverging tails).
+    pub const CALL_STACK_FULL: &str = "call_stack_full";
+
     // --- unified_perf_summary and the roofline sheets ---
 
     /// Summed CPU duration of a group's ops, µs.

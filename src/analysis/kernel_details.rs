@@ -8,6 +8,8 @@ use crate::trace::{EventId, Trace};
 /// One summarised kernel position.
 #[derive(Debug, Clone)]
 pub struct KernelStat {
+    /// The kernel at this position in the group's first list.
+    pub kernel: EventId,
     name: String,
     stream: Option<i64>,
     count: usize,
@@ -59,6 +61,7 @@ pub fn summarise(trace: &Trace, lists: &[&[EventId]]) -> Vec<KernelStat> {
             let b = &buckets[i];
             let stream = trace.args(k).and_then(|a| a.stream());
             KernelStat {
+                kernel: k,
                 name: trace.name(k).to_string(),
                 stream,
                 count: b.len(),
@@ -82,24 +85,38 @@ pub fn summarise(trace: &Trace, lists: &[&[EventId]]) -> Vec<KernelStat> {
 
 /// The `kernel_details_summary` cell text (a Python list of dicts).
 pub fn summary_text(stats: &[KernelStat]) -> String {
+    let items: Vec<String> = stats.iter().map(|s| item_text(s, None)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// [`summary_text`] with each kernel's `call_stack` (the Python list text
+/// of `stacks`, parallel to `stats`) after its stream: the reference leaves
+/// that internal field in the unified sheet when it tracked call stacks
+/// without being asked to print them.
+pub fn summary_text_with_stacks(stats: &[KernelStat], stacks: &[String]) -> String {
     let items: Vec<String> = stats
         .iter()
-        .map(|s| {
-            format!(
-                "{{'name': {}, 'stream': {}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, 'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
-                str_repr(&s.name),
-                stream_repr(s.stream),
-                s.count,
-                num(s.total, s.all_int),
-                np_float(s.mean),
-                np_float(s.median),
-                np_float(s.std),
-                num(s.min, s.all_int),
-                num(s.max, s.all_int),
-            )
-        })
+        .zip(stacks)
+        .map(|(s, st)| item_text(s, Some(st)))
         .collect();
     format!("[{}]", items.join(", "))
+}
+
+/// One kernel's dict; `stack` is the text of its `call_stack` entry.
+fn item_text(s: &KernelStat, stack: Option<&str>) -> String {
+    let stack = stack.map_or(String::new(), |t| format!(", 'call_stack': {t}"));
+    format!(
+        "{{'name': {}, 'stream': {}{stack}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, 'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
+        str_repr(&s.name),
+        stream_repr(s.stream),
+        s.count,
+        num(s.total, s.all_int),
+        np_float(s.mean),
+        np_float(s.median),
+        np_float(s.std),
+        num(s.min, s.all_int),
+        num(s.max, s.all_int),
+    )
 }
 
 /// The `trunc_kernel_details` cell text; None (an empty cell) for no kernels.

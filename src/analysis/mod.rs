@@ -6,6 +6,7 @@
 
 pub mod attribution;
 pub mod calculator;
+pub mod callstack;
 pub mod categories;
 pub mod collectives;
 pub mod compare;
@@ -15,6 +16,7 @@ pub mod kernels;
 pub mod ops;
 pub mod perf_model;
 pub mod perf_sheets;
+pub mod pseudo;
 pub mod quality;
 pub mod registry;
 pub mod roofline;
@@ -34,7 +36,10 @@ use crate::trace::tree::Tree;
 use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
 use ops::LauncherRow;
+use perf_model::{ModelClass, ModelResult};
+use pseudo::{OpRef, PseudoOps};
 pub use quality::TraceQuality;
+use roofline::{INFERENCE_ANNOTATED_OPS, Metrics, PLAIN_ANNOTATED_OPS};
 use timeline::Timeline;
 
 /// Options of the `report` pass set (the reference's CLI flags).
@@ -52,6 +57,63 @@ pub struct ReportOptions {
     pub include_unlinked_kernels: bool,
     /// GPU spec for roofline columns (`--gpu-arch`).
     pub arch: Option<crate::gpu_arch::GpuArch>,
+    /// The inference report's options (the reference's inference script).
+    pub inference: InferenceOptions,
+}
+
+/// Options of the reference's inference report
+/// (`TraceLens_generate_perf_report_pytorch_inference`); all off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InferenceOptions {
+    /// The inference script's sheet layout (`ops_summary` by module variants,
+    /// `_fwd` perf sheets only, no kernel summaries unless asked, the
+    /// inference ops' annotations).
+    pub layout: bool,
+    /// Inject pseudo ops (e.g. the GEMMs of an unfused MoE) under the ops
+    /// whose kernels they split (`--pseudo-ops`).
+    pub pseudo_ops: bool,
+    /// Group op sheets by the op's parent nn.Module (`--group-by-parent-module`).
+    pub group_by_parent_module: bool,
+    /// Group op sheets by the number of kernels an op launches
+    /// (`--group-by-num-kernels`).
+    pub group_by_num_kernels: bool,
+    /// Add `entry_point` and `call_stack_full` to `unified_perf_summary`
+    /// (`--include-call-stack`).
+    pub include_call_stack: bool,
+    /// Leave out `coll_analysis` (`--no-coll-analysis`).
+    pub no_coll_analysis: bool,
+}
+
+impl InferenceOptions {
+    /// Everything the reference's inference script turns on for the corpus
+    /// (`--inference`).
+    pub const ALL: InferenceOptions = InferenceOptions {
+        layout: true,
+        pseudo_ops: true,
+        group_by_parent_module: true,
+        group_by_num_kernels: true,
+        include_call_stack: true,
+        no_coll_analysis: true,
+    };
+
+    /// Whether the tree must hold python frames (module and call-stack
+    /// columns read them).
+    pub fn needs_python_frames(&self) -> bool {
+        self.group_by_parent_module || self.include_call_stack
+    }
+
+    /// Whether `ops_summary` and `ops_summary_by_category` are the module
+    /// variants (the inference layout's, and the only ones with a
+    /// `parent_module` column).
+    pub fn module_summaries(&self) -> bool {
+        self.layout || self.group_by_parent_module
+    }
+
+    /// Whether `coll_analysis` is written (the inference script never
+    /// writes it).
+    pub fn coll_analysis(&self) -> bool {
+        !(self.layout || self.no_coll_analysis)
+    }
 }
 
 impl Default for ReportOptions {
@@ -63,6 +125,7 @@ impl Default for ReportOptions {
             micro_idle_thresh_us: None,
             include_unlinked_kernels: false,
             arch: None,
+            inference: InferenceOptions::default(),
         }
     }
 }
@@ -74,6 +137,8 @@ pub struct Prepared {
     pub attribution: Attribution,
     /// The GPU timeline, when there is GPU activity to count.
     pub timeline: Option<Timeline>,
+    /// The pseudo ops (`--pseudo-ops`); empty without the option.
+    pub pseudo: PseudoOps,
 }
 
 impl Prepared {
@@ -91,9 +156,15 @@ impl Prepared {
                 )
             },
         );
+        let pseudo = if opts.inference.pseudo_ops {
+            PseudoOps::detect(trace, tree)
+        } else {
+            PseudoOps::default()
+        };
         Prepared {
             attribution,
             timeline,
+            pseudo,
         }
     }
 }
@@ -114,6 +185,8 @@ pub struct Context<'a> {
     pub gpu_only: bool,
     /// GPU spec for roofline columns.
     pub arch: Option<&'a crate::gpu_arch::GpuArch>,
+    /// The pseudo ops over the tree.
+    pub pseudo: &'a PseudoOps,
     /// Interned id of the integer ident 0 (process metadata lives at tid 0).
     tid_zero: Option<IdentId>,
     /// The launcher table, built by the first pass that asks for it.
@@ -136,6 +209,7 @@ impl<'a> Context<'a> {
             timeline: prepared.timeline,
             gpu_only: !trace.events().any(|(_, e)| e.cat == Cat::CpuOp),
             arch: opts.arch.as_ref(),
+            pseudo: &prepared.pseudo,
             tid_zero: trace.int_ident(0),
             launchers: OnceLock::new(),
         }
@@ -151,6 +225,66 @@ impl<'a> Context<'a> {
     /// some of them launch GPU work.
     pub fn has_launchers(&self) -> bool {
         !self.gpu_only && !self.attribution.launchers.is_empty()
+    }
+
+    /// The ops whose enclosing annotation the models read (the inference
+    /// script annotates more of them).
+    pub fn annotated_ops(&self) -> &'static [&'static str] {
+        if self.opts.inference.layout {
+            INFERENCE_ANNOTATED_OPS
+        } else {
+            PLAIN_ANNOTATED_OPS
+        }
+    }
+
+    /// The name of an op.
+    pub fn op_name(&self, op: OpRef) -> &'a str {
+        match op {
+            OpRef::Event(e) => self.trace.name(e),
+            OpRef::Pseudo(i) => self.pseudo.ops[i].name,
+        }
+    }
+
+    /// The UID the sheets print for an op.
+    pub fn op_uid(&self, op: OpRef) -> usize {
+        match op {
+            OpRef::Event(e) => e.index(),
+            OpRef::Pseudo(i) => self.pseudo.ops[i].uid,
+        }
+    }
+
+    /// The event whose recorded arguments an op carries.
+    pub fn args_event(&self, op: OpRef) -> EventId {
+        match op {
+            OpRef::Event(e) => e,
+            OpRef::Pseudo(i) => self.pseudo.ops[i].donor,
+        }
+    }
+
+    /// The event whose pid/tid an op has.
+    pub fn proc_event(&self, op: OpRef) -> EventId {
+        match op {
+            OpRef::Event(e) => e,
+            OpRef::Pseudo(i) => self.pseudo.ops[i].parent,
+        }
+    }
+
+    /// The perf metrics of an op instance under `class` ([`roofline::compute`]).
+    pub fn metrics(&self, op: OpRef, class: &ModelClass, bwd: bool) -> ModelResult<Metrics> {
+        match op {
+            OpRef::Event(e) => roofline::compute(
+                self.trace,
+                self.tree,
+                e,
+                class,
+                bwd,
+                self.arch,
+                self.annotated_ops(),
+            ),
+            OpRef::Pseudo(i) => {
+                roofline::compute_pseudo(self.trace, &self.pseudo.ops[i], class, self.arch)
+            }
+        }
     }
 
     /// (process_name, process_label, thread_name) of an event, "Unknown"
@@ -222,7 +356,7 @@ pub const REPORT_PASSES: &[Pass] = &[
     Pass {
         name: "kernel sheets",
         needs: REPORT_PASS_NEEDS,
-        run: kernels::sheets,
+        run: kernel_sheets_pass,
     },
     Pass {
         name: sheet::COLL_ANALYSIS,
@@ -278,7 +412,7 @@ fn op_sheet(cx: &Context, sheet: fn(&Context, &[LauncherRow]) -> Table) -> Vec<T
 
 /// `ops_summary_by_category`.
 fn ops_by_category_pass(cx: &Context) -> Vec<Table> {
-    op_sheet(cx, |_, rows| ops::summary_by_category(rows))
+    op_sheet(cx, ops::summary_by_category)
 }
 
 /// `ops_summary`.
@@ -301,9 +435,18 @@ fn roofline_pass(cx: &Context) -> Vec<Table> {
     with_launchers(cx, || perf_sheets::sheets(cx))
 }
 
+/// `kernel_summary` and the short-kernel sheets; the inference script
+/// writes none unless asked, and we have no option to ask.
+fn kernel_sheets_pass(cx: &Context) -> Vec<Table> {
+    if cx.opts.inference.layout {
+        return Vec::new();
+    }
+    kernels::sheets(cx)
+}
+
 /// `coll_analysis`; GPU-only traces have no collective ops to attribute.
 fn coll_analysis_pass(cx: &Context) -> Vec<Table> {
-    if cx.gpu_only {
+    if cx.gpu_only || !cx.opts.inference.coll_analysis() {
         return Vec::new();
     }
     collectives::coll_analysis(cx.trace).into_iter().collect()
@@ -341,7 +484,10 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     let prepared = Prepared::new(trace, tree, opts);
     let cx = Context::new(trace, tree, opts, &prepared);
     let sheets = run_passes(&cx, REPORT_PASSES);
-    let quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
+    let mut quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
+    quality
+        .warnings
+        .extend(prepared.pseudo.warnings.iter().cloned());
     Report {
         sheets,
         timeline: prepared.timeline,

@@ -1,8 +1,10 @@
 //! The op sheets built on the launcher table (spec 02 §5):
 //! `ops_summary_by_category`, `ops_summary` and `ops_unique_args`.
 
+use super::callstack::{list_repr, module_stack, parent_module};
 use super::intervals::events_busy_time;
 use super::kernel_details;
+use super::pseudo::OpRef;
 use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
@@ -27,18 +29,36 @@ pub struct LauncherRow<'a> {
     pub category: &'static str,
     /// Its kernels, by start time.
     pub kernels: &'a [EventId],
+    /// Its name and nn.Module ancestors ([`module_stack`]); empty unless the
+    /// sheets group by parent module.
+    pub module_stack: Vec<String>,
+    /// Its parent module ([`parent_module`]); empty unless the sheets group
+    /// by parent module.
+    pub parent_module: String,
 }
 
 /// Builds `L` in launcher order.
 pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
     let (trace, tree) = (cx.trace, cx.tree);
+    let modules = cx.opts.inference.group_by_parent_module;
     cx.attribution
         .launchers
         .iter()
         .map(|l| {
             let e = trace.event(l.uid);
             let first = l.kernels.first().map(|&k| trace.name(k));
+            let module_stack = if modules {
+                module_stack(trace, tree, l.uid)
+            } else {
+                Vec::new()
+            };
             LauncherRow {
+                parent_module: if modules {
+                    parent_module(&module_stack)
+                } else {
+                    String::new()
+                },
+                module_stack,
                 uid: l.uid,
                 name: e.name,
                 direct: events_busy_time(trace, &l.kernels),
@@ -88,8 +108,11 @@ fn rank_ms(sums_us: &[f64]) -> RankedMs {
     }
 }
 
-/// `ops_summary_by_category`.
-pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
+/// `ops_summary_by_category`: the plain sheet, or the module variant.
+pub fn summary_by_category(cx: &Context, rows: &[LauncherRow]) -> Table {
+    if cx.opts.inference.module_summaries() {
+        return summary_by_category_module(cx, rows);
+    }
     let groups = group_sorted_by(rows.iter().map(|r| r.category).enumerate(), Ord::cmp);
     let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
     let mut s = Table::new(
@@ -115,8 +138,11 @@ pub fn summary_by_category(rows: &[LauncherRow]) -> Table {
     s
 }
 
-/// `ops_summary`.
+/// `ops_summary`: the plain sheet, or the module variant.
 pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
+    if cx.opts.inference.module_summaries() {
+        return summary_module(cx, rows);
+    }
     let names = rows.iter().map(|r| cx.trace.name(r.uid)).enumerate();
     let groups = group_sorted_by(names, Ord::cmp);
     let dsum = group_sums(rows, &groups, |r| r.direct);
@@ -138,9 +164,6 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
     );
     for (j, &i) in r.order.iter().enumerate() {
         let (name, idx) = &groups[i];
-        let cats: std::collections::BTreeSet<&str> =
-            idx.iter().map(|&k| rows[k].category).collect();
-        let cats: Vec<String> = cats.iter().map(|c| str_repr(c)).collect();
         s.push_row(vec![
             Value::from(*name),
             Value::Float(dsum[i]),
@@ -148,10 +171,125 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
             Value::Float(r.ms[j]),
             Value::Float(ssum[i] / 1000.0),
             Value::Int(idx.len() as i64),
-            Value::Text(format!("[{}]", cats.join(", "))),
+            Value::Text(categories_text(rows, idx)),
             Value::Float(r.pct[j]),
             Value::Float(r.cum[j]),
         ]);
+    }
+    s
+}
+
+/// The sorted categories of a group as a Python list.
+fn categories_text(rows: &[LauncherRow], idx: &[usize]) -> String {
+    let cats: std::collections::BTreeSet<&str> = idx.iter().map(|&k| rows[k].category).collect();
+    let cats: Vec<String> = cats.iter().map(|c| str_repr(c)).collect();
+    format!("[{}]", cats.join(", "))
+}
+
+/// The parent module part of a group key: empty when not grouping by it.
+fn module_key<'r>(r: &'r LauncherRow, modules: bool) -> &'r str {
+    if modules { &r.parent_module } else { "" }
+}
+
+/// The `call_stack` of a group's first launcher.
+fn first_stack(rows: &[LauncherRow], idx: &[usize]) -> Value {
+    Value::Text(list_repr(&rows[idx[0]].module_stack))
+}
+
+/// The inference script's `ops_summary` (`_module` variant): grouped by
+/// name (and parent module with `--group-by-parent-module`), with subtree
+/// counts and, when grouped by module, the first launcher's call stack.
+fn summary_module(cx: &Context, rows: &[LauncherRow]) -> Table {
+    let modules = cx.opts.inference.group_by_parent_module;
+    let keys = rows.iter().enumerate().map(|(i, r)| {
+        let pm = module_key(r, modules);
+        (i, (cx.trace.name(r.uid), pm))
+    });
+    let groups = group_sorted_by(keys, Ord::cmp);
+    let dsum = group_sums(rows, &groups, |r| r.direct);
+    let ssum = group_sums(rows, &groups, |r| r.subtree);
+    let r = rank_ms(&dsum);
+    let mut cols = vec![col::NAME];
+    if modules {
+        cols.push(col::PARENT_MODULE);
+    }
+    cols.extend([
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+        col::TOTAL_SUBTREE_KERNEL_TIME_SUM,
+        col::TOTAL_SUBTREE_KERNEL_TIME_COUNT,
+        col::TOTAL_DIRECT_KERNEL_TIME_MS,
+        col::COUNT,
+        col::CATEGORIES,
+    ]);
+    if modules {
+        cols.push(col::CALL_STACK_FIRST);
+    }
+    cols.extend([col::PERCENTAGE, col::CUMULATIVE_PERCENTAGE]);
+    let mut s = Table::new(sheet::OPS_SUMMARY, &cols);
+    for (j, &i) in r.order.iter().enumerate() {
+        let ((name, pm), idx) = &groups[i];
+        let mut row = vec![Value::from(*name)];
+        if modules {
+            row.push(Value::from(*pm));
+        }
+        row.extend([
+            Value::Float(dsum[i]),
+            Value::Float(ssum[i]),
+            Value::Int(idx.len() as i64),
+            Value::Float(r.ms[j]),
+            Value::Int(idx.len() as i64),
+            Value::Text(categories_text(rows, idx)),
+        ]);
+        if modules {
+            row.push(first_stack(rows, idx));
+        }
+        row.extend([Value::Float(r.pct[j]), Value::Float(r.cum[j])]);
+        s.push_row(row);
+    }
+    s
+}
+
+/// The inference script's `ops_summary_by_category` (`_module` variant):
+/// with `--group-by-parent-module`, grouped by category and parent module,
+/// with the first launcher's call stack.
+fn summary_by_category_module(cx: &Context, rows: &[LauncherRow]) -> Table {
+    let modules = cx.opts.inference.group_by_parent_module;
+    let keys = rows.iter().enumerate().map(|(i, r)| {
+        let pm = module_key(r, modules);
+        (i, (r.category, pm))
+    });
+    let groups = group_sorted_by(keys, Ord::cmp);
+    let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
+    let mut cols = vec![col::OP_CATEGORY];
+    if modules {
+        cols.push(col::PARENT_MODULE);
+    }
+    cols.push(col::COUNT);
+    if modules {
+        cols.push(col::CALL_STACK_FIRST);
+    }
+    cols.extend([
+        col::TOTAL_DIRECT_KERNEL_TIME_MS,
+        col::PERCENTAGE,
+        col::CUMULATIVE_PERCENTAGE,
+    ]);
+    let mut s = Table::new(sheet::OPS_SUMMARY_BY_CATEGORY, &cols);
+    for (j, &i) in r.order.iter().enumerate() {
+        let ((category, pm), idx) = &groups[i];
+        let mut row = vec![Value::from(*category)];
+        if modules {
+            row.push(Value::from(*pm));
+        }
+        row.push(Value::Int(idx.len() as i64));
+        if modules {
+            row.push(first_stack(rows, idx));
+        }
+        row.extend([
+            Value::Float(r.ms[j]),
+            Value::Float(r.pct[j]),
+            Value::Float(r.cum[j]),
+        ]);
+        s.push_row(row);
     }
     s
 }
@@ -163,12 +301,16 @@ fn stats(v: &[f64]) -> [Value; 6] {
     [mean, median, std, min, max, kahan_sum(v)].map(Value::Float)
 }
 
-/// The key cells of an op event for the columns of [`col::ARG_KEYS`]:
+/// The key cells of an op for the columns of [`col::ARG_KEYS`]:
 /// process and thread names, and the arguments as Python reprs (text;
 /// `Null` when absent).
-pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, uid: EventId) -> [Value; 7] {
-    let (pname, plabel, tname) = cx.process_names(uid);
-    let a = cx.trace.args(uid).copied().unwrap_or_default();
+pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, op: OpRef) -> [Value; 7] {
+    let (pname, plabel, tname) = cx.process_names(cx.proc_event(op));
+    let a = cx
+        .trace
+        .args(cx.args_event(op))
+        .copied()
+        .unwrap_or_default();
     let mut repr = |id| reprs.get(cx.trace, id).map_or(Value::Null, Value::Text);
     [
         Value::Text(pname),
@@ -181,14 +323,18 @@ pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, uid: EventId) -> [Value
     ]
 }
 
-/// The columns of `ops_unique_args`.
-fn unique_args_columns() -> Vec<String> {
-    let mut cols: Vec<String> = [col::NAME, col::OP_CATEGORY]
-        .iter()
-        .chain(col::ARG_KEYS.iter())
-        .chain([col::OPERATION_COUNT].iter())
-        .map(|c| c.to_string())
-        .collect();
+/// The columns of `ops_unique_args`: with `modules`, the `parent_module`
+/// key and the `call_stack` column; with `num_kernels`, that key.
+fn unique_args_columns(modules: bool, num_kernels: bool) -> Vec<String> {
+    let mut cols: Vec<String> = vec![col::NAME.into(), col::OP_CATEGORY.into()];
+    if modules {
+        cols.push(col::PARENT_MODULE.into());
+    }
+    cols.extend(col::ARG_KEYS.iter().map(|c| c.to_string()));
+    if num_kernels {
+        cols.push(col::NUM_KERNELS.into());
+    }
+    cols.push(col::OPERATION_COUNT.into());
     for stat in NAN_STATS.into_iter().chain([Agg::Sum]) {
         for base in [
             col::TOTAL_DIRECT_KERNEL_TIME,
@@ -197,9 +343,12 @@ fn unique_args_columns() -> Vec<String> {
             cols.push(stat.column(base));
         }
     }
+    cols.push(col::EX_UID.into());
+    if modules {
+        cols.push(col::CALL_STACK.into());
+    }
     cols.extend(
         [
-            col::EX_UID,
             col::KERNEL_DETAILS_SUMMARY,
             col::TRUNC_KERNEL_DETAILS,
             col::PERCENTAGE,
@@ -213,9 +362,18 @@ fn unique_args_columns() -> Vec<String> {
 /// `ops_unique_args`.
 pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
     let mut reprs = ArgReprs::default();
+    let inf = &cx.opts.inference;
+    let (modules, num_kernels) = (inf.group_by_parent_module, inf.group_by_num_kernels);
     let keys = rows.iter().map(|r| {
         let mut keys = vec![Value::from(cx.trace.name(r.uid)), Value::from(r.category)];
-        keys.extend(arg_key_cells(cx, &mut reprs, r.uid));
+        if modules {
+            keys.push(Value::from(r.parent_module.as_str()));
+        }
+        keys.extend(arg_key_cells(cx, &mut reprs, OpRef::Event(r.uid)));
+        if num_kernels {
+            // The direct kernel count.
+            keys.push(Value::Int(r.kernels.len() as i64));
+        }
         keys
     });
     let groups = group_first_seen_text(keys);
@@ -225,7 +383,10 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
     let sorted_sums: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
     let (pct, cum) = percentages(&sorted_sums);
 
-    let mut s = Table::with_headers(sheet::OPS_UNIQUE_ARGS, unique_args_columns());
+    let mut s = Table::with_headers(
+        sheet::OPS_UNIQUE_ARGS,
+        unique_args_columns(modules, num_kernels),
+    );
     for (j, &i) in order.iter().enumerate() {
         let (keys, idx) = &groups[i];
         let mut row: Vec<Value> = keys.clone();
@@ -237,6 +398,9 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
             row.push(t);
         }
         row.push(Value::Int(ex_uid[i].index() as i64));
+        if modules {
+            row.push(first_stack(rows, idx));
+        }
         let lists: Vec<&[EventId]> = idx.iter().map(|&r| rows[r].kernels).collect();
         let ks = kernel_details::summarise(cx.trace, &lists);
         row.push(Value::Text(kernel_details::summary_text(&ks)));

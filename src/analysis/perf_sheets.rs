@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use super::Context;
 use super::kernel_details;
 use super::perf_model::{self, ModelClass, ModelError, table::CLASSES};
-use super::roofline::{self, Metrics, is_host_op};
+use super::pseudo::OpRef;
+use super::roofline::{Metrics, is_host_op};
 use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::py_repr;
@@ -22,7 +23,7 @@ use crate::trace::{ArgValue, EventId, StrId};
 
 /// One modelled op instance (a raw row of the reference's table).
 struct RawRow {
-    uid: EventId,
+    op: OpRef,
     metrics: Metrics,
 }
 
@@ -56,10 +57,14 @@ fn raw_arg_text(v: Option<&ArgValue>) -> Value {
     v.map_or(Value::Null, |v| Value::Text(py_repr(v, false)))
 }
 
-/// The columns of a roofline sheet with param columns `pcols`.
-fn columns(pcols: &[&str], has_roofline: bool) -> Vec<String> {
+/// The columns of a roofline sheet with param columns `pcols` (and the
+/// `num_kernels` key after them with `num_kernels`).
+fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String> {
     let mut cols: Vec<String> = vec![col::NAME.into()];
     cols.extend(pcols.iter().map(|k| format!("{}{k}", col::PARAM_PREFIX)));
+    if num_kernels {
+        cols.push(col::NUM_KERNELS.into());
+    }
     cols.extend(
         [
             col::GFLOPS_FIRST,
@@ -110,7 +115,7 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
     ];
     row.extend(nan_stats(&m(|x| x.tb_s)).map(Value::Float));
     row.extend(nan_stats(&m(|x| x.tflops_s)).map(Value::Float));
-    let (pname, plabel, tname) = cx.process_names(g[0].uid);
+    let (pname, plabel, tname) = cx.process_names(cx.proc_event(g[0].op));
     row.extend([pname, plabel, tname].map(Value::Text));
     row.push(Value::from(g[0].metrics.compute_spec.as_str()));
     if has_roofline {
@@ -127,19 +132,23 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
     let ks = kernel_details::summarise(cx.trace, &lists);
     row.push(Value::Text(kernel_details::summary_text(&ks)));
     row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
-    row.extend(cx.trace.op_args(g[0].uid).all().map(raw_arg_text));
+    row.extend(
+        cx.trace
+            .op_args(cx.args_event(g[0].op))
+            .all()
+            .map(raw_arg_text),
+    );
     let kt = m(|x| x.kernel_time);
     row.extend(nan_stats(&kt).map(Value::Float));
     let sum = kahan_sum(&kt);
     row.push(Value::Float(sum));
     row.push(Value::Int(g.len() as i64));
-    row.push(Value::Int(g[0].uid.index() as i64));
+    row.push(Value::Int(cx.op_uid(g[0].op) as i64));
     (row, sum)
 }
 
 /// Groups raw rows by (name, params) and aggregates them into a sheet.
 fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
-    let trace = cx.trace;
     // Param columns in first-appearance order across rows.
     let mut pcols: Vec<&'static str> = Vec::new();
     for r in rows {
@@ -149,9 +158,18 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
             }
         }
     }
-    let params: Vec<Vec<Value>> = pcols.iter().map(|k| param_column(rows, k)).collect();
+    let mut params: Vec<Vec<Value>> = pcols.iter().map(|k| param_column(rows, k)).collect();
+    // The subtree kernel count, a string key like the params.
+    let num_kernels = cx.opts.inference.group_by_num_kernels;
+    if num_kernels {
+        params.push(
+            rows.iter()
+                .map(|r| Value::Text(r.metrics.kernels.len().to_string()))
+                .collect(),
+        );
+    }
     let groups = group_first_seen_values((0..rows.len()).map(|i| {
-        let mut key = vec![Value::from(trace.name(rows[i].uid))];
+        let mut key = vec![Value::from(cx.op_name(rows[i].op))];
         key.extend(params.iter().map(|col| col[i].clone()));
         key
     }));
@@ -163,9 +181,9 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
             group_cells(cx, &g, has_roofline)
         })
         .unzip();
-    let uid = |i: usize| rows[groups[i].1[0]].uid;
+    let uid = |i: usize| cx.op_uid(rows[groups[i].1[0]].op);
     let order = order_desc_by(&sums, |a, b| uid(a).cmp(&uid(b)));
-    let mut s = Table::with_headers(name, columns(&pcols, has_roofline));
+    let mut s = Table::with_headers(name, columns(&pcols, num_kernels, has_roofline));
     for i in order {
         let mut row = groups[i].0.clone();
         row.extend(cells[i].iter().cloned());
@@ -182,6 +200,13 @@ const MOVED_TO_BWD: [&str; 4] = [
     "ConvBiasReLU_Backward",
 ];
 
+/// Rows the inference script drops from a `_fwd` sheet (it writes no
+/// `_bwd` sheet).
+const DROPPED_FROM_FWD: [&str; 2] = [
+    "flash_attn::_flash_attn_varlen_backward",
+    "aten::convolution_backward",
+];
+
 /// Forward ops removed from the `_bwd` sheet.
 const NOT_ON_BWD: [&str; 5] = [
     "aten::convolution",
@@ -191,12 +216,13 @@ const NOT_ON_BWD: [&str; 5] = [
     "ConvBiasReLU_",
 ];
 
-/// Host events with a model, in UID order, grouped by sheet family.
-fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(EventId, &'static ModelClass)>> {
+/// Modelled ops by sheet family: host events with a model in UID order,
+/// then the pseudo ops with one.
+fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>> {
     let trace = cx.trace;
     // Model lookups are per name; names repeat a lot.
     let mut class_of: HashMap<Option<StrId>, Option<&'static ModelClass>> = HashMap::default();
-    let mut out: HashMap<&'static str, Vec<(EventId, &'static ModelClass)>> = HashMap::default();
+    let mut out: HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>> = HashMap::default();
     for (i, e) in trace.events() {
         if !is_host_op(e.cat) {
             continue;
@@ -205,25 +231,31 @@ fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(EventId, &'static
             .entry(e.name)
             .or_insert_with(|| perf_model::lookup(trace.name_of(e)));
         if let Some(c) = class {
-            out.entry(c.family).or_default().push((i, c));
+            out.entry(c.family).or_default().push((OpRef::Event(i), c));
+        }
+    }
+    for (i, p) in cx.pseudo.ops.iter().enumerate() {
+        if let Some(c) = perf_model::lookup(p.name) {
+            out.entry(c.family).or_default().push((OpRef::Pseudo(i), c));
         }
     }
     out
 }
 
-fn raw_rows(cx: &Context, events: &[(EventId, &'static ModelClass)], bwd: bool) -> Vec<RawRow> {
-    let (trace, tree) = (cx.trace, cx.tree);
+fn raw_rows(cx: &Context, events: &[(OpRef, &'static ModelClass)], bwd: bool) -> Vec<RawRow> {
+    let tree = cx.tree;
     let mut rows = Vec::new();
-    for &(uid, class) in events {
-        let name = trace.name(uid);
-        if bwd
-            && (name == "vllm::unified_attention_with_output"
-                || !tree.bwd_events.contains_key(&uid))
-        {
-            continue;
+    for &(op, class) in events {
+        if bwd {
+            let OpRef::Event(uid) = op else { continue };
+            if cx.trace.name(uid) == "vllm::unified_attention_with_output"
+                || !tree.bwd_events.contains_key(&uid)
+            {
+                continue;
+            }
         }
-        match roofline::compute(trace, tree, uid, class, bwd, cx.arch) {
-            Ok(metrics) => rows.push(RawRow { uid, metrics }),
+        match cx.metrics(op, class, bwd) {
+            Ok(metrics) => rows.push(RawRow { op, metrics }),
             Err(ModelError::NotImplemented) | Err(ModelError::Invalid(_)) => {}
         }
     }
@@ -283,7 +315,10 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
 }
 
 /// The sheet (or `_fwd`/`_bwd` pair) of one family.
-fn family_sheets(cx: &Context, fam: &str, events: &[(EventId, &'static ModelClass)]) -> Vec<Table> {
+fn family_sheets(cx: &Context, fam: &str, events: &[(OpRef, &'static ModelClass)]) -> Vec<Table> {
+    if cx.opts.inference.layout {
+        return inference_family_sheets(cx, fam, events);
+    }
     let mut out = Vec::new();
     if events[0].1.single_sheet() {
         let s = summarise(cx, fam, &raw_rows(cx, events, false));
@@ -313,4 +348,30 @@ fn family_sheets(cx: &Context, fam: &str, events: &[(EventId, &'static ModelClas
         }
     }
     out
+}
+
+/// The inference script's sheets of one family: GEMM and the elementwise
+/// families as one sheet, every other family as its `_fwd` sheet alone,
+/// without the backward ops the plain report moves to `_bwd`.
+fn inference_family_sheets(
+    cx: &Context,
+    fam: &str,
+    events: &[(OpRef, &'static ModelClass)],
+) -> Vec<Table> {
+    let single = [
+        sheet::GEMM,
+        sheet::UNARY_ELEMENTWISE,
+        sheet::BINARY_ELEMENTWISE,
+    ]
+    .contains(&fam);
+    let name = if single {
+        fam.to_string()
+    } else {
+        format!("{fam}{}", sheet::FWD_SUFFIX)
+    };
+    let mut s = summarise(cx, &name, &raw_rows(cx, events, false));
+    if !single {
+        drop_rows(&mut s, &DROPPED_FROM_FWD);
+    }
+    if s.nrows() > 0 { vec![s] } else { Vec::new() }
 }

@@ -4,6 +4,7 @@
 
 use super::intervals::events_busy_time;
 use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
+use super::pseudo::PseudoOp;
 use crate::gpu_arch::GpuArch;
 use crate::trace::tree::Tree;
 use crate::trace::{ArgValue, Cat, EventId, Trace};
@@ -91,7 +92,29 @@ pub fn op_input_with<'t>(
     kernel_names: Vec<&'t str>,
     annotated: &[&str],
 ) -> OpInput<'t> {
-    let a = trace.op_args(uid);
+    let name = trace.name(uid);
+    let annotation = if annotated.iter().any(|p| name.starts_with(p)) {
+        enclosing_annotation(trace, uid)
+    } else {
+        None
+    };
+    OpInput {
+        annotation,
+        forward: fused_forward(trace, uid)
+            .map(|f| Box::new(op_input_with(trace, f, Vec::new(), annotated))),
+        ..args_input(trace, name, uid, kernel_names)
+    }
+}
+
+/// The input of the models for op `name` with the recorded arguments of
+/// event `args_of`; no annotation, extras or forward op.
+fn args_input<'t>(
+    trace: &'t Trace,
+    name: &'t str,
+    args_of: EventId,
+    kernel_names: Vec<&'t str>,
+) -> OpInput<'t> {
+    let a = trace.op_args(args_of);
     let list = |v: Option<&'t ArgValue>| v.and_then(ArgValue::as_list);
     // Non-string elements (rare) as their compact JSON text.
     let strings = |v: Option<&'t ArgValue>| {
@@ -105,12 +128,6 @@ pub fn op_input_with<'t>(
                 .collect()
         })
     };
-    let name = trace.name(uid);
-    let annotation = if annotated.iter().any(|p| name.starts_with(p)) {
-        enclosing_annotation(trace, uid)
-    } else {
-        None
-    };
     OpInput {
         name,
         dims: list(a.dims),
@@ -118,10 +135,23 @@ pub fn op_input_with<'t>(
         strides: list(a.strides),
         concrete: strings(a.concrete),
         kernel_names,
-        annotation,
+        annotation: None,
         extra: &[],
-        forward: fused_forward(trace, uid)
-            .map(|f| Box::new(op_input_with(trace, f, Vec::new(), annotated))),
+        forward: None,
+    }
+}
+
+/// The models' input for a pseudo op: its name and extra args, the
+/// recorded arguments of the op it splits. Pseudo ops have no time, so no
+/// annotation encloses them.
+pub fn pseudo_input<'t>(
+    trace: &'t Trace,
+    p: &'t PseudoOp,
+    kernel_names: Vec<&'t str>,
+) -> OpInput<'t> {
+    OpInput {
+        extra: &p.extra,
+        ..args_input(trace, p.name, p.donor, kernel_names)
     }
 }
 
@@ -198,7 +228,8 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: EventId, bwd: bool) -> Vec<Ev
     ks
 }
 
-/// Runs the pipeline of spec 03 §2 for one event.
+/// Runs the pipeline of spec 03 §2 for one event, reading the enclosing
+/// annotation of the ops named in `annotated`.
 pub fn compute(
     trace: &Trace,
     tree: &Tree,
@@ -206,12 +237,27 @@ pub fn compute(
     class: &ModelClass,
     bwd: bool,
     arch: Option<&GpuArch>,
+    annotated: &[&str],
 ) -> ModelResult<Metrics> {
     let kernels = kernel_set(trace, tree, uid, bwd);
     let t = events_busy_time(trace, &kernels);
     let names = kernels.iter().map(|&k| trace.name(k)).collect();
-    let input = op_input(trace, uid, names);
+    let input = op_input_with(trace, uid, names, annotated);
     let eval = perf_model::evaluate(class, &input, bwd)?;
+    Ok(metrics_from(eval, kernels, t, arch))
+}
+
+/// [`compute`] for a pseudo op (forward only): timed by its one kernel.
+pub fn compute_pseudo(
+    trace: &Trace,
+    p: &PseudoOp,
+    class: &ModelClass,
+    arch: Option<&GpuArch>,
+) -> ModelResult<Metrics> {
+    let kernels = vec![p.kernel];
+    let t = events_busy_time(trace, &kernels);
+    let input = pseudo_input(trace, p, vec![trace.name(p.kernel)]);
+    let eval = perf_model::evaluate(class, &input, false)?;
     Ok(metrics_from(eval, kernels, t, arch))
 }
 

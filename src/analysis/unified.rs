@@ -7,10 +7,15 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 
 use super::attribution::CommNames;
+use super::callstack::{
+    StackItem, entry_point, full_stack, full_stack_text, is_stack_frame, kernel_suffix, list_repr,
+    strip_num_suffixes,
+};
 use super::categories::categorize;
-use super::kernel_details;
+use super::kernel_details::{self, KernelStat};
 use super::ops::arg_key_cells;
 use super::perf_model::{self, ModelClass, ModelError};
+use super::pseudo::OpRef;
 use super::roofline::{self, Metrics};
 use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
@@ -24,19 +29,22 @@ use crate::trace::{Cat, EventId};
 
 /// One collected row before grouping.
 struct Row {
-    /// The event (for synthetic rows: the parent/ancestor it copies).
-    uid: EventId,
+    /// The op (for synthetic rows: the parent/ancestor it copies).
+    op: OpRef,
     /// UID printed as `ex_UID` (synthetic rows get new ones).
     shown_uid: usize,
     name: String,
     category: String,
-    /// CPU duration of the event.
+    /// CPU duration of the op (NaN for pseudo ops, which have none).
     duration: f64,
     has_perf_model: bool,
     /// GPU events in `gpu_events` order.
     kernels: Vec<EventId>,
     kernel_time: f64,
     metrics: Option<Metrics>,
+    /// The stack frames from the walk's root down to the op (with python
+    /// frames in the tree); None for synthetic rows.
+    stack: Option<Vec<OpRef>>,
 }
 
 /// How a collected event is measured.
@@ -54,55 +62,103 @@ enum Collect {
     },
 }
 
+/// A collected op, how it is measured and its stack frames.
+type Collected = (OpRef, Collect, Option<Vec<OpRef>>);
+
 struct Walker<'c, 'a> {
     cx: &'c Context<'a>,
-    visited: HashSet<EventId>,
-    collected: Vec<(EventId, Collect)>,
+    visited: HashSet<OpRef>,
+    collected: Vec<Collected>,
     comm: CommNames,
+    /// With python frames in the tree the walk passes through every
+    /// category and records call stacks, as the reference does.
+    full: bool,
+    /// The stack frames of the nodes being visited.
+    path: Vec<OpRef>,
 }
 
-fn own_model(cx: &Context, uid: EventId) -> Option<&'static ModelClass> {
-    perf_model::lookup(cx.trace.name(uid))
+fn own_model(cx: &Context, op: OpRef) -> Option<&'static ModelClass> {
+    perf_model::lookup(cx.op_name(op))
 }
 
 /// A compiled Triton op whose arguments the Triton model can use.
-fn triton_model(cx: &Context, uid: EventId) -> bool {
+fn triton_model(cx: &Context, op: OpRef) -> bool {
+    let OpRef::Event(uid) = op else {
+        return false;
+    };
     let name = cx.trace.name(uid);
     perf_model::is_triton_compiled(name)
         && perf_model::triton::can_model(&roofline::op_input(cx.trace, uid, Vec::new()))
 }
 
+/// The GPU events below an op (a pseudo op: its one kernel).
+fn gpu_events(cx: &Context, op: OpRef) -> Vec<EventId> {
+    match op {
+        OpRef::Event(e) => cx.tree.gpu_events(cx.trace, e),
+        OpRef::Pseudo(i) => vec![cx.pseudo.ops[i].kernel],
+    }
+}
+
 impl Walker<'_, '_> {
-    fn gpu(&self, n: EventId) -> bool {
-        self.cx.tree.gpu_count(n) > 0
+    fn cat(&self, n: OpRef) -> Cat {
+        match n {
+            OpRef::Event(e) => self.cx.trace.event(e).cat,
+            OpRef::Pseudo(_) => Cat::CpuOp,
+        }
+    }
+
+    fn gpu(&self, n: OpRef) -> bool {
+        match n {
+            OpRef::Event(e) => self.cx.tree.gpu_count(e) > 0,
+            OpRef::Pseudo(_) => true,
+        }
+    }
+
+    /// The children of a node with the pseudo ops in place: a parent's
+    /// moved launches replaced by its pseudo ops (at the end), a pseudo
+    /// op's launch under it.
+    fn children(&self, n: OpRef) -> impl Iterator<Item = OpRef> + use<'_> {
+        let pseudo = self.cx.pseudo;
+        let (ev, extra, launcher) = match n {
+            OpRef::Event(e) => (Some(e), pseudo.under(e), None),
+            OpRef::Pseudo(i) => (None, &[][..], Some(OpRef::Event(pseudo.ops[i].launcher))),
+        };
+        ev.into_iter()
+            .flat_map(|e| self.cx.tree.children(e))
+            .filter(move |&c| !pseudo.is_moved(c))
+            .map(OpRef::Event)
+            .chain(extra.iter().map(|&i| OpRef::Pseudo(i)))
+            .chain(launcher)
     }
 
     /// Some descendant cpu_op with its own model and GPU work.
-    fn modelled_descendant(&self, n: EventId) -> bool {
-        let (trace, tree) = (self.cx.trace, self.cx.tree);
-        let mut stack: Vec<EventId> = tree.children(n).collect();
+    fn modelled_descendant(&self, n: OpRef) -> bool {
+        let mut stack: Vec<OpRef> = self.children(n).collect();
         while let Some(c) = stack.pop() {
-            match trace.event(c).cat {
+            match self.cat(c) {
                 Cat::CpuOp => {
                     if (own_model(self.cx, c).is_some() || triton_model(self.cx, c)) && self.gpu(c)
                     {
                         return true;
                     }
-                    stack.extend(tree.children(c));
+                    stack.extend(self.children(c));
                 }
-                Cat::PythonFunction => stack.extend(tree.children(c)),
+                Cat::PythonFunction => stack.extend(self.children(c)),
                 _ => {}
             }
         }
         false
     }
 
-    /// A GPU event reachable through up to 10 runtime/python children.
-    fn is_leaf_op(&self, n: EventId, depth: usize) -> bool {
-        let (trace, tree) = (self.cx.trace, self.cx.tree);
-        tree.children(n).any(|c| match trace.event(c).cat {
+    /// A GPU event reachable through runtime/python children, at most
+    /// `budget` - 1 of them.
+    fn is_leaf_op(&self, n: OpRef, budget: usize) -> bool {
+        if budget == 0 {
+            return false;
+        }
+        self.children(n).any(|c| match self.cat(c) {
             cat if cat.is_gpu() => true,
-            Cat::CudaRuntime | Cat::PythonFunction if depth < 10 => self.is_leaf_op(c, depth + 1),
+            Cat::CudaRuntime | Cat::PythonFunction => self.is_leaf_op(c, budget - 1),
             _ => false,
         })
     }
@@ -116,7 +172,7 @@ impl Walker<'_, '_> {
             .take(5)
             .find(|a| tree.fwd_event.contains_key(a))?;
         let f = tree.fwd_event[&w];
-        let class = own_model(self.cx, f)?;
+        let class = own_model(self.cx, OpRef::Event(f))?;
         class.bwd_category?;
         let wname = trace.name(w);
         let wanted = wname.split_once(": ").map(|(_, t)| t);
@@ -126,7 +182,7 @@ impl Walker<'_, '_> {
             if trace.event(c).cat != Cat::CpuOp {
                 continue;
             }
-            if self.gpu(c) && wanted.is_none_or(|t| trace.name(c) == t) {
+            if tree.gpu_count(c) > 0 && wanted.is_none_or(|t| trace.name(c) == t) {
                 matches.push(c);
             }
             stack.extend(tree.children(c));
@@ -134,56 +190,70 @@ impl Walker<'_, '_> {
         if matches != [x] {
             return None;
         }
-        roofline::compute(trace, tree, f, class, true, self.cx.arch).ok()?;
+        self.cx.metrics(OpRef::Event(f), class, true).ok()?;
         Some((f, class))
     }
 
-    fn visit(&mut self, n: EventId) {
+    fn collect(&mut self, n: OpRef, how: Collect) {
+        let stack = self.full.then(|| self.path.clone());
+        self.collected.push((n, how, stack));
+    }
+
+    fn visit(&mut self, n: OpRef) {
         if !self.visited.insert(n) {
             return;
         }
-        let (trace, tree) = (self.cx.trace, self.cx.tree);
-        let cat = trace.event(n).cat;
-        if cat != Cat::CpuOp && !(tree.python_included && cat == Cat::PythonFunction) {
+        let cat = self.cat(n);
+        let framed = self.full && is_stack_frame(self.cx.op_name(n), cat);
+        if framed {
+            self.path.push(n);
+        }
+        self.visit_node(n, cat);
+        if framed {
+            self.path.pop();
+        }
+    }
+
+    fn visit_node(&mut self, n: OpRef, cat: Cat) {
+        if (cat != Cat::CpuOp && !self.full) || !self.gpu(n) {
             return;
         }
-        if !self.gpu(n) {
+        // Without python frames only cpu_ops get here.
+        if let Some(class) = own_model(self.cx, n) {
+            self.collect(n, Collect::Model(class));
             return;
         }
-        if cat == Cat::CpuOp {
-            if let Some(class) = own_model(self.cx, n) {
-                self.collected.push((n, Collect::Model(class)));
-                return;
+        if triton_model(self.cx, n) {
+            self.collect(n, Collect::Triton);
+            return;
+        }
+        if let OpRef::Event(e) = n
+            && cat == Cat::CpuOp
+            && let Some((fwd, class)) = self.sole_backward(e)
+        {
+            if self.modelled_descendant(n) {
+                self.visit_children(n);
+            } else {
+                self.collect(n, Collect::Backward { fwd, class });
             }
-            if triton_model(self.cx, n) {
-                self.collected.push((n, Collect::Triton));
-                return;
-            }
-            if let Some((fwd, class)) = self.sole_backward(n) {
-                if self.modelled_descendant(n) {
-                    self.visit_children(n);
-                } else {
-                    self.collected.push((n, Collect::Backward { fwd, class }));
-                }
-                return;
-            }
+            return;
         }
         if self.modelled_descendant(n) {
             self.visit_children(n);
             return;
         }
-        if cat == Cat::CpuOp && self.is_leaf_op(n, 0) {
-            let gpu = tree.gpu_events(trace, n);
-            if !gpu.iter().any(|&g| self.comm.is_comm(trace, g)) {
-                self.collected.push((n, Collect::Plain));
+        if cat == Cat::CpuOp && self.is_leaf_op(n, 10) {
+            let gpu = gpu_events(self.cx, n);
+            if !gpu.iter().any(|&g| self.comm.is_comm(self.cx.trace, g)) {
+                self.collect(n, Collect::Plain);
             }
             return;
         }
         self.visit_children(n);
     }
 
-    fn visit_children(&mut self, n: EventId) {
-        let kids: Vec<EventId> = self.cx.tree.children(n).collect();
+    fn visit_children(&mut self, n: OpRef) {
+        let kids: Vec<OpRef> = self.children(n).collect();
         for c in kids {
             self.visit(c);
         }
@@ -191,53 +261,60 @@ impl Walker<'_, '_> {
 }
 
 /// Walks the call tree from its roots (Python roots first, when the tree
-/// has them) and returns the collected events, in collection order, with
+/// has them) and returns the collected ops, in collection order, with
 /// the communication-kernel names it used.
-fn collect_events(cx: &Context) -> (Vec<(EventId, Collect)>, CommNames) {
+fn collect_events(cx: &Context) -> (Vec<Collected>, CommNames) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut w = Walker {
         cx,
         visited: HashSet::new(),
         collected: Vec::new(),
         comm: CommNames::new(trace),
+        full: tree.python_included,
+        path: Vec::new(),
     };
     if tree.python_included {
         for (i, e) in trace.events() {
-            if e.cat == Cat::PythonFunction && tree.parent(i).is_none() && w.gpu(i) {
-                w.visit(i);
+            if e.cat == Cat::PythonFunction && tree.parent(i).is_none() && tree.gpu_count(i) > 0 {
+                w.visit(OpRef::Event(i));
             }
         }
     }
     for &r in &tree.cpu_roots {
-        w.visit(r);
+        w.visit(OpRef::Event(r));
     }
     (w.collected, w.comm)
 }
 
-/// The category, metrics and "has a perf model" flag of a collected event;
+/// The category, metrics and "has a perf model" flag of a collected op;
 /// None when the reference drops its row (a model without a forward/backward
 /// formula for it).
 fn measure(
     cx: &Context,
-    uid: EventId,
+    op: OpRef,
     name: &str,
     how: Collect,
 ) -> Option<(String, Option<Metrics>, bool)> {
-    let (trace, tree) = (cx.trace, cx.tree);
-    let category = || categorize(name, cx.attribution.first_kernel(trace, uid)).to_string();
+    let trace = cx.trace;
+    let first = match op {
+        OpRef::Event(e) => cx.attribution.first_kernel(trace, e),
+        OpRef::Pseudo(_) => None,
+    };
+    let category = || categorize(name, first).to_string();
     Some(match how {
         Collect::Plain => (category(), None, false),
-        Collect::Model(class) => match roofline::compute(trace, tree, uid, class, false, cx.arch) {
+        Collect::Model(class) => match cx.metrics(op, class, false) {
             Ok(m) => (category(), Some(m), true),
             // The reference drops the row, GPU time and all.
             Err(ModelError::NotImplemented) => return None,
             Err(ModelError::Invalid(_)) => (category(), None, true),
         },
         Collect::Triton => {
+            let uid = cx.args_event(op);
             let input = roofline::op_input(trace, uid, Vec::new());
             match perf_model::triton::evaluate(&input) {
                 Ok(ev) => {
-                    let ks = roofline::kernel_set(trace, tree, uid, false);
+                    let ks = roofline::kernel_set(trace, cx.tree, uid, false);
                     let t = super::intervals::events_busy_time(trace, &ks);
                     let m = roofline::metrics_from(ev, ks, t, cx.arch);
                     (category(), Some(m), true)
@@ -246,32 +323,37 @@ fn measure(
             }
         }
         Collect::Backward { fwd, class } => {
-            let m = roofline::compute(trace, tree, fwd, class, true, cx.arch).ok();
+            let m = cx.metrics(OpRef::Event(fwd), class, true).ok();
             (class.bwd_category.unwrap_or("other").to_string(), m, true)
         }
     })
 }
 
-/// The row of a collected event measured as `how` (its GPU events `gpu`);
+/// The row of a collected op measured as `how` (its GPU events `gpu`);
 /// None when the reference drops it.
-fn op_row(cx: &Context, uid: EventId, how: Collect, gpu: Vec<EventId>) -> Option<Row> {
-    let trace = cx.trace;
-    let name = trace.name(uid).to_string();
-    let (category, metrics, has_model) = measure(cx, uid, &name, how)?;
+fn op_row(cx: &Context, c: Collected, gpu: Vec<EventId>) -> Option<Row> {
+    let (op, how, stack) = c;
+    let name = cx.op_name(op).to_string();
+    let (category, metrics, has_model) = measure(cx, op, &name, how)?;
     let kernel_time = match &metrics {
         Some(m) => m.kernel_time,
-        None => super::intervals::events_busy_time(trace, &gpu),
+        None => super::intervals::events_busy_time(cx.trace, &gpu),
+    };
+    let duration = match op {
+        OpRef::Event(e) => cx.trace.event(e).dur,
+        OpRef::Pseudo(_) => f64::NAN,
     };
     Some(Row {
-        uid,
-        shown_uid: uid.index(),
+        op,
+        shown_uid: cx.op_uid(op),
         name,
         category,
-        duration: trace.event(uid).dur,
+        duration,
         has_perf_model: has_model,
         kernels: gpu,
         kernel_time,
         metrics,
+        stack,
     })
 }
 
@@ -301,15 +383,15 @@ fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -
         .into_iter()
         .flat_map(|(p, ks)| ks.into_iter().map(move |k| (k, p)))
         .chain(with_op);
-    // Synthetic rows get new UIDs after the last event.
-    (trace.len()..)
+    // Synthetic rows get new UIDs after the last event and pseudo op.
+    (trace.len() + cx.pseudo.ops.len()..)
         .zip(pairs)
         .map(|(next_uid, (k, p))| {
             let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
             let first = cx.attribution.first_kernel(trace, p);
             let kernels = vec![k];
             Row {
-                uid: p,
+                op: OpRef::Event(p),
                 shown_uid: next_uid,
                 category: categorize(&name, first).to_string(),
                 name,
@@ -318,6 +400,7 @@ fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -
                 kernel_time: super::intervals::events_busy_time(trace, &kernels),
                 kernels,
                 metrics: None,
+                stack: None,
             }
         })
         .collect()
@@ -329,14 +412,55 @@ fn collect_rows(cx: &Context) -> Vec<Row> {
     let (collected, mut comm) = collect_events(cx);
     let mut rows = Vec::new();
     let mut covered: HashSet<EventId> = HashSet::new();
-    for (uid, how) in collected {
-        let gpu = cx.tree.gpu_events(cx.trace, uid);
+    for c in collected {
+        let gpu = gpu_events(cx, c.0);
         // A dropped row's kernels count as covered all the same.
         covered.extend(gpu.iter().copied());
-        rows.extend(op_row(cx, uid, how, gpu));
+        rows.extend(op_row(cx, c, gpu));
     }
     rows.extend(orphan_rows(cx, &covered, &mut comm));
     rows
+}
+
+/// The stack of each kernel of a group whose first row is `row`, for the
+/// kernel statistics `ks` (in their sheet order): the row's stack and the
+/// frames between the kernel and the op. None for rows without a stack
+/// (synthetic rows, or no python frames in the tree).
+fn kernel_stacks(cx: &Context, row: &Row, ks: &[KernelStat]) -> Option<Vec<Vec<String>>> {
+    let stack = row.stack.as_deref()?;
+    let base: Vec<String> = stack
+        .iter()
+        .map(|&f| strip_num_suffixes(cx.op_name(f)))
+        .collect();
+    let top = match row.op {
+        OpRef::Event(e) => Some(e),
+        OpRef::Pseudo(_) => None,
+    };
+    let stacks = ks.iter().map(|k| {
+        let mut chain = base.clone();
+        chain.extend(kernel_suffix(cx.trace, cx.tree, k.kernel, top));
+        chain
+    });
+    Some(stacks.collect())
+}
+
+/// `call_stack_full` from the kernel stacks (each chain ends in the
+/// kernel's name; a row without stacks has the names alone).
+fn full_stack_of(
+    cx: &Context,
+    stacks: Option<&[Vec<String>]>,
+    ks: &[KernelStat],
+) -> Option<Vec<StackItem>> {
+    let chains: Vec<Vec<String>> = ks
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut chain = stacks.map_or_else(Vec::new, |s| s[i].clone());
+            chain.push(cx.trace.name(k.kernel).to_string());
+            chain
+        })
+        .collect();
+    full_stack(&chains)
 }
 
 fn perf_params_text(m: &Metrics) -> String {
@@ -353,8 +477,9 @@ fn perf_params_text(m: &Metrics) -> String {
 const MEDIAN_MIN_MAX: [Agg; 3] = [Agg::Median, Agg::Min, Agg::Max];
 
 /// The columns of `unified_perf_summary`: perf columns only when some row
-/// has metrics (`perf`), roofline columns only when some has a roofline.
-fn columns(perf: bool, roof: bool) -> Vec<String> {
+/// has metrics (`perf`), roofline columns only when some has a roofline,
+/// call-stack columns with `stacks`.
+fn columns(perf: bool, roof: bool, stacks: bool) -> Vec<String> {
     let mut cols: Vec<String> = [col::NAME, col::OP_CATEGORY]
         .iter()
         .chain(col::ARG_KEYS.iter())
@@ -406,11 +531,13 @@ fn columns(perf: bool, roof: bool) -> Vec<String> {
             col::TRUNC_KERNEL_DETAILS,
             col::PERF_PARAMS,
             col::HAS_PERF_MODEL,
-            col::PERCENTAGE,
-            col::CUMULATIVE_PERCENTAGE,
         ]
         .map(String::from),
     );
+    if stacks {
+        cols.extend([col::ENTRY_POINT, col::CALL_STACK_FULL].map(String::from));
+    }
+    cols.extend([col::PERCENTAGE, col::CUMULATIVE_PERCENTAGE].map(String::from));
     cols
 }
 
@@ -429,7 +556,7 @@ fn group_row(
             .map(|r| r.metrics.as_ref().map(get).unwrap_or(f64::NAN))
             .collect()
     };
-    let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
+    let d = Durations::of(g);
     let kt: Vec<f64> = g.iter().map(|r| r.kernel_time).collect();
     let kt_sum = kahan_sum(&kt);
     let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
@@ -438,13 +565,12 @@ fn group_row(
     let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_ref()).collect();
     let roofline = with_m.iter().find_map(|m| m.roofline);
     let mut row: Vec<Value> = keys.to_vec();
-    let dsum = kahan_sum(&dur);
     row.extend([
         Value::Int(g[0].shown_uid as i64),
         Value::Int(g.len() as i64),
-        f(dsum),
-        f(dsum / g.len() as f64),
-        welford_std(&dur).map_or(Value::Null, f),
+        f(d.sum),
+        f(d.mean),
+        d.std.map_or(Value::Null, f),
     ]);
     if perf {
         row.push(f(first_non_nan(metric(|m| m.gflops))));
@@ -461,9 +587,7 @@ fn group_row(
         row.extend([f(tb[0]), f(tb[2]), f(tf[0]), f(tf[2])]);
     }
     row.extend([f(kt_mean), f(kt_std), f(kt_sum)]);
-    let dmin = dur.iter().copied().fold(f64::INFINITY, f64::min);
-    let dmax = dur.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    row.extend([f(median(&dur)), f(dmin), f(dmax)]);
+    row.extend([f(d.median), f(d.min), f(d.max)]);
     if perf {
         row.extend([f(tb[1]), f(tb[3]), f(tb[4]), f(tf[1]), f(tf[3]), f(tf[4])]);
         if roof {
@@ -478,17 +602,71 @@ fn group_row(
         }
     }
     row.extend([f(kt_median), f(kt_min), f(kt_max)]);
+    row.extend(detail_cells(cx, g, with_m.first().copied()));
+    (row, kt_sum)
+}
+
+/// A group's CPU duration statistics; pandas skips missing durations
+/// (pseudo ops have none: sum 0, the rest NaN).
+struct Durations {
+    sum: f64,
+    mean: f64,
+    std: Option<f64>,
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Durations {
+    fn of(g: &[&Row]) -> Self {
+        let dur: Vec<f64> = g.iter().map(|r| r.duration).collect();
+        let timed = dur.iter().filter(|d| !d.is_nan()).count();
+        let sum = kahan_sum(&dur);
+        let (min, max) = if timed == 0 {
+            (f64::NAN, f64::NAN)
+        } else {
+            (
+                dur.iter().copied().fold(f64::INFINITY, f64::min),
+                dur.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        };
+        Durations {
+            sum,
+            mean: sum / timed as f64,
+            std: welford_std(&dur),
+            median: median(&dur),
+            min,
+            max,
+        }
+    }
+}
+
+/// A group's cells from `kernel_details_summary` to `has_perf_model`, and
+/// `entry_point`, `call_stack_full` with `--include-call-stack`.
+fn detail_cells(cx: &Context, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Value> {
     let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
     let ks = kernel_details::summarise(cx.trace, &lists);
-    row.push(Value::Text(kernel_details::summary_text(&ks)));
-    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
-    row.push(
-        with_m
-            .first()
-            .map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
-    );
-    row.push(Value::Bool(g[0].has_perf_model));
-    (row, kt_sum)
+    let stacks = kernel_stacks(cx, g[0], &ks);
+    let print_stacks = cx.opts.inference.include_call_stack;
+    let summary = match &stacks {
+        Some(st) if !print_stacks => {
+            let texts: Vec<String> = st.iter().map(|s| list_repr(s)).collect();
+            kernel_details::summary_text_with_stacks(&ks, &texts)
+        }
+        _ => kernel_details::summary_text(&ks),
+    };
+    let mut row = vec![
+        Value::Text(summary),
+        kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text),
+        metrics.map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
+        Value::Bool(g[0].has_perf_model),
+    ];
+    if print_stacks {
+        let stack = full_stack_of(cx, stacks.as_deref(), &ks);
+        row.push(Value::Text(entry_point(stack.as_deref(), &g[0].name)));
+        row.push(Value::Text(full_stack_text(stack.as_deref())));
+    }
+    row
 }
 
 /// The `unified_perf_summary` sheet; None when there is no row.
@@ -503,7 +681,7 @@ pub fn sheet(cx: &Context) -> Option<Table> {
             Value::from(r.name.as_str()),
             Value::from(r.category.as_str()),
         ];
-        keys.extend(arg_key_cells(cx, &mut reprs, r.uid));
+        keys.extend(arg_key_cells(cx, &mut reprs, r.op));
         keys
     }));
     let perf = rows.iter().any(|r| r.metrics.is_some());
@@ -521,7 +699,8 @@ pub fn sheet(cx: &Context) -> Option<Table> {
     let order = order_desc_by(&sums, |a, b| uid(a).cmp(&uid(b)));
     let sorted: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
     let (pct, cum) = percentages(&sorted);
-    let mut s = Table::with_headers(sheet::UNIFIED_PERF_SUMMARY, columns(perf, roof));
+    let stacks = cx.opts.inference.include_call_stack;
+    let mut s = Table::with_headers(sheet::UNIFIED_PERF_SUMMARY, columns(perf, roof, stacks));
     let mut built: Vec<Option<Vec<Value>>> = built.into_iter().map(Some).collect();
     for (j, &i) in order.iter().enumerate() {
         let mut row = built[i].take().expect("each group once");

@@ -18,7 +18,7 @@ mod report;
 mod roofline;
 mod tree;
 
-pub use crate::analysis::{Report, ReportOptions, TraceQuality};
+pub use crate::analysis::{InferenceOptions, Report, ReportOptions, TraceQuality};
 pub use crate::error::Error;
 pub use collectives::{
     CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks,

@@ -41,9 +41,18 @@ pub struct AnalyzeOptions<'a> {
     pub report: ReportOptions,
     /// Called as each [`Step`] starts (e.g. to show progress).
     pub progress: Option<&'a dyn Fn(Step)>,
+    /// Folder of capture traces whose ops the kernels replayed under graph
+    /// launches are attributed to (`--capture-dir`).
+    pub capture_dir: Option<std::path::PathBuf>,
 }
 
 impl AnalyzeOptions<'_> {
+    /// Whether the call tree holds python frames: the capture merge and
+    /// the module and call-stack columns read them.
+    fn python_frames(&self) -> bool {
+        self.capture_dir.is_some() || self.report.inference.needs_python_frames()
+    }
+
     fn step(&self, step: Step) {
         if let Some(p) = self.progress {
             p(step);
@@ -61,14 +70,23 @@ pub fn report_needs() -> Needs {
 /// `tracelens report`, the GPU timeline and trace-quality notes.
 pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
     opts.step(Step::Loading);
-    let trace = load_trace(path, report_needs())?;
+    let needs = if opts.python_frames() {
+        Needs::ALL
+    } else {
+        report_needs()
+    };
+    let trace = load_trace(path, needs)?;
     Ok(analyze_trace(&trace, opts))
 }
 
-/// The report of a trace already loaded (with at least [`report_needs`]).
+/// The report of a trace already loaded (with at least [`report_needs`],
+/// and python frames where the options read them).
 pub fn analyze_trace(trace: &Trace, opts: &AnalyzeOptions) -> Report {
     opts.step(Step::BuildingTree);
-    let tree = build(trace, TreeOptions::default());
+    let tree_opts = TreeOptions {
+        include_python: opts.python_frames(),
+    };
+    let tree = build(trace, tree_opts);
     opts.step(Step::ComputingSheets);
     run_report(trace, &tree, &opts.report)
 }

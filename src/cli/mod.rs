@@ -22,7 +22,9 @@ use tracelens::report::text::Text;
 use tracelens::report::view::{calculator, roofline, summary, tree as tree_view};
 use tracelens::report::xlsx::Xlsx;
 use tracelens::report::{Document, Page, Writer};
-use tracelens::{AnalyzeOptions, CallTree, Report, ReportOptions, RooflineQuery, Step};
+use tracelens::{
+    AnalyzeOptions, CallTree, InferenceOptions, Report, ReportOptions, RooflineQuery, Step,
+};
 
 /// Performance reports from PyTorch profiler traces: where the GPU time went,
 /// by op category, op, input shape and kernel.
@@ -166,6 +168,34 @@ struct ReportArgs {
     /// With --gpu-arch: write one roofline SVG per roofline category sheet into DIR.
     #[arg(long, value_name = "DIR", requires = "gpu_arch")]
     plots: Option<PathBuf>,
+    /// Folder of CUDA/HIP graph capture traces (with execution_details.json):
+    /// attribute kernels replayed under graph launches to the ops that
+    /// captured them.
+    #[arg(long, value_name = "DIR", help_heading = "Inference servers")]
+    capture_dir: Option<PathBuf>,
+    /// The reference's inference report: its sheet layout plus --pseudo-ops,
+    /// --group-by-parent-module, --group-by-num-kernels, --include-call-stack
+    /// and --no-coll-analysis.
+    #[arg(long, help_heading = "Inference servers")]
+    inference: bool,
+    /// Split ops whose kernels do distinct work (e.g. an unfused MoE's up and
+    /// down GEMMs) into pseudo ops with their own roofline rows.
+    #[arg(long, help_heading = "Inference servers")]
+    pseudo_ops: bool,
+    /// Group ops_summary, ops_summary_by_category and ops_unique_args by the
+    /// op's parent nn.Module.
+    #[arg(long, help_heading = "Inference servers")]
+    group_by_parent_module: bool,
+    /// Group ops_unique_args and the perf sheets by the number of kernels an
+    /// op launches.
+    #[arg(long, help_heading = "Inference servers")]
+    group_by_num_kernels: bool,
+    /// Add entry_point and call_stack_full columns to unified_perf_summary.
+    #[arg(long, help_heading = "Inference servers")]
+    include_call_stack: bool,
+    /// Leave out the coll_analysis sheet.
+    #[arg(long, help_heading = "Inference servers")]
+    no_coll_analysis: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -391,6 +421,22 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> ReportOptions {
         micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
         include_unlinked_kernels: a.include_unlinked_kernels,
         arch,
+        inference: inference_options(a),
+    }
+}
+
+/// The inference options: `--inference` turns them all on, each flag one.
+fn inference_options(a: &ReportArgs) -> InferenceOptions {
+    if a.inference {
+        return InferenceOptions::ALL;
+    }
+    InferenceOptions {
+        layout: false,
+        pseudo_ops: a.pseudo_ops,
+        group_by_parent_module: a.group_by_parent_module,
+        group_by_num_kernels: a.group_by_num_kernels,
+        include_call_stack: a.include_call_stack,
+        no_coll_analysis: a.no_coll_analysis,
     }
 }
 
@@ -406,6 +452,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let opts = AnalyzeOptions {
         report: report_options(&a, arch),
         progress: Some(&step),
+        capture_dir: a.capture_dir.clone(),
     };
     let report = tracelens::analyze(&a.trace, &opts)?;
     progress.step("writing outputs");
