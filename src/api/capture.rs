@@ -100,7 +100,13 @@ fn read_details(
     }
     let found: Vec<String> = details
         .iter()
-        .map(|d| format!("{} (batch size {}, mode {})", d.file, d.batch_size, d.mode))
+        .map(|d| {
+            let mode = d
+                .mode
+                .as_str()
+                .map_or_else(|| d.mode.to_string(), str::to_string);
+            format!("{} (batch size {}, mode {mode})", d.file, d.batch_size)
+        })
         .collect();
     notes.push(format!(
         "capture merge: no {DETAILS} in {}: inferred in memory (not written) as the reference classifies capture traces: {}",
@@ -142,14 +148,20 @@ fn nothing_merged(trace: &Trace, outcomes: &[Outcome]) -> String {
 /// file; launches left unmerged, grouped by reason; discarded and
 /// unverified capture launches.
 fn outcome_notes(trace: &Trace, outcomes: &[Outcome]) -> Vec<String> {
-    let mut merged: Vec<((String, i128, &str), usize, usize)> = Vec::new();
+    type Key = (String, i128, &'static str, capture::Mode);
+    let mut merged: Vec<(Key, usize, usize)> = Vec::new();
     let mut skipped: Vec<(String, &Outcome, usize)> = Vec::new();
     let mut discarded: Vec<((usize, String, usize), usize)> = Vec::new();
     let (mut unverified, mut left_out) = (0, 0);
     for o in outcomes {
         match &o.result {
             Ok(m) => {
-                let key = (m.file.clone(), m.batch_size, m.mode.as_str());
+                let key = (
+                    m.file.clone(),
+                    m.batch_size,
+                    m.mode.as_str(),
+                    m.aligned.mode,
+                );
                 match merged.iter_mut().find(|(k, _, _)| *k == key) {
                     Some((_, n, k)) => (*n, *k) = (*n + 1, *k + m.aligned.pairs.len()),
                     None => merged.push((key, 1, m.aligned.pairs.len())),
@@ -172,9 +184,13 @@ fn outcome_notes(trace: &Trace, outcomes: &[Outcome]) -> Vec<String> {
     }
     let mut out: Vec<String> = merged
         .iter()
-        .map(|((file, bs, mode), n, k)| {
+        .map(|((file, bs, mode, how), n, k)| {
+            let how = match how {
+                capture::Mode::Positional => String::new(),
+                m => format!("; kernels paired {}", m.describe()),
+            };
             format!(
-                "capture merge: merged {n} graph launch{}, {k} kernels, from {file} (bs {bs}, {mode})",
+                "capture merge: merged {n} graph launch{}, {k} kernels, from {file} (bs {bs}, {mode}{how})",
                 if *n == 1 { "" } else { "es" }
             )
         })

@@ -189,6 +189,80 @@ fn sglang_stripped(name: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
+    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
+    use crate::trace::{Needs, TraceBuilder};
+
+    fn trace_of(rows: &[(Cat, &str, f64)]) -> Trace {
+        let mut b = TraceBuilder::new(&Needs::ALL);
+        for (i, &(cat, name, ts)) in rows.iter().enumerate() {
+            let t = |v| {
+                Some(Time {
+                    value: v,
+                    is_int: true,
+                })
+            };
+            let ev = EventInput {
+                cat,
+                ph: Phase::Complete,
+                name: Some(name),
+                pid: IdentRef::Int(1),
+                tid: IdentRef::Str("t"),
+                ts: t(ts),
+                dur: t(1.0),
+                flow_id: None,
+                args: Some(ArgsInput::default()),
+            };
+            b.push_event(i, ev, &mut |_| None).unwrap();
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn copies_reintern_and_number_after_the_loaded_events() {
+        let src = trace_of(&[(Cat::CpuOp, "x", 1.0), (Cat::CpuOp, "aten::mm", 2.0)]);
+        let mut t = trace_of(&[(Cat::Kernel, "k", 5.0)]);
+        let mut map = CopyMap::default();
+        let c = t.push_copy(&src, EventId::new(1), &mut map);
+        let r = t.push_synthetic("CaptureRoot", Cat::CudaRuntime, 0.0, 0.0);
+        assert_eq!((c.index(), r.index(), t.loaded_len()), (1, 2, 1));
+        assert_eq!(t.name(c), "aten::mm");
+        assert_eq!(t.ident(t.event(c).tid), &Ident::Str("t".into()));
+        assert_eq!(t.ident(t.event(r).pid), &Ident::Null);
+        t.set_times(c, EventId::new(0));
+        assert_eq!(
+            (t.event(c).ts, t.event(c).dur, t.event(c).ts_is_int),
+            (5.0, 1.0, true)
+        );
+        t.set_correlation(EventId::new(0), Some(9));
+        assert_eq!(t.args(EventId::new(0)).unwrap().correlation(), Some(9));
+    }
+
+    #[test]
+    fn sglang_names_are_stripped_by_name() {
+        let mut t = trace_of(&[
+            (Cat::CpuOp, "sglang_profiler::f_12", 5.0),
+            (Cat::CpuOp, "sglang_profiler::f_12", 1.0),
+            (Cat::Kernel, "sglang_profiler::g_3", 2.0),
+            (Cat::CudaRuntime, "sglang_profiler::h_1", 1.0),
+            (Cat::CpuOp, "sglang_profiler::h_1", 3.0),
+            (Cat::PythonFunction, "sglang_profiler::p_1", 3.0),
+        ]);
+        // Kernels are not in the name index; h's first host event is a runtime call.
+        assert_eq!(strip_sglang_profiler_suffixes(&mut t, false), 2);
+        let names: Vec<&str> = t.ids().map(|i| t.name(i)).collect();
+        assert_eq!(
+            names,
+            [
+                "sglang_profiler::f",
+                "sglang_profiler::f",
+                "sglang_profiler::g_3",
+                "sglang_profiler::h_1",
+                "sglang_profiler::h_1",
+                "sglang_profiler::p_1"
+            ]
+        );
+    }
+
     #[test]
     fn sglang_suffixes() {
         assert_eq!(

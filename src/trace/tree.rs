@@ -586,3 +586,78 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::args::LinkIds;
+    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
+    use crate::trace::{Needs, TraceBuilder};
+
+    /// op [0, 10) ⊃ hipGraphLaunch [1, 3) (correlation 5), two kernels of it.
+    fn small() -> Trace {
+        let mut b = TraceBuilder::new(&Needs::ALL);
+        let rows = [
+            (Cat::CpuOp, "op", 0.0, 10.0, None),
+            (Cat::CudaRuntime, "hipGraphLaunch", 1.0, 2.0, Some(5)),
+            (Cat::Kernel, "k1", 20.0, 1.0, Some(5)),
+            (Cat::Kernel, "k2", 22.0, 1.0, Some(5)),
+        ];
+        for (i, (cat, name, ts, dur, corr)) in rows.into_iter().enumerate() {
+            let t = |v| {
+                Some(Time {
+                    value: v,
+                    is_int: false,
+                })
+            };
+            let ev = EventInput {
+                cat,
+                ph: Phase::Complete,
+                name: Some(name),
+                pid: IdentRef::Int(1),
+                tid: IdentRef::Int(1),
+                ts: t(ts),
+                dur: t(dur),
+                flow_id: None,
+                args: Some(ArgsInput {
+                    links: LinkIds {
+                        correlation: corr,
+                        ..LinkIds::default()
+                    },
+                    ..ArgsInput::default()
+                }),
+            };
+            b.push_event(i, ev, &mut |_| None).unwrap();
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn edits_move_children_and_recount() {
+        let mut trace = small();
+        let mut tree = build(&trace, TreeOptions::default());
+        let id = EventId::new;
+        assert_eq!(tree.gpu_count(id(0)), 2);
+        let s = trace.push_synthetic("S", Cat::CudaRuntime, 0.0, 0.0);
+        tree.grow(trace.len());
+        // S takes k2 from the launch; k1 stays.
+        tree.set_children(s, &[id(3)], true);
+        assert_eq!(tree.parent(id(3)), Some(s));
+        assert_eq!(tree.children(id(1)).collect::<Vec<_>>(), [id(2)]);
+        tree.recount_gpu(&trace);
+        assert_eq!(
+            [0, 1, 4].map(|i| tree.gpu_count(id(i))),
+            [1, 1, 1],
+            "op and launch keep k1, S counts k2"
+        );
+        // The launch's children replaced: k1 loses its parent; S, owned by the
+        // launch without becoming its child's parent, counts under it.
+        tree.set_children(id(1), &[s], false);
+        assert_eq!(tree.parent(id(2)), None);
+        assert_eq!(tree.parent(s), None);
+        assert_eq!(tree.children(id(1)).collect::<Vec<_>>(), [s]);
+        tree.recount_gpu(&trace);
+        assert_eq!([0, 1, 4].map(|i| tree.gpu_count(id(i))), [1, 1, 1]);
+        assert!(tree.is_leaf(id(2)));
+    }
+}

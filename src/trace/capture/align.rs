@@ -56,8 +56,8 @@ impl Mode {
     pub fn describe(self) -> &'static str {
         match self {
             Mode::Positional => "in order",
-            Mode::Greedy => "greedy",
-            Mode::Grouped => "grouped by name",
+            Mode::Greedy => "greedily (counts differ)",
+            Mode::Grouped => "by name (orders differ)",
             Mode::Streams => "per stream",
         }
     }

@@ -863,3 +863,149 @@ fn copy_window(
     );
     (ids[0].index(), ids.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::args::LinkIds;
+    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
+    use crate::trace::{ArgValue, Needs, Phase, TraceBuilder};
+
+    fn detail(file: &str, bs: serde_json::Value, mode: &str) -> Detail {
+        Detail {
+            file: file.into(),
+            batch_size: bs,
+            mode: mode.into(),
+        }
+    }
+
+    #[test]
+    fn details_parse_and_refuse_missing_keys() {
+        let d = parse_details(r#"[{"file": "a.json", "batch_size": 8, "mode": "FULL"}]"#).unwrap();
+        assert_eq!(d, [detail("a.json", 8.into(), "FULL")]);
+        assert_eq!(
+            parse_details(r#"[{"file": "a.json", "mode": "FULL"}]"#).unwrap_err(),
+            "entry 1 has no \"batch_size\""
+        );
+        assert_eq!(
+            parse_details(r#"[{"file": 3, "batch_size": 1, "mode": "FULL"}]"#).unwrap_err(),
+            "entry 1: \"file\" is not a string"
+        );
+        assert!(
+            parse_details(r#"{"file": "a"}"#)
+                .unwrap_err()
+                .starts_with("not a JSON list")
+        );
+        assert!(parse_details("[").is_err());
+    }
+
+    #[test]
+    fn index_rules() {
+        let ix = CaptureIndex::new(
+            &[
+                detail("f2.json", 2.into(), "FULL"),
+                detail("p2.json", 2.into(), "PIECEWISE"),
+                detail("d4.json", 4.into(), "DECODE"),
+                detail("s4.json", "4".into(), "FULL"),
+                detail("gone.json", 16.into(), "FULL"),
+                detail("b.json", true.into(), "FULL"),
+                detail("f8.json", 8.into(), "FULL"),
+                detail("f8b.json", 8.into(), "FULL"),
+            ],
+            |f| f != "gone.json",
+        );
+        // Sizes 2, 2, 16 (missing file), 1 (a bool), 8, 8.
+        assert_eq!(ix.closest(1), Some(1));
+        assert_eq!(ix.closest(3), Some(8));
+        assert_eq!(ix.closest(9), Some(16));
+        assert_eq!(ix.closest(17), None);
+        // Both modes: PIECEWISE unless the step has one graph launch.
+        assert_eq!(ix.file(2, 1), Some(("f2.json", CaptureMode::Full)));
+        assert_eq!(ix.file(2, 3), Some(("p2.json", CaptureMode::Piecewise)));
+        // A later duplicate overwrites; a missing file and a bool have no file.
+        assert_eq!(ix.file(8, 2), Some(("f8b.json", CaptureMode::Full)));
+        assert_eq!(ix.file(16, 1), None);
+        assert_eq!(ix.file(1, 1), None);
+        assert_eq!(ix.warnings.len(), 3, "{:?}", ix.warnings);
+        assert!(ix.warnings[0].contains("d4.json skipped"));
+        assert!(ix.warnings[1].contains("s4.json skipped"));
+        assert!(ix.warnings[2].contains("gone.json, which is not in the folder"));
+    }
+
+    /// A trace from (cat, name, ts, Input Dims) rows.
+    fn trace_of(rows: &[(Cat, &str, f64, Option<&str>)]) -> Trace {
+        let mut b = TraceBuilder::new(&Needs::ALL);
+        let mut parse = |t: &str| -> Option<ArgValue> {
+            let v: serde_json::Value = serde_json::from_str(t).ok()?;
+            let int = |x: &serde_json::Value| {
+                x.as_array()
+                    .map(|l| l.iter().filter_map(|i| i.as_i64()).collect::<Vec<_>>())
+            };
+            Some(ArgValue::list(
+                v.as_array()?
+                    .iter()
+                    .map(|d| ArgValue::ints(&int(d).unwrap_or_default()))
+                    .collect(),
+            ))
+        };
+        for (i, &(cat, name, ts, dims)) in rows.iter().enumerate() {
+            let ev = EventInput {
+                cat,
+                ph: Phase::Complete,
+                name: Some(name),
+                pid: IdentRef::Int(1),
+                tid: IdentRef::Int(1),
+                ts: Some(Time {
+                    value: ts,
+                    is_int: false,
+                }),
+                dur: Some(Time {
+                    value: 1.0,
+                    is_int: false,
+                }),
+                flow_id: None,
+                args: Some(ArgsInput {
+                    links: LinkIds::default(),
+                    op: [dims, None, None, None],
+                    ..ArgsInput::default()
+                }),
+            };
+            b.push_event(i, ev, &mut parse).unwrap();
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn classification_from_annotations_or_shapes() {
+        use Cat::*;
+        const DUMMY: &str = "vllm/v1/worker/gpu_model_runner.py(12): _dummy_run";
+        // As many capture annotations as dummy runs: the first (by start) decides.
+        let t = trace_of(&[
+            (UserAnnotation, "capture_16_PIECEWISE", 5.0, None),
+            (UserAnnotation, "capture_8_FULL", 1.0, None),
+            (PythonFunction, DUMMY, 0.0, None),
+            (PythonFunction, DUMMY, 4.0, None),
+        ]);
+        assert_eq!(classify("a.json", &t), detail("a.json", 8.into(), "FULL"));
+        // Otherwise: the mode from the capture count, the batch size from the
+        // most common first dimension: 3, 4 and 5 once each (python frames
+        // and empty shapes do not count), so the first seen wins.
+        let t = trace_of(&[
+            (UserAnnotation, "capture_16_DECODE", 5.0, None),
+            (CudaRuntime, "hipStreamBeginCapture", 1.0, None),
+            (CudaRuntime, "hipStreamBeginCapture", 2.0, None),
+            (CpuOp, "aten::mm", 3.0, Some("[[3, 4], [4, 5]]")),
+            (CpuOp, "aten::add", 4.0, Some("[[5], []]")),
+            (PythonFunction, "f", 5.0, Some("[[7], [7], [7]]")),
+        ]);
+        assert_eq!(
+            classify("b.json", &t),
+            detail("b.json", 3.into(), "PIECEWISE")
+        );
+        let t = trace_of(&[(CpuOp, "aten::empty", 3.0, Some("[[]]"))]);
+        assert_eq!(
+            classify("c.json", &t),
+            detail("c.json", serde_json::Value::Null, "FULL")
+        );
+    }
+}
