@@ -202,6 +202,14 @@ pub enum Error {
     /// The multi-rank collective analysis refused the ranks' traces.
     #[error("{0}")]
     Collectives(String),
+    /// The capture folder could not be read or merged (`--capture-dir`).
+    #[error("--capture-dir {}: {msg}", .dir.display())]
+    Capture {
+        /// The capture folder.
+        dir: PathBuf,
+        /// What went wrong, naming the file when one is at fault.
+        msg: String,
+    },
 }
 
 /// Why the traces of a multi-rank job could not be found or assigned to

@@ -4,6 +4,23 @@
 //! can differ from numpy in the last bits and change a printed `repr`. Each
 //! function here follows the summation order of the library it mirrors.
 
+/// Python `int(text)` of a string: surrounding whitespace, a sign and
+/// underscores between digits allowed; None where Python raises.
+pub fn py_int(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let ok = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__")
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
+    let v = ok.then(|| digits.replace('_', "").parse::<i128>().ok())??;
+    Some(if neg { -v } else { v })
+}
+
 /// numpy's pairwise summation (`np.sum` of a contiguous float64 array).
 ///
 /// Below 8 elements a plain loop from `0.0`; up to 128 elements eight

@@ -79,8 +79,8 @@ fn report_needs_are_the_union_of_the_passes_needs() {
     // No report sheet reads python frames or instant events.
     assert_eq!(needs, Needs::EVENTS);
     // A full load gives the same report as the lean one.
-    let full = load(&testdata("example.json"), &Needs::ALL).unwrap();
-    let a = tracelens::analyze_trace(&full, &AnalyzeOptions::default());
+    let mut full = load(&testdata("example.json"), &Needs::ALL).unwrap();
+    let a = tracelens::analyze_trace(&mut full, &AnalyzeOptions::default()).unwrap();
     let b = tracelens::analyze(&testdata("example.json"), &AnalyzeOptions::default()).unwrap();
     assert_eq!(a.sheets, b.sheets);
 }

@@ -609,7 +609,7 @@ fn graph_launches_say_how_much_they_hide() {
     let note = "1 graph launch (`hipGraphLaunch`) launched 3 GPU events: 0.350 ms = 87.5% of GPU busy time";
     assert!(r.stderr.contains(note), "stderr: {}", r.stderr);
     assert!(
-        r.stderr.contains("cannot merge capture traces yet"),
+        r.stderr.contains("rerun with `--capture-dir DIR`"),
         "stderr: {}",
         r.stderr
     );

@@ -47,6 +47,16 @@ pub struct TraceQuality {
     pub busy_us: f64,
     /// Loader warnings.
     pub warnings: Vec<String>,
+    /// What the capture merge (`--capture-dir`) did; None without one.
+    pub capture: Option<CaptureNotes>,
+}
+
+/// The capture merge's notes: the outcome and every warning.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureNotes {
+    /// One line per fact (merged launches, launches left unmerged and why,
+    /// discarded capture launches, inferred capture details).
+    pub notes: Vec<String>,
 }
 
 impl TraceQuality {
@@ -104,12 +114,16 @@ impl TraceQuality {
             graph_work,
             busy_us: timeline.map_or(0.0, |t| t.busy),
             warnings: trace.warnings().to_vec(),
+            capture: None,
         }
     }
 
     /// One-line-per-fact note for people; empty when all is well.
     pub fn notes(&self) -> Vec<String> {
         let mut out = self.warnings.clone();
+        if let Some(c) = &self.capture {
+            out.extend(c.notes.iter().cloned());
+        }
         if self.gpu_events == 0 {
             out.push(
                 "the trace has no GPU events (kernels, copies, fills): GPU sheets are empty".into(),
@@ -143,15 +157,25 @@ impl TraceQuality {
         } else {
             0.0
         };
-        format!(
-            "{} graph launch{} (`{}`) launched {} GPU events: {:.3} ms = {:.1}% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; tracelens cannot merge capture traces yet, so their ops are missing from the op sheets",
+        let head = format!(
+            "{} graph launch{} (`{}`) launched {} GPU events: {:.3} ms = {:.1}% of GPU busy time",
             g.launches,
             if g.launches == 1 { "" } else { "es" },
             g.name,
             g.gpu_events,
             g.busy_us / 1e3,
             pct
-        )
+        );
+        if self.capture.is_some() {
+            format!(
+                "{head}, still booked to the launch itself because the capture merge left {} unmerged (see the warnings above)",
+                if g.launches == 1 { "it" } else { "them" }
+            )
+        } else {
+            format!(
+                "{head}, booked to the launch itself because the ops that captured those kernels are in a separate capture trace: rerun with `--capture-dir DIR` (the folder of capture traces) to attribute them to their ops"
+            )
+        }
     }
 
     /// How many GPU events (and how much GPU time) no launch claimed.
@@ -194,12 +218,23 @@ mod tests {
         };
         assert_eq!(
             q.notes()[0],
-            "2 graph launches (`cudaGraphLaunch`) launched 8 GPU events: 1.500 ms = 0.0% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace; tracelens cannot merge capture traces yet, so their ops are missing from the op sheets"
+            "2 graph launches (`cudaGraphLaunch`) launched 8 GPU events: 1.500 ms = 0.0% of GPU busy time, booked to the launch itself because the ops that captured those kernels are in a separate capture trace: rerun with `--capture-dir DIR` (the folder of capture traces) to attribute them to their ops"
         );
         let q = TraceQuality {
             busy_us: 2000.0,
             ..q
         };
         assert!(q.notes()[0].contains("1.500 ms = 75.0% of GPU busy time"));
+        let q = TraceQuality {
+            capture: Some(CaptureNotes {
+                notes: vec!["capture merge: merged 1 graph launch".into()],
+            }),
+            ..q
+        };
+        let notes = q.notes();
+        assert_eq!(notes[0], "capture merge: merged 1 graph launch");
+        assert!(notes[1].ends_with(
+            "still booked to the launch itself because the capture merge left them unmerged (see the warnings above)"
+        ));
     }
 }

@@ -12,6 +12,7 @@
 //! # Ok::<(), tracelens::Error>(())
 //! ```
 
+mod capture;
 mod collectives;
 mod compare;
 mod report;

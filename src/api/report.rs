@@ -9,6 +9,7 @@ use crate::gpu_arch::GpuArch;
 use crate::load;
 use crate::report::read;
 use crate::table::Table;
+use crate::trace::edit::strip_sglang_profiler_suffixes;
 use crate::trace::tree::{TreeOptions, build};
 use crate::trace::{Needs, Trace};
 
@@ -19,6 +20,8 @@ pub enum Step {
     Loading,
     /// Linking events into the call tree.
     BuildingTree,
+    /// Merging the capture traces (`--capture-dir`).
+    MergingCaptures,
     /// Running the passes.
     ComputingSheets,
 }
@@ -29,6 +32,7 @@ impl Step {
         match self {
             Step::Loading => "loading trace",
             Step::BuildingTree => "building call tree",
+            Step::MergingCaptures => "merging capture traces",
             Step::ComputingSheets => "computing sheets",
         }
     }
@@ -75,20 +79,34 @@ pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
     } else {
         report_needs()
     };
-    let trace = load_trace(path, needs)?;
-    Ok(analyze_trace(&trace, opts))
+    let mut trace = load_trace(path, needs)?;
+    analyze_trace(&mut trace, opts)
 }
 
 /// The report of a trace already loaded (with at least [`report_needs`],
-/// and python frames where the options read them).
-pub fn analyze_trace(trace: &Trace, opts: &AnalyzeOptions) -> Report {
+/// and in full where the options read python frames). The capture merge
+/// and `--pseudo-ops` renames change the trace: copied capture events are
+/// appended after its loaded events.
+pub fn analyze_trace(trace: &mut Trace, opts: &AnalyzeOptions) -> Result<Report, Error> {
     opts.step(Step::BuildingTree);
     let tree_opts = TreeOptions {
         include_python: opts.python_frames(),
     };
-    let tree = build(trace, tree_opts);
+    let mut tree = build(trace, tree_opts);
+    let capture = match &opts.capture_dir {
+        Some(dir) => {
+            opts.step(Step::MergingCaptures);
+            Some(super::capture::merge_dir(dir, trace, &mut tree)?)
+        }
+        None => None,
+    };
+    if opts.report.inference.pseudo_ops {
+        strip_sglang_profiler_suffixes(trace, tree.python_included);
+    }
     opts.step(Step::ComputingSheets);
-    run_report(trace, &tree, &opts.report)
+    let mut report = run_report(trace, &tree, &opts.report);
+    report.quality.capture = capture;
+    Ok(report)
 }
 
 /// Loads `path` keeping what `needs` asks for; the error names the path.

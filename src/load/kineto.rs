@@ -172,6 +172,9 @@ struct RawArgs<'a> {
     input_strides: Option<&'a RawValue>,
     #[serde(rename = "Concrete Inputs", borrow, default)]
     concrete_inputs: Option<&'a RawValue>,
+    /// Runtime launches: the launched kernel's name.
+    #[serde(borrow, default)]
+    kernel: Option<&'a RawValue>,
     /// `M` events: process/thread name.
     #[serde(borrow, default)]
     name: Option<&'a RawValue>,
@@ -238,6 +241,7 @@ impl<'a> RawArgs<'a> {
             } else {
                 None
             },
+            kernel: self.kernel.map(kernel_text),
         }
     }
 }
@@ -263,6 +267,16 @@ struct RawEvent<'a> {
     id: Option<IntLike>,
     #[serde(borrow, default)]
     args: Option<RawArgs<'a>>,
+}
+
+/// `args.kernel` as text: a string's value (borrowed unless it has
+/// escapes); any other JSON value as written, which no kernel name equals.
+fn kernel_text(v: &RawValue) -> Cow<'_, str> {
+    let raw = v.get();
+    match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
+        _ => serde_json::from_str::<String>(raw).map_or(Cow::Borrowed(raw), Cow::Owned),
+    }
 }
 
 fn ident<'a>(raw: &'a Option<RawIdent<'_>>) -> IdentRef<'a> {

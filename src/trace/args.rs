@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::handle::ValueId;
+use super::handle::{StrId, ValueId};
 
 /// A recorded argument value, format-neutral: what Python's `json.loads`
 /// would give for it.
@@ -230,6 +230,9 @@ pub struct Args {
     pub input_strides: Option<ValueId>,
     /// `Concrete Inputs`.
     pub concrete_inputs: Option<ValueId>,
+    /// `kernel`: the kernel a runtime launch names (kept for runtime events;
+    /// capture traces pair their launches with replayed kernels by it).
+    pub kernel: Option<StrId>,
 }
 
 impl Default for Args {
@@ -243,6 +246,7 @@ impl Default for Args {
             input_type: None,
             input_strides: None,
             concrete_inputs: None,
+            kernel: None,
         }
     }
 }
@@ -260,7 +264,24 @@ impl Args {
             input_type: op.types,
             input_strides: op.strides,
             concrete_inputs: op.concrete,
+            kernel: None,
         }
+    }
+
+    /// The link ids of the record.
+    pub fn links(&self) -> LinkIds {
+        LinkIds {
+            correlation: self.correlation(),
+            external_id: self.external_id(),
+            stream: self.stream(),
+            sequence: self.sequence(),
+        }
+    }
+
+    /// Sets `correlation` (the capture merge gives a replayed kernel its
+    /// capture launch's).
+    pub(crate) fn set_correlation(&mut self, v: Option<i64>) {
+        self.correlation = niche(v);
     }
 
     /// `correlation`: ties a launch to its GPU work.

@@ -50,6 +50,8 @@ pub struct ArgsInput<'a> {
     pub meta_name: Option<String>,
     /// Metadata events: the process labels (`args.labels`).
     pub meta_labels: Option<String>,
+    /// `args.kernel` of runtime launches (kept for runtime events only).
+    pub kernel: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// One event as the decoder read it.
@@ -268,7 +270,11 @@ impl TraceBuilder {
                 strides: a.op[2].and_then(|t| self.value(t, parse)),
                 concrete: a.op[3].and_then(|t| self.value(t, parse)),
             };
-            args = Some(self.push_args(Args::new(a.links, op)));
+            let mut rec = Args::new(a.links, op);
+            if ev.cat.is_runtime() {
+                rec.kernel = a.kernel.as_deref().map(|k| self.trace.strings.intern(k));
+            }
+            args = Some(self.push_args(rec));
         }
         if matches!(ev.ph, Phase::FlowStart | Phase::FlowEnd)
             && let Some(f) = ev.flow_id
@@ -420,6 +426,7 @@ impl TraceBuilder {
             ));
         }
         self.trace.events.shrink_to_fit();
+        self.trace.loaded = self.trace.events.len();
         self.trace.args.shrink_to_fit();
         self.trace
     }

@@ -6,8 +6,11 @@
 //! `load`) feed it. For a full load an event's index is its position in the
 //! input, which is also the reference's `UID`.
 
+pub mod annotation;
 pub mod args;
 pub mod builder;
+pub mod capture;
+pub mod edit;
 pub mod handle;
 pub mod needs;
 pub mod tree;
@@ -232,8 +235,11 @@ pub fn is_collective_name(name: &str) -> bool {
 /// [`TraceBuilder`]; read through typed accessors.
 #[derive(Debug, Default)]
 pub struct Trace {
-    /// Events in input order (for a full load, index = UID).
+    /// Events in input order (for a full load, index = UID), then the
+    /// events appended after loading ([`edit`]).
     events: Vec<Event>,
+    /// How many of `events` were read from the input.
+    loaded: usize,
     /// Argument records referenced by [`Event::args`].
     args: Vec<Args>,
     /// Distinct parsed argument values referenced by [`Args`].
@@ -258,6 +264,12 @@ impl Trace {
     /// Number of events.
     pub fn len(&self) -> usize {
         self.events.len()
+    }
+
+    /// Number of events read from the input: later ones were appended
+    /// (copies of a capture trace's events, synthetic events).
+    pub fn loaded_len(&self) -> usize {
+        self.loaded
     }
 
     /// True when the trace holds no event.

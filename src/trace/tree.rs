@@ -3,7 +3,9 @@
 //! Host events nest per (pid, tid) by time; runtime launches link to the GPU
 //! work they caused (through `ac2g` flows, or the `correlation` argument when
 //! a trace has no flows at all); backward ops link to their forward op by
-//! sequence number. Nothing here mutates the trace.
+//! sequence number. Nothing here mutates the trace; the tree itself can be
+//! edited after it is built (the capture merge moves replayed kernels under
+//! copied capture launches).
 
 use rustc_hash::FxHashMap;
 
@@ -138,6 +140,109 @@ impl Tree {
             next: self.parent(node),
             steps: 0,
         }
+    }
+
+    /// Makes room for the events appended to the trace since the tree was
+    /// built (`n` = the trace's length); they start without links.
+    pub fn grow(&mut self, n: usize) {
+        for v in [
+            &mut self.parent,
+            &mut self.first_child,
+            &mut self.last_child,
+            &mut self.next_sibling,
+        ] {
+            if v.len() < n {
+                v.resize(n, None);
+            }
+        }
+        if self.gpu_count.len() < n {
+            self.gpu_count.resize(n, 0);
+        }
+    }
+
+    /// Replaces the children of `node` by `kids`, in that order. The old
+    /// children lose `node` as their parent; each kid leaves the child list
+    /// it was in and, when `reparent`, gets `node` as its parent (without,
+    /// it keeps its parent: a node may own a child whose parent is another).
+    /// GPU counts are stale until [`Tree::recount_gpu`].
+    pub fn set_children(&mut self, node: EventId, kids: &[EventId], reparent: bool) {
+        let mut c = self.first_child[node.index()].take();
+        while let Some(x) = c {
+            c = self.next_sibling[x.index()].take();
+            if self.parent[x.index()] == Some(node) {
+                self.parent[x.index()] = None;
+            }
+        }
+        self.last_child[node.index()] = None;
+        for &k in kids {
+            self.unlink(k);
+            let parent = self.parent[k.index()];
+            self.append_child(node, k);
+            if !reparent {
+                self.parent[k.index()] = parent;
+            }
+        }
+    }
+
+    /// Takes `k` out of the child list that holds it (its parent's, or for a
+    /// node owned by another than its parent, wherever it is found).
+    fn unlink(&mut self, k: EventId) {
+        let Some(p) = self.parent[k.index()] else {
+            return;
+        };
+        let mut prev: Option<EventId> = None;
+        let mut c = self.first_child[p.index()];
+        while let Some(x) = c {
+            if x == k {
+                let next = self.next_sibling[k.index()].take();
+                match prev {
+                    None => self.first_child[p.index()] = next,
+                    Some(pr) => self.next_sibling[pr.index()] = next,
+                }
+                if self.last_child[p.index()] == Some(k) {
+                    self.last_child[p.index()] = prev;
+                }
+                return;
+            }
+            prev = Some(x);
+            c = self.next_sibling[x.index()];
+        }
+    }
+
+    /// Recomputes every node's GPU count from the child lists: the GPU
+    /// events in its subtree, each once.
+    pub fn recount_gpu(&mut self, trace: &Trace) {
+        let n = self.parent.len();
+        let mut count = vec![0u32; n];
+        // 0: not seen, 1: on the stack, 2: counted.
+        let mut state = vec![0u8; n];
+        let mut stack: Vec<EventId> = Vec::new();
+        for start in 0..n {
+            if state[start] != 0 {
+                continue;
+            }
+            stack.push(EventId::new(start));
+            while let Some(&x) = stack.last() {
+                if state[x.index()] == 0 {
+                    state[x.index()] = 1;
+                    // Children not seen yet go first; a child met on the
+                    // stack (a cycle) is skipped.
+                    stack.extend(self.children(x).filter(|c| state[c.index()] == 0));
+                    continue;
+                }
+                stack.pop();
+                if state[x.index()] == 2 {
+                    continue;
+                }
+                state[x.index()] = 2;
+                count[x.index()] = self
+                    .children(x)
+                    .filter(|c| state[c.index()] == 2)
+                    .map(|c| count[c.index()] + u32::from(trace.event(c).cat.is_gpu()))
+                    .sum();
+            }
+        }
+        self.gpu_count = count;
     }
 
     fn append_child(&mut self, parent: EventId, child: EventId) {
@@ -479,5 +584,80 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
             tree.fwd_event.insert(b, f);
             tree.bwd_events.entry(f).or_default().push(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::args::LinkIds;
+    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
+    use crate::trace::{Needs, TraceBuilder};
+
+    /// op [0, 10) ⊃ hipGraphLaunch [1, 3) (correlation 5), two kernels of it.
+    fn small() -> Trace {
+        let mut b = TraceBuilder::new(&Needs::ALL);
+        let rows = [
+            (Cat::CpuOp, "op", 0.0, 10.0, None),
+            (Cat::CudaRuntime, "hipGraphLaunch", 1.0, 2.0, Some(5)),
+            (Cat::Kernel, "k1", 20.0, 1.0, Some(5)),
+            (Cat::Kernel, "k2", 22.0, 1.0, Some(5)),
+        ];
+        for (i, (cat, name, ts, dur, corr)) in rows.into_iter().enumerate() {
+            let t = |v| {
+                Some(Time {
+                    value: v,
+                    is_int: false,
+                })
+            };
+            let ev = EventInput {
+                cat,
+                ph: Phase::Complete,
+                name: Some(name),
+                pid: IdentRef::Int(1),
+                tid: IdentRef::Int(1),
+                ts: t(ts),
+                dur: t(dur),
+                flow_id: None,
+                args: Some(ArgsInput {
+                    links: LinkIds {
+                        correlation: corr,
+                        ..LinkIds::default()
+                    },
+                    ..ArgsInput::default()
+                }),
+            };
+            b.push_event(i, ev, &mut |_| None).unwrap();
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn edits_move_children_and_recount() {
+        let mut trace = small();
+        let mut tree = build(&trace, TreeOptions::default());
+        let id = EventId::new;
+        assert_eq!(tree.gpu_count(id(0)), 2);
+        let s = trace.push_synthetic("S", Cat::CudaRuntime, 0.0, 0.0);
+        tree.grow(trace.len());
+        // S takes k2 from the launch; k1 stays.
+        tree.set_children(s, &[id(3)], true);
+        assert_eq!(tree.parent(id(3)), Some(s));
+        assert_eq!(tree.children(id(1)).collect::<Vec<_>>(), [id(2)]);
+        tree.recount_gpu(&trace);
+        assert_eq!(
+            [0, 1, 4].map(|i| tree.gpu_count(id(i))),
+            [1, 1, 1],
+            "op and launch keep k1, S counts k2"
+        );
+        // The launch's children replaced: k1 loses its parent; S, owned by the
+        // launch without becoming its child's parent, counts under it.
+        tree.set_children(id(1), &[s], false);
+        assert_eq!(tree.parent(id(2)), None);
+        assert_eq!(tree.parent(s), None);
+        assert_eq!(tree.children(id(1)).collect::<Vec<_>>(), [s]);
+        tree.recount_gpu(&trace);
+        assert_eq!([0, 1, 4].map(|i| tree.gpu_count(id(i))), [1, 1, 1]);
+        assert!(tree.is_leaf(id(2)));
     }
 }

@@ -216,21 +216,8 @@ impl Lit {
 /// Python `int(text)` of a string: surrounding whitespace, a sign and
 /// underscores between digits allowed.
 pub(super) fn py_int(text: &str) -> ModelResult<i128> {
-    let t = text.trim();
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let ok = !digits.is_empty()
-        && !digits.starts_with('_')
-        && !digits.ends_with('_')
-        && !digits.contains("__")
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
-    let value = ok
-        .then(|| digits.replace('_', "").parse::<i128>().ok())
-        .flatten();
-    match value {
-        Some(v) => Ok(if neg { -v } else { v }),
+    match crate::numeric::py_int(text) {
+        Some(v) => Ok(v),
         None => invalid(format!("invalid literal for int(): {text:?}")),
     }
 }
