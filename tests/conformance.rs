@@ -4,7 +4,9 @@
 //! the reference wrote into `NAME.ref/` (except those of [`NOT_YET`]) with
 //! `../shared/tools/conform.py`; where a `NAME.ref_mi300x/` exists, do the
 //! same with `--gpu-arch MI300X` against it. The plain report of each
-//! inference trace with a `ref_plain/` folder is checked the same way.
+//! inference trace with a `ref_plain/` folder is checked the same way, and
+//! its inference report (`--capture-dir capture_traces --inference`, the
+//! capture traces merged) against `ref/`.
 //!
 //! A reference sheet whose header repeats a column name (pandas' raw
 //! two-level header, see docs/deviations.md) cannot be checked by conform.py,
@@ -16,6 +18,7 @@
 mod common;
 
 use common::{parse_csv, run, tracelens};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -101,7 +104,7 @@ fn conform_problem(
     })
 }
 
-fn check_trace(trace: &Path, ref_dir: &Path, extra: &[&str], conform: &Path) -> Outcome {
+fn check_trace(trace: &Path, ref_dir: &Path, extra: &[OsString], conform: &Path) -> Outcome {
     // The folder and its parent: `pytorch/NAME.ref`, `vllm_decode_full/ref_plain`.
     let parent = ref_dir
         .parent()
@@ -165,7 +168,12 @@ fn corpus_and_conform() -> Option<(PathBuf, PathBuf)> {
 }
 
 /// One check: a trace, its reference folder and the extra report flags.
-type Job = (PathBuf, PathBuf, &'static [&'static str]);
+type Job = (PathBuf, PathBuf, Vec<OsString>);
+
+/// Report flags as the command line takes them.
+fn flags(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
 
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
@@ -186,10 +194,10 @@ fn pytorch_corpus_conforms() {
     for t in &traces {
         let file = t.file_name().unwrap().to_string_lossy();
         let stem = file.strip_suffix(".json.gz").unwrap();
-        jobs.push((t.clone(), dir.join(format!("{stem}.ref")), &[]));
+        jobs.push((t.clone(), dir.join(format!("{stem}.ref")), Vec::new()));
         let mi300x = dir.join(format!("{stem}.ref_mi300x"));
         if mi300x.is_dir() {
-            jobs.push((t.clone(), mi300x, &["--gpu-arch", "MI300X"]));
+            jobs.push((t.clone(), mi300x, flags(&["--gpu-arch", "MI300X"])));
         }
     }
     run_jobs(&jobs, &conform);
@@ -203,30 +211,61 @@ fn inference_plain_reports_conform() {
     let Some((corpus, conform)) = corpus_and_conform() else {
         return;
     };
+    let jobs: Vec<Job> = inference_folders(&corpus, "ref_plain")
+        .into_iter()
+        .map(|(folder, trace)| (trace, folder.join("ref_plain"), Vec::new()))
+        .collect();
+    run_jobs(&jobs, &conform);
+}
+
+/// The inference report of each inference server trace with its capture
+/// traces merged (`--capture-dir capture_traces --inference`) against the
+/// reference's inference report in `ref/`.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn inference_reports_conform() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
+    let jobs: Vec<Job> = inference_folders(&corpus, "ref")
+        .into_iter()
+        .map(|(folder, trace)| {
+            let mut extra = vec![OsString::from("--capture-dir")];
+            extra.push(folder.join("capture_traces").into_os_string());
+            extra.push(OsString::from("--inference"));
+            (trace, folder.join("ref"), extra)
+        })
+        .collect();
+    run_jobs(&jobs, &conform);
+}
+
+/// The folders of `corpus/inference` that hold a `reference` folder, each
+/// with its server trace (the one `.json.gz` at the top of the folder).
+fn inference_folders(corpus: &Path, reference: &str) -> Vec<(PathBuf, PathBuf)> {
     let dir = corpus.join("inference");
-    let mut jobs: Vec<Job> = Vec::new();
     let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.join("ref_plain").is_dir())
+        .filter(|p| p.join(reference).is_dir())
         .collect();
     folders.sort();
-    for f in folders {
-        // The server's trace is the one .json.gz at the top of the folder.
-        let traces: Vec<PathBuf> = std::fs::read_dir(&f)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
-            .collect();
-        assert_eq!(traces.len(), 1, "{}: expected one trace", f.display());
-        jobs.push((traces[0].clone(), f.join("ref_plain"), &[]));
-    }
     assert!(
-        !jobs.is_empty(),
-        "no ref_plain folders in {}",
+        !folders.is_empty(),
+        "no {reference} folders in {}",
         dir.display()
     );
-    run_jobs(&jobs, &conform);
+    folders
+        .into_iter()
+        .map(|f| {
+            let traces: Vec<PathBuf> = std::fs::read_dir(&f)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+                .collect();
+            assert_eq!(traces.len(), 1, "{}: expected one trace", f.display());
+            (f, traces[0].clone())
+        })
+        .collect()
 }
 
 /// Runs the jobs [`PARALLEL`] at a time and fails listing every reference
