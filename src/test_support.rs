@@ -1,13 +1,26 @@
 //! Helpers shared by unit tests across the crate (outside `analysis`, which
 //! never sees JSON).
 
-use crate::trace::ArgValue;
+use crate::trace::{ArgValue, Needs, Trace};
 
 /// The argument value written as JSON `text`, parsed as the Kineto decoder
 /// parses recorded arguments.
 pub(crate) fn arg_value(text: &str) -> ArgValue {
     crate::load::kineto::parse_value(text)
         .unwrap_or_else(|| panic!("test argument must be valid JSON: {text}"))
+}
+
+/// The trace whose `traceEvents` are the JSON objects in `events` (comma
+/// separated), loaded in full.
+pub(crate) fn trace_of_json(events: &str) -> Trace {
+    let text = format!("{{\"traceEvents\": [{events}]}}");
+    crate::load::kineto::decode(
+        text.as_bytes(),
+        crate::load::Packing::Plain,
+        &Needs::ALL,
+        crate::load::kineto::Threads::One,
+    )
+    .unwrap_or_else(|e| panic!("test trace must load: {e}"))
 }
 
 /// `arg!([[1, 2], [], "x"])`: the argument value written as JSON tokens
