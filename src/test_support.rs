@@ -1,7 +1,7 @@
 //! Helpers shared by unit tests across the crate (outside `analysis`, which
 //! never sees JSON).
 
-use crate::trace::ArgValue;
+use crate::trace::{ArgValue, Needs, Trace};
 
 /// The argument value written as JSON `text`, parsed as the Kineto decoder
 /// parses recorded arguments.
@@ -15,6 +15,19 @@ pub(crate) fn json_lines<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// The trace whose `traceEvents` are the JSON objects in `events` (comma
+/// separated), loaded in full.
+pub(crate) fn trace_of_json(events: &str) -> Trace {
+    let text = format!("{{\"traceEvents\": [{events}]}}");
+    crate::load::kineto::decode(
+        text.as_bytes(),
+        crate::load::Packing::Plain,
+        &Needs::ALL,
+        crate::load::kineto::Threads::One,
+    )
+    .unwrap_or_else(|e| panic!("test trace must load: {e}"))
 }
 
 /// `arg!([[1, 2], [], "x"])`: the argument value written as JSON tokens

@@ -350,3 +350,31 @@ fn bad_folders_are_one_line_errors() {
     let line = run(tmp.path(), GRAPH).assert_one_error_line("bad.json");
     assert!(line.contains("--capture-dir"), "{line}");
 }
+
+#[test]
+fn piecewise_windows_pair_with_the_steps_launches_in_order() {
+    // One step (batch size 2) with two graph launches: k_a, k_b at ts 150
+    // and k_c at ts 250. FULL and PIECEWISE captures of batch size 2 exist;
+    // with two launches the PIECEWISE one (two windows) is chosen. Copies:
+    // window 1 -> CaptureRoot 11, M_0 12, mm 13, launch 14, relu 15, launch
+    // 16; window 2 -> CaptureRoot 17, M_0 18, sigmoid 19, launch 20.
+    let (trace, tree, out) = merged("capture_piecewise/graph.json", "capture_piecewise/captures");
+    let firsts: Vec<(usize, usize)> = out
+        .iter()
+        .map(|o| {
+            let m = o.result.as_ref().unwrap();
+            assert_eq!((m.file.as_str(), m.mode.as_str()), ("pw.json", "PIECEWISE"));
+            (m.first_uid, m.copied)
+        })
+        .collect();
+    assert_eq!(firsts, [(11, 6), (17, 4)]);
+    assert_eq!(
+        [7, 8, 10].map(|k| tree.parent(id(k))),
+        [Some(id(14)), Some(id(16)), Some(id(20))]
+    );
+    assert_eq!(
+        (trace.event(id(19)).ts, trace.event(id(19)).dur),
+        (250.0, 7.0)
+    );
+    assert_eq!(tree.children(id(9)).collect::<Vec<_>>(), [id(17)]);
+}

@@ -176,6 +176,9 @@ fn outcome_notes(trace: &Trace, outcomes: &[Outcome]) -> Vec<String> {
                 unverified += m.aligned.unverified;
                 left_out += m.gpu_events_left_out;
             }
+            // A launch without GPU work hides nothing (e.g. the driver call
+            // inside a runtime graph launch).
+            Err(capture::Skipped::NoKernels) => {}
             Err(why) => match skipped.iter_mut().find(|(w, _, _)| *w == why.describe()) {
                 Some((_, _, n)) => *n += 1,
                 None => skipped.push((why.describe(), o, 1)),

@@ -189,32 +189,20 @@ fn sglang_stripped(name: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
-    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-    use crate::trace::{Needs, TraceBuilder};
+    use crate::test_support::trace_of_json;
 
+    /// Events of (cat, name, ts) on pid 1, tid "t", 1 µs long.
     fn trace_of(rows: &[(Cat, &str, f64)]) -> Trace {
-        let mut b = TraceBuilder::new(&Needs::ALL);
-        for (i, &(cat, name, ts)) in rows.iter().enumerate() {
-            let t = |v| {
-                Some(Time {
-                    value: v,
-                    is_int: true,
-                })
-            };
-            let ev = EventInput {
-                cat,
-                ph: Phase::Complete,
-                name: Some(name),
-                pid: IdentRef::Int(1),
-                tid: IdentRef::Str("t"),
-                ts: t(ts),
-                dur: t(1.0),
-                flow_id: None,
-                args: Some(ArgsInput::default()),
-            };
-            b.push_event(i, ev, &mut |_| None).unwrap();
-        }
-        b.finish()
+        let events: Vec<String> = rows
+            .iter()
+            .map(|(cat, name, ts)| {
+                format!(
+                    r#"{{"ph": "X", "cat": "{}", "name": "{name}", "ts": {ts}, "dur": 1, "pid": 1, "tid": "t", "args": {{}}}}"#,
+                    cat.as_str()
+                )
+            })
+            .collect();
+        trace_of_json(&events.join(","))
     }
 
     #[test]

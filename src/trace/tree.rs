@@ -590,46 +590,16 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::args::LinkIds;
-    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-    use crate::trace::{Needs, TraceBuilder};
+    use crate::test_support::trace_of_json;
 
     /// op [0, 10) ⊃ hipGraphLaunch [1, 3) (correlation 5), two kernels of it.
     fn small() -> Trace {
-        let mut b = TraceBuilder::new(&Needs::ALL);
-        let rows = [
-            (Cat::CpuOp, "op", 0.0, 10.0, None),
-            (Cat::CudaRuntime, "hipGraphLaunch", 1.0, 2.0, Some(5)),
-            (Cat::Kernel, "k1", 20.0, 1.0, Some(5)),
-            (Cat::Kernel, "k2", 22.0, 1.0, Some(5)),
-        ];
-        for (i, (cat, name, ts, dur, corr)) in rows.into_iter().enumerate() {
-            let t = |v| {
-                Some(Time {
-                    value: v,
-                    is_int: false,
-                })
-            };
-            let ev = EventInput {
-                cat,
-                ph: Phase::Complete,
-                name: Some(name),
-                pid: IdentRef::Int(1),
-                tid: IdentRef::Int(1),
-                ts: t(ts),
-                dur: t(dur),
-                flow_id: None,
-                args: Some(ArgsInput {
-                    links: LinkIds {
-                        correlation: corr,
-                        ..LinkIds::default()
-                    },
-                    ..ArgsInput::default()
-                }),
-            };
-            b.push_event(i, ev, &mut |_| None).unwrap();
-        }
-        b.finish()
+        trace_of_json(
+            r#"{"ph": "X", "cat": "cpu_op", "name": "op", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "args": {"correlation": 5}},
+            {"ph": "X", "cat": "kernel", "name": "k1", "ts": 20, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}},
+            {"ph": "X", "cat": "kernel", "name": "k2", "ts": 22, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}}"#,
+        )
     }
 
     #[test]

@@ -867,9 +867,7 @@ fn copy_window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::args::LinkIds;
-    use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-    use crate::trace::{ArgValue, Needs, Phase, TraceBuilder};
+    use crate::test_support::trace_of_json;
 
     fn detail(file: &str, bs: serde_json::Value, mode: &str) -> Detail {
         Detail {
@@ -934,45 +932,17 @@ mod tests {
 
     /// A trace from (cat, name, ts, Input Dims) rows.
     fn trace_of(rows: &[(Cat, &str, f64, Option<&str>)]) -> Trace {
-        let mut b = TraceBuilder::new(&Needs::ALL);
-        let mut parse = |t: &str| -> Option<ArgValue> {
-            let v: serde_json::Value = serde_json::from_str(t).ok()?;
-            let int = |x: &serde_json::Value| {
-                x.as_array()
-                    .map(|l| l.iter().filter_map(|i| i.as_i64()).collect::<Vec<_>>())
-            };
-            Some(ArgValue::list(
-                v.as_array()?
-                    .iter()
-                    .map(|d| ArgValue::ints(&int(d).unwrap_or_default()))
-                    .collect(),
-            ))
-        };
-        for (i, &(cat, name, ts, dims)) in rows.iter().enumerate() {
-            let ev = EventInput {
-                cat,
-                ph: Phase::Complete,
-                name: Some(name),
-                pid: IdentRef::Int(1),
-                tid: IdentRef::Int(1),
-                ts: Some(Time {
-                    value: ts,
-                    is_int: false,
-                }),
-                dur: Some(Time {
-                    value: 1.0,
-                    is_int: false,
-                }),
-                flow_id: None,
-                args: Some(ArgsInput {
-                    links: LinkIds::default(),
-                    op: [dims, None, None, None],
-                    ..ArgsInput::default()
-                }),
-            };
-            b.push_event(i, ev, &mut parse).unwrap();
-        }
-        b.finish()
+        let events: Vec<String> = rows
+            .iter()
+            .map(|(cat, name, ts, dims)| {
+                let args = dims.map_or(String::new(), |d| format!(r#", "args": {{"Input Dims": {d}}}"#));
+                format!(
+                    r#"{{"ph": "X", "cat": "{}", "name": "{name}", "ts": {ts}, "dur": 1, "pid": 1, "tid": 1{args}}}"#,
+                    cat.as_str()
+                )
+            })
+            .collect();
+        trace_of_json(&events.join(","))
     }
 
     #[test]
