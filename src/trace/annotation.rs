@@ -399,56 +399,61 @@ mod tests {
         }
     }
 
+    /// Each name's chunk statistics (None: the name carries none).
+    fn check(cases: &[(&str, Option<ChunkStats>)]) {
+        for (name, expected) in cases {
+            assert_eq!(chunk_stats(name), *expected, "{name}");
+        }
+    }
+
     #[test]
     fn vllm_detailed_annotations() {
-        assert_eq!(
-            chunk_stats(
-                "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
+        check(&[
+            (
+                "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+                Some(stats([0; 4], [32, 55086, 32, 55086])),
             ),
-            Some(stats([0; 4], [32, 55086, 32, 55086]))
-        );
-        assert_eq!(
-            chunk_stats(
-                "execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_generation_3(sq3sk6144sqsq3sqsk6144)_tail"
+            (
+                "execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_generation_3(sq3sk6144sqsq3sqsk6144)_tail",
+                Some(stats([6144, 7144, 20971520, 23019520], [3, 6144, 3, 6144])),
             ),
-            Some(stats([6144, 7144, 20971520, 23019520], [3, 6144, 3, 6144]))
-        );
-        // The native format has no sq/sk sums.
-        assert_eq!(chunk_stats("execute_context_2(6144)_generation_3(3)"), None);
-        assert_eq!(chunk_stats("execute_diffusion_1_1024x1024"), None);
-        assert_eq!(chunk_stats("None"), None);
+            // The native format has no sq/sk sums.
+            ("execute_context_2(6144)_generation_3(3)", None),
+            ("execute_diffusion_1_1024x1024", None),
+            ("None", None),
+        ]);
     }
 
     #[test]
     fn sglang_detailed_annotations() {
-        assert_eq!(
-            chunk_stats("step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]"),
-            Some(stats([0; 4], [128, 131072, 256, 262144]))
-        );
-        assert_eq!(
-            chunk_stats(
-                "step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]"
+        check(&[
+            (
+                "step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]",
+                Some(stats([0; 4], [128, 131072, 256, 262144])),
             ),
-            Some(stats([5, 8, 25, 40], [1, 12, 1, 12]))
-        );
-        // Without sqsq= there are no sums; nor when the mode word runs on.
-        assert_eq!(chunk_stats("step[DECODE bs=32]"), None);
-        assert_eq!(chunk_stats("step[DECODEX g_sqsq=1]"), None);
+            (
+                "step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]",
+                Some(stats([5, 8, 25, 40], [1, 12, 1, 12])),
+            ),
+            // Without sqsq= there are no sums; nor when the mode word runs on.
+            ("step[DECODE bs=32]", None),
+            ("step[DECODEX g_sqsq=1]", None),
+        ]);
     }
 
     #[test]
     fn atom_detailed_annotations() {
-        assert_eq!(
-            chunk_stats("decode[bs=32 tok=128 d=32 spec=3 sqsq=512 sqsk=262144 sk=65536]"),
-            Some(stats([0; 4], [128, 65536, 512, 262144]))
-        );
-        assert_eq!(
-            chunk_stats(
-                "prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]"
+        check(&[
+            (
+                "decode[bs=32 tok=128 d=32 spec=3 sqsq=512 sqsk=262144 sk=65536]",
+                Some(stats([0; 4], [128, 65536, 512, 262144])),
             ),
-            Some(stats([14721, 14721, 108745533, 108745533], [0; 4]))
-        );
-        assert_eq!(chunk_stats("decode[bs=117/128 tok=117 d=117]"), None);
+            (
+                "prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]",
+                Some(stats([14721, 14721, 108745533, 108745533], [0; 4])),
+            ),
+            ("decode[bs=117/128 tok=117 d=117]", None),
+        ]);
     }
 
     #[test]

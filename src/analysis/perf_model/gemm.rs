@@ -174,23 +174,9 @@ pub(super) fn truthy(p: &Py) -> bool {
 /// Python `int(s)` of a recorded text: surrounding whitespace, an optional
 /// sign and decimal digits (underscores between digits allowed).
 pub(super) fn py_int(s: &str) -> ModelResult<i64> {
-    let t = s.trim();
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let ok = !body.is_empty()
-        && !body.starts_with('_')
-        && !body.ends_with('_')
-        && !body.contains("__")
-        && body.chars().all(|c| c.is_ascii_digit() || c == '_');
-    if !ok {
-        return invalid(format!("invalid literal for int(): {s:?}"));
-    }
-    let digits: String = body.chars().filter(|&c| c != '_').collect();
-    match digits.parse::<i64>() {
-        Ok(v) => Ok(if neg { -v } else { v }),
-        Err(_) => invalid(format!("int out of range: {s:?}")),
+    match crate::numeric::py_int(s) {
+        Some(v) => i64::try_from(v).or_else(|_| invalid(format!("int out of range: {s:?}"))),
+        None => invalid(format!("invalid literal for int(): {s:?}")),
     }
 }
 
