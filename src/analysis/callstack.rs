@@ -34,13 +34,16 @@ pub fn module_stack(trace: &Trace, tree: &Tree, ev: EventId) -> Vec<String> {
     let mut out = vec![trace.name(ev).to_string()];
     for a in tree.ancestors(ev) {
         let name = trace.name(a);
-        let name = match name.char_indices().nth(MAX_FRAME_CHARS) {
-            Some((cut, _)) => format!("{}..", &name[..cut]),
-            None => name.to_string(),
-        };
-        if name.contains("nn.Module") {
-            out.push(name);
+        // The reference cuts first and then looks for `nn.Module`, so a
+        // marker past the cut does not count.
+        let cut = name.char_indices().nth(MAX_FRAME_CHARS).map(|(i, _)| i);
+        if !name[..cut.unwrap_or(name.len())].contains("nn.Module") {
+            continue;
         }
+        out.push(match cut {
+            Some(i) => format!("{}..", &name[..i]),
+            None => name.to_string(),
+        });
     }
     out
 }

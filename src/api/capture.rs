@@ -24,10 +24,7 @@ pub(crate) fn merge_dir(
     trace: &mut Trace,
     tree: &mut Tree,
 ) -> Result<CaptureNotes, Error> {
-    let fail = |msg: String| Error::Capture {
-        dir: dir.to_path_buf(),
-        msg,
-    };
+    let fail = |msg: String| capture_error(dir, msg);
     if !dir.is_dir() {
         return Err(fail("not a directory".into()));
     }
@@ -48,6 +45,14 @@ pub(crate) fn merge_dir(
     Ok(CaptureNotes { notes })
 }
 
+/// The error of capture folder `dir`: `msg` says what is wrong with it.
+fn capture_error(dir: &Path, msg: String) -> Error {
+    Error::Capture {
+        dir: dir.to_path_buf(),
+        msg,
+    }
+}
+
 /// The folder's `execution_details.json`, or when it has none the entries
 /// the reference would write, inferred in memory from every trace in the
 /// folder (those traces stay loaded in `loaded` for the merge).
@@ -57,10 +62,7 @@ fn read_details(
     notes: &mut Vec<String>,
 ) -> Result<Vec<Detail>, Error> {
     let path = dir.join(DETAILS);
-    let fail = |msg: String| Error::Capture {
-        dir: dir.to_path_buf(),
-        msg,
-    };
+    let fail = |msg: String| capture_error(dir, msg);
     if path.is_file() {
         let text = std::fs::read_to_string(&path)
             .map_err(|e| fail(format!("cannot read {DETAILS}: {e}")))?;

@@ -29,6 +29,11 @@ impl Trace {
         })
     }
 
+    fn push_args(&mut self, a: Args) -> super::ArgsId {
+        self.args.push(a);
+        super::ArgsId::new(self.args.len() - 1)
+    }
+
     fn push(&mut self, e: Event) -> EventId {
         self.events.push(e);
         EventId::new(self.events.len() - 1)
@@ -39,8 +44,7 @@ impl Trace {
     pub fn push_synthetic(&mut self, name: &str, cat: Cat, ts: f64, dur: f64) -> EventId {
         let name = Some(self.strings.intern(name));
         let null = self.intern_ident(&Ident::Null);
-        self.args.push(Args::default());
-        let args = Some(super::ArgsId::new(self.args.len() - 1));
+        let args = Some(self.push_args(Args::default()));
         self.push(Event {
             ts,
             dur,
@@ -81,8 +85,7 @@ impl Trace {
             a.input_type = value(a.input_type);
             a.input_strides = value(a.input_strides);
             a.concrete_inputs = value(a.concrete_inputs);
-            self.args.push(a);
-            super::ArgsId::new(self.args.len() - 1)
+            self.push_args(a)
         });
         let mut ident = |t: &mut Trace, i: IdentId| {
             *map.idents
@@ -113,19 +116,12 @@ impl Trace {
         let a = match self.events[id.index()].args {
             Some(a) => a,
             None => {
-                self.args.push(Args::default());
-                let a = super::ArgsId::new(self.args.len() - 1);
+                let a = self.push_args(Args::default());
                 self.events[id.index()].args = Some(a);
                 a
             }
         };
         self.args[a.index()].set_correlation(correlation);
-    }
-
-    /// Renames an event.
-    pub fn rename(&mut self, id: EventId, name: &str) {
-        let s = self.strings.intern(name);
-        self.events[id.index()].name = Some(s);
     }
 }
 
@@ -158,20 +154,25 @@ pub fn strip_sglang_profiler_suffixes(trace: &mut Trace, include_python: bool) -
             *slot = (key, e.cat);
         }
     }
-    let renames: Vec<(EventId, String)> = trace
-        .events()
-        .filter(|(_, e)| host(e.cat))
-        .filter_map(|(id, e)| {
-            let name = e.name?;
-            let (_, cat) = first.get(&name)?;
-            let s = sglang_stripped(trace.string(name))?;
-            (*cat == Cat::CpuOp).then(|| (id, s.to_string()))
-        })
-        .collect();
-    for (id, name) in &renames {
-        trace.rename(*id, name);
+    // One new name per renamed name, interned once; then one pass over
+    // the events swaps handles.
+    let mut to: FxHashMap<StrId, StrId> = FxHashMap::default();
+    for (&name, &(_, cat)) in &first {
+        if cat == Cat::CpuOp
+            && let Some(s) = sglang_stripped(trace.string(name))
+        {
+            let s = s.to_string();
+            to.insert(name, trace.strings.intern(&s));
+        }
     }
-    renames.len()
+    let mut renamed = 0;
+    for e in trace.events.iter_mut().filter(|e| host(e.cat)) {
+        if let Some(new) = e.name.and_then(|n| to.get(&n)) {
+            e.name = Some(*new);
+            renamed += 1;
+        }
+    }
+    renamed
 }
 
 /// `re.match(r"^(sglang_profiler::.+?)_\d+$", name).group(1)`: the name
