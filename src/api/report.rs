@@ -11,7 +11,7 @@ use crate::report::read;
 use crate::table::Table;
 use crate::trace::edit::strip_sglang_profiler_suffixes;
 use crate::trace::tree::{TreeOptions, build};
-use crate::trace::{Needs, Trace};
+use crate::trace::{Needs, Profiler, Trace};
 
 /// A step of [`analyze`], told to the progress callback as it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +48,8 @@ pub struct AnalyzeOptions<'a> {
     /// Folder of capture traces whose ops the kernels replayed under graph
     /// launches are attributed to (`--capture-dir`).
     pub capture_dir: Option<std::path::PathBuf>,
+    /// The input format (`--format`); None detects it from the content.
+    pub format: Option<load::Format>,
 }
 
 impl AnalyzeOptions<'_> {
@@ -79,7 +81,10 @@ pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
     } else {
         report_needs()
     };
-    let mut trace = load_trace(path, needs)?;
+    let mut trace = load::load_as(path, &needs, opts.format).map_err(|error| Error::Load {
+        path: path.to_path_buf(),
+        error,
+    })?;
     analyze_trace(&mut trace, opts)
 }
 
@@ -88,6 +93,12 @@ pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
 /// and `--pseudo-ops` renames change the trace: copied capture events are
 /// appended after its loaded events.
 pub fn analyze_trace(trace: &mut Trace, opts: &AnalyzeOptions) -> Result<Report, Error> {
+    match trace.info().profiler {
+        Profiler::PyTorch => {}
+        // These reports read no call tree of ours and no capture traces.
+        Profiler::Jax => return Ok(analysis::jax::run_report(trace, &opts.report)),
+        Profiler::Rocprof => return Ok(analysis::rocprof::run_report(trace, &opts.report)),
+    }
     opts.step(Step::BuildingTree);
     let tree_opts = TreeOptions {
         include_python: opts.python_frames(),

@@ -134,8 +134,12 @@ enum RooflineOp {
 
 #[derive(Args)]
 struct ReportArgs {
-    /// Trace file: .json, .json.gz or .zip (detected by content); - for stdin.
+    /// Trace file: PyTorch/Kineto JSON, JAX .xplane.pb or rocprofv3 JSON,
+    /// plain, .gz or .zip (all detected by content); - for stdin.
     trace: PathBuf,
+    /// The input format, instead of detecting it from the content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<InputFormat>,
     /// Excel workbook to write [default: <trace stem>_perf_report.xlsx beside
     /// the trace, unless --csv is given].
     #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
@@ -386,13 +390,42 @@ pub(crate) fn print_results(
     }
 }
 
-/// `a/trace.json.gz` -> `a/trace_perf_report.xlsx` (everything from the
-/// last `.json` is dropped, as the reference does).
+/// `--format`: the input formats by their command-line names.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum InputFormat {
+    /// PyTorch profiler (Kineto) JSON.
+    Kineto,
+    /// JAX / XLA XSpace protobuf (.xplane.pb).
+    Xplane,
+    /// rocprofv3 JSON (rocprofiler-sdk-tool).
+    Rocprof,
+}
+
+impl From<InputFormat> for tracelens::load::Format {
+    fn from(f: InputFormat) -> Self {
+        use tracelens::load::Format;
+        match f {
+            InputFormat::Kineto => Format::KinetoJson,
+            InputFormat::Xplane => Format::XPlane,
+            InputFormat::Rocprof => Format::RocprofJson,
+        }
+    }
+}
+
+/// The reference's default workbook path: `a/trace.json.gz` ->
+/// `a/trace_perf_report.xlsx` (everything from the last `.json` is
+/// dropped), `a/908_results.json` -> `a/908_perf_report.xlsx` (rocprofv3's
+/// `_results.json`), `a/p.xplane.pb` -> `a/p_perf_report.xlsx`.
 fn default_xlsx_path(trace: &Path) -> PathBuf {
     let s = trace.to_string_lossy();
-    let stem = match s.rfind(".json") {
-        Some(i) => &s[..i],
-        None => &s[..],
+    let stem = if let Some(i) = s.rfind(".xplane.pb") {
+        &s[..i]
+    } else if let Some(i) = s.rfind("_results.json") {
+        &s[..i]
+    } else if let Some(i) = s.rfind(".json") {
+        &s[..i]
+    } else {
+        &s[..]
     };
     PathBuf::from(format!("{stem}_perf_report.xlsx"))
 }
@@ -453,6 +486,7 @@ fn report(a: ReportArgs) -> Result<()> {
         report: report_options(&a, arch),
         progress: Some(&step),
         capture_dir: a.capture_dir.clone(),
+        format: a.format.map(Into::into),
     };
     let report = tracelens::analyze(&a.trace, &opts)?;
     progress.step("writing outputs");

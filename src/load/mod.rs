@@ -11,7 +11,9 @@
 //! in [`Format`].
 
 pub mod kineto;
+pub mod rocprof;
 pub mod scan;
+pub mod xplane;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
@@ -63,30 +65,100 @@ impl Packing {
 pub enum Format {
     /// PyTorch profiler (Kineto) JSON, the Chrome trace format.
     KinetoJson,
+    /// JAX / XLA profile: an XSpace protobuf (`*.xplane.pb`).
+    XPlane,
+    /// rocprofv3 JSON (top-level key `rocprofiler-sdk-tool`).
+    RocprofJson,
 }
 
+/// The formats, as named on the command line and in messages.
+pub const SUPPORTED_FORMATS: &str =
+    "PyTorch/Kineto JSON, JAX XPlane protobuf (.xplane.pb) or rocprofv3 JSON";
+
 impl Format {
-    /// Detects the format from the first unpacked bytes. Kineto JSON is the
-    /// fallback: input no decoder recognises gets the JSON decoder's
-    /// precise syntax error.
-    pub fn sniff(head: &[u8]) -> Format {
-        // Other formats are recognised here, before the fallback (XPlane:
-        // protobuf bytes; rocprofv3: JSON with its own top-level keys).
-        let _ = head;
-        Format::KinetoJson
+    /// Detects the format from the first unpacked bytes; None when they
+    /// look like none of the formats.
+    ///
+    /// JSON is recognised by its first non-blank byte (`{`, or `[` for the
+    /// array form), and rocprofv3 JSON by its first key. XPlane is a
+    /// protobuf whose first field is an XSpace field (`planes`, `errors`,
+    /// `warnings`, `hostnames`: tags 0x0a, 0x12, 0x1a, 0x22) with a length
+    /// that fits the varint rules.
+    pub fn sniff(head: &[u8]) -> Option<Format> {
+        let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+        match text.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => {
+                return Some(if first_json_key(text) == Some(b"rocprofiler-sdk-tool") {
+                    Format::RocprofJson
+                } else {
+                    Format::KinetoJson
+                });
+            }
+            Some(b'[') => return Some(Format::KinetoJson),
+            _ => {}
+        }
+        if matches!(head.first(), Some(0x0a | 0x12 | 0x1a | 0x22)) && varint_len(&head[1..]) {
+            return Some(Format::XPlane);
+        }
+        None
+    }
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::KinetoJson => "kineto",
+            Format::XPlane => "xplane",
+            Format::RocprofJson => "rocprof",
+        }
     }
 }
 
+/// The first key of the JSON object `text` starts with (after blanks),
+/// when it is within `text` and has no escapes.
+fn first_json_key(text: &[u8]) -> Option<&[u8]> {
+    let mut rest = text;
+    let skip = |r: &[u8]| -> usize { r.iter().take_while(|b| b.is_ascii_whitespace()).count() };
+    rest = &rest[skip(rest)..];
+    rest = rest.strip_prefix(b"{")?;
+    rest = &rest[skip(rest)..];
+    rest = rest.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    Some(&rest[..end])
+}
+
+/// True when `bytes` start with a complete varint of at most 10 bytes
+/// (a protobuf length prefix).
+fn varint_len(bytes: &[u8]) -> bool {
+    // A length still being written at the end of a short input is no length.
+    bytes.iter().take(10).any(|b| b & 0x80 == 0)
+}
+
 /// Loads a trace from `path` (`-` for stdin), keeping what `needs` asks for.
+/// The format is detected from the content.
 pub fn load(path: &Path, needs: &Needs) -> Result<Trace, LoadError> {
+    load_as(path, needs, None)
+}
+
+/// [`load`], with the format given (`--format`) instead of detected.
+pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Trace, LoadError> {
     let (reader, packing) = open(path)?;
+    let pick = |head: &[u8]| -> Result<Format, LoadError> {
+        format.or_else(|| Format::sniff(head)).ok_or_else(|| {
+            LoadError::NotATrace(format!(
+                "not a recognised trace (it starts with {}); supported: {SUPPORTED_FORMATS}",
+                describe_head(head)
+            ))
+        })
+    };
     if needs.collectives_only {
         // Collectives-only loads run many ranks in parallel and keep little
         // of each: one thread per load and no read-ahead buffers.
         let mut input = BufReader::with_capacity(1 << 16, reader);
         let head = input.fill_buf().map_err(|e| LoadError::read(packing, e))?;
-        return match Format::sniff(head) {
+        return match pick(head)? {
             Format::KinetoJson => kineto::decode(input, packing, needs, Threads::One),
+            Format::XPlane => xplane::decode(input, packing, needs),
+            Format::RocprofJson => rocprof::decode(input, packing, needs),
         };
     }
     let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(3);
@@ -97,12 +169,24 @@ pub fn load(path: &Path, needs: &Needs) -> Result<Trace, LoadError> {
     let mut input = ChannelReader::new(rx, spare_tx);
     let result = match input.peek() {
         Err(e) => Err(LoadError::read(packing, e)),
-        Ok(head) => match Format::sniff(head) {
-            Format::KinetoJson => kineto::decode(input, packing, needs, Threads::Two),
+        Ok(head) => match pick(head) {
+            Err(e) => Err(e),
+            Ok(Format::KinetoJson) => kineto::decode(input, packing, needs, Threads::Two),
+            Ok(Format::XPlane) => xplane::decode(input, packing, needs),
+            Ok(Format::RocprofJson) => rocprof::decode(input, packing, needs),
         },
     };
     let _ = producer.join();
     result
+}
+
+/// The first bytes of an unrecognised input, for the error message.
+fn describe_head(head: &[u8]) -> String {
+    match head.first() {
+        None => "nothing".to_string(),
+        Some(b) if b.is_ascii_graphic() => format!("'{}'", *b as char),
+        Some(b) => format!("byte 0x{b:02x}"),
+    }
 }
 
 const BLOCK: usize = 4 << 20;
@@ -416,7 +500,23 @@ mod tests {
         assert_eq!(Packing::sniff(&[0x1f, 0x8b, 8]), Packing::Gzip);
         assert_eq!(Packing::sniff(b"PK\x03\x04"), Packing::Zip);
         assert_eq!(Packing::sniff(b"{\"tr"), Packing::Plain);
-        assert_eq!(Format::sniff(b"{\"traceEvents\""), Format::KinetoJson);
-        assert_eq!(Format::sniff(b"\x08\x96\x01"), Format::KinetoJson);
+        let kineto = Some(Format::KinetoJson);
+        assert_eq!(Format::sniff(b"{\"traceEvents\""), kineto);
+        assert_eq!(Format::sniff(b"\n \t{\"schemaVersion\": 1"), kineto);
+        assert_eq!(Format::sniff(b"[{\"ph\": \"X\"}]"), kineto);
+        assert_eq!(
+            Format::sniff(b"{\n  \"rocprofiler-sdk-tool\": ["),
+            Some(Format::RocprofJson)
+        );
+        // An XSpace: field 1 (planes), length 0x21, then plane fields.
+        assert_eq!(
+            Format::sniff(b"\x0a\x21\x12\x0e/host:metadata"),
+            Some(Format::XPlane)
+        );
+        // Protobuf of another message, text, an unfinished varint: none.
+        assert_eq!(Format::sniff(b"\x08\x96\x01"), None);
+        assert_eq!(Format::sniff(b"hello"), None);
+        assert_eq!(Format::sniff(b"\x0a\xff\xff"), None);
+        assert_eq!(Format::sniff(b""), None);
     }
 }

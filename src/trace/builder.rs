@@ -398,6 +398,25 @@ impl TraceBuilder {
         &mut self.trace.info
     }
 
+    /// Sets the XLA side of the trace (XPlane decoder).
+    pub fn set_xla(&mut self, xla: super::xla::XlaData) {
+        self.trace.xla = Some(Box::new(xla));
+    }
+
+    /// Sets the exact dispatch records (rocprofv3 decoder).
+    pub fn set_dispatches(&mut self, d: super::dispatch::DispatchData) {
+        self.trace.dispatches = Some(Box::new(d));
+    }
+
+    /// Sets the process or thread name of `(pid, tid)` without adding an
+    /// event (formats whose metadata is not numbered among the events).
+    /// `what` is `process_name`, `process_labels` or `thread_name`.
+    pub fn set_meta_of(&mut self, what: &str, pid: IdentRef<'_>, tid: IdentRef<'_>, value: String) {
+        let key = (self.ident(pid), self.ident(tid));
+        let labels = (what == "process_labels").then(|| value.clone());
+        self.set_meta(what, key, Some(value), labels);
+    }
+
     /// Adds a warning (the decoder's, about its format).
     pub fn warn(&mut self, msg: String) {
         self.trace.warnings.push(msg);

@@ -10,10 +10,12 @@ pub mod annotation;
 pub mod args;
 pub mod builder;
 pub mod capture;
+pub mod dispatch;
 pub mod edit;
 pub mod handle;
 pub mod needs;
 pub mod tree;
+pub mod xla;
 
 use rustc_hash::FxHashMap;
 
@@ -222,6 +224,20 @@ pub struct TraceInfo {
     pub device_count: usize,
     /// Size of the decoded (uncompressed) input in bytes.
     pub input_bytes: u64,
+    /// Which profiler wrote the trace (it decides the report's sheets).
+    pub profiler: Profiler,
+}
+
+/// The profiler that wrote a trace: each has its own report layout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Profiler {
+    /// The PyTorch profiler (Kineto).
+    #[default]
+    PyTorch,
+    /// JAX / XLA (XPlane).
+    Jax,
+    /// rocprofv3.
+    Rocprof,
 }
 
 /// True when a kernel name is a collective's (spec A1): it contains `nccl`,
@@ -258,6 +274,10 @@ pub struct Trace {
     info: TraceInfo,
     /// Non-fatal problems noticed while loading.
     warnings: Vec<String>,
+    /// XLA modules and statistics (JAX profiles only).
+    xla: Option<Box<xla::XlaData>>,
+    /// Exact dispatch records (rocprofv3 only).
+    dispatches: Option<Box<dispatch::DispatchData>>,
 }
 
 impl Trace {
@@ -387,6 +407,16 @@ impl Trace {
     /// Facts about the trace as a whole.
     pub fn info(&self) -> &TraceInfo {
         &self.info
+    }
+
+    /// The XLA modules and statistics of a JAX profile.
+    pub fn xla(&self) -> Option<&xla::XlaData> {
+        self.xla.as_deref()
+    }
+
+    /// The exact dispatch records of a rocprofv3 trace.
+    pub fn dispatches(&self) -> Option<&dispatch::DispatchData> {
+        self.dispatches.as_deref()
     }
 
     /// Non-fatal problems noticed while loading.

@@ -1,0 +1,48 @@
+//! What dispatch-level profilers (rocprofv3) record beyond events: each
+//! GPU dispatch's exact integer times and launch geometry. Format-free:
+//! the rocprofv3 decoder fills it in, the rocprof report reads it.
+
+/// The dispatch side of a trace.
+#[derive(Debug, Clone, Default)]
+pub struct DispatchData {
+    /// Start of profiling (ns, the profiler's clock), when recorded.
+    pub init_time_ns: Option<i64>,
+    /// End of profiling (ns), when recorded.
+    pub fini_time_ns: Option<i64>,
+    /// Kernel dispatches, in input order.
+    pub kernels: Vec<KernelDispatch>,
+    /// Memory copies, in input order.
+    pub copies: Vec<MemoryCopy>,
+}
+
+/// One kernel dispatch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KernelDispatch {
+    /// Kernel name (as the profiler wrote it; rocprofv3 truncates templates).
+    pub name: String,
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+    /// Stream (queue) id.
+    pub stream: i64,
+    /// Dispatch id.
+    pub dispatch_id: i64,
+    /// Grid size x, y, z.
+    pub grid: [i64; 3],
+    /// Workgroup size x, y, z.
+    pub block: [i64; 3],
+    /// Agent (device) id.
+    pub agent_id: i64,
+    /// Host thread that dispatched it.
+    pub thread_id: i64,
+}
+
+/// One memory copy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryCopy {
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+}
