@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Context;
 use super::kernel_details;
-use super::perf_model::{self, ModelClass, ModelError, table::CLASSES};
+use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
 use super::pseudo::OpRef;
 use super::roofline::{Metrics, is_host_op};
 use crate::names::{col, sheet};
@@ -27,17 +27,22 @@ struct RawRow {
     metrics: Metrics,
 }
 
-/// The cells of param column `key` over `rows`: the model's values typed
-/// as pandas holds the column ([`widen_ints`]), then written as their
-/// Python `str()` text (the sheets hold param values as strings; a missing
-/// one is `Null`).
+/// The cells of param column `key` over `rows` ([`param_cells`]).
 fn param_column(rows: &[RawRow], key: &str) -> Vec<Value> {
-    let mut values: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let params = &r.metrics.eval.params;
-            params
-                .iter()
+    param_cells(rows.iter().map(|r| r.metrics.eval.params.as_slice()), key)
+}
+
+/// The cells of param column `key` over models' parameter lists: the
+/// values typed as pandas holds the column ([`widen_ints`]), then written
+/// as their Python `str()` text (the sheets hold param values as strings;
+/// a missing one is `Null`).
+pub fn param_cells<'p>(
+    params: impl Iterator<Item = &'p [(&'static str, Py)]>,
+    key: &str,
+) -> Vec<Value> {
+    let mut values: Vec<Value> = params
+        .map(|p| {
+            p.iter()
                 .find(|(k, _)| *k == key)
                 .map_or(Value::Null, |(_, v)| v.to_value())
         })
