@@ -134,11 +134,15 @@ fn unpack(dims: &[i64], axis: usize) -> Vec<i64> {
 /// Q, K and V as `(B, S, H, D)`: TE's packed layouts unpacked (`BS3HD`
 /// = 5, `BSH3D` = 6, `BSHD_BS2HD` = 7, `BSHD_BSH2D` = 8; without a layout,
 /// a 5-d Q with 3 at axis 2 and K, V of fewer than four dims is `BS3HD`).
+/// The sequence-first (0–4) and THD (10 and up) layouts are an error.
 pub fn qkv_shapes(dims: &[Vec<i64>], layout: Option<i64>) -> Result<[Vec<i64>; 3], String> {
     let at = |i: usize| dims.get(i).cloned().ok_or("tuple index out of range");
     let (q, k, v) = (at(0)?, at(1)?, at(2)?);
     let five = |t: &Vec<i64>| t.len() == 5;
     let guessed = layout.is_none() && five(&q) && q[2] == 3 && k.len() < 4 && v.len() < 4;
+    if let Some(l @ (0..=4 | 10..)) = layout {
+        return Err(format!("qkv_layout {l} (SBHD or THD) is not modelled"));
+    }
     Ok(match layout {
         _ if guessed => [unpack(&q, 2), unpack(&q, 2), unpack(&q, 2)],
         Some(5) if five(&q) => [unpack(&q, 2), unpack(&q, 2), unpack(&q, 2)],
@@ -408,8 +412,9 @@ fn summarise(jt: &JaxTrace, name: &str, rows: &[PerfRow]) -> Table {
 /// modelled kernels; warnings for kernels whose model failed.
 pub fn op_sheets(jt: &JaxTrace, args: &[KernelArgs]) -> (Vec<Table>, Vec<String>) {
     let mut sheets = Vec::new();
-    let mut warnings = Vec::new();
+    let mut failed: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
     for (category, _) in CATEGORIES {
+        let name = super::categories::op_sheet_name(category);
         let mut rows = Vec::new();
         for (k, a) in jt.kernels.iter().zip(args) {
             if k.category != *category || a.model == ModelKind::Rest {
@@ -417,23 +422,21 @@ pub fn op_sheets(jt: &JaxTrace, args: &[KernelArgs]) -> (Vec<Table>, Vec<String>
             }
             match evaluate(jt, k, a) {
                 Ok(out) => rows.push(PerfRow::new(jt, k, a, out)),
-                Err(e) => warnings.push(format!(
-                    "{}: no {} numbers for kernel {} (UID {}): {e}",
-                    super::categories::op_sheet_name(category),
-                    a.model.name(),
-                    jt.trace.name(k.id),
-                    k.id.index()
-                )),
+                Err(e) => {
+                    *failed
+                        .entry(format!("{name}: {}: {e}", a.model.name()))
+                        .or_default() += 1
+                }
             }
         }
         if !rows.is_empty() {
-            sheets.push(summarise(
-                jt,
-                &super::categories::op_sheet_name(category),
-                &rows,
-            ));
+            sheets.push(summarise(jt, &name, &rows));
         }
     }
+    let warnings = failed
+        .into_iter()
+        .map(|(e, n)| format!("{n} kernel(s) left out of {e}"))
+        .collect();
     (sheets, warnings)
 }
 

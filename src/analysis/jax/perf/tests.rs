@@ -97,6 +97,9 @@ fn packed_qkv_is_unpacked() {
     let sep = vec![bshd.clone(), bshd.clone(), bshd.clone()];
     assert_eq!(qkv_shapes(&sep, Some(9)).unwrap(), want);
     assert!(qkv_shapes(&packed[..1], Some(5)).is_err());
+    // Sequence-first and THD layouts are not modelled.
+    assert!(qkv_shapes(&sep, Some(4)).is_err());
+    assert!(qkv_shapes(&sep, Some(10)).is_err());
     // Not unpacked, the placeholders cannot be read.
     assert!(sdpa_sizes(&[packed[0].clone(), vec![0], vec![0]]).is_err());
 }
