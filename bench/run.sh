@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Benchmark: wall time, throughput (MB/s of uncompressed JSON) and peak RSS of
-# the whole `tracelens report` (Excel + CSV written) on the corpus traces and
-# on x4 / x16 copies of the largest one made with ../shared/tools/scale_trace.py.
+# Benchmark: wall time, throughput (MB/s of uncompressed input: JSON, or the
+# protobuf for XPlane) and peak RSS of the whole `tracelens report` (Excel +
+# CSV written) on the corpus traces (PyTorch, JAX, rocprofv3), on x4 / x16
+# copies of the largest PyTorch one made with ../shared/tools/scale_trace.py,
+# and on x4 / x16 copies of the rocprofv3 one made with bench/scale_rocprof.py.
 #
 # usage: bench/run.sh [--no-scaled] [RUNS]
 # Needs GNU time (/usr/bin/time) and python3. Scaled copies are cached in
@@ -32,6 +34,20 @@ if [ -d "$shared/corpus/pytorch" ]; then
       traces+=("$out")
     done
   fi
+  for t in "$shared"/corpus/jax/*.xplane.pb "$shared"/corpus/rocprof/*.json.gz; do
+    [ -f "$t" ] && traces+=("$t")
+  done
+  roc="$shared/corpus/rocprof/908_results.json.gz"
+  if [ "$scaled" = 1 ] && [ -f "$roc" ]; then
+    for n in 4 16; do
+      out="$cache/908_x${n}_results.json"
+      if [ ! -f "$out" ]; then
+        echo "making $out (bench/scale_rocprof.py x$n)..." >&2
+        python3 bench/scale_rocprof.py "$roc" "$n" "$out"
+      fi
+      traces+=("$out")
+    done
+  fi
 else
   echo "bench: ../shared/corpus not found; measuring testdata only" >&2
   traces+=(testdata/example.json)
@@ -44,7 +60,7 @@ json_mb() {
   esac | awk '{printf "%.1f", $1 / 1e6}'
 }
 
-printf "%-34s %9s %9s %9s %10s\n" trace "JSON MB" "wall s" "MB/s" "peak MB"
+printf "%-34s %9s %9s %9s %10s\n" trace "input MB" "wall s" "MB/s" "peak MB"
 for t in "${traces[@]}"; do
   mb=$(json_mb "$t")
   best_wall=""; best_rss=""

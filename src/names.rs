@@ -29,6 +29,8 @@ pub mod sheet {
     pub const SHORT_KERNELS_SUMMARY: &str = "short_kernels_summary";
     /// The single-trace collectives table (`nccl_summary_long` of rank 0).
     pub const COLL_ANALYSIS: &str = "coll_analysis";
+    /// Kernel time per launcher and kernel category (`--kernel-categories`).
+    pub const KERNEL_CATEGORY_BY_LAUNCHER: &str = "kernel_category_by_launcher";
     /// The reference's per-op table (not written by `report`; a `compare`
     /// input when a reference report has it).
     pub const OPS_ALL: &str = "ops_all";
@@ -303,6 +305,17 @@ pub mod col {
     pub const PERCENT_OF_KERNELS_TIME: &str = "Percent of kernels time (%)";
     /// Share of the total GPU time, in percent.
     pub const PERCENT_OF_TOTAL_TIME: &str = "Percent of total time (%)";
+
+    // --- Kernel categories (`--kernel-categories`; ours, not the reference's) ---
+
+    /// The kernel-name category of the shared keyword table.
+    pub const KERNEL_CATEGORY: &str = "kernel_category";
+    /// Number of kernels.
+    pub const KERNEL_COUNT: &str = "kernel_count";
+    /// Summed kernel time, ms.
+    pub const KERNEL_TIME_MS: &str = "kernel_time_ms";
+    /// Share of the launcher's kernel time, in percent.
+    pub const PERCENT_OF_LAUNCHER_TIME: &str = "Percent of launcher time (%)";
 
     // --- Older reports' kernel_summary (read by compare) ---
 

@@ -4,13 +4,14 @@
 use std::cmp::Ordering;
 
 use super::categories::{categorize, launcher_category};
+use super::kernel_category::KernelCategories;
 use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::table::agg::desc_nan_last;
 use crate::table::group::group_first_seen;
 use crate::table::typing::widen_ints;
-use crate::table::{Table, Value};
+use crate::table::{Column, Table, Value};
 use crate::trace::{Cat, EventId, StrId, Trace};
 
 /// One kernel of the per-kernel table.
@@ -206,7 +207,24 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
     if let Some(c) = s.column_mut(col::KERNEL_STREAM) {
         widen_ints(&mut c.values);
     }
+    if let Some(table) = &cx.opts.kernel_categories {
+        add_kernel_category(&mut s, table);
+    }
     s
+}
+
+/// Appends the `kernel_category` column (`--kernel-categories`), computed
+/// from each row's kernel name.
+pub fn add_kernel_category(s: &mut Table, table: &KernelCategories) {
+    let Some(names) = s.column(col::KERNEL_NAME).or_else(|| s.column(col::NAME)) else {
+        return;
+    };
+    let cats: Vec<Value> = names
+        .values
+        .iter()
+        .map(|v| Value::from(table.categorize(&v.py_str())))
+        .collect();
+    s.push_column(Column::new(col::KERNEL_CATEGORY, cats));
 }
 
 /// numpy-style equal-width histogram of the short kernels' durations.

@@ -12,6 +12,7 @@ pub mod collectives;
 pub mod compare;
 pub mod intervals;
 pub mod jax;
+pub mod kernel_category;
 pub mod kernel_details;
 pub mod kernels;
 pub mod ops;
@@ -61,6 +62,9 @@ pub struct ReportOptions {
     pub arch: Option<crate::gpu_arch::GpuArch>,
     /// The inference report's options (the reference's inference script).
     pub inference: InferenceOptions,
+    /// Kernel-name categories (`--kernel-categories`): a `kernel_category`
+    /// column in the kernel summary and the per-launcher breakdown.
+    pub kernel_categories: Option<kernel_category::KernelCategories>,
 }
 
 /// Options of the reference's inference report
@@ -128,6 +132,7 @@ impl Default for ReportOptions {
             include_unlinked_kernels: false,
             arch: None,
             inference: InferenceOptions::default(),
+            kernel_categories: None,
         }
     }
 }
@@ -361,6 +366,11 @@ pub const REPORT_PASSES: &[Pass] = &[
         run: kernel_sheets_pass,
     },
     Pass {
+        name: sheet::KERNEL_CATEGORY_BY_LAUNCHER,
+        needs: REPORT_PASS_NEEDS,
+        run: kernel_category_pass,
+    },
+    Pass {
         name: sheet::COLL_ANALYSIS,
         needs: REPORT_PASS_NEEDS,
         run: coll_analysis_pass,
@@ -444,6 +454,15 @@ fn kernel_sheets_pass(cx: &Context) -> Vec<Table> {
         return Vec::new();
     }
     kernels::sheets(cx)
+}
+
+/// `kernel_category_by_launcher`, with `--kernel-categories` and launched
+/// kernels.
+fn kernel_category_pass(cx: &Context) -> Vec<Table> {
+    match &cx.opts.kernel_categories {
+        Some(table) if cx.has_launchers() => vec![kernel_category::by_launcher_sheet(cx, table)],
+        _ => Vec::new(),
+    }
 }
 
 /// `coll_analysis`; GPU-only traces have no collective ops to attribute.

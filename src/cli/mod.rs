@@ -12,6 +12,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
+use tracelens::analysis::kernel_category::KernelCategories;
 use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::gpu_arch::GpuArch;
 use tracelens::report::csv::Csv;
@@ -177,6 +178,15 @@ struct ReportArgs {
     /// captured them.
     #[arg(long, value_name = "DIR", help_heading = "Inference servers")]
     capture_dir: Option<PathBuf>,
+    /// Add a kernel_category column (one keyword table for every input
+    /// format, see docs/kernel-categories.md) to the kernel summary, and
+    /// the kernel_category_by_launcher sheet.
+    #[arg(long, help_heading = "Kernel categories")]
+    kernel_categories: bool,
+    /// Extra keyword rules, tested before the built-in ones: lines of
+    /// `category: keyword, keyword` (implies --kernel-categories).
+    #[arg(long, value_name = "FILE", help_heading = "Kernel categories")]
+    kernel_categories_file: Option<PathBuf>,
     /// The reference's inference report: its sheet layout plus --pseudo-ops,
     /// --group-by-parent-module, --group-by-num-kernels, --include-call-stack
     /// and --no-coll-analysis.
@@ -446,8 +456,8 @@ fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
 }
 
 /// The report pass options from the command line.
-fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> ReportOptions {
-    ReportOptions {
+fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions> {
+    Ok(ReportOptions {
         short_kernel_threshold_us: a.short_kernel_threshold_us as f64,
         histogram_bins: a.short_kernel_histogram_bins as usize,
         topk_short_kernels: a.topk_short_kernels,
@@ -455,6 +465,21 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> ReportOptions {
         include_unlinked_kernels: a.include_unlinked_kernels,
         arch,
         inference: inference_options(a),
+        kernel_categories: kernel_categories(a)?,
+    })
+}
+
+/// The kernel-category table of `--kernel-categories[-file]`, if asked for.
+fn kernel_categories(a: &ReportArgs) -> Result<Option<KernelCategories>> {
+    match &a.kernel_categories_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            KernelCategories::with_user_rules(&text)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: invalid kernel-category rule: {e}", path.display()))
+        }
+        None => Ok(a.kernel_categories.then(KernelCategories::builtin)),
     }
 }
 
@@ -483,7 +508,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let progress = Progress::new(a.quiet, &a.trace);
     let step = |s: Step| progress.step(s.describe());
     let opts = AnalyzeOptions {
-        report: report_options(&a, arch),
+        report: report_options(&a, arch)?,
         progress: Some(&step),
         capture_dir: a.capture_dir.clone(),
         format: a.format.map(Into::into),

@@ -1,0 +1,287 @@
+//! The protobuf messages the XPlane decoder reads, written by hand from the
+//! public schemas (`tsl/profiler/protobuf/xplane.proto`, package
+//! `tensorflow.profiler`; `xla/service/hlo.proto` and `xla/xla_data.proto`,
+//! package `xla`). Only the fields the decoder uses are declared: prost
+//! skips the others.
+
+use std::collections::BTreeMap;
+
+/// A whole profile: one plane per device, the host threads, metadata.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XSpace {
+    /// The planes (`/device:GPU:0`, `/host:CPU`, `/host:metadata`, …).
+    #[prost(message, repeated, tag = "1")]
+    pub planes: Vec<XPlane>,
+    /// Errors the profiler recorded.
+    #[prost(string, repeated, tag = "2")]
+    pub errors: Vec<String>,
+    /// Warnings the profiler recorded.
+    #[prost(string, repeated, tag = "3")]
+    pub warnings: Vec<String>,
+    /// Host names the planes came from.
+    #[prost(string, repeated, tag = "4")]
+    pub hostnames: Vec<String>,
+}
+
+/// One device, the host threads, or a metadata container.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XPlane {
+    /// Plane id (device ordinal for device planes).
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Plane name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Timelines (streams, threads).
+    #[prost(message, repeated, tag = "3")]
+    pub lines: Vec<XLine>,
+    /// Event metadata by id.
+    #[prost(btree_map = "int64, message", tag = "4")]
+    pub event_metadata: BTreeMap<i64, XEventMetadata>,
+    /// Stat metadata by id.
+    #[prost(btree_map = "int64, message", tag = "5")]
+    pub stat_metadata: BTreeMap<i64, XStatMetadata>,
+    /// Plane-level stats (device capabilities).
+    #[prost(message, repeated, tag = "6")]
+    pub stats: Vec<XStat>,
+}
+
+/// One timeline: a GPU stream or a host thread.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XLine {
+    /// Line id (stream id, thread id).
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Base time of the events' offsets, in nanoseconds.
+    #[prost(int64, tag = "3")]
+    pub timestamp_ns: i64,
+    /// Events.
+    #[prost(message, repeated, tag = "4")]
+    pub events: Vec<XEvent>,
+    /// Duration of the line, in picoseconds.
+    #[prost(int64, tag = "9")]
+    pub duration_ps: i64,
+    /// Row id in the trace viewer (0: the line id).
+    #[prost(int64, tag = "10")]
+    pub display_id: i64,
+    /// Row name in the trace viewer (empty: the line name).
+    #[prost(string, tag = "11")]
+    pub display_name: String,
+}
+
+/// One event on a line.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XEvent {
+    /// Key into the plane's event metadata.
+    #[prost(int64, tag = "1")]
+    pub metadata_id: i64,
+    /// Start offset or occurrence count.
+    #[prost(oneof = "XEventData", tags = "2, 5")]
+    pub data: Option<XEventData>,
+    /// Duration in picoseconds.
+    #[prost(int64, tag = "3")]
+    pub duration_ps: i64,
+    /// Per-occurrence stats.
+    #[prost(message, repeated, tag = "4")]
+    pub stats: Vec<XStat>,
+}
+
+/// `XEvent.data`.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum XEventData {
+    /// Start, in picoseconds after the line's `timestamp_ns`.
+    #[prost(int64, tag = "2")]
+    OffsetPs(i64),
+    /// Number of occurrences of an aggregated event.
+    #[prost(int64, tag = "5")]
+    NumOccurrences(i64),
+}
+
+impl XEvent {
+    /// The start offset in picoseconds (0 for an aggregated event, as the
+    /// C++ accessor gives).
+    pub fn offset_ps(&self) -> i64 {
+        match self.data {
+            Some(XEventData::OffsetPs(v)) => v,
+            _ => 0,
+        }
+    }
+}
+
+/// A named value; the name is the stat metadata's.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XStat {
+    /// Key into the plane's stat metadata.
+    #[prost(int64, tag = "1")]
+    pub metadata_id: i64,
+    /// The value.
+    #[prost(oneof = "XStatValue", tags = "2, 3, 4, 5, 6, 7")]
+    pub value: Option<XStatValue>,
+}
+
+/// `XStat.value`.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum XStatValue {
+    /// double.
+    #[prost(double, tag = "2")]
+    Double(f64),
+    /// uint64.
+    #[prost(uint64, tag = "3")]
+    Uint64(u64),
+    /// int64.
+    #[prost(int64, tag = "4")]
+    Int64(i64),
+    /// string.
+    #[prost(string, tag = "5")]
+    Str(String),
+    /// bytes (e.g. a serialized HloProto).
+    #[prost(bytes = "vec", tag = "6")]
+    Bytes(Vec<u8>),
+    /// A string stored as the name of another stat metadata.
+    #[prost(uint64, tag = "7")]
+    Ref(u64),
+}
+
+/// What the events with one metadata id share.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XEventMetadata {
+    /// Id (for `/host:metadata` entries, the XLA program id).
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Event name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Name shown in the trace viewer (empty: the name).
+    #[prost(string, tag = "4")]
+    pub display_name: String,
+    /// Stats shared by the events.
+    #[prost(message, repeated, tag = "5")]
+    pub stats: Vec<XStat>,
+}
+
+/// The name of a stat.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct XStatMetadata {
+    /// Id.
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Name (`correlation_id`, `hlo_op`, …).
+    #[prost(string, tag = "2")]
+    pub name: String,
+}
+
+/// `xla.HloProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HloProto {
+    /// The module.
+    #[prost(message, optional, tag = "1")]
+    pub hlo_module: Option<HloModuleProto>,
+}
+
+/// `xla.HloModuleProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HloModuleProto {
+    /// Module name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// Name of the entry computation.
+    #[prost(string, tag = "2")]
+    pub entry_computation_name: String,
+    /// Computations.
+    #[prost(message, repeated, tag = "3")]
+    pub computations: Vec<HloComputationProto>,
+    /// Module id (the program id).
+    #[prost(int64, tag = "5")]
+    pub id: i64,
+}
+
+/// `xla.HloComputationProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HloComputationProto {
+    /// Name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// Instructions, operands before users.
+    #[prost(message, repeated, tag = "2")]
+    pub instructions: Vec<HloInstructionProto>,
+    /// Id.
+    #[prost(int64, tag = "5")]
+    pub id: i64,
+    /// Id of the root instruction.
+    #[prost(int64, tag = "6")]
+    pub root_id: i64,
+}
+
+/// `xla.HloInstructionProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HloInstructionProto {
+    /// Name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// Opcode text.
+    #[prost(string, tag = "2")]
+    pub opcode: String,
+    /// Result shape.
+    #[prost(message, optional, tag = "3")]
+    pub shape: Option<ShapeProto>,
+    /// Source metadata.
+    #[prost(message, optional, tag = "7")]
+    pub metadata: Option<OpMetadata>,
+    /// Custom-call target.
+    #[prost(string, tag = "28")]
+    pub custom_call_target: String,
+    /// Id, unique in the module.
+    #[prost(int64, tag = "35")]
+    pub id: i64,
+    /// Operand ids.
+    #[prost(int64, repeated, tag = "36")]
+    pub operand_ids: Vec<i64>,
+    /// Backend configuration (JSON or attribute text).
+    #[prost(bytes = "vec", tag = "43")]
+    pub backend_config: Vec<u8>,
+}
+
+/// `xla.OpMetadata`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpMetadata {
+    /// Framework op type.
+    #[prost(string, tag = "1")]
+    pub op_type: String,
+    /// Framework op name (`jit(f)/dot_general`).
+    #[prost(string, tag = "2")]
+    pub op_name: String,
+    /// Source file.
+    #[prost(string, tag = "3")]
+    pub source_file: String,
+    /// Source line.
+    #[prost(int32, tag = "4")]
+    pub source_line: i32,
+}
+
+/// `xla.ShapeProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ShapeProto {
+    /// `PrimitiveType` number.
+    #[prost(int32, tag = "2")]
+    pub element_type: i32,
+    /// Dimensions.
+    #[prost(int64, repeated, tag = "3")]
+    pub dimensions: Vec<i64>,
+    /// Tuple elements.
+    #[prost(message, repeated, tag = "4")]
+    pub tuple_shapes: Vec<ShapeProto>,
+    /// Layout.
+    #[prost(message, optional, tag = "5")]
+    pub layout: Option<LayoutProto>,
+}
+
+/// `xla.LayoutProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LayoutProto {
+    /// Dimension order, minor first.
+    #[prost(int64, repeated, tag = "1")]
+    pub minor_to_major: Vec<i64>,
+}
