@@ -64,13 +64,26 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let (ops, w) = perf::op_sheets(&jt, &args);
     warnings.extend(w);
     sheets.extend(ops);
+    let gpu_events = trace
+        .events()
+        .filter(|(_, e)| e.cat.is_gpu() && jt.is_gpu_process(e.pid))
+        .count();
+    let unlinked = jt.kernels.iter().filter(|k| k.parent.is_none()).count();
+    if unlinked > 0 {
+        warnings.push(format!(
+            "{unlinked} of {} kernels have no host launch in the trace: they are listed without HLO shapes",
+            jt.kernels.len()
+        ));
+    }
     Report {
         sheets,
-        timeline,
         quality: TraceQuality {
+            gpu_events,
+            busy_us: timeline.map_or(0.0, |t| t.busy),
             warnings,
             ..Default::default()
         },
+        timeline,
     }
 }
 
