@@ -4,37 +4,18 @@
 //! events below and spec 05 §1.5–1.9.
 
 use tracelens::analysis::ReportOptions;
+use tracelens::analysis::jax::hlo_records::{
+    ModuleRecords, array_shape as arr, instruction as inst, tuple_shape,
+};
 use tracelens::analysis::jax::run_report;
 use tracelens::table::{Table, Value, find};
 use tracelens::trace::args::LinkIds;
 use tracelens::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-use tracelens::trace::xla::{
-    HloComputation, HloInstruction, HloModule, HloShape, XlaData, XlaEventStats,
-};
+use tracelens::trace::xla::{HloComputation, HloModule, XlaData, XlaEventStats};
 use tracelens::trace::{Cat, EventId, Needs, Phase, Profiler, Trace, TraceBuilder};
 
 const BF16: i32 = 16;
 const U8: i32 = 6;
-
-fn arr(t: i32, dims: &[i64]) -> HloShape {
-    HloShape {
-        element_type: t,
-        dims: dims.to_vec(),
-        minor_to_major: Some((0..dims.len() as i64).rev().collect()),
-        tuple: Vec::new(),
-    }
-}
-
-fn inst(id: i64, name: &str, opcode: &str, shape: HloShape, operands: &[i64]) -> HloInstruction {
-    HloInstruction {
-        id,
-        name: name.into(),
-        opcode: opcode.into(),
-        shape,
-        operand_ids: operands.to_vec(),
-        ..Default::default()
-    }
-}
 
 /// `jit_f` as program 3: transposes feeding a cuDNN convolution.
 fn conv_module() -> HloModule {
@@ -42,11 +23,7 @@ fn conv_module() -> HloModule {
         6,
         "cudnn-conv.1",
         "custom-call",
-        HloShape {
-            element_type: 13,
-            tuple: vec![arr(BF16, &[1, 5120, 34, 31, 53]), arr(U8, &[7150336])],
-            ..Default::default()
-        },
+        tuple_shape(vec![arr(BF16, &[1, 5120, 34, 31, 53]), arr(U8, &[7150336])]),
         &[5, 4],
     );
     conv.custom_call_target = Some("__cudnn$convForward".into());
@@ -537,4 +514,42 @@ fn op_conv_models_the_convolution() {
         cells(c, "thread_name_first"),
         ["Stream #15(Kernel)"; 2].map(text)
     );
+}
+
+/// The records the reference reads off the module's text (its records for
+/// `jit_forward_3d_conv` in `jax_conv_minimal_08`, abridged).
+#[test]
+fn conv_module_records() {
+    let r = ModuleRecords::build(&conv_module());
+    let conv = r.get("%cudnn-conv.1").expect("conv record");
+    assert_eq!(
+        conv.output,
+        "(bf16[1,5120,34,31,53]{4,3,2,1,0},u8[7150336]{0})"
+    );
+    assert_eq!(
+        conv.operands,
+        [
+            "bf16[1,16,32,60,104]{4,3,2,1,0}",
+            "bf16[5120,16,1,2,2]{4,3,2,1,0}"
+        ]
+    );
+    assert_eq!(
+        conv.custom_call_target.as_deref(),
+        Some(r#"custom_call_target="__cudnn$convForward""#)
+    );
+    assert_eq!(
+        conv.backend_config.as_deref(),
+        Some(r#"backend_config={"cudnn_conv_backend_config":{"activation_mode":"kNone"}}"#)
+    );
+    assert!(!conv.gemm);
+    assert_eq!(
+        r.get("%loop_transpose_fusion").unwrap().operands,
+        ["bf16[1,2,2,16,5120]{4,3,2,1,0}"]
+    );
+    // The root (a get-tuple-element) has no record; nor has a line whose
+    // only type is u8.
+    assert!(r.get("%gte").is_none());
+    assert!(r.get("%workspace").is_none());
+    assert!(r.get("%bitcast.12.0").is_some());
+    assert!(r.warnings.is_empty());
 }

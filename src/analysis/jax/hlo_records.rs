@@ -110,7 +110,44 @@ pub fn shape_text(s: &HloShape) -> String {
     out
 }
 
-/// `(?P<expr>…)` compiled once.
+/// An array shape with XLA's default (row-major) layout.
+pub fn array_shape(element_type: i32, dims: &[i64]) -> HloShape {
+    HloShape {
+        element_type,
+        dims: dims.to_vec(),
+        minor_to_major: Some((0..dims.len() as i64).rev().collect()),
+        tuple: Vec::new(),
+    }
+}
+
+/// A tuple shape.
+pub fn tuple_shape(parts: Vec<HloShape>) -> HloShape {
+    HloShape {
+        element_type: 13,
+        tuple: parts,
+        ..Default::default()
+    }
+}
+
+/// An instruction with the fields every one has (no target, no config).
+pub fn instruction(
+    id: i64,
+    name: &str,
+    opcode: &str,
+    shape: HloShape,
+    operand_ids: &[i64],
+) -> HloInstruction {
+    HloInstruction {
+        id,
+        name: name.to_string(),
+        opcode: opcode.to_string(),
+        shape,
+        operand_ids: operand_ids.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// A regular expression compiled once.
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
 }

@@ -20,13 +20,15 @@ use crate::analysis::perf_model::conv::conv_numbers;
 use crate::analysis::perf_model::gemm::{base_bytes, base_flops, kernel_transpose};
 use crate::analysis::perf_model::sdpa::sdpa_numbers;
 use crate::analysis::perf_model::{ModelError, Py};
-use crate::analysis::perf_sheets::param_cells;
+use crate::analysis::perf_sheets::{
+    head_columns, param_cells, rate_cells, tail_cells, tail_columns,
+};
 use crate::names::col;
-use crate::numeric::kahan_sum;
 use crate::pyfmt::str_repr;
-use crate::table::agg::{NAN_STATS, agg_columns, first_non_nan, nan_stats, order_desc_by};
+use crate::table::agg::order_desc_by;
 use crate::table::group::group_first_seen_values;
 use crate::table::{Table, Value};
+use crate::trace::EventId;
 
 /// What a model says about one kernel.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,52 +304,37 @@ impl<'a> PerfRow<'a> {
 
 /// The columns of an op sheet with param columns `pcols`.
 fn columns(pcols: &[&str]) -> Vec<String> {
-    let mut cols: Vec<String> = vec![col::NAME.into()];
-    cols.extend(pcols.iter().map(|k| format!("{}{k}", col::PARAM_PREFIX)));
+    let mut cols = head_columns(pcols, false);
     cols.extend(
         [
-            col::GFLOPS_FIRST,
-            col::DATA_MOVED_MB_FIRST,
-            col::FLOPS_PER_BYTE_FIRST,
-        ]
-        .map(String::from),
-    );
-    cols.extend(agg_columns(col::TB_S, &NAN_STATS));
-    cols.extend(agg_columns(col::TFLOPS_S, &NAN_STATS));
-    cols.extend(
-        [
-            col::PROCESS_NAME_FIRST,
-            col::PROCESS_LABEL_FIRST,
-            col::THREAD_NAME_FIRST,
             col::KERNEL_DETAILS_SUMMARIZE,
             col::INPUT_DIMS_FIRST,
             col::INPUT_TYPE_FIRST,
         ]
         .map(String::from),
     );
-    cols.extend(agg_columns(col::KERNEL_TIME_US, &NAN_STATS));
-    cols.extend([col::KERNEL_TIME_US_SUM, col::NAME_COUNT, col::UID_FIRST].map(String::from));
+    cols.extend(tail_columns());
     cols
 }
 
 /// One group's cells after its keys, and its kernel-time sum.
 fn group_cells(jt: &JaxTrace, g: &[&PerfRow]) -> (Vec<Value>, f64) {
     let m = |f: fn(&PerfRow) -> f64| -> Vec<f64> { g.iter().map(|r| f(r)).collect() };
-    let mut row = vec![
-        Value::Float(first_non_nan(m(|r| r.gflops))),
-        Value::Float(first_non_nan(m(|r| r.data_moved_mb))),
-        Value::Float(first_non_nan(m(|r| r.flops_per_byte))),
-    ];
-    row.extend(nan_stats(&m(|r| r.tb_s)).map(Value::Float));
-    row.extend(nan_stats(&m(|r| r.tflops_s)).map(Value::Float));
+    let mut row = rate_cells([
+        m(|r| r.gflops),
+        m(|r| r.data_moved_mb),
+        m(|r| r.flops_per_byte),
+        m(|r| r.tb_s),
+        m(|r| r.tflops_s),
+    ]);
     // The reference looks process names up under thread 0, where xprof
     // keeps none: always `Unknown`.
     row.extend([Value::from("Unknown"), Value::from("Unknown")]);
     row.push(Value::from(
         jt.thread_name(g[0].kernel.id).unwrap_or("Unknown"),
     ));
-    let lists: Vec<[crate::trace::EventId; 1]> = g.iter().map(|r| [r.kernel.id]).collect();
-    let lists: Vec<&[crate::trace::EventId]> = lists.iter().map(|l| l.as_slice()).collect();
+    let lists: Vec<[EventId; 1]> = g.iter().map(|r| [r.kernel.id]).collect();
+    let lists: Vec<&[EventId]> = lists.iter().map(|l| l.as_slice()).collect();
     let stats = kernel_details::summarise(jt.trace, &lists);
     let text = kernel_details::summary_text_with_head(&stats, |s| {
         format!("'name': {}", str_repr(jt.trace.name(s.kernel)))
@@ -355,12 +342,8 @@ fn group_cells(jt: &JaxTrace, g: &[&PerfRow]) -> (Vec<Value>, f64) {
     row.push(Value::Py(text));
     row.push(Value::Py(g[0].args.input_dims.repr()));
     row.push(Value::Py(g[0].args.input_type.repr()));
-    let kt = m(|r| r.dur);
-    row.extend(nan_stats(&kt).map(Value::Float));
-    let sum = kahan_sum(&kt);
-    row.push(Value::Float(sum));
-    row.push(Value::Int(g.len() as i64));
-    row.push(Value::Int(g[0].kernel.id.index() as i64));
+    let (tail, sum) = tail_cells(&m(|r| r.dur), g[0].kernel.id.index());
+    row.extend(tail);
     (row, sum)
 }
 

@@ -50,9 +50,10 @@ impl PySet {
         }
     }
 
-    /// `set_add_entry`: linear probes, then perturbed jumps; grow when two
-    /// thirds full.
-    fn add(&mut self, key: i64) {
+    /// The probe sequence of `key` (`set_add_entry`, `set_insert_clean`):
+    /// runs of ten slots while they fit, then perturbed jumps. Ok(slot)
+    /// holds `key` already, Err(slot) is the first free one.
+    fn probe(&self, key: i64) -> Result<usize, usize> {
         let mask = self.table.len() - 1;
         let h = py_hash(key);
         let mut i = (h as usize) & mask;
@@ -65,28 +66,33 @@ impl PySet {
             };
             for j in i..=i + probes {
                 match self.table[j] {
-                    None => {
-                        self.table[j] = Some(key);
-                        self.fill += 1;
-                        if self.fill * 5 >= mask * 3 {
-                            self.resize(if self.fill > 50000 {
-                                self.fill * 2
-                            } else {
-                                self.fill * 4
-                            });
-                        }
-                        return;
-                    }
-                    Some(k) if k == key => return,
+                    None => return Err(j),
+                    Some(k) if k == key => return Ok(j),
                     Some(_) => {}
                 }
             }
             perturb >>= PERTURB_SHIFT;
-            i = (i
+            let next = i
                 .wrapping_mul(5)
                 .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
+                .wrapping_add(perturb as usize);
+            i = next & mask;
+        }
+    }
+
+    /// `set_add_entry`: a new key takes its free slot; the table grows
+    /// when two thirds full.
+    fn add(&mut self, key: i64) {
+        let Err(slot) = self.probe(key) else { return };
+        self.table[slot] = Some(key);
+        self.fill += 1;
+        if self.fill * 5 >= (self.table.len() - 1) * 3 {
+            let min_used = if self.fill > 50000 {
+                self.fill * 2
+            } else {
+                self.fill * 4
+            };
+            self.resize(min_used);
         }
     }
 
@@ -99,32 +105,9 @@ impl PySet {
         }
         let old = std::mem::replace(&mut self.table, vec![None; size]);
         for key in old.into_iter().flatten() {
-            self.insert_clean(key);
-        }
-    }
-
-    /// `set_insert_clean`: the first free slot of the probe sequence.
-    fn insert_clean(&mut self, key: i64) {
-        let mask = self.table.len() - 1;
-        let h = py_hash(key);
-        let mut i = (h as usize) & mask;
-        let mut perturb = h;
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
-                LINEAR_PROBES
-            } else {
-                0
-            };
-            if let Some(j) = (i..=i + probes).find(|&j| self.table[j].is_none()) {
-                self.table[j] = Some(key);
-                return;
+            if let Err(slot) = self.probe(key) {
+                self.table[slot] = Some(key);
             }
-            perturb >>= PERTURB_SHIFT;
-            i = (i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
         }
     }
 }
