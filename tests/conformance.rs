@@ -311,3 +311,88 @@ fn run_jobs(jobs: &[Job], conform: &Path) {
     );
     eprintln!("{} reference folders conform", jobs.len());
 }
+
+/// The JAX report of `jax/jax_conv_minimal_08.xplane.pb` against its
+/// reference: every sheet of `jax_conv_minimal_08.ref`.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn jax_corpus_conforms() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
+    let dir = corpus.join("jax");
+    let jobs: Vec<Job> = vec![(
+        dir.join("jax_conv_minimal_08.xplane.pb"),
+        dir.join("jax_conv_minimal_08.ref"),
+        Vec::new(),
+    )];
+    run_jobs(&jobs, &conform);
+}
+
+/// The TE fused-attention profile, on which the reference stops: a report
+/// with exit 0 whose `kernel_launchers_summary_by_category` is the table of
+/// the corpus README (category, count, milliseconds), and attention sheets
+/// with the packed-QKV shapes unpacked (B=2, S=2048, H=16, D=128).
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn jax_te_fused_attn_reports() {
+    let Some((corpus, _)) = corpus_and_conform() else {
+        return;
+    };
+    let trace = corpus.join("jax/jax_te_fused_attn.xplane.pb");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("csv");
+    let r = run(tracelens()
+        .arg("report")
+        .arg(&trace)
+        .arg("--csv")
+        .arg(&out)
+        .arg("-q"));
+    assert_eq!(r.code, Some(0), "report failed: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let read = |sheet: &str| {
+        let path = out.join(format!("{sheet}.csv"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        parse_csv(&text)
+    };
+    // The corpus README's table.
+    let want = [
+        ("FA BWD", "30", 4.479278),
+        ("GEMM", "30", 4.212477),
+        ("FA FWD", "10", 2.061539),
+        ("Uncategorized Events/XLA", "50", 1.179529),
+        ("TE", "30", 0.200762),
+    ];
+    let rows = read("kernel_launchers_summary_by_category");
+    let head = &rows[0];
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let (c, n, ms, per_gpu) = (
+        col("op category"),
+        col("Count"),
+        col("total_direct_kernel_time_ms"),
+        col("time ms per gpu"),
+    );
+    assert_eq!(rows.len(), want.len() + 1, "{rows:?}");
+    for (row, (cat, count, time)) in rows[1..].iter().zip(want) {
+        assert_eq!((row[c].as_str(), row[n].as_str()), (cat, count));
+        for j in [ms, per_gpu] {
+            let x: f64 = row[j].parse().unwrap();
+            assert!((x - time).abs() < 1e-6, "{cat}: {x} != {time}");
+        }
+    }
+    // The attention sheets exist, with the unpacked shapes.
+    for sheet in ["op_fa_bwd", "op_fa_fwd", "op_te"] {
+        let rows = read(sheet);
+        let head = &rows[0];
+        let at = |name: &str| head.iter().position(|h| h == name).unwrap();
+        assert!(rows.len() > 1, "{sheet} is empty");
+        for row in &rows[1..] {
+            let got: Vec<&str> = ["param: B", "param: N_Q", "param: H_Q", "param: d_h_qk"]
+                .iter()
+                .map(|k| row[at(k)].as_str())
+                .collect();
+            assert_eq!(got, ["2", "2048", "16", "128"], "{sheet}");
+        }
+    }
+}

@@ -85,8 +85,7 @@ pub fn summarise(trace: &Trace, lists: &[&[EventId]]) -> Vec<KernelStat> {
 
 /// The `kernel_details_summary` cell text (a Python list of dicts).
 pub fn summary_text(stats: &[KernelStat]) -> String {
-    let items: Vec<String> = stats.iter().map(|s| item_text(s, None)).collect();
-    format!("[{}]", items.join(", "))
+    summary_text_with_head(stats, |s| name_stream_head(s, None))
 }
 
 /// [`summary_text`] with each kernel's `call_stack` (the Python list text
@@ -97,18 +96,37 @@ pub fn summary_text_with_stacks(stats: &[KernelStat], stacks: &[String]) -> Stri
     let items: Vec<String> = stats
         .iter()
         .zip(stacks)
-        .map(|(s, st)| item_text(s, Some(st)))
+        .map(|(s, st)| item_text(s, &name_stream_head(s, Some(st))))
         .collect();
     format!("[{}]", items.join(", "))
 }
 
-/// One kernel's dict; `stack` is the text of its `call_stack` entry.
-fn item_text(s: &KernelStat, stack: Option<&str>) -> String {
+/// The summary cell text with each kernel's leading dict entries (what
+/// the group's first row held besides `dur`, as `'key': value` text)
+/// given by `head`.
+pub fn summary_text_with_head(
+    stats: &[KernelStat],
+    head: impl Fn(&KernelStat) -> String,
+) -> String {
+    let items: Vec<String> = stats.iter().map(|s| item_text(s, &head(s))).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The leading entries of a PyTorch kernel: name, stream and, when given,
+/// the text of its `call_stack`.
+fn name_stream_head(s: &KernelStat, stack: Option<&str>) -> String {
     let stack = stack.map_or(String::new(), |t| format!(", 'call_stack': {t}"));
     format!(
-        "{{'name': {}, 'stream': {}{stack}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, 'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
+        "'name': {}, 'stream': {}{stack}",
         str_repr(&s.name),
-        stream_repr(s.stream),
+        stream_repr(s.stream)
+    )
+}
+
+/// One kernel's dict after its leading entries `head`.
+fn item_text(s: &KernelStat, head: &str) -> String {
+    format!(
+        "{{{head}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, 'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
         s.count,
         num(s.total, s.all_int),
         np_float(s.mean),

@@ -70,17 +70,13 @@ pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
         .collect()
 }
 
-/// The `field` of the launcher rows `idx`, in that order.
-fn pick(rows: &[LauncherRow], idx: &[usize], field: fn(&LauncherRow) -> f64) -> Vec<f64> {
+/// The `field` of the rows `idx`, in that order.
+fn pick<T>(rows: &[T], idx: &[usize], field: fn(&T) -> f64) -> Vec<f64> {
     idx.iter().map(|&i| field(&rows[i])).collect()
 }
 
 /// The Kahan sum of `field` over each group's rows.
-fn group_sums<K>(
-    rows: &[LauncherRow],
-    groups: &[Group<K>],
-    field: fn(&LauncherRow) -> f64,
-) -> Vec<f64> {
+fn group_sums<T, K>(rows: &[T], groups: &[Group<K>], field: fn(&T) -> f64) -> Vec<f64> {
     groups
         .iter()
         .map(|(_, idx)| kahan_sum(&pick(rows, idx, field)))
@@ -113,10 +109,51 @@ pub fn summary_by_category(cx: &Context, rows: &[LauncherRow]) -> Table {
     if cx.opts.inference.module_summaries() {
         return summary_by_category_module(cx, rows);
     }
+    let timed: Vec<TimedRow> = rows.iter().map(|r| timed(cx, r)).collect();
+    category_summary(sheet::OPS_SUMMARY_BY_CATEGORY, &timed)
+}
+
+/// `ops_summary`: the plain sheet, or the module variant.
+pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
+    if cx.opts.inference.module_summaries() {
+        return summary_module(cx, rows);
+    }
+    let timed: Vec<TimedRow> = rows.iter().map(|r| timed(cx, r)).collect();
+    name_summary(sheet::OPS_SUMMARY, &timed)
+}
+
+/// What the plain summary sheets read of a launcher row.
+fn timed<'a>(cx: &Context<'a>, r: &LauncherRow) -> TimedRow<'a> {
+    TimedRow {
+        name: cx.trace.name(r.uid),
+        category: r.category,
+        direct: r.direct,
+        subtree: r.subtree,
+    }
+}
+
+/// One launcher as the summary sheets see it: its name, category and
+/// kernel times (µs). The JAX report's kernels are their own launchers.
+#[derive(Debug, Clone, Copy)]
+pub struct TimedRow<'s> {
+    /// Launcher name.
+    pub name: &'s str,
+    /// Op category.
+    pub category: &'s str,
+    /// Busy time of its direct kernels.
+    pub direct: f64,
+    /// Busy time of every GPU event below it.
+    pub subtree: f64,
+}
+
+/// The by-category summary sheet `name` (`ops_summary_by_category`,
+/// `kernel_launchers_summary_by_category`): rows grouped by category,
+/// ranked by summed direct time.
+pub fn category_summary(name: &str, rows: &[TimedRow]) -> Table {
     let groups = group_sorted_by(rows.iter().map(|r| r.category).enumerate(), Ord::cmp);
     let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
     let mut s = Table::new(
-        sheet::OPS_SUMMARY_BY_CATEGORY,
+        name,
         &[
             col::OP_CATEGORY,
             col::COUNT,
@@ -138,18 +175,16 @@ pub fn summary_by_category(cx: &Context, rows: &[LauncherRow]) -> Table {
     s
 }
 
-/// `ops_summary`: the plain sheet, or the module variant.
-pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
-    if cx.opts.inference.module_summaries() {
-        return summary_module(cx, rows);
-    }
-    let names = rows.iter().map(|r| cx.trace.name(r.uid)).enumerate();
-    let groups = group_sorted_by(names, Ord::cmp);
+/// The by-name summary sheet `name` (`ops_summary`,
+/// `kernel_launchers_summary`): rows grouped by name, ranked by summed
+/// direct time, with their sorted categories.
+pub fn name_summary(name: &str, rows: &[TimedRow]) -> Table {
+    let groups = group_sorted_by(rows.iter().map(|r| r.name).enumerate(), Ord::cmp);
     let dsum = group_sums(rows, &groups, |r| r.direct);
     let ssum = group_sums(rows, &groups, |r| r.subtree);
     let r = rank_ms(&dsum);
     let mut s = Table::new(
-        sheet::OPS_SUMMARY,
+        name,
         &[
             col::NAME,
             col::TOTAL_DIRECT_KERNEL_TIME_SUM,
@@ -163,15 +198,16 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
         ],
     );
     for (j, &i) in r.order.iter().enumerate() {
-        let (name, idx) = &groups[i];
+        let (key, idx) = &groups[i];
+        let cats = sorted_list_text(idx.iter().map(|&k| rows[k].category));
         s.push_row(vec![
-            Value::from(*name),
+            Value::from(*key),
             Value::Float(dsum[i]),
             Value::Float(ssum[i]),
             Value::Float(r.ms[j]),
             Value::Float(ssum[i] / 1000.0),
             Value::Int(idx.len() as i64),
-            Value::Text(categories_text(rows, idx)),
+            Value::Text(cats),
             Value::Float(r.pct[j]),
             Value::Float(r.cum[j]),
         ]);
@@ -179,11 +215,16 @@ pub fn summary(cx: &Context, rows: &[LauncherRow]) -> Table {
     s
 }
 
+/// The distinct texts, sorted, as a Python list (`['a', 'b']`).
+fn sorted_list_text<'s>(items: impl Iterator<Item = &'s str>) -> String {
+    let set: std::collections::BTreeSet<&str> = items.collect();
+    let items: Vec<String> = set.iter().map(|c| str_repr(c)).collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// The sorted categories of a group as a Python list.
 fn categories_text(rows: &[LauncherRow], idx: &[usize]) -> String {
-    let cats: std::collections::BTreeSet<&str> = idx.iter().map(|&k| rows[k].category).collect();
-    let cats: Vec<String> = cats.iter().map(|c| str_repr(c)).collect();
-    format!("[{}]", cats.join(", "))
+    sorted_list_text(idx.iter().map(|&k| rows[k].category))
 }
 
 /// The parent module part of a group key: empty when not grouping by it.
@@ -296,7 +337,7 @@ fn summary_by_category_module(cx: &Context, rows: &[LauncherRow]) -> Table {
 
 /// Mean, median, sample std, min, max and sum of a group's values, pandas
 /// style (a NaN std, of one value, is written as an empty cell).
-fn stats(v: &[f64]) -> [Value; 6] {
+pub fn stats(v: &[f64]) -> [Value; 6] {
     let [mean, median, std, min, max] = nan_stats(v);
     [mean, median, std, min, max, kahan_sum(v)].map(Value::Float)
 }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::Context;
 use super::kernel_details;
-use super::perf_model::{self, ModelClass, ModelError, table::CLASSES};
+use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
 use super::pseudo::OpRef;
 use super::roofline::{Metrics, is_host_op};
 use crate::names::{col, sheet};
@@ -27,17 +27,22 @@ struct RawRow {
     metrics: Metrics,
 }
 
-/// The cells of param column `key` over `rows`: the model's values typed
-/// as pandas holds the column ([`widen_ints`]), then written as their
-/// Python `str()` text (the sheets hold param values as strings; a missing
-/// one is `Null`).
+/// The cells of param column `key` over `rows` ([`param_cells`]).
 fn param_column(rows: &[RawRow], key: &str) -> Vec<Value> {
-    let mut values: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let params = &r.metrics.eval.params;
-            params
-                .iter()
+    param_cells(rows.iter().map(|r| r.metrics.eval.params.as_slice()), key)
+}
+
+/// The cells of param column `key` over models' parameter lists: the
+/// values typed as pandas holds the column ([`widen_ints`]), then written
+/// as their Python `str()` text (the sheets hold param values as strings;
+/// a missing one is `Null`).
+pub fn param_cells<'p>(
+    params: impl Iterator<Item = &'p [(&'static str, Py)]>,
+    key: &str,
+) -> Vec<Value> {
+    let mut values: Vec<Value> = params
+        .map(|p| {
+            p.iter()
                 .find(|(k, _)| *k == key)
                 .map_or(Value::Null, |(_, v)| v.to_value())
         })
@@ -57,9 +62,10 @@ fn raw_arg_text(v: Option<&ArgValue>) -> Value {
     v.map_or(Value::Null, |v| Value::Text(py_repr(v, false)))
 }
 
-/// The columns of a roofline sheet with param columns `pcols` (and the
-/// `num_kernels` key after them with `num_kernels`).
-fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String> {
+/// The columns every op sheet starts with: `name`, the param columns
+/// `pcols` (and `num_kernels`), the first GFLOPS, data moved and FLOPS per
+/// byte, TB/s and TFLOPS/s statistics, and the process and thread names.
+pub fn head_columns(pcols: &[&str], num_kernels: bool) -> Vec<String> {
     let mut cols: Vec<String> = vec![col::NAME.into()];
     cols.extend(pcols.iter().map(|k| format!("{}{k}", col::PARAM_PREFIX)));
     if num_kernels {
@@ -80,10 +86,49 @@ fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String>
             col::PROCESS_NAME_FIRST,
             col::PROCESS_LABEL_FIRST,
             col::THREAD_NAME_FIRST,
-            col::COMPUTE_SPEC,
         ]
         .map(String::from),
     );
+    cols
+}
+
+/// The columns every op sheet ends with: kernel-time statistics and sum,
+/// the instance count and the first UID.
+pub fn tail_columns() -> Vec<String> {
+    let mut cols: Vec<String> = agg_columns(col::KERNEL_TIME_US, &NAN_STATS).collect();
+    cols.extend([col::KERNEL_TIME_US_SUM, col::NAME_COUNT, col::UID_FIRST].map(String::from));
+    cols
+}
+
+/// The cells under [`head_columns`]' rate columns for a group, from its
+/// rows' GFLOPS, data moved (MB), FLOPS/Byte, TB/s and TFLOPS/s.
+pub fn rate_cells([gflops, mb, fpb, tb_s, tflops_s]: [Vec<f64>; 5]) -> Vec<Value> {
+    let mut row = vec![
+        Value::Float(first_non_nan(gflops)),
+        Value::Float(first_non_nan(mb)),
+        Value::Float(first_non_nan(fpb)),
+    ];
+    row.extend(nan_stats(&tb_s).map(Value::Float));
+    row.extend(nan_stats(&tflops_s).map(Value::Float));
+    row
+}
+
+/// The cells under [`tail_columns`] for a group with kernel times `kt`
+/// whose first instance has UID `uid`, and the time sum.
+pub fn tail_cells(kt: &[f64], uid: usize) -> (Vec<Value>, f64) {
+    let mut row: Vec<Value> = nan_stats(kt).map(Value::Float).to_vec();
+    let sum = kahan_sum(kt);
+    row.push(Value::Float(sum));
+    row.push(Value::Int(kt.len() as i64));
+    row.push(Value::Int(uid as i64));
+    (row, sum)
+}
+
+/// The columns of a roofline sheet with param columns `pcols` (and the
+/// `num_kernels` key after them with `num_kernels`).
+fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String> {
+    let mut cols = head_columns(pcols, num_kernels);
+    cols.push(col::COMPUTE_SPEC.into());
     if has_roofline {
         cols.push(col::ROOFLINE_TIME_US_FIRST.into());
         cols.push(col::ROOFLINE_BOUND_FIRST.into());
@@ -100,21 +145,20 @@ fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String>
         ]
         .map(String::from),
     );
-    cols.extend(agg_columns(col::KERNEL_TIME_US, &NAN_STATS));
-    cols.extend([col::KERNEL_TIME_US_SUM, col::NAME_COUNT, col::UID_FIRST].map(String::from));
+    cols.extend(tail_columns());
     cols
 }
 
 /// One group's cells after its key cells, and its kernel time sum.
 fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, f64) {
     let m = |f: fn(&Metrics) -> f64| -> Vec<f64> { g.iter().map(|r| f(&r.metrics)).collect() };
-    let mut row = vec![
-        Value::Float(first_non_nan(m(|x| x.gflops))),
-        Value::Float(first_non_nan(m(|x| x.data_moved_mb))),
-        Value::Float(first_non_nan(m(|x| x.flops_per_byte))),
-    ];
-    row.extend(nan_stats(&m(|x| x.tb_s)).map(Value::Float));
-    row.extend(nan_stats(&m(|x| x.tflops_s)).map(Value::Float));
+    let mut row = rate_cells([
+        m(|x| x.gflops),
+        m(|x| x.data_moved_mb),
+        m(|x| x.flops_per_byte),
+        m(|x| x.tb_s),
+        m(|x| x.tflops_s),
+    ]);
     let (pname, plabel, tname) = cx.process_names(cx.proc_event(g[0].op));
     row.extend([pname, plabel, tname].map(Value::Text));
     row.push(Value::from(g[0].metrics.compute_spec.as_str()));
@@ -138,12 +182,8 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
             .all()
             .map(raw_arg_text),
     );
-    let kt = m(|x| x.kernel_time);
-    row.extend(nan_stats(&kt).map(Value::Float));
-    let sum = kahan_sum(&kt);
-    row.push(Value::Float(sum));
-    row.push(Value::Int(g.len() as i64));
-    row.push(Value::Int(cx.op_uid(g[0].op) as i64));
+    let (tail, sum) = tail_cells(&m(|x| x.kernel_time), cx.op_uid(g[0].op));
+    row.extend(tail);
     (row, sum)
 }
 

@@ -113,6 +113,18 @@ pub fn compute(
             Bucket::Memcpy => copy.push(iv),
         }
     }
+    from_intervals(all, comp, comm, copy, micro_idle_thresh_us)
+}
+
+/// The timeline of GPU activity given as intervals: all of it, and its
+/// computation, communication and copy parts. None when there is none.
+pub fn from_intervals(
+    all: Vec<Interval>,
+    comp: Vec<Interval>,
+    comm: Vec<Interval>,
+    copy: Vec<Interval>,
+    micro_idle_thresh_us: Option<f64>,
+) -> Option<Timeline> {
     if all.is_empty() {
         return None;
     }

@@ -1,18 +1,109 @@
 //! The JAX (XLA) report: the reference's `generate_perf_report_jax` sheets
-//! over a trace decoded from an XPlane profile.
+//! over a trace decoded from an XPlane profile (spec 05 §1.4–1.9).
+//!
+//! - [`kernels`]: the GPU kernels, their launches and HLO records;
+//! - [`hlo_records`]: what the reference reads of each HLO instruction;
+//! - [`categories`]: the kernel categories (`JaxOpKeys`);
+//! - [`args`]: perf-model selection and the arguments the sheets print;
+//! - [`timeline`]: `gpu_timeline`, `gpu_events_averages`;
+//! - [`launchers`]: `kernel_launchers` and the sheets built on it;
+//! - [`perf`]: the perf models and the `op_<category>` sheets.
+
+pub mod args;
+pub mod categories;
+pub mod hlo_records;
+pub mod kernels;
+pub mod launchers;
+pub mod perf;
+pub mod timeline;
 
 use super::{Report, ReportOptions, TraceQuality};
 use crate::trace::Trace;
+use args::{KernelArgs, kernel_args};
+use kernels::JaxTrace;
+use launchers::Row;
 
 /// Every sheet of the JAX report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let _ = opts;
+    let jt = JaxTrace::new(trace);
+    let mut warnings: Vec<String> = trace.warnings().to_vec();
+    warnings.extend(jt.warnings.iter().cloned());
+    let args = all_args(&jt, &mut warnings);
+    let rows: Vec<Row> = jt
+        .kernels
+        .iter()
+        .zip(&args)
+        .map(|(kernel, args)| Row { kernel, args })
+        .collect();
+    let (mut sheets, timeline, w) = timeline::sheets(&jt);
+    warnings.extend(w);
+    sheets.push(launchers::launchers_sheet(
+        &jt,
+        launchers::KERNEL_LAUNCHERS,
+        &rows,
+    ));
+    sheets.push(launchers::summary_sheet(
+        &jt,
+        launchers::KERNEL_LAUNCHERS_SUMMARY,
+        &rows,
+        false,
+    ));
+    sheets.push(launchers::by_category_sheet(&jt, &rows));
+    sheets.push(launchers::unique_args_sheet(&jt, &rows));
+    let xla = launchers::xla_rows(&rows);
+    let (xla_perf, w) = launchers::xla_perf_sheet(&jt, &xla);
+    warnings.extend(w);
+    sheets.push(xla_perf);
+    sheets.push(launchers::summary_sheet(
+        &jt,
+        launchers::XLA_SUMMARY,
+        &xla,
+        true,
+    ));
+    let (ops, w) = perf::op_sheets(&jt, &args);
+    warnings.extend(w);
+    sheets.extend(ops);
+    let gpu_events = trace
+        .events()
+        .filter(|(_, e)| e.cat.is_gpu() && jt.is_gpu_process(e.pid))
+        .count();
+    let unlinked = jt.kernels.iter().filter(|k| k.parent.is_none()).count();
+    if unlinked > 0 {
+        warnings.push(format!(
+            "{unlinked} of {} kernels have no host launch in the trace: they are listed without HLO shapes",
+            jt.kernels.len()
+        ));
+    }
     Report {
-        sheets: Vec::new(),
-        timeline: None,
+        sheets,
         quality: TraceQuality {
-            warnings: trace.warnings().to_vec(),
+            gpu_events,
+            busy_us: timeline.map_or(0.0, |t| t.busy),
+            warnings,
             ..Default::default()
         },
+        timeline,
     }
+}
+
+/// Every kernel's model and arguments; a warning per model that could not
+/// read a kernel's record (counted by model and reason).
+fn all_args(jt: &JaxTrace, warnings: &mut Vec<String>) -> Vec<KernelArgs> {
+    let mut failed: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
+    let args = jt
+        .kernels
+        .iter()
+        .map(|k| {
+            let (a, err) = kernel_args(jt.record(k), jt.module_of(k), k.category);
+            if let Some(e) = err {
+                *failed.entry(e).or_default() += 1;
+            }
+            a
+        })
+        .collect();
+    for (e, n) in failed {
+        warnings.push(format!("{n} kernel(s) left without a perf model: {e}"));
+    }
+    args
 }

@@ -320,15 +320,15 @@ fn t(s: &[i64]) -> ModelResult<Vec<i64>> {
 }
 
 /// `CONV.flops_bwd_func`: input grad + weight grad (+ bias grad).
-fn flops_bwd(c: &Conv) -> ModelResult<i128> {
-    let input_grad = flops_func(&c.out, &c.w, &c.x, false, !c.transposed)?;
-    let weight_grad = if c.transposed {
-        flops_func(&t(&c.out)?, &t(&c.x)?, &t(&c.w)?, false, false)?
+fn flops_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, transposed: bool) -> ModelResult<i128> {
+    let input_grad = flops_func(out, w, x, false, !transposed)?;
+    let weight_grad = if transposed {
+        flops_func(&t(out)?, &t(x)?, &t(w)?, false, false)?
     } else {
-        flops_func(&t(&c.x)?, &t(&c.out)?, &t(&c.w)?, false, false)?
+        flops_func(&t(x)?, &t(out)?, &t(w)?, false, false)?
     };
     let total = add(input_grad, weight_grad)?;
-    add(total, if c.bias { prod(&c.out)? } else { 0 })
+    add(total, if bias { prod(out)? } else { 0 })
 }
 
 /// The element count of `CONV.bytes_func` (input, weight, bias, output).
@@ -343,16 +343,39 @@ fn elems(x: &[i64], w: &[i64], out: &[i64], bias: bool) -> ModelResult<i128> {
 
 /// `CONV.bytes_bwd_func`: both gradient GEMMs read/write every tensor once;
 /// the bias term is added as a raw element count.
-fn bytes_bwd(c: &Conv, bpe: Option<i128>) -> ModelResult<Option<i128>> {
-    let Some(b) = bpe else { return Ok(None) };
-    let input_grad = mul(elems(&c.out, &c.w, &c.x, false)?, b)?;
-    let weight_grad = mul(elems(&c.out, &c.x, &c.w, false)?, b)?;
-    let bias = if c.bias {
-        add(prod(&c.out)?, *at(&c.out, 1, "out_shape")? as i128)?
+fn bytes_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, b: i128) -> ModelResult<i128> {
+    let input_grad = mul(elems(out, w, x, false)?, b)?;
+    let weight_grad = mul(elems(out, x, w, false)?, b)?;
+    let bias = if bias {
+        add(prod(out)?, *at(out, 1, "out_shape")? as i128)?
     } else {
         0
     };
-    Ok(Some(add(add(input_grad, weight_grad)?, bias)?))
+    add(add(input_grad, weight_grad)?, bias)
+}
+
+/// FLOPs and bytes of a convolution with input `x`, weight `w` and output
+/// `out` (the CONV base formulas): forward, or with `bwd` backward; bytes
+/// at `bpe` bytes per element, None when that size is unknown.
+pub fn conv_numbers(
+    (x, w, out): (&[i64], &[i64], &[i64]),
+    bias: bool,
+    transposed: bool,
+    bwd: bool,
+    bpe: Option<i128>,
+) -> ModelResult<(i128, Option<i128>)> {
+    if bwd {
+        let bytes = match bpe {
+            Some(b) => Some(bytes_bwd(x, w, out, bias, b)?),
+            None => None,
+        };
+        return Ok((flops_bwd(x, w, out, bias, transposed)?, bytes));
+    }
+    let bytes = match bpe {
+        Some(b) => Some(mul_all(&[elems(x, w, out, bias)?, b])?),
+        None => None,
+    };
+    Ok((flops_func(x, w, out, bias, transposed)?, bytes))
 }
 
 /// The classes this module models.
@@ -386,17 +409,13 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         },
         _ => return invalid(format!("{class} is not a CONV model")),
     };
-    let size = bpe(&c.dtype);
-    let (flops, bytes) = if backward_op || bwd {
-        (flops_bwd(&c)?, bytes_bwd(&c, size)?)
-    } else {
-        let f = flops_func(&c.x, &c.w, &c.out, c.bias, c.transposed)?;
-        let b = match size {
-            Some(b) => Some(mul_all(&[elems(&c.x, &c.w, &c.out, c.bias)?, b])?),
-            None => None,
-        };
-        (f, b)
-    };
+    let (flops, bytes) = conv_numbers(
+        (&c.x, &c.w, &c.out),
+        c.bias,
+        c.transposed,
+        backward_op || bwd,
+        bpe(&c.dtype),
+    )?;
     Ok(Evaluation {
         params: c.params,
         flops: flops as f64,

@@ -254,7 +254,7 @@ fn is_tensile(name: &str) -> bool {
 /// (`_Ailk_`/`_Alik_`, `_Bljk_`/`_Bjlk_`) and cuBLAS `nvjet` names (last
 /// `_` field, `T` = transposed). A too-short nvjet suffix fails like the
 /// reference's indexing.
-fn kernel_transpose(name: &str) -> ModelResult<Option<Py>> {
+pub(crate) fn kernel_transpose(name: &str) -> ModelResult<Option<Py>> {
     if is_tensile(name) {
         let ta = if name.contains("_Ailk_") {
             Py::Bool(false)
@@ -634,14 +634,14 @@ fn parse_aiter_a4w4(input: &OpInput) -> ModelResult<Gemm> {
 // ---------------------------------------------------------------------------
 
 /// `2·M·N·K + (M·N if bias)`.
-fn base_flops(m: i128, n: i128, k: i128, bias: bool) -> ModelResult<i128> {
+pub(crate) fn base_flops(m: i128, n: i128, k: i128, bias: bool) -> ModelResult<i128> {
     let mm = mul_all(&[2, m, n, k])?;
     add(mm, if bias { mul(m, n)? } else { 0 })
 }
 
 /// The base byte formula; None when any size is unknown.
 #[allow(clippy::too_many_arguments)]
-fn base_bytes(
+pub(crate) fn base_bytes(
     m: i128,
     n: i128,
     k: i128,

@@ -481,6 +481,27 @@ fn ints_to_dims(v: [i64; 7]) -> Dims {
     }
 }
 
+/// FLOPs and bytes of attention with sizes `(B, N_Q, H_Q, N_KV, H_KV,
+/// d_qk, d_v)` (the SDPA base formulas): forward, or with `bwd` backward;
+/// bytes at `bpe` bytes per element, None when that size is unknown.
+pub fn sdpa_numbers(
+    sizes: [i64; 7],
+    causal: bool,
+    flash_impl: bool,
+    bwd: bool,
+    bpe: Option<i64>,
+) -> ModelResult<(f64, Option<f64>)> {
+    let d = ints_to_dims(sizes);
+    let (flops, bytes) = if bwd {
+        let bytes = bpe.map(|b| bytes_bwd(&d, I(b as i128))).transpose()?;
+        (flops_bwd(&d, causal, flash_impl)?, bytes)
+    } else {
+        let bytes = bpe.map(|b| bytes_fwd(&d, I(b as i128))).transpose()?;
+        (flops_fwd(&d, causal)?, bytes)
+    };
+    Ok((flops.to_f64(), bytes.map(Num::to_f64)))
+}
+
 fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
     let dims = dims_of(input)?;
     let cfg = extract(dims, spec)?;
