@@ -69,7 +69,8 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
         .copied()
         .filter(|r| r.dur < cx.opts.short_kernel_threshold_us)
         .collect();
-    out.push(histogram(&short, cx.opts.histogram_bins));
+    let short_durs: Vec<f64> = short.iter().map(|r| r.dur).collect();
+    out.push(histogram(&short_durs, cx.opts.histogram_bins));
     out.push(short_summary(cx, &short, all_int));
     out
 }
@@ -209,20 +210,18 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
     s
 }
 
-/// numpy-style equal-width histogram of the short kernels' durations.
-fn histogram(short: &[KernelRow], bins: usize) -> Table {
+/// `short_kernel_histogram`: `numpy.histogram(durations, bins)`, equal-width
+/// bins over the durations' range (shared by the PyTorch and rocprof reports).
+pub(super) fn histogram(durations: &[f64], bins: usize) -> Table {
     let mut s = Table::new(
         sheet::SHORT_KERNEL_HISTOGRAM,
         &[col::BIN_START, col::BIN_END, col::COUNT_LC],
     );
-    if short.is_empty() || bins == 0 {
+    if durations.is_empty() || bins == 0 {
         return s;
     }
-    let mut lo = short.iter().map(|r| r.dur).fold(f64::INFINITY, f64::min);
-    let mut hi = short
-        .iter()
-        .map(|r| r.dur)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let mut lo = durations.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = durations.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if lo == hi {
         lo -= 0.5;
         hi += 0.5;
@@ -232,8 +231,7 @@ fn histogram(short: &[KernelRow], bins: usize) -> Table {
     edges.push(hi);
     let mut counts = vec![0i64; bins];
     let norm = bins as f64 / (hi - lo);
-    for r in short {
-        let v = r.dur;
+    for &v in durations {
         let mut i = (((v - lo) * norm) as usize).min(bins - 1);
         // Correct the float estimate against the actual edges, as numpy does.
         while i > 0 && v < edges[i] {
