@@ -11,6 +11,15 @@ mod common;
 use common::{csv_text, gzip, report_csv, run, testdata, tracelens};
 use std::path::Path;
 
+/// `kernel_summary`'s header line.
+const KERNEL_SUMMARY_HEADER: &str = "name,Count,Mean Kernel Time (µs),Median Kernel Time (µs),\
+    Std Kernel Time (µs),Min Kernel Time (µs),Max Kernel Time (µs),Percentage (%),\
+    Cumulative Percentage (%),Total Kernel Time (ms),Category\n";
+
+/// `short_kernels_summary`'s header line.
+const SHORT_SUMMARY_HEADER: &str = "name,Short Kernel count,Short Kernel duration (µs) sum,\
+    Short Kernel duration (µs) mean,Short Kernel duration (µs) percent of total time\n";
+
 /// `small.json`: six dispatches of four kernel ids with three names
 /// (ids 2 and 4 share the truncated name; id 3 has an empty truncated
 /// name, so its formatted name is used). Symbols come after the records.
@@ -52,10 +61,8 @@ fn small_trace_sheets() {
     // mean 3500/3, std sqrt((2 * (500/3)^2 + (1000/3)^2) / 2) = 288.675…
     assert_eq!(
         csv_text(&csv, "kernel_summary"),
-        "name,Count,Mean Kernel Time (µs),Median Kernel Time (µs),Std Kernel Time (µs),\
-         Min Kernel Time (µs),Max Kernel Time (µs),Percentage (%),Cumulative Percentage (%),\
-         Total Kernel Time (ms),Category\n\
-         ncclDevKernel_Generic_1,1,100000.0,100000.0,,100000,100000,54.495912806539515,98.09264305177112,100.0,COMM\n\
+        KERNEL_SUMMARY_HEADER.to_string()
+            + "ncclDevKernel_Generic_1,1,100000.0,100000.0,,100000,100000,54.495912806539515,98.09264305177112,100.0,COMM\n\
          Cijk_gemm_a,2,40000.0,40000.0,14142.13562373095,30000,50000,43.596730245231605,43.596730245231605,80.0,GEMM\n\
          vectorized_elementwise_kernel,3,1166.6666666666667,1000.0,288.6751345948129,1000,1500,1.9073569482288828,100.0,3.5,Elementwise\n"
     );
@@ -81,8 +88,7 @@ fn small_trace_sheets() {
     // The default threshold (10) is compared with ns: nothing is short.
     assert_eq!(
         csv_text(&csv, "short_kernels_summary"),
-        "name,Short Kernel count,Short Kernel duration (µs) sum,\
-         Short Kernel duration (µs) mean,Short Kernel duration (µs) percent of total time\n"
+        SHORT_SUMMARY_HEADER
     );
     assert_eq!(
         csv_text(&csv, "short_kernel_histogram"),
@@ -105,9 +111,8 @@ fn short_kernels_compare_the_threshold_with_nanoseconds() {
     // Under 2000 ns: 1000, 1500, 1000 (all vectorized); 3500 / 183500.
     assert_eq!(
         csv_text(&csv, "short_kernels_summary"),
-        "name,Short Kernel count,Short Kernel duration (µs) sum,\
-         Short Kernel duration (µs) mean,Short Kernel duration (µs) percent of total time\n\
-         vectorized_elementwise_kernel,3,3500,1166.6666666666667,1.9073569482288828\n"
+        SHORT_SUMMARY_HEADER.to_string()
+            + "vectorized_elementwise_kernel,3,3500,1166.6666666666667,1.9073569482288828\n"
     );
     // Four bins over [1000, 1500].
     assert_eq!(
@@ -138,10 +143,8 @@ fn memory_copies_count_in_the_timeline() {
     // Copies are not kernels: two dispatches of 2000 ns.
     assert_eq!(
         csv_text(&csv, "kernel_summary"),
-        "name,Count,Mean Kernel Time (µs),Median Kernel Time (µs),Std Kernel Time (µs),\
-         Min Kernel Time (µs),Max Kernel Time (µs),Percentage (%),Cumulative Percentage (%),\
-         Total Kernel Time (ms),Category\n\
-         layer_norm_kernel,2,2000.0,2000.0,0.0,2000,2000,100.0,100.0,4.0,Normalization\n"
+        KERNEL_SUMMARY_HEADER.to_string()
+            + "layer_norm_kernel,2,2000.0,2000.0,0.0,2000,2000,100.0,100.0,4.0,Normalization\n"
     );
 }
 
@@ -265,4 +268,24 @@ fn format_override_on_another_format_says_what_is_missing() {
         &["--format", "rocprof"],
         "not a rocprofv3 trace: the JSON object has no \"rocprofiler-sdk-tool\" key",
     );
+}
+
+#[test]
+fn no_dispatches_gives_the_reference_empty_sheets() {
+    let doc = br#"{"rocprofiler-sdk-tool": [{"metadata": {"init_time": 0, "fini_time": 5},
+        "buffer_records": {"kernel_dispatch": [], "memory_copy": []}}]}"#;
+    let (_d, p) = scratch("empty_results.json", doc);
+    let (_tmp, csv, r) = report_csv(&p, &[]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stderr.contains("the trace has no GPU events"), "{r:?}");
+    // The reference's empty frames: kernel_summary's total before the
+    // percentages, kernel_details without columns.
+    assert_eq!(
+        csv_text(&csv, "kernel_summary"),
+        "name,Count,Mean Kernel Time (µs),Median Kernel Time (µs),Std Kernel Time (µs),\
+         Min Kernel Time (µs),Max Kernel Time (µs),Total Kernel Time (ms),Percentage (%),\
+         Cumulative Percentage (%),Category\n"
+    );
+    assert_eq!(csv_text(&csv, "kernel_details"), "\n");
+    assert_eq!(csv_text(&csv, "gpu_timeline"), "type,time ms,percent\n");
 }

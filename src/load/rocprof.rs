@@ -25,8 +25,7 @@ use serde_json::error::Category;
 use super::Packing;
 use super::kineto::Counted;
 use crate::error::LoadError;
-use crate::trace::args::LinkIds;
-use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
+use crate::trace::builder::{EventInput, IdentRef, Time};
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
 use crate::trace::{Cat, Needs, Phase, Profiler, Trace, TraceBuilder};
 
@@ -311,6 +310,8 @@ impl State {
             ));
         }
         let names = self.resolve_names(&mut builder);
+        // The report runs with these in memory: no spare capacity.
+        self.kernels.shrink_to_fit();
         let mut data = DispatchData {
             init_time_ns: self.init_time_ns,
             fini_time_ns: self.fini_time_ns,
@@ -323,9 +324,6 @@ impl State {
             start_ns: c.start_ns,
             end_ns: c.end_ns,
         }));
-        if data.kernels.is_empty() && data.copies.is_empty() {
-            builder.warn("the trace has no kernel-dispatch or memory-copy records".into());
-        }
         let info = builder.info_mut();
         info.profiler = Profiler::Rocprof;
         info.input_bytes = input_bytes;
@@ -423,13 +421,9 @@ fn push_events(
             ts: Some(us(start)),
             dur: Some(us(end - start)),
             flow_id: None,
-            args: Some(ArgsInput {
-                links: LinkIds {
-                    stream: Some(stream),
-                    ..LinkIds::default()
-                },
-                ..ArgsInput::default()
-            }),
+            // The stream is the tid; an args record per dispatch would
+            // cost memory no pass of this report reads.
+            args: None,
         };
         builder
             .push_event(index, ev, &mut no_parse)
@@ -438,15 +432,23 @@ fn push_events(
     Ok(())
 }
 
+/// Makes a visitor its own seed: `seed!(Type, deserialize_map)` asks the
+/// deserializer for the JSON type the visitor walks.
+macro_rules! seed {
+    ($t:ident, $how:ident) => {
+        impl<'de> DeserializeSeed<'de> for $t<'_> {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.$how(self)
+            }
+        }
+    };
+}
+
 /// The document: an object whose `rocprofiler-sdk-tool` key is read.
 struct Doc<'s>(&'s mut State);
 
-impl<'de> DeserializeSeed<'de> for Doc<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed!(Doc, deserialize_map);
 
 impl<'de> Visitor<'de> for Doc<'_> {
     type Value = ();
@@ -471,12 +473,7 @@ impl<'de> Visitor<'de> for Doc<'_> {
 /// The `rocprofiler-sdk-tool` list: element 0 is read, the others skipped.
 struct Tools<'s>(&'s mut State);
 
-impl<'de> DeserializeSeed<'de> for Tools<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed!(Tools, deserialize_seq);
 
 impl<'de> Visitor<'de> for Tools<'_> {
     type Value = ();
@@ -499,12 +496,7 @@ impl<'de> Visitor<'de> for Tools<'_> {
 /// `rocprofiler-sdk-tool[0]`.
 struct Tool<'s>(&'s mut State);
 
-impl<'de> DeserializeSeed<'de> for Tool<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed!(Tool, deserialize_map);
 
 impl<'de> Visitor<'de> for Tool<'_> {
     type Value = ();
@@ -558,12 +550,7 @@ impl<'de> Visitor<'de> for Tool<'_> {
 /// `kernel_symbols`: id -> name, one symbol at a time.
 struct Symbols<'s>(&'s mut State);
 
-impl<'de> DeserializeSeed<'de> for Symbols<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed!(Symbols, deserialize_seq);
 
 impl<'de> Visitor<'de> for Symbols<'_> {
     type Value = ();
@@ -582,12 +569,7 @@ impl<'de> Visitor<'de> for Symbols<'_> {
 /// `buffer_records`: the kernel-dispatch and memory-copy lists.
 struct Buffers<'s>(&'s mut State);
 
-impl<'de> DeserializeSeed<'de> for Buffers<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed!(Buffers, deserialize_map);
 
 impl<'de> Visitor<'de> for Buffers<'_> {
     type Value = ();
@@ -627,12 +609,7 @@ struct Records<'s> {
     kind: RecordKind,
 }
 
-impl<'de> DeserializeSeed<'de> for Records<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed!(Records, deserialize_seq);
 
 impl<'de> Visitor<'de> for Records<'_> {
     type Value = ();
