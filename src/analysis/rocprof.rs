@@ -27,21 +27,35 @@ mod name {
     pub const KERNEL_SUMMARY_BY_CATEGORY: &str = "kernel_summary_by_category";
     /// One row per dispatch.
     pub const KERNEL_DETAILS: &str = "kernel_details";
+    /// `kernel_summary` statistics (ns, despite the unit).
     pub const MEAN: &str = "Mean Kernel Time (µs)";
+    /// See [`MEAN`].
     pub const MEDIAN: &str = "Median Kernel Time (µs)";
+    /// See [`MEAN`].
     pub const STD: &str = "Std Kernel Time (µs)";
+    /// See [`MEAN`].
     pub const MIN: &str = "Min Kernel Time (µs)";
+    /// See [`MEAN`].
     pub const MAX: &str = "Max Kernel Time (µs)";
+    /// Total per name (µs, despite the unit).
     pub const TOTAL_MS: &str = "Total Kernel Time (ms)";
+    /// `kernel_details` columns: the duration (ns) …
     pub const DURATION: &str = "Kernel duration (µs)";
+    /// … the dispatch id …
     pub const DISPATCH_ID: &str = "dispatch_id";
+    /// … the grid size …
     pub const GRID: [&str; 3] = ["grid_x", "grid_y", "grid_z"];
+    /// … the workgroup size …
     pub const BLOCK: [&str; 3] = ["block_x", "block_y", "block_z"];
+    /// … the agent …
     pub const AGENT_ID: &str = "agent_id";
+    /// … and the host thread.
     pub const THREAD_ID: &str = "thread_id";
-    /// `gpu_timeline` rows not in [`crate::names::row`].
+    /// `gpu_timeline` rows not in [`crate::names::row`]: union of the kernels.
     pub const KERNEL: &str = "kernel";
+    /// Union of the memory copies.
     pub const MEMORY: &str = "memory";
+    /// Total minus busy.
     pub const IDLE: &str = "idle";
 }
 
