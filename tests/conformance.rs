@@ -396,3 +396,63 @@ fn jax_te_fused_attn_reports() {
         }
     }
 }
+
+/// The rocprofv3 trace against both of its references (the second with
+/// `--short-kernel-threshold-us 2000`). The reference's `kernel_details`
+/// leaves rows of equal duration in numpy's unstable-sort order; they are
+/// compared with a copy of it whose tied rows are in our order (duration
+/// descending, then `dispatch_id`): see docs/deviations.md.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn rocprof_corpus_conforms() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
+    let dir = corpus.join("rocprof");
+    let trace = dir.join("908_results.json.gz");
+    let tmp = tempfile::tempdir().unwrap();
+    let ties_ordered = tmp.path().join("rocprof/908_results.ref");
+    copy_with_details_ties_ordered(&dir.join("908_results.ref"), &ties_ordered);
+    let jobs: Vec<Job> = vec![
+        (trace.clone(), ties_ordered, Vec::new()),
+        (
+            trace,
+            dir.join("908_results.ref_short2000"),
+            flags(&["--short-kernel-threshold-us", "2000"]),
+        ),
+    ];
+    run_jobs(&jobs, &conform);
+}
+
+/// Copies the reference folder `from` to `to`, the rows of
+/// `kernel_details.csv` stably sorted by duration descending, then
+/// `dispatch_id`, after checking that they were sorted by duration (so only
+/// tied rows move).
+fn copy_with_details_ties_ordered(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if path.file_name().unwrap() == "kernel_details.csv" {
+            let cells = parse_csv(&text);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(cells.len(), lines.len(), "no multi-line cells");
+            let col = |name: &str| cells[0].iter().position(|c| c == name).unwrap();
+            let (dur, id) = (col("Kernel duration (µs)"), col("dispatch_id"));
+            let key = |i: usize| -> (i64, i64) {
+                (
+                    -cells[i][dur].parse::<i64>().unwrap(),
+                    cells[i][id].parse().unwrap(),
+                )
+            };
+            let mut rows: Vec<usize> = (1..lines.len()).collect();
+            assert!(rows.windows(2).all(|w| key(w[0]).0 <= key(w[1]).0));
+            rows.sort_by_key(|&i| key(i));
+            text = std::iter::once(0)
+                .chain(rows)
+                .map(|i| format!("{}\n", lines[i]))
+                .collect();
+        }
+        std::fs::write(to.join(path.file_name().unwrap()), text).unwrap();
+    }
+}

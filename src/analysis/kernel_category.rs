@@ -22,7 +22,7 @@ use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::table::agg::desc_nan_last;
 use crate::table::group::group_first_seen;
-use crate::table::{Table, Value};
+use crate::table::{Column, Table, Value};
 
 /// The built-in table: (category, keywords), tested in order; a kernel
 /// whose lower-cased name contains a keyword gets the category.
@@ -241,6 +241,21 @@ impl KernelCategories {
         user.append(&mut table.rules);
         table.rules = user;
         Ok(table)
+    }
+
+    /// Appends the `kernel_category` column to a kernel summary sheet,
+    /// computed from its kernel-name column (`Kernel name`, or `name` in
+    /// the rocprof and JAX summaries).
+    pub fn add_column(&self, s: &mut Table) {
+        let Some(names) = s.column(col::KERNEL_NAME).or_else(|| s.column(col::NAME)) else {
+            return;
+        };
+        let cats: Vec<Value> = names
+            .values
+            .iter()
+            .map(|v| Value::from(self.categorize(&v.py_str())))
+            .collect();
+        s.push_column(Column::new(col::KERNEL_CATEGORY, cats));
     }
 
     /// The category of a kernel named `name` ([`OTHER`] when none matches).

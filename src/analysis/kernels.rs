@@ -4,14 +4,13 @@
 use std::cmp::Ordering;
 
 use super::categories::{categorize, launcher_category};
-use super::kernel_category::KernelCategories;
 use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::table::agg::desc_nan_last;
 use crate::table::group::group_first_seen;
 use crate::table::typing::widen_ints;
-use crate::table::{Column, Table, Value};
+use crate::table::{Table, Value};
 use crate::trace::{Cat, EventId, StrId, Trace};
 
 /// One kernel of the per-kernel table.
@@ -70,7 +69,8 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
         .copied()
         .filter(|r| r.dur < cx.opts.short_kernel_threshold_us)
         .collect();
-    out.push(histogram(&short, cx.opts.histogram_bins));
+    let short_durs: Vec<f64> = short.iter().map(|r| r.dur).collect();
+    out.push(histogram(&short_durs, cx.opts.histogram_bins));
     out.push(short_summary(cx, &short, all_int));
     out
 }
@@ -208,39 +208,23 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
         widen_ints(&mut c.values);
     }
     if let Some(table) = &cx.opts.kernel_categories {
-        add_kernel_category(&mut s, table);
+        table.add_column(&mut s);
     }
     s
 }
 
-/// Appends the `kernel_category` column (`--kernel-categories`), computed
-/// from each row's kernel name.
-pub fn add_kernel_category(s: &mut Table, table: &KernelCategories) {
-    let Some(names) = s.column(col::KERNEL_NAME).or_else(|| s.column(col::NAME)) else {
-        return;
-    };
-    let cats: Vec<Value> = names
-        .values
-        .iter()
-        .map(|v| Value::from(table.categorize(&v.py_str())))
-        .collect();
-    s.push_column(Column::new(col::KERNEL_CATEGORY, cats));
-}
-
-/// numpy-style equal-width histogram of the short kernels' durations.
-fn histogram(short: &[KernelRow], bins: usize) -> Table {
+/// `short_kernel_histogram`: `numpy.histogram(durations, bins)`, equal-width
+/// bins over the durations' range (shared by the PyTorch and rocprof reports).
+pub(super) fn histogram(durations: &[f64], bins: usize) -> Table {
     let mut s = Table::new(
         sheet::SHORT_KERNEL_HISTOGRAM,
         &[col::BIN_START, col::BIN_END, col::COUNT_LC],
     );
-    if short.is_empty() || bins == 0 {
+    if durations.is_empty() || bins == 0 {
         return s;
     }
-    let mut lo = short.iter().map(|r| r.dur).fold(f64::INFINITY, f64::min);
-    let mut hi = short
-        .iter()
-        .map(|r| r.dur)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let mut lo = durations.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = durations.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if lo == hi {
         lo -= 0.5;
         hi += 0.5;
@@ -250,8 +234,7 @@ fn histogram(short: &[KernelRow], bins: usize) -> Table {
     edges.push(hi);
     let mut counts = vec![0i64; bins];
     let norm = bins as f64 / (hi - lo);
-    for r in short {
-        let v = r.dur;
+    for &v in durations {
         let mut i = (((v - lo) * norm) as usize).min(bins - 1);
         // Correct the float estimate against the actual edges, as numpy does.
         while i > 0 && v < edges[i] {

@@ -546,9 +546,9 @@ fn strip_position(msg: &str) -> String {
 }
 
 /// Counts bytes as they pass, for throughput figures.
-struct Counted<R> {
-    inner: R,
-    bytes: u64,
+pub(super) struct Counted<R> {
+    pub(super) inner: R,
+    pub(super) bytes: u64,
 }
 
 impl<R: Read> Read for Counted<R> {

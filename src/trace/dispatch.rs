@@ -9,22 +9,33 @@ pub struct DispatchData {
     pub init_time_ns: Option<i64>,
     /// End of profiling (ns), when recorded.
     pub fini_time_ns: Option<i64>,
+    /// Distinct kernel names; [`KernelDispatch::name`] indexes them (one
+    /// copy per name, not per dispatch).
+    pub names: Vec<String>,
     /// Kernel dispatches, in input order.
     pub kernels: Vec<KernelDispatch>,
     /// Memory copies, in input order.
     pub copies: Vec<MemoryCopy>,
 }
 
+impl DispatchData {
+    /// The kernel name of a dispatch.
+    pub fn name(&self, k: &KernelDispatch) -> &str {
+        &self.names[k.name as usize]
+    }
+}
+
 /// One kernel dispatch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct KernelDispatch {
-    /// Kernel name (as the profiler wrote it; rocprofv3 truncates templates).
-    pub name: String,
+    /// Index of the kernel name in [`DispatchData::names`] (as the profiler
+    /// wrote it; rocprofv3 truncates templates).
+    pub name: u32,
     /// Start, ns.
     pub start_ns: i64,
     /// End, ns.
     pub end_ns: i64,
-    /// Stream (queue) id.
+    /// Stream id.
     pub stream: i64,
     /// Dispatch id.
     pub dispatch_id: i64,
@@ -36,6 +47,13 @@ pub struct KernelDispatch {
     pub agent_id: i64,
     /// Host thread that dispatched it.
     pub thread_id: i64,
+}
+
+impl KernelDispatch {
+    /// Duration, ns.
+    pub fn dur_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
 }
 
 /// One memory copy.

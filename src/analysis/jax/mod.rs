@@ -25,7 +25,6 @@ use launchers::Row;
 
 /// Every sheet of the JAX report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
-    let _ = opts;
     let jt = JaxTrace::new(trace);
     let mut warnings: Vec<String> = trace.warnings().to_vec();
     warnings.extend(jt.warnings.iter().cloned());
@@ -43,12 +42,12 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         launchers::KERNEL_LAUNCHERS,
         &rows,
     ));
-    sheets.push(launchers::summary_sheet(
-        &jt,
-        launchers::KERNEL_LAUNCHERS_SUMMARY,
-        &rows,
-        false,
-    ));
+    let mut summary =
+        launchers::summary_sheet(&jt, launchers::KERNEL_LAUNCHERS_SUMMARY, &rows, false);
+    if let Some(table) = &opts.kernel_categories {
+        table.add_column(&mut summary);
+    }
+    sheets.push(summary);
     sheets.push(launchers::by_category_sheet(&jt, &rows));
     sheets.push(launchers::unique_args_sheet(&jt, &rows));
     let xla = launchers::xla_rows(&rows);
