@@ -804,3 +804,97 @@ fn usage_errors_exit_2() {
         "stdout",
     );
 }
+
+/// Two rocprofv3 traces compare on their gpu_timeline and (older layout)
+/// kernel_summary. Busy times from the traces by hand (see tests/rocprof.rs):
+/// small.json 0.1825 ms, copies.json 0.0045 ms.
+#[test]
+fn rocprof_traces_compare() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cmp");
+    let r = run(tracelens().args([
+        "compare",
+        testdata("rocprof/small.json").to_str().unwrap(),
+        testdata("rocprof/copies.json").to_str().unwrap(),
+        "--csv",
+        out.to_str().unwrap(),
+        "-q",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let timeline = parse_csv(
+        &fs::read(out.join("gpu_timeline.csv")).unwrap(),
+        "gpu_timeline",
+    )
+    .unwrap();
+    let col = |name: &str| {
+        timeline
+            .columns
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap()
+    };
+    let busy = timeline.columns[col("type")]
+        .values
+        .iter()
+        .position(|v| *v == Value::Text("busy_time".into()))
+        .unwrap();
+    let at = |name: &str| timeline.columns[col(name)].values[busy].as_f64().unwrap();
+    assert!((at("small::time ms") - 0.1825).abs() < 1e-12);
+    assert!((at("copies::time ms") - 0.0045).abs() < 1e-12);
+    assert!((at("time ms__copies_diff") - (0.0045 - 0.1825)).abs() < 1e-12);
+    // The kernel summaries join on the kernel name.
+    let ks = parse_csv(
+        &fs::read(out.join("kernel_summary.csv")).unwrap(),
+        "kernel_summary",
+    )
+    .unwrap();
+    assert_eq!(ks.columns[0].name, "name");
+    assert!(ks.columns.iter().any(|c| c.name == "copies::Count"));
+}
+
+/// A JAX profile compares with itself through the averaged timeline and the
+/// launcher summary read as ops_summary: every difference is zero.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn jax_profiles_compare() {
+    let Some(trace) =
+        shared("jax_profiles_compare").map(|s| s.join("corpus/jax/jax_conv_minimal_08.xplane.pb"))
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cmp");
+    let r = run(tracelens().args([
+        "compare",
+        trace.to_str().unwrap(),
+        trace.to_str().unwrap(),
+        "--names",
+        "a",
+        "b",
+        "--csv",
+        out.to_str().unwrap(),
+        "-q",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for name in ["gpu_timeline", "ops_summary"] {
+        let t = parse_csv(&fs::read(out.join(format!("{name}.csv"))).unwrap(), name).unwrap();
+        assert!(t.nrows() > 0, "{name} is empty");
+        let diff = t
+            .columns
+            .iter()
+            .find(|c| c.name.ends_with("__b_diff"))
+            .unwrap_or_else(|| panic!("{name}: no diff column"));
+        assert!(
+            diff.values.iter().all(|v| v.as_f64() == Some(0.0)),
+            "{name}: {:?}",
+            diff.values
+        );
+    }
+    // The per-GPU rows are not what was compared: one row per metric.
+    let t = parse_csv(
+        &fs::read(out.join("gpu_timeline.csv")).unwrap(),
+        "gpu_timeline",
+    )
+    .unwrap();
+    assert_eq!(t.nrows(), 8);
+}

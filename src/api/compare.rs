@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::report::{analyze, read_report};
-use crate::analysis::compare::Input;
+use crate::analysis::compare::{Input, comparable_sheets};
 use crate::error::{CompareInputError, Error};
 use crate::report::read;
 use crate::table::Table;
@@ -46,11 +46,14 @@ pub fn default_tag(path: &Path, kind: InputKind) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    if kind == InputKind::Trace
-        && let Some(i) = name.find(".json")
-        && i > 0
-    {
-        return name[..i].to_string();
+    if kind == InputKind::Trace {
+        for ext in [".json", ".xplane.pb"] {
+            if let Some(i) = name.find(ext)
+                && i > 0
+            {
+                return name[..i].to_string();
+            }
+        }
     }
     match name.rfind('.') {
         Some(i) if i > 0 => name[..i].to_string(),
@@ -100,7 +103,7 @@ pub fn load_compare_inputs(paths: &[PathBuf], names: &[String]) -> Result<Compar
         out.inputs.push(Input {
             tag,
             source: path.display().to_string(),
-            sheets,
+            sheets: comparable_sheets(sheets),
         });
     }
     Ok(out)

@@ -76,6 +76,42 @@ impl Input {
     }
 }
 
+/// A report's sheets as `compare` reads them. The rocprofv3 report's
+/// `gpu_timeline` and `kernel_summary` already have the columns compare
+/// reads (its kernel summary is the older reports' layout). The JAX report
+/// has one `gpu_timeline` block per GPU (a `gpu_pid` column) and names its
+/// per-kernel summary `kernel_launchers_summary`: compare reads its
+/// `gpu_events_averages` (the mean over GPUs, same columns) as the
+/// timeline and its launcher summary (where each kernel is its own
+/// launcher, with the ops summary's columns) as `ops_summary`.
+pub fn comparable_sheets(mut sheets: Vec<Table>) -> Vec<Table> {
+    use crate::analysis::jax::{launchers, timeline};
+    let per_gpu = crate::table::find(&sheets, sheet::GPU_TIMELINE)
+        .is_some_and(|t| t.column(timeline::GPU_PID).is_some());
+    if per_gpu
+        && let Some(avg) = crate::table::find(&sheets, timeline::GPU_EVENTS_AVERAGES).cloned()
+    {
+        sheets.retain(|t| t.name != sheet::GPU_TIMELINE);
+        sheets.insert(
+            0,
+            Table {
+                name: sheet::GPU_TIMELINE.to_string(),
+                ..avg
+            },
+        );
+    }
+    if crate::table::find(&sheets, sheet::OPS_SUMMARY).is_none()
+        && let Some(launch) =
+            crate::table::find(&sheets, launchers::KERNEL_LAUNCHERS_SUMMARY).cloned()
+    {
+        sheets.push(Table {
+            name: sheet::OPS_SUMMARY.to_string(),
+            ..launch
+        });
+    }
+    sheets
+}
+
 /// The sheet groups of `--sheets` (the reference's choices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SheetGroup {
@@ -510,5 +546,61 @@ pub(crate) mod tests {
         )
         .unwrap_err();
         assert!(err.0.contains("b.xlsx"), "{err}");
+    }
+
+    /// A JAX report: the per-GPU timeline gives way to the averages, and
+    /// the launcher summary is also read as `ops_summary`.
+    #[test]
+    fn jax_sheets_are_read_under_the_compared_names() {
+        let per_gpu = sheet(
+            sheet::GPU_TIMELINE,
+            &[col::TYPE, col::TIME_MS, "percent", "gpu_pid"],
+            vec![vec![
+                t("busy_time"),
+                Value::Float(2.0),
+                Value::Float(50.0),
+                Value::Int(1),
+            ]],
+        );
+        let avg = sheet(
+            "gpu_events_averages",
+            &[col::TYPE, col::TIME_MS, "percent"],
+            vec![vec![t("busy_time"), Value::Float(1.5), Value::Float(40.0)]],
+        );
+        let launchers = sheet(
+            "kernel_launchers_summary",
+            &[col::NAME, col::TOTAL_DIRECT_KERNEL_TIME_MS, col::COUNT],
+            vec![vec![t("fusion.kd"), Value::Float(0.5), Value::Int(2)]],
+        );
+        let out = comparable_sheets(vec![per_gpu, avg.clone(), launchers.clone()]);
+        let names: Vec<&str> = out.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                sheet::GPU_TIMELINE,
+                "gpu_events_averages",
+                "kernel_launchers_summary",
+                sheet::OPS_SUMMARY
+            ]
+        );
+        assert_eq!(out[0].columns, avg.columns);
+        assert_eq!(out[3].columns, launchers.columns);
+    }
+
+    /// A PyTorch or rocprof report is read as it is.
+    #[test]
+    fn other_reports_are_read_unchanged() {
+        let timeline = sheet(
+            sheet::GPU_TIMELINE,
+            &[col::TYPE, col::TIME_MS, "percent"],
+            vec![vec![t("busy_time"), Value::Float(2.0), Value::Float(50.0)]],
+        );
+        let ops = sheet(
+            sheet::OPS_SUMMARY,
+            &[col::NAME, col::TOTAL_DIRECT_KERNEL_TIME_MS, col::COUNT],
+            vec![vec![t("aten::mm"), Value::Float(0.5), Value::Int(2)]],
+        );
+        let sheets = vec![timeline, ops];
+        assert_eq!(comparable_sheets(sheets.clone()), sheets);
     }
 }
