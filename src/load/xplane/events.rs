@@ -94,7 +94,8 @@ pub struct Synthesis<'a> {
     pub processes: Vec<(u32, &'a str)>,
     /// Row names by (pid, tid).
     pub threads: BTreeMap<(u32, u32), &'a str>,
-    /// Number of GPU planes.
+    /// Number of GPU planes shown (those with lines; a profile may list
+    /// idle GPUs as planes without lines, which xprof does not show).
     pub gpu_planes: usize,
     /// What could not be reproduced.
     pub warnings: Vec<String>,
@@ -117,9 +118,12 @@ pub fn synthesize<'a>(space: &'a XSpace, modules: &[HloModule]) -> Synthesis<'a>
     let mut out = Synthesis::default();
     let mut skipped = Skipped::default();
     let mut emit = |plane: &'a XPlane, pid: u32, gpu: bool, out: &mut Synthesis<'a>| {
-        emit_plane(plane, pid, !grouped, out, &mut skipped);
-        if gpu && !grouped {
-            emit_derived(plane, pid, &symbols, out);
+        let shown = emit_plane(plane, pid, !grouped, out, &mut skipped);
+        if gpu && shown {
+            out.gpu_planes += 1;
+            if !grouped {
+                emit_derived(plane, pid, &symbols, out);
+            }
         }
     };
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
@@ -130,7 +134,6 @@ pub fn synthesize<'a>(space: &'a XSpace, modules: &[HloModule]) -> Synthesis<'a>
         .iter()
         .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
     {
-        out.gpu_planes += 1;
         emit(plane, 1u32.wrapping_add(plane.id as u32), true, &mut out);
     }
     for plane in space
@@ -206,16 +209,17 @@ fn start_ps(line: &XLine, e: &XEvent) -> u64 {
         .wrapping_add(e.offset_ps()) as u64
 }
 
-/// The events of one plane's own lines (and their threadpool regions).
+/// The events of one plane's own lines (and their threadpool regions);
+/// false when the plane has no lines (xprof does not show it).
 fn emit_plane<'a>(
     plane: &'a XPlane,
     pid: u32,
     regions: bool,
     out: &mut Synthesis<'a>,
     skipped: &mut Skipped,
-) {
+) -> bool {
     if plane.lines.is_empty() {
-        return;
+        return false;
     }
     out.processes.push((pid, plane.name.as_str()));
     let stats = PlaneStats::new(plane);
@@ -255,6 +259,7 @@ fn emit_plane<'a>(
             });
         }
     }
+    true
 }
 
 /// One event of a line, None when xprof does not show it.

@@ -48,7 +48,7 @@ fn build(space: &proto::XSpace, input_bytes: u64, needs: &Needs) -> Result<Trace
     let synth = events::synthesize(space, &modules);
     if synth.gpu_planes == 0 {
         return Err(LoadError::NotATrace(format!(
-            "an XPlane profile without GPU planes ({}N): nothing to report",
+            "an XPlane profile without GPU planes ({}N) holding events: nothing to report",
             events::GPU_PLANE_PREFIX
         )));
     }

@@ -193,9 +193,15 @@ pub struct HloModuleProto {
     /// Computations.
     #[prost(message, repeated, tag = "3")]
     pub computations: Vec<HloComputationProto>,
+    /// Parameter and result shapes of the entry computation.
+    #[prost(message, optional, tag = "4")]
+    pub host_program_shape: Option<ProgramShapeProto>,
     /// Module id (the program id).
     #[prost(int64, tag = "5")]
     pub id: i64,
+    /// Id of the entry computation.
+    #[prost(int64, tag = "6")]
+    pub entry_computation_id: i64,
 }
 
 /// `xla.HloComputationProto`.
@@ -207,6 +213,9 @@ pub struct HloComputationProto {
     /// Instructions, operands before users.
     #[prost(message, repeated, tag = "2")]
     pub instructions: Vec<HloInstructionProto>,
+    /// Parameter and result shapes.
+    #[prost(message, optional, tag = "4")]
+    pub program_shape: Option<ProgramShapeProto>,
     /// Id.
     #[prost(int64, tag = "5")]
     pub id: i64,
@@ -276,6 +285,23 @@ pub struct ShapeProto {
     /// Layout.
     #[prost(message, optional, tag = "5")]
     pub layout: Option<LayoutProto>,
+    /// Which dimensions are dynamic.
+    #[prost(bool, repeated, tag = "6")]
+    pub is_dynamic_dimension: Vec<bool>,
+}
+
+/// `xla.ProgramShapeProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProgramShapeProto {
+    /// Parameter shapes.
+    #[prost(message, repeated, tag = "1")]
+    pub parameters: Vec<ShapeProto>,
+    /// Result shape.
+    #[prost(message, optional, tag = "2")]
+    pub result: Option<ShapeProto>,
+    /// Parameter names.
+    #[prost(string, repeated, tag = "3")]
+    pub parameter_names: Vec<String>,
 }
 
 /// `xla.LayoutProto`.
