@@ -252,7 +252,10 @@ fn metadata_plane() -> XPlane {
     let m = XEventMetadata {
         id: 3,
         name: "jit_f(3)".into(),
-        stats: vec![stat(1, XStatValue::Bytes(hlo_module().encode_to_vec()))],
+        stats: vec![stat(
+            1,
+            XStatValue::Bytes(hlo_module().encode_to_vec().into()),
+        )],
         ..XEventMetadata::default()
     };
     p.event_metadata.insert(3, m);

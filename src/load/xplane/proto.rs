@@ -3,8 +3,66 @@
 //! `tensorflow.profiler`; `xla/service/hlo.proto` and `xla/xla_data.proto`,
 //! package `xla`). Only the fields the decoder uses are declared: prost
 //! skips the others.
+//!
+//! The decoder reads [`RawSpace`]: planes whose lines, and lines whose
+//! events, stay encoded (slices of the input buffer) until they are used,
+//! one at a time, so that the decoded profile never sits in memory whole.
+//! [`XSpace`] is the same schema fully decoded, for writing profiles.
 
 use std::collections::BTreeMap;
+
+use prost::bytes::Bytes;
+
+/// An XSpace whose lines are still encoded.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RawSpace {
+    /// The planes.
+    #[prost(message, repeated, tag = "1")]
+    pub planes: Vec<RawPlane>,
+}
+
+/// An XPlane whose lines are still encoded ([`RawLine`]s).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RawPlane {
+    /// Plane id.
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Plane name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Encoded lines.
+    #[prost(bytes = "bytes", repeated, tag = "3")]
+    pub lines: Vec<Bytes>,
+    /// Event metadata by id.
+    #[prost(btree_map = "int64, message", tag = "4")]
+    pub event_metadata: BTreeMap<i64, XEventMetadata>,
+    /// Stat metadata by id.
+    #[prost(btree_map = "int64, message", tag = "5")]
+    pub stat_metadata: BTreeMap<i64, XStatMetadata>,
+}
+
+/// An XLine whose events are still encoded ([`XEvent`]s).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RawLine {
+    /// Line id.
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Base time of the events' offsets, in nanoseconds.
+    #[prost(int64, tag = "3")]
+    pub timestamp_ns: i64,
+    /// Encoded events.
+    #[prost(bytes = "bytes", repeated, tag = "4")]
+    pub events: Vec<Bytes>,
+    /// Row id in the trace viewer (0: the line id).
+    #[prost(int64, tag = "10")]
+    pub display_id: i64,
+    /// Row name in the trace viewer (empty: the line name).
+    #[prost(string, tag = "11")]
+    pub display_name: String,
+}
 
 /// A whole profile: one plane per device, the host threads, metadata.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -138,8 +196,8 @@ pub enum XStatValue {
     #[prost(string, tag = "5")]
     Str(String),
     /// bytes (e.g. a serialized HloProto).
-    #[prost(bytes = "vec", tag = "6")]
-    Bytes(Vec<u8>),
+    #[prost(bytes = "bytes", tag = "6")]
+    Bytes(Bytes),
     /// A string stored as the name of another stat metadata.
     #[prost(uint64, tag = "7")]
     Ref(u64),
