@@ -7,7 +7,7 @@
 //! The decoder reads [`RawSpace`]: planes whose lines, and lines whose
 //! events, stay encoded (slices of the input buffer) until they are used,
 //! one at a time, so that the decoded profile never sits in memory whole.
-//! [`XSpace`] is the same schema fully decoded, for writing profiles.
+//! (To write a profile, encode the events and lines into these messages.)
 
 use std::collections::BTreeMap;
 
@@ -56,72 +56,6 @@ pub struct RawLine {
     /// Encoded events.
     #[prost(bytes = "bytes", repeated, tag = "4")]
     pub events: Vec<Bytes>,
-    /// Row id in the trace viewer (0: the line id).
-    #[prost(int64, tag = "10")]
-    pub display_id: i64,
-    /// Row name in the trace viewer (empty: the line name).
-    #[prost(string, tag = "11")]
-    pub display_name: String,
-}
-
-/// A whole profile: one plane per device, the host threads, metadata.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct XSpace {
-    /// The planes (`/device:GPU:0`, `/host:CPU`, `/host:metadata`, …).
-    #[prost(message, repeated, tag = "1")]
-    pub planes: Vec<XPlane>,
-    /// Errors the profiler recorded.
-    #[prost(string, repeated, tag = "2")]
-    pub errors: Vec<String>,
-    /// Warnings the profiler recorded.
-    #[prost(string, repeated, tag = "3")]
-    pub warnings: Vec<String>,
-    /// Host names the planes came from.
-    #[prost(string, repeated, tag = "4")]
-    pub hostnames: Vec<String>,
-}
-
-/// One device, the host threads, or a metadata container.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct XPlane {
-    /// Plane id (device ordinal for device planes).
-    #[prost(int64, tag = "1")]
-    pub id: i64,
-    /// Plane name.
-    #[prost(string, tag = "2")]
-    pub name: String,
-    /// Timelines (streams, threads).
-    #[prost(message, repeated, tag = "3")]
-    pub lines: Vec<XLine>,
-    /// Event metadata by id.
-    #[prost(btree_map = "int64, message", tag = "4")]
-    pub event_metadata: BTreeMap<i64, XEventMetadata>,
-    /// Stat metadata by id.
-    #[prost(btree_map = "int64, message", tag = "5")]
-    pub stat_metadata: BTreeMap<i64, XStatMetadata>,
-    /// Plane-level stats (device capabilities).
-    #[prost(message, repeated, tag = "6")]
-    pub stats: Vec<XStat>,
-}
-
-/// One timeline: a GPU stream or a host thread.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct XLine {
-    /// Line id (stream id, thread id).
-    #[prost(int64, tag = "1")]
-    pub id: i64,
-    /// Name.
-    #[prost(string, tag = "2")]
-    pub name: String,
-    /// Base time of the events' offsets, in nanoseconds.
-    #[prost(int64, tag = "3")]
-    pub timestamp_ns: i64,
-    /// Events.
-    #[prost(message, repeated, tag = "4")]
-    pub events: Vec<XEvent>,
-    /// Duration of the line, in picoseconds.
-    #[prost(int64, tag = "9")]
-    pub duration_ps: i64,
     /// Row id in the trace viewer (0: the line id).
     #[prost(int64, tag = "10")]
     pub display_id: i64,
