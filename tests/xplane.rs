@@ -553,3 +553,33 @@ fn corpus_te_decodes_like_xprof() {
     assert_eq!(t.info().device_count, 1);
     assert_eq!(t.xla().unwrap().modules.len(), 9);
 }
+
+/// Loads `space` written to a temp file.
+fn load_space(space: &RawSpace) -> Trace {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p.xplane.pb");
+    std::fs::write(&p, space.encode_to_vec()).unwrap();
+    load(&p)
+}
+
+#[test]
+fn step_markers_are_reported() {
+    // xprof 2.20.1 gives these two profiles the same events as the small
+    // one (the markers are not used); a profile whose events use them may
+    // be grouped into steps, which the decoder does not do, so it warns.
+    for (id, marker) in [(50, "group_id"), (51, "_r")] {
+        let mut space = small_space();
+        let meta = XStatMetadata {
+            id,
+            name: marker.into(),
+        };
+        space.planes[1].stat_metadata.insert(id, meta);
+        let t = load_space(&space);
+        assert_eq!(rows(&t), rows(&load(&testdata(SMALL))), "{marker}");
+        assert!(
+            t.warnings().iter().any(|w| w.contains("marks steps")),
+            "{marker}: {:?}",
+            t.warnings()
+        );
+    }
+}

@@ -10,8 +10,9 @@
 //! `StartRegion` … `StopRegion` pair adds a `ThreadpoolListener::Region`
 //! event; each GPU gets the derived rows of [`super::derived`]; and the
 //! events are ordered by (pid, tid, start) with the longer event first.
-//! A profile whose events already carry step groups (`group_id`) gets
-//! neither the regions nor the derived rows, as in xprof.
+//! Grouping events into steps, which xprof does for profiles with step
+//! markers or `group_id` stats (adding a `Steps` row and keeping derived
+//! events of different steps apart), is not reproduced: a warning says so.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -121,22 +122,16 @@ pub fn synthesize<'a>(
     space: &'a RawSpace,
     modules: &[HloModule],
 ) -> Result<Synthesis<'a>, DecodeError> {
-    let grouped = space
-        .planes
-        .iter()
-        .any(|p| p.stat_metadata.values().any(|m| m.name == "group_id"));
     let symbols = symbols(modules);
     let mut out = Synthesis::default();
     let mut skipped = Skipped::default();
     let mut emit = |plane: &'a RawPlane, pid: u32, gpu: bool, out: &mut Synthesis<'a>| {
-        let Some(counts) = emit_plane(plane, pid, !grouped, out, &mut skipped)? else {
+        let Some(counts) = emit_plane(plane, pid, out, &mut skipped)? else {
             return Ok::<(), DecodeError>(());
         };
         if gpu {
             out.gpu_planes += 1;
-            if !grouped {
-                emit_derived(plane, pid, &counts, &symbols, out)?;
-            }
+            emit_derived(plane, pid, &counts, &symbols, out)?;
         }
         Ok(())
     };
@@ -158,7 +153,7 @@ pub fn synthesize<'a>(
         let pid = FIRST_CUSTOM_PID.wrapping_add(plane.id as u32);
         emit(plane, pid, false, &mut out)?;
     }
-    out.warnings.extend(skipped.warnings(grouped));
+    out.warnings.extend(skipped.warnings(may_group(space)));
     // The viewer's order: by process, row (the map's order), start, the
     // longer event first; the sort is stable, so ties keep the order of
     // the file (and a row's events usually come sorted).
@@ -170,7 +165,7 @@ pub fn synthesize<'a>(
 }
 
 impl Skipped {
-    fn warnings(&self, grouped: bool) -> Vec<String> {
+    fn warnings(&self, steps: bool) -> Vec<String> {
         let mut out = Vec::new();
         if self.counters > 0 {
             out.push(format!(
@@ -186,15 +181,44 @@ impl Skipped {
                 self.async_events
             ));
         }
-        if grouped {
+        if steps {
             out.push(
-                "the profile's events carry step groups (group_id): \
-                 no derived rows (XLA Ops, XLA Modules, …) were added, as in xprof"
+                "the profile marks steps (root events or step groups); xprof groups events by step, \
+                 which this decoder does not: its derived rows (XLA Ops, …), and so the \
+                 UIDs, may differ from the reference's"
                     .into(),
             );
         }
         out
     }
+}
+
+/// Events that make xprof group the events into steps (roots, or loops).
+const STEP_MARKERS: [&str; 9] = [
+    "TraceContext",
+    "ProcessBatch",
+    "OrbaxServing::ProcessBatch",
+    "BatchingSessionRun",
+    "WhileOp-EvalCond",
+    "WhileOp-StartBody",
+    "ForOp",
+    "ParallelForOp",
+    "ForeverOp",
+];
+
+/// True when xprof may group the events of `space` into steps (which
+/// changes its derived rows): some stat is a root marker (`_r`) or a step
+/// group (`group_id`), or some event a step marker. Decided from the
+/// metadata, so it may say yes for markers no event uses.
+fn may_group(space: &RawSpace) -> bool {
+    space.planes.iter().any(|p| {
+        p.stat_metadata
+            .values()
+            .any(|m| m.name == "_r" || m.name == "group_id")
+            || p.event_metadata
+                .values()
+                .any(|m| STEP_MARKERS.contains(&m.name.as_str()))
+    })
 }
 
 /// The instructions of every program by name (the first of a name wins).
@@ -233,7 +257,6 @@ pub fn start_ps(line: &RawLine, e: &XEvent) -> u64 {
 fn emit_plane<'a>(
     plane: &'a RawPlane,
     pid: u32,
-    regions: bool,
     out: &mut Synthesis<'a>,
     skipped: &mut Skipped,
 ) -> Result<Option<Vec<(i64, usize)>>, DecodeError> {
@@ -243,7 +266,7 @@ fn emit_plane<'a>(
     out.processes.push((pid, plane.name.as_str()));
     let stats = PlaneStats::new(&plane.stat_metadata);
     let metas = EventMetas::new(plane);
-    let markers = if regions { region_markers(plane) } else { None };
+    let markers = region_markers(plane);
     let mut counts = Vec::with_capacity(plane.lines.len());
     // One event buffer, reused: decoding merges into it.
     let mut e = XEvent::default();
