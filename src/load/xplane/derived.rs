@@ -560,3 +560,90 @@ pub mod tf_op {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_derived_line_id;
+    use super::tf_op::{Category, event_name, name_scopes, parse};
+
+    #[test]
+    fn op_names_parse_as_xprof_parses_them() {
+        // (full name, category, name, type, shown name), by xprof's rules.
+        let cases = [
+            (
+                "jit(f)/jvp()/dot_general:",
+                Category::Jax,
+                "jit(f)/jvp()/dot_general",
+                "dot_general",
+                "dot_general",
+            ),
+            (
+                "jit(f)/transpose[permutation=(1, 0)]:",
+                Category::Jax,
+                "jit(f)/transpose[permutation=(1, 0)]",
+                "transpose",
+                "transpose",
+            ),
+            ("jit(f)/add_1:", Category::Jax, "jit(f)/add_1", "add", "add"),
+            (
+                "model/dense/MatMul:MatMul",
+                Category::TensorFlow,
+                "model/dense/MatMul",
+                "MatMul",
+                "MatMul",
+            ),
+            (
+                "XlaModule:",
+                Category::TensorFlow,
+                "XlaModule",
+                "XlaModule",
+                "XlaModule",
+            ),
+            (":", Category::TensorFlow, "", "", ""),
+            (
+                "Iterator::Batch::Map",
+                Category::TfData,
+                "Iterator::Batch::Map",
+                "Dataset",
+                "Iterator::Map",
+            ),
+            (
+                "MEMCPYHToD",
+                Category::Memcpy,
+                "MEMCPYHToD",
+                "MemcpyHToD",
+                "MemcpyHToD",
+            ),
+            ("a:B:c", Category::Unknown, "a:B:c", "", "a:B:c"),
+            (
+                "no colon  ",
+                Category::Unknown,
+                "no colon  ",
+                "",
+                "no colon",
+            ),
+        ];
+        for (full, category, name, ty, shown) in cases {
+            let op = parse(full);
+            assert_eq!(
+                (op.category, op.name, op.r#type),
+                (category, name, ty),
+                "{full}"
+            );
+            assert_eq!(event_name(&op), shown, "{full}");
+        }
+        assert_eq!(name_scopes("jit(f)/jvp()/dot_general"), ["jit(f)", "jvp()"]);
+        assert!(name_scopes("kernel").is_empty());
+    }
+
+    #[test]
+    fn derived_line_ids_compare_as_32_bit_ints() {
+        assert!(is_derived_line_id(0xDEAD_BEEF));
+        assert!(
+            is_derived_line_id(0xDEAD_BEF1 + (7 << 32)),
+            "only the low 32 bits count"
+        );
+        assert!(!is_derived_line_id(0xDEAD_BEEE));
+        assert!(!is_derived_line_id(15));
+    }
+}
