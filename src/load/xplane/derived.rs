@@ -7,7 +7,10 @@
 
 use std::collections::HashMap;
 
-use super::proto::{XEvent, XPlane};
+use prost::{DecodeError, Message};
+
+use super::events::start_ps;
+use super::proto::{RawLine, RawPlane, XEvent};
 use super::stats::{PlaneStats, StatKind};
 use crate::trace::xla::HloInstruction;
 
@@ -95,7 +98,7 @@ struct Metas<'p> {
 }
 
 impl<'p> Metas<'p> {
-    fn new(plane: &'p XPlane) -> Self {
+    fn new(plane: &'p RawPlane) -> Self {
         let mut existing = HashMap::new();
         for m in plane.event_metadata.values().filter(|m| !m.name.is_empty()) {
             existing
@@ -140,27 +143,30 @@ impl<'p> Metas<'p> {
 }
 
 /// The derived rows of one GPU plane (empty rows left out), each with its
-/// events in creation order.
+/// events in creation order; `counts` are the (id, event count) of the
+/// plane's lines.
 pub fn derive(
-    plane: &XPlane,
+    plane: &RawPlane,
+    counts: &[(i64, usize)],
     stats: &PlaneStats<'_>,
     symbols: &Symbols<'_>,
-) -> Vec<(usize, Vec<DerivedEvent>)> {
-    let Some(source_id) = busiest_line(plane) else {
-        return Vec::new();
+) -> Result<Vec<(usize, Vec<DerivedEvent>)>, DecodeError> {
+    let Some(source_id) = busiest_line(counts) else {
+        return Ok(Vec::new());
     };
-    let mut events: Vec<(Span, &XEvent)> = Vec::new();
-    for line in plane.lines.iter().filter(|l| l.id == source_id) {
-        let base = line.timestamp_ns.wrapping_mul(1000);
-        for e in &line.events {
-            let begin = base.wrapping_add(e.offset_ps()) as u64;
-            events.push((
-                Span {
-                    begin,
-                    dur: e.duration_ps as u64,
-                },
-                e,
-            ));
+    let mut events: Vec<(Span, XEvent)> = Vec::new();
+    for raw in &plane.lines {
+        let line = RawLine::decode(raw.clone())?;
+        if line.id != source_id {
+            continue;
+        }
+        for raw_event in &line.events {
+            let e = XEvent::decode(raw_event.clone())?;
+            let span = Span {
+                begin: start_ps(&line, &e),
+                dur: e.duration_ps as u64,
+            };
+            events.push((span, e));
         }
     }
     events.sort_by_key(|(s, _)| (s.begin, s.dur));
@@ -168,13 +174,15 @@ pub fn derive(
         metas: Metas::new(plane),
         lines: Default::default(),
     };
-    for (span, e) in events {
-        d.event(span, &GpuStats::of(e, stats), symbols);
+    for (span, e) in &events {
+        d.event(*span, &GpuStats::of(e, stats), symbols);
     }
-    d.lines
+    let rows = d
+        .lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| !l.events.is_empty())
+        .filter(|(_, l)| !l.events.is_empty());
+    Ok(rows
         .map(|(i, l)| {
             let evs = l
                 .events
@@ -187,21 +195,20 @@ pub fn derive(
                 .collect();
             (i, evs)
         })
-        .collect()
+        .collect())
 }
 
 /// The id of the non-derived line with the most events (the smaller id on
 /// a tie): xprof derives rows from that line only.
-fn busiest_line(plane: &XPlane) -> Option<i64> {
+fn busiest_line(counts: &[(i64, usize)]) -> Option<i64> {
     let mut best: Option<(usize, i64)> = None;
-    for line in plane.lines.iter().filter(|l| !is_derived_line_id(l.id)) {
-        let n = line.events.len();
+    for &(id, n) in counts.iter().filter(|(id, _)| !is_derived_line_id(*id)) {
         let better = match best {
             None => true,
-            Some((bn, bid)) => n > bn || (n == bn && line.id < bid),
+            Some((bn, bid)) => n > bn || (n == bn && id < bid),
         };
         if better {
-            best = Some((n, line.id));
+            best = Some((n, id));
         }
     }
     best.map(|(_, id)| id)
@@ -220,7 +227,7 @@ struct GpuStats<'a> {
 }
 
 impl<'a> GpuStats<'a> {
-    fn of(e: &'a XEvent, stats: &PlaneStats<'a>) -> Self {
+    fn of<'p: 'a>(e: &'a XEvent, stats: &PlaneStats<'p>) -> Self {
         let mut g = GpuStats::default();
         for s in &e.stats {
             match stats.kind(s.metadata_id) {
@@ -473,7 +480,9 @@ pub mod tf_op {
     fn memcpy(full: &str) -> Option<TfOp<'_>> {
         let types = ["MemcpyHToD", "MemcpyDToH", "MemcpyDToD", "MemcpyHToH"];
         types.iter().find_map(|t| {
-            let matches = full.len() >= t.len() && full[..t.len()].eq_ignore_ascii_case(t);
+            let matches = full
+                .get(..t.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(t));
             matches.then_some(TfOp {
                 category: Category::Memcpy,
                 name: full,
@@ -549,5 +558,92 @@ pub mod tf_op {
             }
             _ => op.r#type.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_derived_line_id;
+    use super::tf_op::{Category, event_name, name_scopes, parse};
+
+    #[test]
+    fn op_names_parse_as_xprof_parses_them() {
+        // (full name, category, name, type, shown name), by xprof's rules.
+        let cases = [
+            (
+                "jit(f)/jvp()/dot_general:",
+                Category::Jax,
+                "jit(f)/jvp()/dot_general",
+                "dot_general",
+                "dot_general",
+            ),
+            (
+                "jit(f)/transpose[permutation=(1, 0)]:",
+                Category::Jax,
+                "jit(f)/transpose[permutation=(1, 0)]",
+                "transpose",
+                "transpose",
+            ),
+            ("jit(f)/add_1:", Category::Jax, "jit(f)/add_1", "add", "add"),
+            (
+                "model/dense/MatMul:MatMul",
+                Category::TensorFlow,
+                "model/dense/MatMul",
+                "MatMul",
+                "MatMul",
+            ),
+            (
+                "XlaModule:",
+                Category::TensorFlow,
+                "XlaModule",
+                "XlaModule",
+                "XlaModule",
+            ),
+            (":", Category::TensorFlow, "", "", ""),
+            (
+                "Iterator::Batch::Map",
+                Category::TfData,
+                "Iterator::Batch::Map",
+                "Dataset",
+                "Iterator::Map",
+            ),
+            (
+                "MEMCPYHToD",
+                Category::Memcpy,
+                "MEMCPYHToD",
+                "MemcpyHToD",
+                "MemcpyHToD",
+            ),
+            ("a:B:c", Category::Unknown, "a:B:c", "", "a:B:c"),
+            (
+                "no colon  ",
+                Category::Unknown,
+                "no colon  ",
+                "",
+                "no colon",
+            ),
+        ];
+        for (full, category, name, ty, shown) in cases {
+            let op = parse(full);
+            assert_eq!(
+                (op.category, op.name, op.r#type),
+                (category, name, ty),
+                "{full}"
+            );
+            assert_eq!(event_name(&op), shown, "{full}");
+        }
+        assert_eq!(name_scopes("jit(f)/jvp()/dot_general"), ["jit(f)", "jvp()"]);
+        assert!(name_scopes("kernel").is_empty());
+    }
+
+    #[test]
+    fn derived_line_ids_compare_as_32_bit_ints() {
+        assert!(is_derived_line_id(0xDEAD_BEEF));
+        assert!(
+            is_derived_line_id(0xDEAD_BEF1 + (7 << 32)),
+            "only the low 32 bits count"
+        );
+        assert!(!is_derived_line_id(0xDEAD_BEEE));
+        assert!(!is_derived_line_id(15));
     }
 }

@@ -10,15 +10,19 @@
 //! `StartRegion` … `StopRegion` pair adds a `ThreadpoolListener::Region`
 //! event; each GPU gets the derived rows of [`super::derived`]; and the
 //! events are ordered by (pid, tid, start) with the longer event first.
-//! A profile whose events already carry step groups (`group_id`) gets
-//! neither the regions nor the derived rows, as in xprof.
+//! Grouping events into steps, which xprof does for profiles with step
+//! markers or `group_id` stats (adding a `Steps` row and keeping derived
+//! events of different steps apart), is not reproduced: a warning says so.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use prost::{DecodeError, Message};
+use rustc_hash::FxHashMap;
+
 use super::derived::{self, DERIVED_LINES, Symbols};
-use super::proto::{XEvent, XLine, XPlane, XSpace};
-use super::stats::{PlaneStats, StatKind};
+use super::proto::{RawLine, RawPlane, RawSpace, XEvent, XEventMetadata};
+use super::stats::{PlaneStats, StatKind, Value};
 use crate::trace::xla::HloModule;
 
 /// Plane name prefix of the GPUs.
@@ -51,28 +55,25 @@ const INTERNAL_EVENTS: [&str; 13] = [
     "ParseExampleConsume",
 ];
 
-/// The XLA statistics of one event, borrowed from the profile.
+/// The XLA statistics of one event (borrowed from the plane's metadata
+/// where they are references to it).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EventXla<'a> {
     /// `hlo_module`.
-    pub hlo_module: Option<&'a str>,
+    pub hlo_module: Option<Cow<'a, str>>,
     /// `hlo_op`.
-    pub hlo_op: Option<&'a str>,
+    pub hlo_op: Option<Cow<'a, str>>,
     /// `program_id`.
     pub program_id: Option<i64>,
     /// `name` (framework op path).
-    pub framework_op: Option<&'a str>,
+    pub framework_op: Option<Cow<'a, str>>,
     /// `kernel_details`.
-    pub kernel_details: Option<&'a str>,
+    pub kernel_details: Option<Cow<'a, str>>,
 }
 
 /// One event of the list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Synth<'a> {
-    /// Process (device).
-    pub pid: u32,
-    /// Row.
-    pub tid: u32,
     /// Name as shown.
     pub name: Cow<'a, str>,
     /// Start, picoseconds.
@@ -85,16 +86,24 @@ pub struct Synth<'a> {
     pub xla: Option<Box<EventXla<'a>>>,
 }
 
-/// The event list and the names of its processes and rows.
+/// One row (thread, stream, derived row) of a process.
 #[derive(Debug, Default)]
-pub struct Synthesis<'a> {
+pub struct Row<'a> {
+    /// Row name.
+    pub name: String,
     /// Events, in the trace viewer's order.
     pub events: Vec<Synth<'a>>,
+}
+
+/// The event list, by row, and the names of its processes and rows.
+#[derive(Debug, Default)]
+pub struct Synthesis<'a> {
+    /// The rows by (pid, tid): in key order, their events make the list.
+    pub rows: BTreeMap<(u32, u32), Row<'a>>,
     /// (pid, plane name) of every plane shown.
     pub processes: Vec<(u32, &'a str)>,
-    /// Row names by (pid, tid).
-    pub threads: BTreeMap<(u32, u32), &'a str>,
-    /// Number of GPU planes.
+    /// Number of GPU planes shown (those with lines; a profile may list
+    /// idle GPUs as planes without lines, which xprof does not show).
     pub gpu_planes: usize,
     /// What could not be reproduced.
     pub warnings: Vec<String>,
@@ -107,73 +116,109 @@ struct Skipped {
 }
 
 /// Builds the event list of `space`; `modules` are its HLO modules (for
-/// the `Framework Ops` and `Source code` rows).
-pub fn synthesize<'a>(space: &'a XSpace, modules: &[HloModule]) -> Synthesis<'a> {
-    let grouped = space
-        .planes
-        .iter()
-        .any(|p| p.stat_metadata.values().any(|m| m.name == "group_id"));
+/// the `Framework Ops` and `Source code` rows). An error when a line or an
+/// event does not decode.
+pub fn synthesize<'a>(
+    space: &'a RawSpace,
+    modules: &[HloModule],
+) -> Result<Synthesis<'a>, DecodeError> {
     let symbols = symbols(modules);
     let mut out = Synthesis::default();
     let mut skipped = Skipped::default();
-    let mut emit = |plane: &'a XPlane, pid: u32, gpu: bool, out: &mut Synthesis<'a>| {
-        emit_plane(plane, pid, !grouped, out, &mut skipped);
-        if gpu && !grouped {
-            emit_derived(plane, pid, &symbols, out);
+    let mut emit = |plane: &'a RawPlane, pid: u32, gpu: bool, out: &mut Synthesis<'a>| {
+        let Some(counts) = emit_plane(plane, pid, out, &mut skipped)? else {
+            return Ok::<(), DecodeError>(());
+        };
+        if gpu {
+            out.gpu_planes += 1;
+            emit_derived(plane, pid, &counts, &symbols, out)?;
         }
+        Ok(())
     };
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
-        emit(host, HOST_PID, false, &mut out);
+        emit(host, HOST_PID, false, &mut out)?;
     }
-    for plane in space
+    let gpus = space
         .planes
         .iter()
-        .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
-    {
-        out.gpu_planes += 1;
-        emit(plane, 1u32.wrapping_add(plane.id as u32), true, &mut out);
+        .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+    for plane in gpus {
+        emit(plane, 1u32.wrapping_add(plane.id as u32), true, &mut out)?;
     }
-    for plane in space
+    let customs = space
         .planes
         .iter()
-        .filter(|p| p.name.starts_with(CUSTOM_PLANE_PREFIX))
-    {
-        emit(
-            plane,
-            FIRST_CUSTOM_PID.wrapping_add(plane.id as u32),
-            false,
-            &mut out,
-        );
+        .filter(|p| p.name.starts_with(CUSTOM_PLANE_PREFIX));
+    for plane in customs {
+        let pid = FIRST_CUSTOM_PID.wrapping_add(plane.id as u32);
+        emit(plane, pid, false, &mut out)?;
     }
-    if skipped.counters > 0 {
-        out.warnings.push(format!(
-            "{} counter event(s) (rows \"_counters_\") were left out; \
-             the UIDs of the events after them differ from the reference's",
-            skipped.counters
-        ));
+    out.warnings.extend(skipped.warnings(may_group(space)));
+    // The viewer's order: by process, row (the map's order), start, the
+    // longer event first; the sort is stable, so ties keep the order of
+    // the file (and a row's events usually come sorted).
+    for row in out.rows.values_mut() {
+        row.events
+            .sort_by(|a, b| a.ts_ps.cmp(&b.ts_ps).then(b.dur_ps.cmp(&a.dur_ps)));
     }
-    if skipped.async_events > 0 {
-        out.warnings.push(format!(
-            "{} asynchronous flow event(s) were left out; \
-             the UIDs of the events after them differ from the reference's",
-            skipped.async_events
-        ));
+    Ok(out)
+}
+
+impl Skipped {
+    fn warnings(&self, steps: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.counters > 0 {
+            out.push(format!(
+                "{} counter event(s) (rows \"_counters_\") were left out; \
+                 the UIDs of the events after them differ from the reference's",
+                self.counters
+            ));
+        }
+        if self.async_events > 0 {
+            out.push(format!(
+                "{} asynchronous flow event(s) were left out; \
+                 the UIDs of the events after them differ from the reference's",
+                self.async_events
+            ));
+        }
+        if steps {
+            out.push(
+                "the profile marks steps (root events or step groups); xprof groups events by step, \
+                 which this decoder does not: its derived rows (XLA Ops, …), and so the \
+                 UIDs, may differ from the reference's"
+                    .into(),
+            );
+        }
+        out
     }
-    if grouped {
-        out.warnings.push(
-            "the profile's events carry step groups (group_id): \
-             no derived rows (XLA Ops, XLA Modules, …) were added, as in xprof"
-                .into(),
-        );
-    }
-    // The viewer's order: by process, row, start, the longer event first;
-    // the sort is stable, so ties keep the order of the file.
-    out.events.sort_by(|a, b| {
-        (a.pid, a.tid, a.ts_ps)
-            .cmp(&(b.pid, b.tid, b.ts_ps))
-            .then(b.dur_ps.cmp(&a.dur_ps))
-    });
-    out
+}
+
+/// Events that make xprof group the events into steps (roots, or loops).
+const STEP_MARKERS: [&str; 9] = [
+    "TraceContext",
+    "ProcessBatch",
+    "OrbaxServing::ProcessBatch",
+    "BatchingSessionRun",
+    "WhileOp-EvalCond",
+    "WhileOp-StartBody",
+    "ForOp",
+    "ParallelForOp",
+    "ForeverOp",
+];
+
+/// True when xprof may group the events of `space` into steps (which
+/// changes its derived rows): some stat is a root marker (`_r`) or a step
+/// group (`group_id`), or some event a step marker. Decided from the
+/// metadata, so it may say yes for markers no event uses.
+fn may_group(space: &RawSpace) -> bool {
+    space.planes.iter().any(|p| {
+        p.stat_metadata
+            .values()
+            .any(|m| m.name == "_r" || m.name == "group_id")
+            || p.event_metadata
+                .values()
+                .any(|m| STEP_MARKERS.contains(&m.name.as_str()))
+    })
 }
 
 /// The instructions of every program by name (the first of a name wins).
@@ -191,7 +236,7 @@ fn symbols(modules: &[HloModule]) -> Symbols<'_> {
 }
 
 /// A line's row name: its display name, else its name.
-fn display_name(line: &XLine) -> &str {
+fn display_name(line: &RawLine) -> &str {
     if line.display_name.is_empty() {
         &line.name
     } else {
@@ -200,53 +245,65 @@ fn display_name(line: &XLine) -> &str {
 }
 
 /// Start of an event in picoseconds, as xprof computes it.
-fn start_ps(line: &XLine, e: &XEvent) -> u64 {
+pub fn start_ps(line: &RawLine, e: &XEvent) -> u64 {
     line.timestamp_ns
         .wrapping_mul(1000)
         .wrapping_add(e.offset_ps()) as u64
 }
 
 /// The events of one plane's own lines (and their threadpool regions).
+/// Returns the (id, event count) of every line, or None when the plane has
+/// no lines (xprof does not show it).
 fn emit_plane<'a>(
-    plane: &'a XPlane,
+    plane: &'a RawPlane,
     pid: u32,
-    regions: bool,
     out: &mut Synthesis<'a>,
     skipped: &mut Skipped,
-) {
+) -> Result<Option<Vec<(i64, usize)>>, DecodeError> {
     if plane.lines.is_empty() {
-        return;
+        return Ok(None);
     }
     out.processes.push((pid, plane.name.as_str()));
-    let stats = PlaneStats::new(plane);
-    let markers = if regions { region_markers(plane) } else { None };
-    for line in &plane.lines {
-        if display_name(line) == "Async XLA Ops" {
-            continue;
-        }
-        let spans = markers.map_or_else(Vec::new, |m| region_spans(line, &stats, m));
-        if line.events.is_empty() && spans.is_empty() {
+    let stats = PlaneStats::new(&plane.stat_metadata);
+    let metas = EventMetas::new(plane);
+    let markers = region_markers(plane);
+    let mut counts = Vec::with_capacity(plane.lines.len());
+    // One event buffer, reused: decoding merges into it.
+    let mut e = XEvent::default();
+    for raw in &plane.lines {
+        let line = RawLine::decode(raw.clone())?;
+        counts.push((line.id, line.events.len()));
+        if display_name(&line) == "Async XLA Ops" || line.events.is_empty() {
             continue;
         }
         if line.name == "_counters_" {
             skipped.counters += line.events.len();
             continue;
         }
-        let tid = (if line.display_id != 0 {
+        let id = if line.display_id != 0 {
             line.display_id
         } else {
             line.id
-        }) as u32;
-        out.threads.insert((pid, tid), display_name(line));
-        for e in &line.events {
-            if let Some(s) = event(plane, &stats, line, e, pid, tid, skipped) {
-                out.events.push(s);
+        };
+        // xprof names a row after the last of its lines.
+        let row = out.rows.entry((pid, id as u32)).or_default();
+        row.name = display_name(&line).to_string();
+        let mut region = Regions::new(markers);
+        for raw_event in &line.events {
+            e.clear();
+            e.merge(raw_event.clone())?;
+            region.see(&line, &e, &stats);
+            let cx = Context {
+                metas: &metas,
+                stats: &stats,
+                line: &line,
+            };
+            if let Some(s) = event(cx, &mut e, skipped) {
+                row.events.push(s);
             }
         }
-        for (begin, end) in spans {
-            out.events.push(Synth {
-                pid,
-                tid,
+        for (begin, end) in region.spans {
+            row.events.push(Synth {
                 name: Cow::Borrowed(REGION),
                 ts_ps: begin,
                 dur_ps: end.wrapping_sub(begin),
@@ -255,74 +312,107 @@ fn emit_plane<'a>(
             });
         }
     }
+    Ok(Some(counts))
 }
 
-/// One event of a line, None when xprof does not show it.
-fn event<'a>(
-    plane: &'a XPlane,
-    stats: &PlaneStats<'a>,
-    line: &XLine,
-    e: &'a XEvent,
-    pid: u32,
-    tid: u32,
-    skipped: &mut Skipped,
-) -> Option<Synth<'a>> {
-    let meta = plane.event_metadata.get(&e.metadata_id);
-    let meta_name = meta.map_or("", |m| m.name.as_str());
-    if INTERNAL_EVENTS.contains(&meta_name) {
-        return None;
+/// The event metadata of a plane by id, with whether xprof hides the
+/// events.
+struct EventMetas<'a> {
+    by_id: FxHashMap<i64, (&'a XEventMetadata, bool)>,
+}
+
+impl<'a> EventMetas<'a> {
+    fn new(plane: &'a RawPlane) -> Self {
+        let by_id = plane
+            .event_metadata
+            .iter()
+            .map(|(&id, m)| (id, (m, INTERNAL_EVENTS.contains(&m.name.as_str()))))
+            .collect();
+        EventMetas { by_id }
     }
-    let mut name = match meta {
+}
+
+/// What an event of a line is read with.
+#[derive(Clone, Copy)]
+struct Context<'c, 'a> {
+    metas: &'c EventMetas<'a>,
+    stats: &'c PlaneStats<'a>,
+    line: &'c RawLine,
+}
+
+/// One event of a line, None when xprof does not show it. The event's
+/// strings are moved out.
+fn event<'a>(cx: Context<'_, 'a>, e: &mut XEvent, skipped: &mut Skipped) -> Option<Synth<'a>> {
+    let stats = cx.stats;
+    let meta = match cx.metas.by_id.get(&e.metadata_id) {
+        Some(&(_, true)) => return None,
+        Some(&(m, false)) => Some(m),
+        None => None,
+    };
+    let meta_name = meta.map_or("", |m| m.name.as_str());
+    let name = match meta {
         Some(m) if !m.display_name.is_empty() => m.display_name.as_str(),
         _ => meta_name,
     };
-    let mut correlation = None;
-    let mut xla = EventXla::default();
-    let (mut flow, mut is_async) = (false, false);
+    let mut args = Args {
+        name: Cow::Borrowed(name),
+        ..Args::default()
+    };
     // Metadata stats first, then the event's own (which win).
-    let all = meta
-        .map_or(&[][..], |m| m.stats.as_slice())
-        .iter()
-        .chain(&e.stats);
-    for s in all {
-        let int = PlaneStats::is_int(s);
-        let text = || Some(stats.str_or_ref(s)).filter(|_| !int);
-        match stats.kind(s.metadata_id) {
-            StatKind::CorrelationId if int => correlation = Some(stats.int_or_uint(s) as i64),
-            StatKind::ProgramId if int => xla.program_id = Some(stats.int_or_uint(s) as i64),
-            StatKind::HloModule => xla.hlo_module = text().or(xla.hlo_module),
-            StatKind::HloOp => xla.hlo_op = text().or(xla.hlo_op),
-            StatKind::Name => xla.framework_op = text().or(xla.framework_op),
-            StatKind::KernelDetails => xla.kernel_details = text().or(xla.kernel_details),
-            StatKind::StepName => {
-                if let Some(t) = text().filter(|t| !t.is_empty()) {
-                    name = t;
-                }
-            }
-            StatKind::Flow if int => flow = true,
-            StatKind::IsAsync if int => is_async = true,
-            _ => {}
-        }
+    for s in meta.map_or(&[][..], |m| m.stats.as_slice()) {
+        args.apply(stats.kind(s.metadata_id), stats.value(s));
     }
-    if flow && is_async {
+    let ts_ps = start_ps(cx.line, e);
+    let dur_ps = e.duration_ps as u64;
+    for s in &mut e.stats {
+        args.apply(stats.kind(s.metadata_id), stats.value_owned(s.value.take()));
+    }
+    if args.flow && args.is_async {
         skipped.async_events += 1;
         return None;
     }
-    let has_xla = xla != EventXla::default();
+    let has_xla = args.xla != EventXla::default();
     Some(Synth {
-        pid,
-        tid,
-        name: Cow::Borrowed(name),
-        ts_ps: start_ps(line, e),
-        dur_ps: e.duration_ps as u64,
-        correlation,
-        xla: has_xla.then(|| Box::new(xla)),
+        name: args.name,
+        ts_ps,
+        dur_ps,
+        correlation: args.correlation,
+        xla: has_xla.then(|| Box::new(args.xla)),
     })
+}
+
+/// What the stats of an event say.
+#[derive(Default)]
+struct Args<'a> {
+    name: Cow<'a, str>,
+    correlation: Option<i64>,
+    xla: EventXla<'a>,
+    flow: bool,
+    is_async: bool,
+}
+
+impl<'a> Args<'a> {
+    fn apply(&mut self, kind: StatKind, v: Value<'a>) {
+        let x = &mut self.xla;
+        match (kind, v) {
+            (StatKind::CorrelationId, Value::Int(i)) => self.correlation = Some(i as i64),
+            (StatKind::ProgramId, Value::Int(i)) => x.program_id = Some(i as i64),
+            (StatKind::HloModule, Value::Text(t)) => x.hlo_module = Some(t),
+            (StatKind::HloOp, Value::Text(t)) => x.hlo_op = Some(t),
+            (StatKind::Name, Value::Text(t)) => x.framework_op = Some(t),
+            (StatKind::KernelDetails, Value::Text(t)) => x.kernel_details = Some(t),
+            // xprof renames an event after a non-empty `step_name`.
+            (StatKind::StepName, Value::Text(t)) if !t.is_empty() => self.name = t,
+            (StatKind::Flow, Value::Int(_)) => self.flow = true,
+            (StatKind::IsAsync, Value::Int(_)) => self.is_async = true,
+            _ => {}
+        }
+    }
 }
 
 /// The metadata ids of the threadpool region markers, when the plane has
 /// both.
-fn region_markers(plane: &XPlane) -> Option<(i64, i64)> {
+fn region_markers(plane: &RawPlane) -> Option<(i64, i64)> {
     let find = |name: &str| {
         plane
             .event_metadata
@@ -336,38 +426,55 @@ fn region_markers(plane: &XPlane) -> Option<(i64, i64)> {
 /// xprof's threadpool regions of a line: from each `StartRegion` that has
 /// a consumer id to the next `StopRegion` (a start is remembered until
 /// the next one, so two stops after one start give two regions).
-fn region_spans(
-    line: &XLine,
-    stats: &PlaneStats<'_>,
-    (start, stop): (i64, i64),
-) -> Vec<(u64, u64)> {
-    let mut spans = Vec::new();
-    let mut begin: u64 = 0;
-    for e in &line.events {
-        if e.metadata_id == start {
-            let has_consumer = e
-                .stats
-                .iter()
-                .any(|s| stats.kind(s.metadata_id) == StatKind::ConsumerId);
-            if has_consumer {
-                begin = start_ps(line, e);
-            }
-        } else if e.metadata_id == stop && begin != 0 {
-            spans.push((begin, start_ps(line, e)));
-        }
-    }
-    spans
+struct Regions {
+    markers: Option<(i64, i64)>,
+    begin: u64,
+    spans: Vec<(u64, u64)>,
 }
 
-/// The derived rows of a GPU plane.
-fn emit_derived<'a>(plane: &'a XPlane, pid: u32, symbols: &Symbols<'_>, out: &mut Synthesis<'a>) {
-    let stats = PlaneStats::new(plane);
-    for (row, events) in derived::derive(plane, &stats, symbols) {
+impl Regions {
+    fn new(markers: Option<(i64, i64)>) -> Self {
+        Regions {
+            markers,
+            begin: 0,
+            spans: Vec::new(),
+        }
+    }
+
+    /// The next event of the line, in file order.
+    fn see(&mut self, line: &RawLine, e: &XEvent, stats: &PlaneStats<'_>) {
+        let Some((start, stop)) = self.markers else {
+            return;
+        };
+        if e.metadata_id == start {
+            let consumer = StatKind::ConsumerId;
+            if e.stats
+                .iter()
+                .any(|s| stats.kind(s.metadata_id) == consumer)
+            {
+                self.begin = start_ps(line, e);
+            }
+        } else if e.metadata_id == stop && self.begin != 0 {
+            self.spans.push((self.begin, start_ps(line, e)));
+        }
+    }
+}
+
+/// The derived rows of a GPU plane; `counts` are the (id, event count) of
+/// its lines.
+fn emit_derived<'a>(
+    plane: &'a RawPlane,
+    pid: u32,
+    counts: &[(i64, usize)],
+    symbols: &Symbols<'_>,
+    out: &mut Synthesis<'a>,
+) -> Result<(), DecodeError> {
+    let stats = PlaneStats::new(&plane.stat_metadata);
+    for (row, events) in derived::derive(plane, counts, &stats, symbols)? {
         let (tid, name) = DERIVED_LINES[row];
-        out.threads.insert((pid, tid), name);
-        out.events.extend(events.into_iter().map(|e| Synth {
-            pid,
-            tid,
+        let row = out.rows.entry((pid, tid)).or_default();
+        row.name = name.to_string();
+        row.events.extend(events.into_iter().map(|e| Synth {
             name: Cow::Owned(e.name),
             ts_ps: e.begin_ps,
             dur_ps: e.dur_ps,
@@ -375,4 +482,5 @@ fn emit_derived<'a>(plane: &'a XPlane, pid: u32, symbols: &Symbols<'_>, out: &mu
             xla: None,
         }));
     }
+    Ok(())
 }

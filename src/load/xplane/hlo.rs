@@ -3,7 +3,7 @@
 
 use prost::Message;
 
-use super::proto::{HloInstructionProto, HloProto, ShapeProto, XPlane, XStatValue};
+use super::proto::{HloInstructionProto, HloProto, RawPlane, ShapeProto, XStatValue};
 use crate::trace::xla::{HloComputation, HloInstruction, HloModule, HloShape};
 
 /// Name of the plane holding the HLO modules.
@@ -16,7 +16,7 @@ const HLO_PROTO_STAT: &str = "Hlo Proto";
 /// metadata id), as xprof reads them: an entry whose bytes do not decode,
 /// or that has no module, is left out (with a warning); of two entries
 /// with one program id the first is kept.
-pub fn modules(planes: &[XPlane], warnings: &mut Vec<String>) -> Vec<HloModule> {
+pub fn modules(planes: &[RawPlane], warnings: &mut Vec<String>) -> Vec<HloModule> {
     let mut out: Vec<HloModule> = Vec::new();
     for plane in planes.iter().filter(|p| p.name == METADATA_PLANE) {
         let Some(stat_id) = plane
@@ -34,7 +34,7 @@ pub fn modules(planes: &[XPlane], warnings: &mut Vec<String>) -> Vec<HloModule> 
             let Some(XStatValue::Bytes(bytes)) = &stat.value else {
                 continue;
             };
-            match HloProto::decode(bytes.as_slice()) {
+            match HloProto::decode(bytes.clone()) {
                 Ok(HloProto {
                     hlo_module: Some(m),
                 }) => {

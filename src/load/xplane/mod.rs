@@ -34,25 +34,28 @@ pub fn decode<R: Read>(mut reader: R, packing: Packing, needs: &Needs) -> Result
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| LoadError::read(packing, e))?;
-    let space = proto::XSpace::decode(bytes.as_slice())
-        .map_err(|e| LoadError::Syntax(format!("not a valid XPlane protobuf: {e}")))?;
     let input_bytes = bytes.len() as u64;
-    drop(bytes);
+    // Lines and events stay slices of this buffer until they are decoded.
+    let space = proto::RawSpace::decode(prost::bytes::Bytes::from(bytes)).map_err(syntax)?;
     build(&space, input_bytes, needs)
 }
 
+fn syntax(e: prost::DecodeError) -> LoadError {
+    LoadError::Syntax(format!("not a valid XPlane protobuf: {e}"))
+}
+
 /// The trace of a decoded XSpace.
-fn build(space: &proto::XSpace, input_bytes: u64, needs: &Needs) -> Result<Trace, LoadError> {
+fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Trace, LoadError> {
     let mut warnings = Vec::new();
     let modules = hlo::modules(&space.planes, &mut warnings);
-    let synth = events::synthesize(space, &modules);
+    let synth = events::synthesize(space, &modules).map_err(syntax)?;
     if synth.gpu_planes == 0 {
         return Err(LoadError::NotATrace(format!(
-            "an XPlane profile without GPU planes ({}N): nothing to report",
+            "an XPlane profile without GPU planes ({}N) holding events: nothing to report",
             events::GPU_PLANE_PREFIX
         )));
     }
-    if synth.events.is_empty() {
+    if synth.rows.values().all(|r| r.events.is_empty()) {
         return Err(LoadError::NoEvents);
     }
     let mut b = TraceBuilder::new(needs);
@@ -67,15 +70,18 @@ fn build(space: &proto::XSpace, input_bytes: u64, needs: &Needs) -> Result<Trace
             name.to_string(),
         );
     }
-    for (&(pid, tid), &name) in &synth.threads {
-        b.set_meta_of("thread_name", pid_ref(pid), tid_ref(tid), name.to_string());
+    for (&(pid, tid), row) in &synth.rows {
+        b.set_meta_of("thread_name", pid_ref(pid), tid_ref(tid), row.name.clone());
     }
     let mut event_stats = rustc_hash::FxHashMap::default();
     let mut parse = |_: &str| None;
     // The builder numbers the events it keeps in push order.
     let mut kept = 0;
-    for (index, s) in synth.events.iter().enumerate() {
-        let thread = synth.threads.get(&(s.pid, s.tid)).copied().unwrap_or("");
+    let events = synth
+        .rows
+        .iter()
+        .flat_map(|(&key, row)| row.events.iter().map(move |s| (key, row.name.as_str(), s)));
+    for (index, ((pid, tid), thread, s)) in events.enumerate() {
         let cat = category(thread, &s.name);
         // Launches and kernels stay whole whatever their category: the
         // report links and describes them.
@@ -85,7 +91,7 @@ fn build(space: &proto::XSpace, input_bytes: u64, needs: &Needs) -> Result<Trace
             continue;
         }
         if !b
-            .push_event(index, input(s, cat), &mut parse)
+            .push_event(index, input(s, pid, tid, cat), &mut parse)
             .map_err(LoadError::Invalid)?
         {
             continue;
@@ -123,10 +129,15 @@ pub fn category(thread: &str, name: &str) -> Cat {
     if thread == "Framework Name Scope" || thread.contains("py_xla") {
         Cat::CpuOp
     } else if thread.starts_with("Stream") {
-        let lower = name.to_lowercase();
-        if lower.starts_with("copy") || lower.starts_with("memcpy") {
+        // The reference lower-cases the name (Unicode); for these ASCII
+        // prefixes without `i` or `k`, an ASCII comparison is the same.
+        let starts = |p: &str| {
+            name.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+        };
+        if starts("copy") || starts("memcpy") {
             Cat::GpuMemcpy
-        } else if lower.starts_with("memset") {
+        } else if starts("memset") {
             Cat::GpuMemset
         } else {
             Cat::Kernel
@@ -146,13 +157,13 @@ fn time(ps: u64) -> Time {
     }
 }
 
-fn input<'a>(s: &'a Synth<'_>, cat: Cat) -> EventInput<'a> {
+fn input<'a>(s: &'a Synth<'_>, pid: u32, tid: u32, cat: Cat) -> EventInput<'a> {
     EventInput {
         cat,
         ph: Phase::Complete,
         name: Some(&s.name),
-        pid: pid_ref(s.pid),
-        tid: tid_ref(s.tid),
+        pid: pid_ref(pid),
+        tid: tid_ref(tid),
         ts: Some(time(s.ts_ps)),
         // A zero-length event is written with 1 ps.
         dur: Some(time(s.dur_ps.max(1))),
@@ -168,12 +179,12 @@ fn input<'a>(s: &'a Synth<'_>, cat: Cat) -> EventInput<'a> {
 }
 
 fn stats_of(x: &events::EventXla<'_>) -> XlaEventStats {
-    let own = |s: Option<&str>| s.map(str::to_string);
+    let own = |s: &Option<std::borrow::Cow<'_, str>>| s.as_deref().map(str::to_string);
     XlaEventStats {
-        hlo_module: own(x.hlo_module),
-        hlo_op: own(x.hlo_op),
+        hlo_module: own(&x.hlo_module),
+        hlo_op: own(&x.hlo_op),
         program_id: x.program_id,
-        framework_op: own(x.framework_op),
-        kernel_details: own(x.kernel_details),
+        framework_op: own(&x.framework_op),
+        kernel_details: own(&x.kernel_details),
     }
 }

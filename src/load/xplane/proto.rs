@@ -3,53 +3,48 @@
 //! `tensorflow.profiler`; `xla/service/hlo.proto` and `xla/xla_data.proto`,
 //! package `xla`). Only the fields the decoder uses are declared: prost
 //! skips the others.
+//!
+//! The decoder reads [`RawSpace`]: planes whose lines, and lines whose
+//! events, stay encoded (slices of the input buffer) until they are used,
+//! one at a time, so that the decoded profile never sits in memory whole.
+//! (To write a profile, encode the events and lines into these messages.)
 
 use std::collections::BTreeMap;
 
-/// A whole profile: one plane per device, the host threads, metadata.
+use prost::bytes::Bytes;
+
+/// An XSpace whose lines are still encoded.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct XSpace {
-    /// The planes (`/device:GPU:0`, `/host:CPU`, `/host:metadata`, …).
+pub struct RawSpace {
+    /// The planes.
     #[prost(message, repeated, tag = "1")]
-    pub planes: Vec<XPlane>,
-    /// Errors the profiler recorded.
-    #[prost(string, repeated, tag = "2")]
-    pub errors: Vec<String>,
-    /// Warnings the profiler recorded.
-    #[prost(string, repeated, tag = "3")]
-    pub warnings: Vec<String>,
-    /// Host names the planes came from.
-    #[prost(string, repeated, tag = "4")]
-    pub hostnames: Vec<String>,
+    pub planes: Vec<RawPlane>,
 }
 
-/// One device, the host threads, or a metadata container.
+/// An XPlane whose lines are still encoded ([`RawLine`]s).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct XPlane {
-    /// Plane id (device ordinal for device planes).
+pub struct RawPlane {
+    /// Plane id.
     #[prost(int64, tag = "1")]
     pub id: i64,
     /// Plane name.
     #[prost(string, tag = "2")]
     pub name: String,
-    /// Timelines (streams, threads).
-    #[prost(message, repeated, tag = "3")]
-    pub lines: Vec<XLine>,
+    /// Encoded lines.
+    #[prost(bytes = "bytes", repeated, tag = "3")]
+    pub lines: Vec<Bytes>,
     /// Event metadata by id.
     #[prost(btree_map = "int64, message", tag = "4")]
     pub event_metadata: BTreeMap<i64, XEventMetadata>,
     /// Stat metadata by id.
     #[prost(btree_map = "int64, message", tag = "5")]
     pub stat_metadata: BTreeMap<i64, XStatMetadata>,
-    /// Plane-level stats (device capabilities).
-    #[prost(message, repeated, tag = "6")]
-    pub stats: Vec<XStat>,
 }
 
-/// One timeline: a GPU stream or a host thread.
+/// An XLine whose events are still encoded ([`XEvent`]s).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct XLine {
-    /// Line id (stream id, thread id).
+pub struct RawLine {
+    /// Line id.
     #[prost(int64, tag = "1")]
     pub id: i64,
     /// Name.
@@ -58,12 +53,9 @@ pub struct XLine {
     /// Base time of the events' offsets, in nanoseconds.
     #[prost(int64, tag = "3")]
     pub timestamp_ns: i64,
-    /// Events.
-    #[prost(message, repeated, tag = "4")]
-    pub events: Vec<XEvent>,
-    /// Duration of the line, in picoseconds.
-    #[prost(int64, tag = "9")]
-    pub duration_ps: i64,
+    /// Encoded events.
+    #[prost(bytes = "bytes", repeated, tag = "4")]
+    pub events: Vec<Bytes>,
     /// Row id in the trace viewer (0: the line id).
     #[prost(int64, tag = "10")]
     pub display_id: i64,
@@ -138,8 +130,8 @@ pub enum XStatValue {
     #[prost(string, tag = "5")]
     Str(String),
     /// bytes (e.g. a serialized HloProto).
-    #[prost(bytes = "vec", tag = "6")]
-    Bytes(Vec<u8>),
+    #[prost(bytes = "bytes", tag = "6")]
+    Bytes(Bytes),
     /// A string stored as the name of another stat metadata.
     #[prost(uint64, tag = "7")]
     Ref(u64),
@@ -193,9 +185,15 @@ pub struct HloModuleProto {
     /// Computations.
     #[prost(message, repeated, tag = "3")]
     pub computations: Vec<HloComputationProto>,
+    /// Parameter and result shapes of the entry computation.
+    #[prost(message, optional, tag = "4")]
+    pub host_program_shape: Option<ProgramShapeProto>,
     /// Module id (the program id).
     #[prost(int64, tag = "5")]
     pub id: i64,
+    /// Id of the entry computation.
+    #[prost(int64, tag = "6")]
+    pub entry_computation_id: i64,
 }
 
 /// `xla.HloComputationProto`.
@@ -207,6 +205,9 @@ pub struct HloComputationProto {
     /// Instructions, operands before users.
     #[prost(message, repeated, tag = "2")]
     pub instructions: Vec<HloInstructionProto>,
+    /// Parameter and result shapes.
+    #[prost(message, optional, tag = "4")]
+    pub program_shape: Option<ProgramShapeProto>,
     /// Id.
     #[prost(int64, tag = "5")]
     pub id: i64,
@@ -276,6 +277,23 @@ pub struct ShapeProto {
     /// Layout.
     #[prost(message, optional, tag = "5")]
     pub layout: Option<LayoutProto>,
+    /// Which dimensions are dynamic.
+    #[prost(bool, repeated, tag = "6")]
+    pub is_dynamic_dimension: Vec<bool>,
+}
+
+/// `xla.ProgramShapeProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProgramShapeProto {
+    /// Parameter shapes.
+    #[prost(message, repeated, tag = "1")]
+    pub parameters: Vec<ShapeProto>,
+    /// Result shape.
+    #[prost(message, optional, tag = "2")]
+    pub result: Option<ShapeProto>,
+    /// Parameter names.
+    #[prost(string, repeated, tag = "3")]
+    pub parameter_names: Vec<String>,
 }
 
 /// `xla.LayoutProto`.

@@ -1,9 +1,12 @@
 //! Reading XStats: a stat's meaning comes from its metadata's name, which
 //! is looked up once per plane.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
-use super::proto::{XPlane, XStat, XStatValue};
+use super::proto::{XStat, XStatMetadata, XStatValue};
 
 /// The stats the decoder reads, by their metadata name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,23 +59,63 @@ impl StatKind {
     }
 }
 
+/// A stat value as the decoder uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// An integer (signed values as their two's complement).
+    Int(u64),
+    /// A string, or the name a reference value points to.
+    Text(Cow<'a, str>),
+    /// A double or bytes, or no value.
+    Other,
+}
+
 /// The stat metadata of one plane.
 #[derive(Debug)]
 pub struct PlaneStats<'a> {
-    plane: &'a XPlane,
+    metadata: &'a BTreeMap<i64, XStatMetadata>,
     kinds: FxHashMap<i64, StatKind>,
 }
 
 impl<'a> PlaneStats<'a> {
-    /// Indexes the stat metadata of `plane`.
-    pub fn new(plane: &'a XPlane) -> Self {
-        let kinds = plane
-            .stat_metadata
+    /// Indexes a plane's stat metadata.
+    pub fn new(metadata: &'a BTreeMap<i64, XStatMetadata>) -> Self {
+        let kinds = metadata
             .iter()
             .map(|(&id, m)| (id, StatKind::of(&m.name)))
             .filter(|(_, k)| *k != StatKind::Other)
             .collect();
-        PlaneStats { plane, kinds }
+        PlaneStats { metadata, kinds }
+    }
+
+    /// The name a reference value points to ("" when none).
+    fn referenced(&self, r: u64) -> &'a str {
+        i64::try_from(r)
+            .ok()
+            .and_then(|r| self.metadata.get(&r))
+            .map_or("", |m| m.name.as_str())
+    }
+
+    /// The value of a stat that lives as long as the plane.
+    pub fn value(&self, s: &'a XStat) -> Value<'a> {
+        match &s.value {
+            Some(XStatValue::Str(v)) => Value::Text(Cow::Borrowed(v)),
+            Some(XStatValue::Ref(r)) => Value::Text(Cow::Borrowed(self.referenced(*r))),
+            Some(XStatValue::Uint64(v)) => Value::Int(*v),
+            Some(XStatValue::Int64(v)) => Value::Int(*v as u64),
+            _ => Value::Other,
+        }
+    }
+
+    /// The value of a stat of a decoded event (its strings are moved out).
+    pub fn value_owned(&self, v: Option<XStatValue>) -> Value<'a> {
+        match v {
+            Some(XStatValue::Str(v)) => Value::Text(Cow::Owned(v)),
+            Some(XStatValue::Ref(r)) => Value::Text(Cow::Borrowed(self.referenced(r))),
+            Some(XStatValue::Uint64(v)) => Value::Int(v),
+            Some(XStatValue::Int64(v)) => Value::Int(v as u64),
+            _ => Value::Other,
+        }
     }
 
     /// What the stat with metadata id `id` is.
@@ -82,13 +125,13 @@ impl<'a> PlaneStats<'a> {
 
     /// The stat's text: a string value, or the name a reference value
     /// points to; empty for other values (as xprof's `StrOrRefValue`).
-    pub fn str_or_ref(&self, s: &'a XStat) -> &'a str {
+    pub fn str_or_ref<'s>(&self, s: &'s XStat) -> &'s str
+    where
+        'a: 's,
+    {
         match &s.value {
             Some(XStatValue::Str(v)) => v,
-            Some(XStatValue::Ref(r)) => i64::try_from(*r)
-                .ok()
-                .and_then(|r| self.plane.stat_metadata.get(&r))
-                .map_or("", |m| m.name.as_str()),
+            Some(XStatValue::Ref(r)) => self.referenced(*r),
             _ => "",
         }
     }
@@ -101,10 +144,5 @@ impl<'a> PlaneStats<'a> {
             Some(XStatValue::Int64(v)) => v as u64,
             _ => 0,
         }
-    }
-
-    /// True when the stat holds an integer.
-    pub fn is_int(s: &XStat) -> bool {
-        matches!(s.value, Some(XStatValue::Uint64(_) | XStatValue::Int64(_)))
     }
 }
