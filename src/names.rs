@@ -35,6 +35,34 @@ pub mod sheet {
     /// input when a reference report has it).
     pub const OPS_ALL: &str = "ops_all";
 
+    // --- The JAX report (also `gpu_timeline`) ---
+
+    /// The mean of the per-GPU timelines.
+    pub const GPU_EVENTS_AVERAGES: &str = "gpu_events_averages";
+    /// Every kernel (in JAX a kernel is its own launcher).
+    pub const KERNEL_LAUNCHERS: &str = "kernel_launchers";
+    /// Kernel time per kernel name.
+    pub const KERNEL_LAUNCHERS_SUMMARY: &str = "kernel_launchers_summary";
+    /// Kernel time per kernel category.
+    pub const KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY: &str = "kernel_launchers_summary_by_category";
+    /// Kernels grouped by name and shapes.
+    pub const KERNEL_LAUNCHERS_UNIQUE_ARGS: &str = "kernel_launchers_unique_args";
+    /// The XLA (uncategorised) kernels with their input bytes.
+    pub const DF_XLA_PERF: &str = "df_xla_perf";
+    /// The XLA kernels by name without digits.
+    pub const XLA_SUMMARY: &str = "xla_summary";
+    /// Prefix of a perf-model sheet, before the lower-cased category with
+    /// `_` for spaces (`op_conv`, `op_fa_bwd`).
+    pub const OP_PREFIX: &str = "op_";
+
+    // --- The rocprofv3 report (also `gpu_timeline`, `kernel_summary` and
+    // the short-kernel sheets) ---
+
+    /// Kernel time per kernel category.
+    pub const KERNEL_SUMMARY_BY_CATEGORY: &str = "kernel_summary_by_category";
+    /// One row per kernel dispatch.
+    pub const KERNEL_DETAILS: &str = "kernel_details";
+
     // --- Roofline sheets: one per perf-model family, `_fwd`/`_bwd` for
     // the families with a backward pass ---
 
@@ -317,7 +345,9 @@ pub mod col {
     /// Share of the launcher's kernel time, in percent.
     pub const PERCENT_OF_LAUNCHER_TIME: &str = "Percent of launcher time (%)";
 
-    // --- Older reports' kernel_summary (read by compare) ---
+    // --- Older reports' kernel_summary (read by compare) and the rocprofv3
+    // report's `kernel_summary` (where the `(µs)` columns hold ns and the
+    // `(ms)` one µs, as in the reference) ---
 
     /// Summed kernel time, ms.
     pub const TOTAL_KERNEL_TIME_MS: &str = "Total Kernel Time (ms)";
@@ -335,6 +365,50 @@ pub mod col {
     pub const MAX_KERNEL_TIME_US: &str = "Max Kernel Time (µs)";
     /// Kernel category.
     pub const CATEGORY: &str = "Category";
+
+    // --- The rocprofv3 report: kernel_details (besides `name`,
+    // `Kernel duration (µs)` in ns, `stream`) ---
+
+    /// The dispatch's id.
+    pub const DISPATCH_ID: &str = "dispatch_id";
+    /// Grid size, x.
+    pub const GRID_X: &str = "grid_x";
+    /// Grid size, y.
+    pub const GRID_Y: &str = "grid_y";
+    /// Grid size, z.
+    pub const GRID_Z: &str = "grid_z";
+    /// Workgroup size, x.
+    pub const BLOCK_X: &str = "block_x";
+    /// Workgroup size, y.
+    pub const BLOCK_Y: &str = "block_y";
+    /// Workgroup size, z.
+    pub const BLOCK_Z: &str = "block_z";
+    /// The agent (GPU) that ran the dispatch.
+    pub const AGENT_ID: &str = "agent_id";
+    /// The host thread that enqueued it.
+    pub const THREAD_ID: &str = "thread_id";
+
+    // --- The JAX report: gpu_timeline, kernel_launchers and the sheets
+    // built on it ---
+
+    /// The GPU process of a `gpu_timeline` row.
+    pub const GPU_PID: &str = "gpu_pid";
+    /// Event UID (the kernel's index in the trace).
+    pub const UID: &str = "UID";
+    /// Kernels a launcher launched directly (always 1 in JAX).
+    pub const DIRECT_KERNEL_COUNT: &str = "direct_kernel_count";
+    /// Process id.
+    pub const PID: &str = "pid";
+    /// Thread id.
+    pub const TID: &str = "tid";
+    /// The kernel's details, as a Python list of dicts.
+    pub const KERNEL_DETAILS: &str = "kernel_details";
+    /// Kernel start minus its host launch's start, µs.
+    pub const GPU_KERNEL_LAUNCH_LATENCY: &str = "GPU_kernel_launch_latency";
+    /// [`TOTAL_DIRECT_KERNEL_TIME_MS`] over the number of GPUs.
+    pub const TIME_MS_PER_GPU: &str = "time ms per gpu";
+    /// Bytes of a kernel's array operands.
+    pub const TOTAL_INPUT_BYTES: &str = "total_input_bytes";
 
     // --- short_kernel_histogram, short_kernels_summary ---
 
@@ -556,6 +630,16 @@ pub mod row {
     pub const TOTAL_COMM_TIME: &str = "total_comm_time";
     /// All memory copy time.
     pub const TOTAL_MEMCPY_TIME: &str = "total_memcpy_time";
+
+    // --- The rocprofv3 report's gpu_timeline (also `total_time`,
+    // `busy_time`) ---
+
+    /// Union of the kernel dispatches.
+    pub const KERNEL: &str = "kernel";
+    /// Union of the memory copies.
+    pub const MEMORY: &str = "memory";
+    /// Total minus busy.
+    pub const IDLE: &str = "idle";
 }
 
 #[cfg(test)]
@@ -685,9 +769,22 @@ mod tests {
             sheet::STRAGGLER_SUMMARY,
             sheet::NCCL_SUMMARY_BY_TYPE,
         ];
-        let set: std::collections::HashSet<&str> = all.into_iter().collect();
-        assert_eq!(set.len(), all.len());
         // Excel limits sheet names to 31 characters.
         assert!(all.iter().all(|s| s.chars().count() <= 31));
+        // The JAX and rocprof sheets are the reference's, some longer
+        // (the workbook writer cuts them).
+        let other = [
+            sheet::GPU_EVENTS_AVERAGES,
+            sheet::KERNEL_LAUNCHERS,
+            sheet::KERNEL_LAUNCHERS_SUMMARY,
+            sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY,
+            sheet::KERNEL_LAUNCHERS_UNIQUE_ARGS,
+            sheet::DF_XLA_PERF,
+            sheet::XLA_SUMMARY,
+            sheet::KERNEL_SUMMARY_BY_CATEGORY,
+            sheet::KERNEL_DETAILS,
+        ];
+        let set: std::collections::HashSet<&str> = all.into_iter().chain(other).collect();
+        assert_eq!(set.len(), all.len() + other.len());
     }
 }

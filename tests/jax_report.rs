@@ -553,3 +553,62 @@ fn conv_module_records() {
     assert!(r.get("%bitcast.12.0").is_some());
     assert!(r.warnings.is_empty());
 }
+
+/// The terminal lines and the Markdown page of the JAX report: the mean
+/// timeline over both GPUs, the kernel categories, no host-launch claim.
+#[test]
+fn summary_shows_the_mean_timeline_and_kernel_categories() {
+    use tracelens::report::view::summary;
+    use tracelens::report::{markdown, text};
+    let r = run_report(&trace(), &ReportOptions::default());
+    let term = text::page_text(&summary::terminal(&r));
+    let lines: Vec<&str> = term.lines().collect();
+    // The mean of the two GPUs (timeline_per_gpu_and_mean), of 0.26025 ms:
+    // busy 0.175625 (67.48%), idle 0.084625 (32.52%), compute 0.170625
+    // (65.56%), exposed memcpy 0.005 ms (1.92%).
+    assert_eq!(
+        lines[0],
+        "GPU time 0.260 ms (mean of 2 GPUs): busy 0.176 ms (67.5%), idle 0.085 ms (32.5%); compute 65.6%, exposed comm 0.0%, exposed memcpy 1.9%"
+    );
+    assert_eq!(
+        lines[1],
+        "Top kernel categories by GPU kernel time, all GPUs (count, ms, %):"
+    );
+    // Conv 16.5 + 300.25 µs and XLA 4 + 15.5 + 5 µs of 341.25 µs
+    // (summaries_divide_by_the_gpus): 92.82% and 7.18%.
+    assert_eq!(
+        lines[2],
+        "  Conv                                2      0.317 ms   92.8%"
+    );
+    let xla: Vec<&str> = lines[3].split_whitespace().collect();
+    assert_eq!(
+        [xla[0], xla[1], xla[2], xla[4], xla[5]],
+        ["Uncategorized", "Events/XLA", "3", "ms", "7.2%"]
+    );
+    // 0.0245 ms, printed with three decimals.
+    assert!((xla[3].parse::<f64>().unwrap() - 0.0245).abs() <= 0.0005 + 1e-12);
+    assert_eq!(lines.len(), 4);
+
+    let md = markdown::page_text(&summary::page(&r, "t.xplane.pb"));
+    for want in [
+        "\n### GPU timeline (mean of 2 GPUs)\n",
+        "\n| busy_time | 0.1756 | 67.4832 |\n",
+        "\n| idle_time | 0.0846 | 32.5168 |\n",
+        "\n| exposed_memcpy_time | 0.0050 | 1.9212 |\n",
+        "\nOne timeline per GPU in the `gpu_timeline` sheet.\n",
+        "\n### Top kernel categories (GPU kernel time, all GPUs)\n",
+        "\n| Uncategorized Events/XLA | 3 | 0.0245 | 7.1795 |\n",
+        "\nKernel time summed over all GPUs",
+        // The Im3d2Col kernel at 600 µs has no launch.
+        "\n- 1 of 5 kernels have no host launch in the trace",
+    ] {
+        assert!(md.contains(want), "{want:?} in {md}");
+    }
+    // 0.31675 ms, printed with four decimals; 316.75 / 341.25 = 92.8205 %.
+    let conv = md.lines().find(|l| l.starts_with("| Conv |")).unwrap();
+    assert!(
+        conv.starts_with("| Conv | 2 | 0.316") && conv.ends_with(" | 92.8205 |"),
+        "{conv}"
+    );
+    assert!(!md.contains("All GPU events are linked"), "{md}");
+}

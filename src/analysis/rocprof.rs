@@ -20,45 +20,6 @@ use crate::table::{Table, Value};
 use crate::trace::Trace;
 use crate::trace::dispatch::{DispatchData, KernelDispatch};
 
-/// Sheet and column names of this report alone (the others are shared,
-/// from [`crate::names`]).
-mod name {
-    /// Kernel time per category.
-    pub const KERNEL_SUMMARY_BY_CATEGORY: &str = "kernel_summary_by_category";
-    /// One row per dispatch.
-    pub const KERNEL_DETAILS: &str = "kernel_details";
-    /// `kernel_summary` statistics (ns, despite the unit).
-    pub const MEAN: &str = "Mean Kernel Time (µs)";
-    /// See [`MEAN`].
-    pub const MEDIAN: &str = "Median Kernel Time (µs)";
-    /// See [`MEAN`].
-    pub const STD: &str = "Std Kernel Time (µs)";
-    /// See [`MEAN`].
-    pub const MIN: &str = "Min Kernel Time (µs)";
-    /// See [`MEAN`].
-    pub const MAX: &str = "Max Kernel Time (µs)";
-    /// Total per name (µs, despite the unit).
-    pub const TOTAL_MS: &str = "Total Kernel Time (ms)";
-    /// `kernel_details` columns: the duration (ns) …
-    pub const DURATION: &str = "Kernel duration (µs)";
-    /// … the dispatch id …
-    pub const DISPATCH_ID: &str = "dispatch_id";
-    /// … the grid size …
-    pub const GRID: [&str; 3] = ["grid_x", "grid_y", "grid_z"];
-    /// … the workgroup size …
-    pub const BLOCK: [&str; 3] = ["block_x", "block_y", "block_z"];
-    /// … the agent …
-    pub const AGENT_ID: &str = "agent_id";
-    /// … and the host thread.
-    pub const THREAD_ID: &str = "thread_id";
-    /// `gpu_timeline` rows not in [`crate::names::row`]: union of the kernels.
-    pub const KERNEL: &str = "kernel";
-    /// Union of the memory copies.
-    pub const MEMORY: &str = "memory";
-    /// Total minus busy.
-    pub const IDLE: &str = "idle";
-}
-
 /// Every sheet of the rocprof report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
@@ -146,10 +107,10 @@ fn gpu_timeline(d: &DispatchData) -> Table {
         Value::Float(100.0),
     ]);
     for (label, v) in [
-        (name::KERNEL, kernel),
-        (name::MEMORY, memory),
+        (row::KERNEL, kernel),
+        (row::MEMORY, memory),
         (row::BUSY_TIME, busy),
-        (name::IDLE, idle),
+        (row::IDLE, idle),
     ] {
         t.push_row(vec![
             label.into(),
@@ -201,13 +162,19 @@ fn desc_order(keys: &[i64]) -> Vec<usize> {
 /// percentages and their running total are taken in name order, then the
 /// rows sorted by total time (the reference's order of steps).
 fn kernel_summary(d: &DispatchData, g: &NameGroups) -> Table {
-    let stats = [name::MEAN, name::MEDIAN, name::STD, name::MIN, name::MAX];
+    let stats = [
+        col::MEAN_KERNEL_TIME_US,
+        col::MEDIAN_KERNEL_TIME_US,
+        col::STD_KERNEL_TIME_US,
+        col::MIN_KERNEL_TIME_US,
+        col::MAX_KERNEL_TIME_US,
+    ];
     if d.kernels.is_empty() {
         // The reference's empty frame puts the total before the percentages.
         let mut cols = vec![col::NAME, col::COUNT];
         cols.extend(stats);
         cols.extend([
-            name::TOTAL_MS,
+            col::TOTAL_KERNEL_TIME_MS,
             col::PERCENTAGE,
             col::CUMULATIVE_PERCENTAGE,
             col::CATEGORY,
@@ -219,7 +186,7 @@ fn kernel_summary(d: &DispatchData, g: &NameGroups) -> Table {
     cols.extend([
         col::PERCENTAGE,
         col::CUMULATIVE_PERCENTAGE,
-        name::TOTAL_MS,
+        col::TOTAL_KERNEL_TIME_MS,
         col::CATEGORY,
     ]);
     let mut t = Table::new(sheet::KERNEL_SUMMARY, &cols);
@@ -255,7 +222,7 @@ fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
         col::PERCENTAGE,
         col::CUMULATIVE_PERCENTAGE,
     ];
-    let mut t = Table::new(name::KERNEL_SUMMARY_BY_CATEGORY, &cols);
+    let mut t = Table::new(sheet::KERNEL_SUMMARY_BY_CATEGORY, &cols);
     if d.kernels.is_empty() {
         return t;
     }
@@ -293,12 +260,17 @@ fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
 fn kernel_details(d: &DispatchData) -> Table {
     if d.kernels.is_empty() {
         // The reference's frame without columns.
-        return Table::new(name::KERNEL_DETAILS, &[]);
+        return Table::new(sheet::KERNEL_DETAILS, &[]);
     }
-    let mut cols = vec![col::NAME, name::DURATION, col::STREAM, name::DISPATCH_ID];
-    cols.extend(name::GRID);
-    cols.extend(name::BLOCK);
-    cols.extend([name::AGENT_ID, name::THREAD_ID]);
+    let mut cols = vec![
+        col::NAME,
+        col::KERNEL_DURATION_US,
+        col::STREAM,
+        col::DISPATCH_ID,
+    ];
+    cols.extend([col::GRID_X, col::GRID_Y, col::GRID_Z]);
+    cols.extend([col::BLOCK_X, col::BLOCK_Y, col::BLOCK_Z]);
+    cols.extend([col::AGENT_ID, col::THREAD_ID]);
     let mut order: Vec<&KernelDispatch> = d.kernels.iter().collect();
     order.sort_by(|a, b| {
         b.dur_ns()
@@ -317,7 +289,7 @@ fn kernel_details(d: &DispatchData) -> Table {
             c.push(Value::Int(v));
         }
     }
-    let mut t = Table::new(name::KERNEL_DETAILS, &[]);
+    let mut t = Table::new(sheet::KERNEL_DETAILS, &[]);
     for (c, values) in cols.iter().zip(columns) {
         t.push_column(crate::table::Column::new(c, values));
     }

@@ -67,7 +67,7 @@ pub fn categorize(name: &str, hlo_op: Option<&str>) -> &'static str {
 /// name with whitespace runs as `_` (`FA BWD` -> `op_fa_bwd`).
 pub fn op_sheet_name(category: &str) -> String {
     let words: Vec<String> = category.split_whitespace().map(str::to_lowercase).collect();
-    format!("op_{}", words.join("_"))
+    format!("{}{}", crate::names::sheet::OP_PREFIX, words.join("_"))
 }
 
 #[cfg(test)]

@@ -14,35 +14,12 @@ use super::categories::UNCATEGORIZED;
 use super::kernels::{JaxTrace, Kernel, ident_int};
 use crate::analysis::kernel_details::{self, KernelStat};
 use crate::analysis::ops::{TimedRow, category_summary, name_summary, stats};
-use crate::names::col;
+use crate::names::{col, sheet};
 use crate::pyfmt::{float_repr, str_repr};
 use crate::table::agg::{Agg, NAN_STATS, order_desc_by, percentages};
 use crate::table::group::group_first_seen_text;
 use crate::table::{Column, Table, Value};
 use crate::trace::{EventId, Ident, Trace};
-
-/// Sheet names.
-pub const KERNEL_LAUNCHERS: &str = "kernel_launchers";
-/// The by-name summary.
-pub const KERNEL_LAUNCHERS_SUMMARY: &str = "kernel_launchers_summary";
-/// The by-category summary.
-pub const KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY: &str = "kernel_launchers_summary_by_category";
-/// Kernels grouped by name and shapes.
-pub const KERNEL_LAUNCHERS_UNIQUE_ARGS: &str = "kernel_launchers_unique_args";
-/// The XLA kernels with their input bytes.
-pub const DF_XLA_PERF: &str = "df_xla_perf";
-/// The XLA kernels by name without digits.
-pub const XLA_SUMMARY: &str = "xla_summary";
-
-/// Columns of these sheets only.
-const UID: &str = "UID";
-const DIRECT_KERNEL_COUNT: &str = "direct_kernel_count";
-const PID: &str = "pid";
-const TID: &str = "tid";
-const KERNEL_DETAILS: &str = "kernel_details";
-const LAUNCH_LATENCY: &str = "GPU_kernel_launch_latency";
-const TIME_MS_PER_GPU: &str = "time ms per gpu";
-const TOTAL_INPUT_BYTES: &str = "total_input_bytes";
 
 /// A kernel with its arguments: one row of `kernel_launchers`.
 pub struct Row<'a> {
@@ -104,19 +81,19 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
         name,
         &[
             col::NAME,
-            UID,
+            col::UID,
             col::OP_CATEGORY,
             col::TOTAL_DIRECT_KERNEL_TIME,
             col::TOTAL_SUBTREE_KERNEL_TIME,
-            DIRECT_KERNEL_COUNT,
-            PID,
-            TID,
+            col::DIRECT_KERNEL_COUNT,
+            col::PID,
+            col::TID,
             col::INPUT_DIMS,
             col::INPUT_TYPE,
             col::INPUT_STRIDES,
             col::CONCRETE_INPUTS,
-            KERNEL_DETAILS,
-            LAUNCH_LATENCY,
+            col::KERNEL_DETAILS,
+            col::GPU_KERNEL_LAUNCH_LATENCY,
         ],
     );
     for r in rows {
@@ -160,7 +137,7 @@ fn with_time_per_gpu(mut s: Table, jt: &JaxTrace, rows: &[Row]) -> Table {
                 .collect()
         })
         .unwrap_or_default();
-    s.push_column(Column::new(TIME_MS_PER_GPU, ms));
+    s.push_column(Column::new(col::TIME_MS_PER_GPU, ms));
     s
 }
 
@@ -201,7 +178,7 @@ pub fn summary_sheet(jt: &JaxTrace, name: &str, rows: &[Row], strip_digits: bool
 pub fn by_category_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
     let names: Vec<String> = vec![String::new(); rows.len()];
     let s = category_summary(
-        KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY,
+        sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY,
         &timed(jt, rows, &names),
     );
     with_time_per_gpu(s, jt, rows)
@@ -284,7 +261,7 @@ pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
     let order = order_desc_by(&sums, |a, b| ex_uid[a].cmp(&ex_uid[b]));
     let sorted: Vec<f64> = order.iter().map(|&i| sums[i]).collect();
     let (pct, cum) = percentages(&sorted);
-    let mut s = Table::with_headers(KERNEL_LAUNCHERS_UNIQUE_ARGS, unique_args_columns());
+    let mut s = Table::with_headers(sheet::KERNEL_LAUNCHERS_UNIQUE_ARGS, unique_args_columns());
     for (j, &i) in order.iter().enumerate() {
         let (key, idx) = &groups[i];
         let mut row = key.clone();
@@ -353,7 +330,7 @@ pub fn input_bytes(operands: &[String], unknown: &mut FxHashSet<String>) -> i64 
 /// `df_xla_perf`: the XLA kernels' rows of `kernel_launchers` with their
 /// `total_input_bytes`; a warning naming the dtypes left uncounted.
 pub fn xla_perf_sheet(jt: &JaxTrace, rows: &[Row]) -> (Table, Option<String>) {
-    let mut s = launchers_sheet(jt, DF_XLA_PERF, rows);
+    let mut s = launchers_sheet(jt, sheet::DF_XLA_PERF, rows);
     let mut unknown = FxHashSet::default();
     let bytes: Vec<Value> = rows
         .iter()
@@ -364,7 +341,7 @@ pub fn xla_perf_sheet(jt: &JaxTrace, rows: &[Row]) -> (Table, Option<String>) {
             Value::Int(input_bytes(ops, &mut unknown))
         })
         .collect();
-    s.push_column(Column::new(TOTAL_INPUT_BYTES, bytes));
+    s.push_column(Column::new(col::TOTAL_INPUT_BYTES, bytes));
     let warning = (!unknown.is_empty()).then(|| {
         let mut u: Vec<String> = unknown.into_iter().collect();
         u.sort();

@@ -18,6 +18,7 @@ pub mod perf;
 pub mod timeline;
 
 use super::{Report, ReportOptions, TraceQuality};
+use crate::names::sheet;
 use crate::trace::Trace;
 use args::{KernelArgs, kernel_args};
 use kernels::JaxTrace;
@@ -39,11 +40,10 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     warnings.extend(w);
     sheets.push(launchers::launchers_sheet(
         &jt,
-        launchers::KERNEL_LAUNCHERS,
+        sheet::KERNEL_LAUNCHERS,
         &rows,
     ));
-    let mut summary =
-        launchers::summary_sheet(&jt, launchers::KERNEL_LAUNCHERS_SUMMARY, &rows, false);
+    let mut summary = launchers::summary_sheet(&jt, sheet::KERNEL_LAUNCHERS_SUMMARY, &rows, false);
     if let Some(table) = &opts.kernel_categories {
         table.add_column(&mut summary);
     }
@@ -56,7 +56,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     sheets.push(xla_perf);
     sheets.push(launchers::summary_sheet(
         &jt,
-        launchers::XLA_SUMMARY,
+        sheet::XLA_SUMMARY,
         &xla,
         true,
     ));

@@ -18,11 +18,6 @@ use crate::analysis::timeline::{Timeline, from_intervals, sheet};
 use crate::names::{col, sheet as sheet_name};
 use crate::table::{Column, Table, Value};
 
-/// The sheet of the per-GPU mean.
-pub const GPU_EVENTS_AVERAGES: &str = "gpu_events_averages";
-/// The column naming a row's GPU process.
-pub const GPU_PID: &str = "gpu_pid";
-
 /// CPython's hash of an int (`hash(-1) == -2`; values modulo 2^61 - 1).
 fn py_hash(i: i64) -> u64 {
     const M: i128 = (1 << 61) - 1;
@@ -218,7 +213,7 @@ pub fn sheets(jt: &JaxTrace) -> (Vec<Table>, Option<Timeline>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut timeline = Table::new(
         sheet_name::GPU_TIMELINE,
-        &[col::TYPE, col::TIME_MS, col::PERCENT, GPU_PID],
+        &[col::TYPE, col::TIME_MS, col::PERCENT, col::GPU_PID],
     );
     let mut kept = Vec::new();
     for (pid, t) in per_gpu(jt) {
@@ -247,7 +242,7 @@ pub fn sheets(jt: &JaxTrace) -> (Vec<Table>, Option<Timeline>, Vec<String>) {
                 .collect(),
         ),
     };
-    averages.name = GPU_EVENTS_AVERAGES.to_string();
+    averages.name = sheet_name::GPU_EVENTS_AVERAGES.to_string();
     (vec![timeline, averages], avg, warnings)
 }
 
