@@ -85,12 +85,9 @@ impl Input {
 /// timeline and its launcher summary (where each kernel is its own
 /// launcher, with the ops summary's columns) as `ops_summary`.
 pub fn comparable_sheets(mut sheets: Vec<Table>) -> Vec<Table> {
-    use crate::analysis::jax::{launchers, timeline};
     let per_gpu = crate::table::find(&sheets, sheet::GPU_TIMELINE)
-        .is_some_and(|t| t.column(timeline::GPU_PID).is_some());
-    if per_gpu
-        && let Some(avg) = crate::table::find(&sheets, timeline::GPU_EVENTS_AVERAGES).cloned()
-    {
+        .is_some_and(|t| t.column(col::GPU_PID).is_some());
+    if per_gpu && let Some(avg) = crate::table::find(&sheets, sheet::GPU_EVENTS_AVERAGES).cloned() {
         sheets.retain(|t| t.name != sheet::GPU_TIMELINE);
         sheets.insert(
             0,
@@ -101,8 +98,7 @@ pub fn comparable_sheets(mut sheets: Vec<Table>) -> Vec<Table> {
         );
     }
     if crate::table::find(&sheets, sheet::OPS_SUMMARY).is_none()
-        && let Some(launch) =
-            crate::table::find(&sheets, launchers::KERNEL_LAUNCHERS_SUMMARY).cloned()
+        && let Some(launch) = crate::table::find(&sheets, sheet::KERNEL_LAUNCHERS_SUMMARY).cloned()
     {
         sheets.push(Table {
             name: sheet::OPS_SUMMARY.to_string(),
@@ -554,7 +550,7 @@ pub(crate) mod tests {
     fn jax_sheets_are_read_under_the_compared_names() {
         let per_gpu = sheet(
             sheet::GPU_TIMELINE,
-            &[col::TYPE, col::TIME_MS, "percent", "gpu_pid"],
+            &[col::TYPE, col::TIME_MS, "percent", col::GPU_PID],
             vec![vec![
                 t("busy_time"),
                 Value::Float(2.0),
@@ -563,12 +559,12 @@ pub(crate) mod tests {
             ]],
         );
         let avg = sheet(
-            "gpu_events_averages",
+            sheet::GPU_EVENTS_AVERAGES,
             &[col::TYPE, col::TIME_MS, "percent"],
             vec![vec![t("busy_time"), Value::Float(1.5), Value::Float(40.0)]],
         );
         let launchers = sheet(
-            "kernel_launchers_summary",
+            sheet::KERNEL_LAUNCHERS_SUMMARY,
             &[col::NAME, col::TOTAL_DIRECT_KERNEL_TIME_MS, col::COUNT],
             vec![vec![t("fusion.kd"), Value::Float(0.5), Value::Int(2)]],
         );
@@ -578,8 +574,8 @@ pub(crate) mod tests {
             names,
             [
                 sheet::GPU_TIMELINE,
-                "gpu_events_averages",
-                "kernel_launchers_summary",
+                sheet::GPU_EVENTS_AVERAGES,
+                sheet::KERNEL_LAUNCHERS_SUMMARY,
                 sheet::OPS_SUMMARY
             ]
         );
