@@ -202,6 +202,9 @@ pub enum Error {
     /// The multi-rank collective analysis refused the ranks' traces.
     #[error("{0}")]
     Collectives(String),
+    /// Two traces could not be diffed (`tracelens diff`).
+    #[error("{0}")]
+    Diff(String),
     /// The capture folder could not be read or merged (`--capture-dir`).
     #[error("--capture-dir {}: {msg}", .dir.display())]
     Capture {

@@ -642,6 +642,103 @@ pub mod row {
     pub const IDLE: &str = "idle";
 }
 
+/// The names of TraceDiff's outputs (`tracelens diff`).
+pub mod diff {
+    /// File stems of the two tables.
+    pub mod sheet {
+        /// One row per GPU event under a cpu_op, with its LCA.
+        pub const DIFF_STATS: &str = "diff_stats";
+        /// `diff_stats` grouped on its argument columns.
+        pub const DIFF_STATS_SUMMARY: &str = "diff_stats_unique_args_summary";
+    }
+
+    /// Column names of the two tables.
+    pub mod col {
+        /// GPU event (kernel or copy) name.
+        pub const NAME: &str = "name";
+        /// The enclosing cpu_op's name.
+        pub const CPU_OP_NAME: &str = "cpu_op_name";
+        /// The enclosing cpu_op's UID.
+        pub const CPU_OP_UID: &str = "cpu_op_uid";
+        /// `trace1` (baseline) or `trace2` (variant).
+        pub const SOURCE: &str = "source";
+        /// The GPU event's duration (µs).
+        pub const KERNEL_TIME: &str = "kernel_time";
+        /// Busy time of the side under the LCA (µs).
+        pub const BUSY_TIME: &str = "busy_time";
+        /// The LCA's name.
+        pub const LCA_NAME: &str = "lowest_common_ancestor_name";
+        /// The LCA's merged id.
+        pub const LCA_ID: &str = "lowest_common_ancestor_id";
+        /// The GPU event's UID.
+        pub const GPU_OP_UID: &str = "gpu_op_uid";
+        /// The op's nn.Module stack, `;`-joined.
+        pub const NN_MODULE_STACK: &str = "nn_module_stack";
+        /// The innermost nn.Module.
+        pub const NN_MODULE_PARENT: &str = "nn_module_parent";
+        /// Group size in the summary.
+        pub const OPERATION_COUNT: &str = "operation_count";
+        /// Mean kernel time of a summary group.
+        pub const KERNEL_TIME_MEAN: &str = "kernel_time_mean";
+        /// Total kernel time of a summary group.
+        pub const KERNEL_TIME_SUM: &str = "kernel_time_sum";
+
+        /// `diff_stats` columns in order.
+        pub const STATS: [&str; 15] = [
+            NAME,
+            CPU_OP_NAME,
+            CPU_OP_UID,
+            SOURCE,
+            super::super::col::INPUT_DIMS,
+            super::super::col::INPUT_STRIDES,
+            super::super::col::INPUT_TYPE,
+            super::super::col::CONCRETE_INPUTS,
+            KERNEL_TIME,
+            BUSY_TIME,
+            LCA_NAME,
+            LCA_ID,
+            GPU_OP_UID,
+            NN_MODULE_STACK,
+            NN_MODULE_PARENT,
+        ];
+
+        /// The summary's group keys, in `diff_stats` order.
+        pub const SUMMARY_KEYS: [&str; 12] = [
+            NAME,
+            CPU_OP_NAME,
+            CPU_OP_UID,
+            SOURCE,
+            super::super::col::INPUT_DIMS,
+            super::super::col::INPUT_STRIDES,
+            super::super::col::INPUT_TYPE,
+            super::super::col::CONCRETE_INPUTS,
+            BUSY_TIME,
+            LCA_NAME,
+            NN_MODULE_STACK,
+            NN_MODULE_PARENT,
+        ];
+
+        /// `diff_stats_unique_args_summary` columns in order.
+        pub const SUMMARY: [&str; 15] = [
+            NAME,
+            OPERATION_COUNT,
+            CPU_OP_NAME,
+            CPU_OP_UID,
+            SOURCE,
+            super::super::col::INPUT_DIMS,
+            super::super::col::INPUT_STRIDES,
+            super::super::col::INPUT_TYPE,
+            super::super::col::CONCRETE_INPUTS,
+            BUSY_TIME,
+            LCA_NAME,
+            NN_MODULE_STACK,
+            NN_MODULE_PARENT,
+            KERNEL_TIME_MEAN,
+            KERNEL_TIME_SUM,
+        ];
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

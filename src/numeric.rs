@@ -143,7 +143,14 @@ pub fn median(x: &[f64]) -> f64 {
 
 /// `np.round(x, 2)`: scale by 100, round half to even (`rint`), scale back.
 pub fn np_round2(x: f64) -> f64 {
-    (x * 100.0).round_ties_even() / 100.0
+    np_round(x, 2)
+}
+
+/// `np.round(x, decimals)` for `decimals >= 0`: scale by `10^decimals`,
+/// round half to even (`rint`), scale back.
+pub fn np_round(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round_ties_even() / scale
 }
 
 #[cfg(test)]

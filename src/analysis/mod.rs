@@ -10,6 +10,7 @@ pub mod callstack;
 pub mod categories;
 pub mod collectives;
 pub mod compare;
+pub mod diff;
 pub mod intervals;
 pub mod jax;
 pub mod kernel_category;

@@ -15,6 +15,7 @@
 mod capture;
 mod collectives;
 mod compare;
+mod diff;
 mod report;
 mod roofline;
 mod tree;
@@ -24,7 +25,10 @@ pub use crate::error::Error;
 pub use collectives::{
     CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks,
 };
-pub use compare::{CompareInputs, InputKind, check_tag_count, input_kind, load_compare_inputs};
+pub use compare::{
+    CompareInputs, InputKind, check_tag_count, default_tag, input_kind, load_compare_inputs,
+};
+pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
 pub use report::{
     AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,
 };

@@ -4,6 +4,7 @@
 
 mod collectives;
 mod compare;
+mod diff;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -49,6 +50,9 @@ enum Command {
     Collectives(collectives::CollectivesArgs),
     /// Compare two or more reports (or traces) and gate CI on regressions.
     Compare(compare::CompareArgs),
+    /// Merge the call trees of two traces and show where they diverge and
+    /// where the GPU time moved (TraceDiff).
+    Diff(diff::DiffArgs),
 }
 
 #[derive(Args)]
@@ -249,6 +253,7 @@ pub fn run() -> i32 {
         Command::Roofline(a) => roofline(a),
         Command::Collectives(a) => collectives::run(a),
         Command::Compare(a) => return compare::run(a),
+        Command::Diff(a) => diff::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -7,6 +7,7 @@
 
 pub mod calculator;
 pub mod collectives;
+pub mod diff;
 pub mod roofline;
 pub mod summary;
 pub mod tree;

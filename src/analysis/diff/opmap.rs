@@ -1,0 +1,282 @@
+//! The cpu-op ↔ kernel maps (spec C11): per trace, which kernels each op
+//! launched; and across both, op names paired under the same LCA renamed
+//! to a common name.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use indexmap::IndexMap;
+
+use super::side::Which;
+use crate::names::diff::col;
+use crate::table::{Table, Value};
+
+/// Kernel names per cpu_op name, keys and lists sorted.
+pub type OpKernels = BTreeMap<String, BTreeSet<String>>;
+
+/// The kernels and modules of one side of a renamed op.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SideMap {
+    /// Distinct kernel names, sorted.
+    pub kernels: BTreeSet<String>,
+    /// Distinct nn.Module parents, sorted.
+    pub nn_module_parents: BTreeSet<String>,
+}
+
+/// `cpu_op_map.json`: renamed op → the side(s) that ran it.
+pub type CommonMap = IndexMap<String, BTreeMap<Which, SideMap>>;
+
+fn text(v: &Value) -> String {
+    v.py_str()
+}
+
+/// The summary rows of one side as op → kernels (before renaming).
+pub fn op_kernels(summary: &Table, which: Which) -> OpKernels {
+    let mut out = OpKernels::new();
+    let (Some(src), Some(op), Some(name)) = (
+        summary.column(col::SOURCE),
+        summary.column(col::CPU_OP_NAME),
+        summary.column(col::NAME),
+    ) else {
+        return out;
+    };
+    for k in 0..summary.nrows() {
+        if src.values[k].as_str() == Some(which.label()) {
+            out.entry(text(&op.values[k]))
+                .or_default()
+                .insert(text(&name.values[k]));
+        }
+    }
+    out
+}
+
+/// The common name of two op names paired under one LCA, if any.
+fn common_name(n1: &str, n2: &str, modules: &IndexMap<String, Vec<String>>) -> Option<String> {
+    let c1 = n1.rsplit("::").next().unwrap_or(n1);
+    let c2 = n2.rsplit("::").next().unwrap_or(n2);
+    if c1 == c2 || c2.contains(c1) {
+        return Some(c1.to_string());
+    }
+    if c1.contains(c2) {
+        return Some(c2.to_string());
+    }
+    let head = |s: &str| s.chars().take(20).collect::<String>();
+    if head(c1) == head(c2) {
+        return Some(format!("{c1}/{c2}"));
+    }
+    match (
+        modules.get(n1).map(Vec::as_slice),
+        modules.get(n2).map(Vec::as_slice),
+    ) {
+        (Some([m1]), Some([m2])) if m1 == m2 => Some(m1.replace(' ', "")),
+        _ => None,
+    }
+}
+
+/// Pushes `v` unless present (pandas `unique`, first-seen order).
+fn push_unique(list: &mut Vec<String>, v: String) {
+    if !list.contains(&v) {
+        list.push(v);
+    }
+}
+
+/// The renames: for each LCA with rows of both sides, its op names paired
+/// (positionally when equally many, else greedily) and mapped to a common
+/// name. `stats` is the detailed table.
+pub fn rename_map(stats: &Table) -> IndexMap<String, String> {
+    let mut renames = IndexMap::new();
+    let (Some(lca), Some(src), Some(op), Some(module)) = (
+        stats.column(col::LCA_ID),
+        stats.column(col::SOURCE),
+        stats.column(col::CPU_OP_NAME),
+        stats.column(col::NN_MODULE_PARENT),
+    ) else {
+        return renames;
+    };
+    // LCA (first-seen) -> side -> op names (first-seen).
+    let mut by_lca: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
+    // Op -> module parents, the variant's rows winning over the baseline's.
+    let mut per_side: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
+    for k in 0..stats.nrows() {
+        let s = text(&src.values[k]);
+        let o = text(&op.values[k]);
+        per_side
+            .entry(o.clone())
+            .or_default()
+            .entry(s.clone())
+            .and_modify(|v| push_unique(v, text(&module.values[k])))
+            .or_insert_with(|| vec![text(&module.values[k])]);
+        // Rows without an LCA match no LCA (NaN is unequal to itself).
+        if lca.values[k].is_missing() {
+            continue;
+        }
+        let names = by_lca
+            .entry(text(&lca.values[k]))
+            .or_default()
+            .entry(s)
+            .or_default();
+        push_unique(names, o);
+    }
+    let modules: IndexMap<String, Vec<String>> = per_side
+        .into_iter()
+        .map(|(o, sides)| (o, sides.into_values().next_back().unwrap_or_default()))
+        .collect();
+    let mut visited: Vec<String> = Vec::new();
+    for sides in by_lca.values() {
+        let (Some(l1), Some(l2)) = (sides.get("trace1"), sides.get("trace2")) else {
+            continue;
+        };
+        if l1.iter().chain(l2).all(|o| visited.contains(o)) {
+            continue;
+        }
+        visited.extend(l1.iter().cloned());
+        visited.extend(l2.iter().cloned());
+        if l1.len() == l2.len() {
+            for (n1, n2) in l1.iter().zip(l2) {
+                if n1 != n2
+                    && let Some(c) = common_name(n1, n2, &modules)
+                {
+                    renames.insert(n2.clone(), c.clone());
+                    renames.insert(n1.clone(), c);
+                }
+            }
+            continue;
+        }
+        let mut left1 = l1.clone();
+        let mut left2 = l2.clone();
+        for n1 in l1 {
+            if let Some(p) = left2.iter().position(|n2| n2 == n1) {
+                left2.remove(p);
+                let q = left1.iter().position(|x| x == n1).expect("present");
+                left1.remove(q);
+            }
+        }
+        for n1 in left1.clone() {
+            let hit = left2
+                .iter()
+                .enumerate()
+                .find_map(|(p, n2)| common_name(&n1, n2, &modules).map(|c| (p, c)));
+            if let Some((p, c)) = hit {
+                let n2 = left2.remove(p);
+                renames.insert(n1.clone(), c.clone());
+                renames.insert(n2, c);
+                let q = left1.iter().position(|x| *x == n1).expect("present");
+                left1.remove(q);
+            }
+        }
+    }
+    renames
+}
+
+/// `cpu_op_map.json` from the renamed summary: op (first-seen) → per side,
+/// its distinct kernels and module parents, sorted.
+pub fn common_map(summary: &Table) -> CommonMap {
+    let mut out = CommonMap::new();
+    let (Some(op), Some(name), Some(module)) = (
+        summary.column(col::CPU_OP_NAME),
+        summary.column(col::NAME),
+        summary.column(col::NN_MODULE_PARENT),
+    ) else {
+        return out;
+    };
+    let src = summary.column(col::SOURCE);
+    for k in 0..summary.nrows() {
+        let which = match src.and_then(|s| s.values[k].as_str()) {
+            Some("trace2") => Which::Variant,
+            _ => Which::Base,
+        };
+        let entry = out
+            .entry(text(&op.values[k]))
+            .or_default()
+            .entry(which)
+            .or_default();
+        entry.kernels.insert(text(&name.values[k]));
+        entry.nn_module_parents.insert(text(&module.values[k]));
+    }
+    out
+}
+
+/// JSON text as Python's `json.dump(indent=2, ensure_ascii=False)` writes it.
+pub mod json {
+    use super::*;
+
+    fn string(out: &mut String, s: &str) {
+        out.push_str(&serde_json::to_string(s).expect("a string serialises"));
+    }
+
+    fn list<'a>(out: &mut String, items: impl ExactSizeIterator<Item = &'a String>, indent: usize) {
+        if items.len() == 0 {
+            out.push_str("[]");
+            return;
+        }
+        out.push('[');
+        let pad = " ".repeat(indent + 2);
+        for (k, s) in items.enumerate() {
+            out.push_str(if k == 0 { "\n" } else { ",\n" });
+            out.push_str(&pad);
+            string(out, s);
+        }
+        out.push('\n');
+        out.push_str(&" ".repeat(indent));
+        out.push(']');
+    }
+
+    /// Writes an object of `entries`, each value written by `value` at
+    /// the given indent.
+    fn object<K: AsRef<str>, V>(
+        out: &mut String,
+        entries: impl ExactSizeIterator<Item = (K, V)>,
+        indent: usize,
+        mut value: impl FnMut(&mut String, V, usize),
+    ) {
+        if entries.len() == 0 {
+            out.push_str("{}");
+            return;
+        }
+        out.push('{');
+        let pad = " ".repeat(indent + 2);
+        for (k, (key, v)) in entries.enumerate() {
+            out.push_str(if k == 0 { "\n" } else { ",\n" });
+            out.push_str(&pad);
+            string(out, key.as_ref());
+            out.push_str(": ");
+            value(out, v, indent + 2);
+        }
+        out.push('\n');
+        out.push_str(&" ".repeat(indent));
+        out.push('}');
+    }
+
+    /// `cpu_op_map_trace1.json` / `…trace2.json`.
+    pub fn op_kernels(map: &OpKernels) -> String {
+        let mut out = String::new();
+        object(&mut out, map.iter(), 0, |o, v, i| list(o, v.iter(), i));
+        out
+    }
+
+    fn side_map(out: &mut String, m: &SideMap, indent: usize) {
+        let fields = [
+            ("kernels", &m.kernels),
+            ("nn_module_parents", &m.nn_module_parents),
+        ];
+        object(out, fields.into_iter(), indent, |o, v, i| {
+            list(o, v.iter(), i)
+        });
+    }
+
+    /// `cpu_op_map.json`; with `identical`, each op maps straight to the
+    /// baseline's entry.
+    pub fn common(map: &CommonMap, identical: bool) -> String {
+        let mut out = String::new();
+        object(&mut out, map.iter(), 0, |o, sides, i| {
+            if identical {
+                match sides.get(&Which::Base) {
+                    Some(m) => side_map(o, m, i),
+                    None => o.push_str("{}"),
+                }
+            } else {
+                object(o, sides.iter().map(|(w, m)| (w.label(), m)), i, side_map);
+            }
+        });
+        out
+    }
+}

@@ -1,0 +1,90 @@
+//! `tracelens diff`: two traces loaded (in parallel), their call trees
+//! built as the reference's TraceDiff builds them, and merged.
+
+use std::path::{Path, PathBuf};
+
+use super::report::load_trace;
+use crate::analysis::diff::{DiffError, DiffOptions, TraceDiff, Which};
+use crate::error::Error;
+use crate::trace::tree::{Tree, TreeOptions, build};
+use crate::trace::{Profiler, Trace};
+
+/// The diff of the trace at `base` against the one at `variant`.
+pub fn diff_traces(base: &Path, variant: &Path, opts: DiffOptions) -> Result<TraceDiff, Error> {
+    if base.as_os_str() == "-" && variant.as_os_str() == "-" {
+        return Err(Error::Diff(
+            "stdin (-) can be only one of the two traces".into(),
+        ));
+    }
+    let (a, b) = std::thread::scope(|s| {
+        let h = s.spawn(|| load_for_diff(variant));
+        let a = load_for_diff(base);
+        let b = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (a, b)
+    });
+    let (ta, tree_a) = a?;
+    let (tb, tree_b) = b?;
+    diff_loaded((&ta, &tree_a, base), (&tb, &tree_b, variant), opts)
+}
+
+/// The diff of two traces already loaded (PyTorch traces with at least
+/// [`super::report_needs`]) with trees from [`diff_tree`]; paths are for
+/// messages.
+pub fn diff_loaded(
+    base: (&Trace, &Tree, &Path),
+    variant: (&Trace, &Tree, &Path),
+    opts: DiffOptions,
+) -> Result<TraceDiff, Error> {
+    crate::analysis::diff::diff((base.0, base.1), (variant.0, variant.1), opts).map_err(|e| {
+        let path = |w: Which| match w {
+            Which::Base => base.2,
+            Which::Variant => variant.2,
+        };
+        match e {
+            DiffError::NoCpuOps(w) => Error::Diff(format!(
+                "{}: no CPU ops (cpu_op events) to align; diff needs traces recorded with the PyTorch profiler's CPU activity",
+                path(w).display()
+            )),
+            other => Error::Diff(other.to_string()),
+        }
+    })
+}
+
+/// The call tree TraceDiff reads: no python frames (the reference's default).
+pub fn diff_tree(trace: &Trace) -> Tree {
+    build(
+        trace,
+        TreeOptions {
+            include_python: false,
+        },
+    )
+}
+
+/// Whether `trace` can be diffed: the tree diff reads PyTorch traces.
+pub fn check_diffable(trace: &Trace, path: &Path) -> Result<(), Error> {
+    match trace.info().profiler {
+        Profiler::PyTorch => Ok(()),
+        Profiler::Jax => Err(Error::Diff(format!(
+            "{}: a JAX profile; diff compares PyTorch (Kineto) call trees",
+            path.display()
+        ))),
+        Profiler::Rocprof => Err(Error::Diff(format!(
+            "{}: a rocprofv3 trace has no CPU call tree; diff compares PyTorch (Kineto) call trees",
+            path.display()
+        ))),
+    }
+}
+
+fn load_for_diff(path: &Path) -> Result<(Trace, Tree), Error> {
+    let trace = load_trace(path, super::report_needs())?;
+    check_diffable(&trace, path)?;
+    let tree = diff_tree(&trace);
+    Ok((trace, tree))
+}
+
+/// The default output folder: `<base>_vs_<variant>_diff` from the two
+/// file names without their extensions.
+pub fn default_out_dir(base: &Path, variant: &Path) -> PathBuf {
+    let tag = |p: &Path| super::compare::default_tag(p, super::InputKind::Trace);
+    PathBuf::from(format!("{}_vs_{}_diff", tag(base), tag(variant)))
+}

@@ -1,0 +1,124 @@
+//! `tracelens diff`: the morphological tree diff of two traces.
+//!
+//! Wiring only: the library loads and merges ([`tracelens::diff_traces`]),
+//! the files come from [`TraceDiff::files`], the Markdown from
+//! `report::view::diff`; everything is written through one [`Staging`].
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::report::staging::Staging;
+use tracelens::report::view::diff::{DEFAULT_TOP, page};
+
+/// Options of `tracelens diff`.
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The baseline trace (`trace1` in the outputs).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The variant trace (`trace2` in the outputs).
+    #[arg(value_name = "VARIANT")]
+    pub variant: PathBuf,
+    /// Write the reference's six files (merged_tree_output.txt, diff_stats.csv,
+    /// diff_stats_unique_args_summary.csv, cpu_op_map*.json) into DIR
+    /// [default: <base>_vs_<variant>_diff, unless only --md is asked for].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write the Markdown view (where the GPU time moved, for a pull
+    /// request) to FILE; - for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub md: Option<PathBuf>,
+    /// Divergence points listed in the Markdown and the terminal summary.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
+    pub top: usize,
+    /// Leave top-level nodes with no GPU work out of merged_tree_output.txt.
+    #[arg(long)]
+    pub prune_non_gpu: bool,
+    /// Print nothing but errors (and the requested stdout output).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Runs the subcommand.
+pub fn run(a: DiffArgs) -> Result<()> {
+    let opts = DiffOptions {
+        prune_non_gpu: a.prune_non_gpu,
+    };
+    if !a.quiet {
+        eprintln!(
+            "diffing {} (trace1) against {} (trace2)…",
+            a.base.display(),
+            a.variant.display()
+        );
+    }
+    let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
+    let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
+    let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
+    let out_dir = match (&a.out, &a.md) {
+        (Some(d), _) => Some(d.clone()),
+        (None, None) => Some(tracelens::default_out_dir(&a.base, &a.variant)),
+        (None, Some(_)) => None,
+    };
+    let mut staging = Staging::new();
+    let mut written = Vec::new();
+    if let Some(dir) = &out_dir {
+        staging
+            .create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let files = d.files();
+        for f in &files {
+            staging.put(&dir.join(f.name), &f.bytes)?;
+        }
+        written.push(format!("{}/ ({} files)", dir.display(), files.len()));
+    }
+    let md = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+        page(&d, &base_tag, &variant_tag, a.top)
+    })?;
+    staging.commit()?;
+    let md_to_stdout = a.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    super::print_results(
+        a.quiet,
+        md_to_stdout,
+        md.as_deref(),
+        &summary(&d, a.top),
+        &written,
+    );
+    Ok(())
+}
+
+/// A few lines for the terminal: the merge counts and the top points.
+fn summary(d: &TraceDiff, top: usize) -> String {
+    let count = |k: MergedKind| d.merged.nodes.iter().filter(|n| n.kind == k).count();
+    let mut s = format!(
+        "merged tree: {} nodes ({} matched, {} baseline only, {} variant only)\n",
+        d.merged.nodes.len(),
+        count(MergedKind::Combined),
+        count(MergedKind::Base),
+        count(MergedKind::Variant)
+    );
+    let t = &d.totals;
+    s.push_str(&format!(
+        "GPU time under {} divergence points: {:.3} ms -> {:.3} ms (delta {:+.3} ms)\n",
+        t.points,
+        t.base_us / 1e3,
+        t.variant_us / 1e3,
+        t.delta_us() / 1e3
+    ));
+    for (k, p) in d.points.iter().take(top.min(5)).enumerate() {
+        let mut name: String = p.name.chars().take(70).collect();
+        if p.name.chars().count() > 70 {
+            name.push('…');
+        }
+        s.push_str(&format!(
+            "  {:>2}. {:+10.3} ms  {} (x{})\n",
+            k + 1,
+            p.delta_us() / 1e3,
+            name,
+            p.occurrences
+        ));
+    }
+    s
+}

@@ -1,0 +1,225 @@
+//! The tree diff as a page for a pull request: where the GPU time moved
+//! (the divergence points ranked by |Δ|), and as the record the compare
+//! gate's JSON carries.
+
+use super::{heading, line};
+use crate::analysis::diff::{DivergencePoint, PointTotals, TraceDiff};
+use crate::report::markdown::{code, page_text, plain};
+use crate::report::{Align, Block, Grid, Page, Record};
+
+/// Default number of points listed.
+pub const DEFAULT_TOP: usize = 15;
+
+/// Longest kernel or op name shown in a cell, in characters.
+const NAME_CHARS: usize = 60;
+
+/// At most this many ops and kernels are named per side of a point.
+const NAMES_PER_CELL: usize = 3;
+
+/// Upper bound on the Markdown size, in bytes (a pull-request comment).
+const MARKDOWN_LIMIT: usize = 60_000;
+
+/// The diff page: counts of the merged tree, the top `top` divergence
+/// points and the share of the change they explain. Rows are halved until
+/// the Markdown fits a pull-request comment.
+pub fn page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {
+    let mut rows = top;
+    loop {
+        let page = full_page(d, base, variant, rows);
+        if rows == 0 || page_text(&page).len() <= MARKDOWN_LIMIT {
+            return page;
+        }
+        rows /= 2;
+    }
+}
+
+fn full_page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {
+    let (mut both, mut only1, mut only2) = (0usize, 0usize, 0usize);
+    for n in &d.merged.nodes {
+        match n.kind {
+            crate::analysis::diff::MergedKind::Combined => both += 1,
+            crate::analysis::diff::MergedKind::Base => only1 += 1,
+            crate::analysis::diff::MergedKind::Variant => only2 += 1,
+        }
+    }
+    let mut blocks = vec![
+        heading(
+            2,
+            format!("tracelens diff: {} vs {}", plain(base), plain(variant)),
+        ),
+        line(format!(
+            "Merged call tree: {} nodes — {both} matched, {only1} in **{}** only, {only2} in **{}** only.",
+            d.merged.nodes.len(),
+            plain(base),
+            plain(variant)
+        )),
+    ];
+    if d.identical {
+        blocks.push(line(
+            "Both traces give the same GPU events under the same ops: nothing moved.",
+        ));
+    }
+    blocks.extend(moved_blocks(&d.points, &d.totals, base, variant, top, 3));
+    Page {
+        blocks,
+        trailing_blank: false,
+    }
+}
+
+/// "Where the GPU time moved": a heading at `level`, the top `top` points
+/// as a table and a sentence on how much of the change they explain.
+/// Shared by `diff --md` and the compare verdict.
+pub fn moved_blocks(
+    points: &[DivergencePoint],
+    totals: &PointTotals,
+    base: &str,
+    variant: &str,
+    top: usize,
+    level: usize,
+) -> Vec<Block> {
+    let mut out = vec![heading(level, "Where the GPU time moved")];
+    if points.is_empty() {
+        out.push(line("No GPU event sits under a CPU op in either trace."));
+        return out;
+    }
+    let shown = &points[..top.min(points.len())];
+    let mut rows = Vec::with_capacity(shown.len());
+    for (k, p) in shown.iter().enumerate() {
+        rows.push(vec![
+            (k + 1).to_string(),
+            format!(
+                "{}{}",
+                code(&p.name, NAME_CHARS),
+                if p.matched { " (kernel)" } else { "" }
+            ),
+            p.occurrences.to_string(),
+            ms(p.base.busy_us),
+            ms(p.variant.busy_us),
+            signed_ms(p.delta_us()),
+            side_cell(&p.base),
+            side_cell(&p.variant),
+        ]);
+    }
+    let b = plain(base).replace('|', "\\|");
+    let v = plain(variant).replace('|', "\\|");
+    out.push(Block::Grid(Grid {
+        header: vec![
+            "#".into(),
+            "point (LCA)".into(),
+            "×".into(),
+            format!("{b} ms"),
+            format!("{v} ms"),
+            "Δ ms".into(),
+            format!("{b}: ops → kernels"),
+            format!("{v}: ops → kernels"),
+        ],
+        align: vec![
+            Align::Right,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+            Align::Left,
+        ],
+        rows,
+    }));
+    let listed: f64 = shown.iter().map(|p| p.delta_us()).sum();
+    let listed_abs: f64 = shown.iter().map(|p| p.delta_us().abs()).sum();
+    let net = totals.delta_us();
+    let mut lines = vec![format!(
+        "GPU time under all {} points: {} ms → {} ms (Δ {} ms{}).",
+        totals.points,
+        ms(totals.base_us),
+        ms(totals.variant_us),
+        signed_ms(net),
+        pct(net, totals.base_us).map_or(String::new(), |p| format!(", {p}")),
+    )];
+    lines.push(format!(
+        "The {} listed points account for Δ {} ms{} and {} of all time that moved (Σ|Δ| = {} ms).",
+        shown.len(),
+        signed_ms(listed),
+        share(listed, net).map_or(String::new(), |s| format!(" ({s} of the net change)")),
+        share(listed_abs, totals.abs_delta_us).unwrap_or_else(|| "all".into()),
+        ms(totals.abs_delta_us),
+    ));
+    lines.push(
+        "A point is the lowest common ancestor of the two call trees above GPU work that differs \
+         (or a matched kernel pair, marked `(kernel)`); `×` counts where it occurs."
+            .to_string(),
+    );
+    out.push(Block::Paragraph(lines));
+    out
+}
+
+/// The points as the compare gate's JSON carries them.
+pub fn moved_record(points: &[DivergencePoint], totals: &PointTotals, top: usize) -> Record {
+    let f = |x: f64| Record::Float(x / 1000.0);
+    let list = |v: &[String]| Record::List(v.iter().map(|s| Record::Str(s.clone())).collect());
+    let shown = &points[..top.min(points.len())];
+    Record::Map(vec![
+        ("baseline_ms".into(), f(totals.base_us)),
+        ("variant_ms".into(), f(totals.variant_us)),
+        ("delta_ms".into(), f(totals.delta_us())),
+        ("abs_delta_ms".into(), f(totals.abs_delta_us)),
+        ("points".into(), Record::UInt(totals.points as u64)),
+        (
+            "top".into(),
+            Record::List(
+                shown
+                    .iter()
+                    .map(|p| {
+                        Record::Map(vec![
+                            ("name".into(), Record::Str(p.name.clone())),
+                            ("matched_kernels".into(), Record::Bool(p.matched)),
+                            ("occurrences".into(), Record::UInt(p.occurrences as u64)),
+                            ("baseline_ms".into(), f(p.base.busy_us)),
+                            ("variant_ms".into(), f(p.variant.busy_us)),
+                            ("delta_ms".into(), f(p.delta_us())),
+                            ("baseline_ops".into(), list(&p.base.ops)),
+                            ("variant_ops".into(), list(&p.variant.ops)),
+                            ("baseline_kernels".into(), list(&p.base.kernel_names)),
+                            ("variant_kernels".into(), list(&p.variant.kernel_names)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+/// A side of a point: its ops, an arrow, its kernels (a few of each).
+fn side_cell(s: &crate::analysis::diff::points::PointSide) -> String {
+    if s.kernels == 0 {
+        return "—".to_string();
+    }
+    let names = |v: &[String]| {
+        let mut t: Vec<String> = v
+            .iter()
+            .take(NAMES_PER_CELL)
+            .map(|n| code(n, NAME_CHARS))
+            .collect();
+        if v.len() > NAMES_PER_CELL {
+            t.push(format!("+{} more", v.len() - NAMES_PER_CELL));
+        }
+        t.join(", ")
+    };
+    format!("{} → {}", names(&s.ops), names(&s.kernel_names))
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+fn signed_ms(us: f64) -> String {
+    format!("{:+.3}", us / 1000.0)
+}
+
+fn pct(delta: f64, base: f64) -> Option<String> {
+    (base > 0.0).then(|| format!("{:+.1}%", delta / base * 100.0))
+}
+
+fn share(part: f64, whole: f64) -> Option<String> {
+    (whole.abs() > 0.0).then(|| format!("{:.0}%", part / whole * 100.0))
+}
