@@ -456,3 +456,84 @@ fn copy_with_details_ties_ordered(from: &Path, to: &Path) {
         std::fs::write(to.join(path.file_name().unwrap()), text).unwrap();
     }
 }
+
+/// TraceDiff: for each pair of `../shared/corpus/tracediff` (README: the
+/// baseline is the H100 trace, the variant the MI300 one), `tracelens diff`
+/// writes the two CSVs so that conform.py passes them, the merged tree
+/// text line for line, and the three JSON maps equal as JSON.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn tracediff_corpus_conforms() {
+    let Some((corpus, conform)) = corpus_and_conform() else {
+        return;
+    };
+    let pairs = [
+        ("bert_small_h100_vs_mi300.ref", "bert_small"),
+        ("qwen15_05b_h100_vs_mi300.ref", "qwen15_05b"),
+    ];
+    let mut problems = Vec::new();
+    for (folder, model) in pairs {
+        let ref_dir = corpus.join("tracediff").join(folder);
+        let base = corpus.join(format!("pytorch/h100_{model}.json.gz"));
+        let variant = corpus.join(format!("pytorch/mi300_{model}.json.gz"));
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("diff");
+        let r = run(tracelens()
+            .arg("diff")
+            .arg(&base)
+            .arg(&variant)
+            .arg("--out")
+            .arg(&out)
+            .arg("-q"));
+        if r.code != Some(0) || r.stderr.contains("panicked") {
+            problems.push(format!(
+                "{folder}: diff failed ({:?}): {}",
+                r.code, r.stderr
+            ));
+            continue;
+        }
+        let sheets = [
+            "diff_stats".to_string(),
+            "diff_stats_unique_args_summary".into(),
+        ];
+        problems.extend(
+            conform_problem(&conform, &ref_dir, &out, &sheets).map(|p| format!("{folder}: {p}")),
+        );
+        let text = |d: &Path| std::fs::read_to_string(d.join("merged_tree_output.txt"));
+        match (text(&ref_dir), text(&out)) {
+            (Ok(want), Ok(got)) => {
+                let (w, g): (Vec<&str>, Vec<&str>) =
+                    (want.lines().collect(), got.lines().collect());
+                if let Some(k) = (0..w.len().max(g.len())).find(|&k| w.get(k) != g.get(k)) {
+                    problems.push(format!(
+                        "{folder}: merged_tree_output.txt differs at line {}: got {:?}, want {:?}",
+                        k + 1,
+                        g.get(k),
+                        w.get(k)
+                    ));
+                }
+            }
+            (w, g) => problems.push(format!("{folder}: merged_tree_output.txt: {w:?} / {g:?}")),
+        }
+        for f in [
+            "cpu_op_map.json",
+            "cpu_op_map_trace1.json",
+            "cpu_op_map_trace2.json",
+        ] {
+            let load = |d: &Path| -> Result<serde_json::Value, String> {
+                let t = std::fs::read_to_string(d.join(f)).map_err(|e| e.to_string())?;
+                serde_json::from_str(&t).map_err(|e| e.to_string())
+            };
+            match (load(&ref_dir), load(&out)) {
+                (Ok(w), Ok(g)) if w == g => {}
+                (w, g) => problems.push(format!(
+                    "{folder}: {f} differs: got {}, want {}",
+                    g.map_or_else(|e| e, |v| v.to_string().chars().take(300).collect()),
+                    w.map_or_else(|e| e, |v| v.to_string().chars().take(300).collect())
+                )),
+            }
+        }
+        eprintln!("{folder}: 2 CSVs pass conform.py; tree text and 3 JSON maps equal");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

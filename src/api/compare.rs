@@ -4,11 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::report::{analyze, read_report};
+use super::report::{analyze_trace, read_report, report_needs};
 use crate::analysis::compare::{Input, comparable_sheets};
+use crate::analysis::diff::{DiffOptions, WhereMoved};
 use crate::error::{CompareInputError, Error};
+use crate::load;
 use crate::report::read;
 use crate::table::Table;
+use crate::trace::{Profiler, Trace};
 
 /// How an input is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,11 +82,34 @@ pub struct CompareInputs {
     pub inputs: Vec<Input>,
     /// Trace-quality notes of the traces analysed, naming the trace.
     pub warnings: Vec<String>,
+    /// Per variant (input 1, 2, …): where the GPU time moved against the
+    /// baseline, from the tree diff; `None` unless both are PyTorch traces
+    /// and [`CompareLoadOptions::tree_diff`] asked for it, an error message
+    /// when the diff failed.
+    pub moved: Vec<Option<Result<WhereMoved, String>>>,
+}
+
+/// Options of [`load_compare_inputs_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompareLoadOptions {
+    /// Diff the call trees of the baseline and each variant when both are
+    /// PyTorch traces ([`CompareInputs::moved`]).
+    pub tree_diff: bool,
 }
 
 /// Reads every input of a comparison (in parallel), tagged with `names` or,
 /// when it is empty, with each path's default tag.
 pub fn load_compare_inputs(paths: &[PathBuf], names: &[String]) -> Result<CompareInputs, Error> {
+    load_compare_inputs_with(paths, names, CompareLoadOptions::default())
+}
+
+/// [`load_compare_inputs`], and with `opts.tree_diff` the tree diffs of
+/// trace inputs.
+pub fn load_compare_inputs_with(
+    paths: &[PathBuf],
+    names: &[String],
+    opts: CompareLoadOptions,
+) -> Result<CompareInputs, Error> {
     check_tag_count(paths.len(), names)?;
     if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(CompareInputError::StdinTwice.into());
@@ -96,17 +122,52 @@ pub fn load_compare_inputs(paths: &[PathBuf], names: &[String]) -> Result<Compar
     let mut out = CompareInputs {
         inputs: Vec::with_capacity(paths.len()),
         warnings: Vec::new(),
+        moved: Vec::new(),
     };
-    for ((res, tag), path) in read_all(paths, &kinds).into_iter().zip(tags).zip(paths) {
-        let (sheets, notes) = res?;
-        out.warnings.extend(notes);
+    let mut traces = Vec::with_capacity(paths.len());
+    for ((res, tag), path) in read_all(paths, &kinds, opts.tree_diff)
+        .into_iter()
+        .zip(tags)
+        .zip(paths)
+    {
+        let read = res?;
+        out.warnings.extend(read.notes);
         out.inputs.push(Input {
             tag,
             source: path.display().to_string(),
-            sheets: comparable_sheets(sheets),
+            sheets: comparable_sheets(read.sheets),
         });
+        traces.push(read.trace);
     }
+    out.moved = tree_diffs(paths, &traces);
     Ok(out)
+}
+
+/// Where the time moved between the baseline trace and each variant
+/// trace (none when the baseline is not a kept trace).
+fn tree_diffs(
+    paths: &[PathBuf],
+    traces: &[Option<Trace>],
+) -> Vec<Option<Result<WhereMoved, String>>> {
+    let variants = traces.len().saturating_sub(1);
+    let Some(Some(base)) = traces.first() else {
+        return vec![None; variants];
+    };
+    let base_tree = super::diff::diff_tree(base);
+    traces[1..]
+        .iter()
+        .zip(&paths[1..])
+        .map(|(t, path)| {
+            let t = t.as_ref()?;
+            let tree = super::diff::diff_tree(t);
+            let d = super::diff::diff_loaded(
+                (base, &base_tree, &paths[0]),
+                (t, &tree, path),
+                DiffOptions::default(),
+            );
+            Some(d.map(WhereMoved::from).map_err(|e| e.to_string()))
+        })
+        .collect()
 }
 
 /// `names`, or the default tags; they must be unique.
@@ -128,16 +189,24 @@ fn tags(paths: &[PathBuf], kinds: &[InputKind], names: &[String]) -> Result<Vec<
     Ok(tags)
 }
 
-/// The sheets of one input and notes about it.
-type Loaded = Result<(Vec<Table>, Vec<String>), Error>;
+/// One input read: its sheets, notes about it and, when asked to keep
+/// it, the PyTorch trace it was computed from.
+struct Read {
+    sheets: Vec<Table>,
+    notes: Vec<String>,
+    trace: Option<Trace>,
+}
 
-/// Reads every input at once: traces are analysed in parallel.
-fn read_all(paths: &[PathBuf], kinds: &[InputKind]) -> Vec<Loaded> {
+type Loaded = Result<Read, Error>;
+
+/// Reads every input at once: traces are analysed in parallel; with
+/// `keep_traces`, PyTorch traces are kept for the tree diff.
+fn read_all(paths: &[PathBuf], kinds: &[InputKind], keep_traces: bool) -> Vec<Loaded> {
     std::thread::scope(|s| {
         let handles: Vec<_> = paths
             .iter()
             .zip(kinds)
-            .map(|(p, &k)| s.spawn(move || read_input(p, k)))
+            .map(|(p, &k)| s.spawn(move || read_input(p, k, keep_traces)))
             .collect();
         handles
             .into_iter()
@@ -150,18 +219,32 @@ fn read_all(paths: &[PathBuf], kinds: &[InputKind]) -> Vec<Loaded> {
 }
 
 /// Reads or analyses one input.
-fn read_input(path: &Path, kind: InputKind) -> Loaded {
+fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
     match kind {
-        InputKind::CsvDir | InputKind::Xlsx => Ok((read_report(path)?, Vec::new())),
+        InputKind::CsvDir | InputKind::Xlsx => Ok(Read {
+            sheets: read_report(path)?,
+            notes: Vec::new(),
+            trace: None,
+        }),
         InputKind::Trace => {
-            let report = analyze(path, &Default::default())?;
+            let mut trace =
+                load::load_as(path, &report_needs(), None).map_err(|error| Error::Load {
+                    path: path.to_path_buf(),
+                    error,
+                })?;
+            let report = analyze_trace(&mut trace, &Default::default())?;
             let notes = report
                 .quality
                 .notes()
                 .into_iter()
                 .map(|n| format!("{}: {n}", path.display()))
                 .collect();
-            Ok((report.sheets, notes))
+            let keep = keep_trace && trace.info().profiler == Profiler::PyTorch;
+            Ok(Read {
+                sheets: report.sheets,
+                notes,
+                trace: keep.then_some(trace),
+            })
         }
     }
 }

@@ -26,7 +26,8 @@ pub use collectives::{
     CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks,
 };
 pub use compare::{
-    CompareInputs, InputKind, check_tag_count, default_tag, input_kind, load_compare_inputs,
+    CompareInputs, CompareLoadOptions, InputKind, check_tag_count, default_tag, input_kind,
+    load_compare_inputs, load_compare_inputs_with,
 };
 pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
 pub use report::{

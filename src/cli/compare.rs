@@ -60,6 +60,10 @@ pub struct CompareArgs {
         allow_negative_numbers = true
     )]
     pub min_ms: f64,
+    /// When baseline and variant are both PyTorch traces, skip the tree
+    /// diff ("where it moved").
+    #[arg(long)]
+    pub no_diff: bool,
     /// Print nothing but errors (and the requested stdout output).
     #[arg(short, long)]
     pub quiet: bool,
@@ -110,8 +114,14 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         .iter()
         .filter_map(|s| SheetGroup::parse(s))
         .collect();
-    let CompareInputs { inputs, warnings } =
-        tracelens::load_compare_inputs(&a.inputs, &a.names).map_err(super::chain)?;
+    let load = tracelens::CompareLoadOptions {
+        tree_diff: !a.no_diff,
+    };
+    let CompareInputs {
+        inputs,
+        warnings,
+        moved,
+    } = tracelens::load_compare_inputs_with(&a.inputs, &a.names, load).map_err(super::chain)?;
     if !a.quiet {
         for w in &warnings {
             eprintln!("tracelens: warning: {w}");
@@ -134,7 +144,14 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         min_ms: a.min_ms,
         ..GateOptions::default()
     };
-    let verdict = compare::gate(&inputs, &opts);
+    let mut verdict = compare::gate(&inputs, &opts);
+    for (v, m) in verdict.comparisons.iter_mut().zip(moved) {
+        match m {
+            Some(Ok(m)) => v.where_moved = Some(m),
+            Some(Err(e)) if !a.quiet => eprintln!("tracelens: warning: tree diff skipped: {e}"),
+            _ => {}
+        }
+    }
     let texts = verdict_texts(&verdict)?;
     let written = stage_outputs(&a, comparison.as_ref(), &texts)?;
     print_outputs(&a, &verdict, &texts, &written, !wants_tables);

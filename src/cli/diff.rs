@@ -47,13 +47,6 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let opts = DiffOptions {
         prune_non_gpu: a.prune_non_gpu,
     };
-    if !a.quiet {
-        eprintln!(
-            "diffing {} (trace1) against {} (trace2)…",
-            a.base.display(),
-            a.variant.display()
-        );
-    }
     let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
     let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
     let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));

@@ -93,8 +93,14 @@ impl Staging {
         Ok(())
     }
 
-    /// Renames every staged file onto its target.
+    /// Renames every staged file onto its target. A target that is a
+    /// directory fails the commit before any file is moved.
     pub fn commit(mut self) -> Result<()> {
+        if let Some((_, t)) = self.staged.iter().find(|(_, t)| t.is_dir()) {
+            return Err(WriteError::io(format!("cannot write {}", t.display()))(
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+            ));
+        }
         let staged = std::mem::take(&mut self.staged);
         for (i, (tmp, target)) in staged.iter().enumerate() {
             if let Err(e) = fs::rename(tmp, target) {

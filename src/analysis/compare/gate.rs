@@ -411,6 +411,7 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
         busy_time_over_limit,
         ops,
         op_shapes,
+        where_moved: None,
     }
 }
 

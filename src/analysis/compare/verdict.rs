@@ -162,6 +162,9 @@ pub struct VariantGate {
     /// Ops by name and shape (`ops_unique_args`
     /// `total_direct_kernel_time_sum`, in ms); None when a report lacks it.
     pub op_shapes: Option<ItemComparison>,
+    /// Where the GPU time moved, from the tree diff of the two traces;
+    /// None unless both inputs are PyTorch traces.
+    pub where_moved: Option<crate::analysis::diff::WhereMoved>,
 }
 
 /// The gate over all variants: what `--json` writes.

@@ -110,6 +110,25 @@ pub struct TraceDiff {
     pub totals: PointTotals,
 }
 
+/// Where the GPU time moved: the ranked divergence points and their
+/// totals (what `compare` shows of a diff).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WhereMoved {
+    /// Points, largest |Δ| first.
+    pub points: Vec<DivergencePoint>,
+    /// Totals over all points.
+    pub totals: PointTotals,
+}
+
+impl From<TraceDiff> for WhereMoved {
+    fn from(d: TraceDiff) -> WhereMoved {
+        WhereMoved {
+            points: d.points,
+            totals: d.totals,
+        }
+    }
+}
+
 /// One output file: its name inside the output folder and its bytes.
 #[derive(Debug, Clone)]
 pub struct DiffFile {

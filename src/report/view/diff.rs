@@ -11,7 +11,7 @@ use crate::report::{Align, Block, Grid, Page, Record};
 pub const DEFAULT_TOP: usize = 15;
 
 /// Longest kernel or op name shown in a cell, in characters.
-const NAME_CHARS: usize = 60;
+const NAME_CHARS: usize = 80;
 
 /// At most this many ops and kernels are named per side of a point.
 const NAMES_PER_CELL: usize = 3;
@@ -198,7 +198,7 @@ fn side_cell(s: &crate::analysis::diff::points::PointSide) -> String {
         let mut t: Vec<String> = v
             .iter()
             .take(NAMES_PER_CELL)
-            .map(|n| code(n, NAME_CHARS))
+            .map(|n| code(&short_name(n), NAME_CHARS))
             .collect();
         if v.len() > NAMES_PER_CELL {
             t.push(format!("+{} more", v.len() - NAMES_PER_CELL));
@@ -206,6 +206,75 @@ fn side_cell(s: &crate::analysis::diff::points::PointSide) -> String {
         t.join(", ")
     };
     format!("{} → {}", names(&s.ops), names(&s.kernel_names))
+}
+
+/// A kernel or op name shortened for a table cell: no leading `void `,
+/// no trailing parameter list, template arguments nested below the first
+/// level shown as `…`.
+fn short_name(name: &str) -> String {
+    let s = name.strip_prefix("void ").unwrap_or(name);
+    // Drop a trailing top-level `(...)` (the parameter list).
+    let s = match s.strip_suffix(')') {
+        Some(_) => {
+            let (mut depth, mut cut) = (0i32, None);
+            for (i, c) in s.char_indices().rev() {
+                match c {
+                    ')' => depth += 1,
+                    '(' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            cut = Some(i);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // `f(int)` is a signature; `Memset (Device)` is a label.
+            match cut {
+                Some(i) if i > 0 && !s[..i].ends_with(' ') => &s[..i],
+                _ => s,
+            }
+        }
+        None => s,
+    };
+    let mut out = String::with_capacity(s.len());
+    let (mut depth, mut parens) = (0, 0);
+    for c in s.chars() {
+        // Inside template arguments, a parenthesised group shows as `(…)`.
+        if depth >= 1 && (parens > 0 || c == '(') {
+            match c {
+                '(' => {
+                    if parens == 0 && depth < 2 {
+                        out.push_str("(…)");
+                    }
+                    parens += 1;
+                }
+                ')' => parens -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '<' => {
+                depth += 1;
+                if depth == 2 {
+                    out.push_str("<…");
+                } else if depth < 2 {
+                    out.push(c);
+                }
+            }
+            '>' => {
+                if depth <= 2 {
+                    out.push(c);
+                }
+                depth -= 1;
+            }
+            _ if depth < 2 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn ms(us: f64) -> String {
@@ -222,4 +291,22 @@ fn pct(delta: f64, base: f64) -> Option<String> {
 
 fn share(part: f64, whole: f64) -> Option<String> {
     (whole.abs() > 0.0).then(|| format!("{:.0}%", part / whole * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_names_are_shortened() {
+        assert_eq!(
+            short_name(
+                "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float> >(at::TensorIteratorBase&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<float>)"
+            ),
+            "at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<…>(…)::{lambda(…)#1}>"
+        );
+        assert_eq!(short_name("attn_fwd"), "attn_fwd");
+        assert_eq!(short_name("Memset (Device)"), "Memset (Device)");
+        assert_eq!(short_name("f(x"), "f(x");
+    }
 }

@@ -164,6 +164,11 @@ fn variant_blocks(blocks: &mut Vec<Block>, c: &VariantGate, base: &str, rows: us
     if let Some(shapes) = &c.op_shapes {
         item_blocks(blocks, shapes, "op + shape", "op shape(s)", rows, tags);
     }
+    if let Some(m) = &c.where_moved {
+        blocks.extend(super::diff::moved_blocks(
+            &m.points, &m.totals, base, var, rows, 4,
+        ));
+    }
 }
 
 /// The GPU timeline of a variant beside the baseline's.
@@ -344,6 +349,12 @@ fn variant(v: &VariantGate) -> Record {
         ("busy_time_over_limit", Record::Bool(v.busy_time_over_limit)),
         ("ops", opt(&v.ops)),
         ("op_shapes", opt(&v.op_shapes)),
+        (
+            "where_moved",
+            v.where_moved.as_ref().map_or(Record::Null, |m| {
+                super::diff::moved_record(&m.points, &m.totals, TOP_N)
+            }),
+        ),
     ])
 }
 
