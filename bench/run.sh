@@ -3,7 +3,8 @@
 # protobuf for XPlane) and peak RSS of the whole `tracelens report` (Excel +
 # CSV written) on the corpus traces (PyTorch, JAX, rocprofv3), on x4 / x16
 # copies of the largest PyTorch one made with ../shared/tools/scale_trace.py,
-# and on x4 / x16 copies of the rocprofv3 one made with bench/scale_rocprof.py.
+# and on x4 / x16 copies of the rocprofv3 one made with bench/scale_rocprof.py;
+# then `tracelens diff` on the qwen H100/MI300 pair and its x4 / x16 copies.
 #
 # usage: bench/run.sh [--no-scaled] [RUNS]
 # Needs GNU time (/usr/bin/time) and python3. Scaled copies are cached in
@@ -79,3 +80,44 @@ for t in "${traces[@]}"; do
     "$(awk "BEGIN{print ($best_wall > 0) ? $mb / $best_wall : 0}")" "$(awk "BEGIN{print $best_rss / 1024}")"
 done
 echo "(wall: best of $runs runs; peak: highest RSS of the runs; report = Excel + all CSV sheets)"
+
+# tracelens diff: the corpus qwen pair (H100 vs MI300) and x4 / x16 copies of
+# both sides (scale_trace.py); throughput over the two JSON inputs together.
+base="$shared/corpus/pytorch/h100_qwen15_05b.json.gz"
+variant="$shared/corpus/pytorch/mi300_qwen15_05b.json.gz"
+if [ -f "$base" ] && [ -f "$variant" ]; then
+  pairs=("$base|$variant")
+  if [ "$scaled" = 1 ]; then
+    for n in 4 16; do
+      for side in h100 mi300; do
+        out="$cache/qwen_${side}_x$n.json"
+        if [ ! -f "$out" ]; then
+          echo "making $out (scale_trace.py x$n)..." >&2
+          python3 "$shared/tools/scale_trace.py" "$shared/corpus/pytorch/${side}_qwen15_05b.json.gz" "$n" "$out"
+        fi
+      done
+      pairs+=("$cache/qwen_h100_x$n.json|$cache/qwen_mi300_x$n.json")
+    done
+  fi
+  echo
+  printf "%-34s %9s %9s %9s %10s\n" "diff pair" "input MB" "wall s" "MB/s" "peak MB"
+  for p in "${pairs[@]}"; do
+    a=${p%%|*}; b=${p##*|}
+    mb=$(awk "BEGIN{printf \"%.1f\", $(json_mb "$a") + $(json_mb "$b")}")
+    best_wall=""; best_rss=""
+    for _ in $(seq "$runs"); do
+      work=$(mktemp -d)
+      t0=$(date +%s%N)
+      /usr/bin/time -f "%M" -o "$work/time" "$bin" diff "$a" "$b" --out "$work/diff" -q
+      t1=$(date +%s%N)
+      wall=$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")
+      read -r rss < "$work/time"
+      rm -rf "$work"
+      if [ -z "$best_wall" ] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
+      if [ -z "$best_rss" ] || [ "$rss" -gt "$best_rss" ]; then best_rss=$rss; fi
+    done
+    printf "%-34s %9s %9s %9.0f %10.1f\n" "$(basename "$a") vs mi300" "$mb" "$best_wall" \
+      "$(awk "BEGIN{print ($best_wall > 0) ? $mb / $best_wall : 0}")" "$(awk "BEGIN{print $best_rss / 1024}")"
+  done
+  echo "(diff: the six files written; input MB = both traces' JSON)"
+fi

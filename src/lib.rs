@@ -9,7 +9,7 @@
 //!
 //! The [`api`] (re-exported here) is what the command line calls:
 //! [`analyze`] a trace, [`load_tree`], [`collectives`] across ranks,
-//! [`load_compare_inputs`], [`roofline`], [`read_report`]. Its errors are
+//! [`load_compare_inputs`], [`diff_traces`], [`roofline`], [`read_report`]. Its errors are
 //! typed ([`Error`]).
 
 pub mod analysis;

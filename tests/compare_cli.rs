@@ -260,6 +260,62 @@ fn two_traces_from_testdata() {
 }
 
 #[test]
+fn two_traces_show_where_the_time_moved() {
+    // testdata/diff/split_*: one GEMM kernel split in two on the variant.
+    let (a, b) = (
+        testdata("diff/split_base.json"),
+        testdata("diff/split_variant.json"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("v.json");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--md", "-", "--json"])
+        .arg(&json));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("#### Where the GPU time moved"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("| 1 | `aten::mm` | 1 | 0.030 | 0.026 | -0.004 |"),
+        "{}",
+        r.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let moved = &v["comparisons"][0]["where_moved"];
+    assert_eq!(moved["points"], 2);
+    let top = &moved["top"][0];
+    assert_eq!(top["name"], "aten::mm");
+    assert_eq!(top["matched_kernels"], false);
+    assert!(
+        close(&top["baseline_ms"], 0.030) && close(&top["variant_ms"], 0.026),
+        "{top}"
+    );
+    assert_eq!(
+        top["variant_kernels"],
+        serde_json::json!(["Cijk_gemm_part1", "Cijk_gemm_part2"])
+    );
+    // --no-diff leaves it out; so do report inputs.
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--no-diff", "--md", "-"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("Where the GPU time moved"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn sheet_selection() {
     let t = testdata("example.json");
     let tmp = tempfile::tempdir().unwrap();

@@ -1,7 +1,7 @@
 //! `tracelens diff`: the morphological tree diff of two traces.
 //!
 //! Wiring only: the library loads and merges ([`tracelens::diff_traces`]),
-//! the files come from [`TraceDiff::files`], the Markdown from
+//! the files come from [`tracediff::write_files`], the Markdown from
 //! `report::view::diff`; everything is written through one [`Staging`].
 
 use std::path::PathBuf;
@@ -11,6 +11,7 @@ use clap::Args;
 
 use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
 use tracelens::report::staging::Staging;
+use tracelens::report::tracediff;
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
 
 /// Options of `tracelens diff`.
@@ -61,11 +62,8 @@ pub fn run(a: DiffArgs) -> Result<()> {
         staging
             .create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let files = d.files();
-        for f in &files {
-            staging.put(&dir.join(f.name), &f.bytes)?;
-        }
-        written.push(format!("{}/ ({} files)", dir.display(), files.len()));
+        let n = tracediff::write_files(&d, |name, bytes| staging.put(&dir.join(name), bytes))?;
+        written.push(format!("{}/ ({n} files)", dir.display()));
     }
     let md = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         page(&d, &base_tag, &variant_tag, a.top)

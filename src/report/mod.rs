@@ -17,6 +17,7 @@ pub mod read;
 pub mod staging;
 pub mod svg;
 pub mod text;
+pub mod tracediff;
 pub mod view;
 pub mod xlsx;
 

@@ -16,7 +16,6 @@ mod stats;
 mod text;
 
 use crate::names::diff::col;
-use crate::report::csv::table_to_csv;
 use crate::table::Table;
 use crate::trace::tree::Tree;
 use crate::trace::{EventId, Trace};
@@ -129,51 +128,6 @@ impl From<TraceDiff> for WhereMoved {
     }
 }
 
-/// One output file: its name inside the output folder and its bytes.
-#[derive(Debug, Clone)]
-pub struct DiffFile {
-    /// File name, e.g. `diff_stats.csv`.
-    pub name: &'static str,
-    /// Contents.
-    pub bytes: Vec<u8>,
-}
-
-impl TraceDiff {
-    /// The reference's output files, in its write order (the CSVs only
-    /// when they have rows).
-    pub fn files(&self) -> Vec<DiffFile> {
-        let mut out = vec![DiffFile {
-            name: "merged_tree_output.txt",
-            bytes: self.tree_text.clone().into_bytes(),
-        }];
-        if let Some(t) = &self.stats {
-            out.push(DiffFile {
-                name: "diff_stats.csv",
-                bytes: table_to_csv(t).into_bytes(),
-            });
-        }
-        if let Some(t) = &self.summary {
-            out.push(DiffFile {
-                name: "diff_stats_unique_args_summary.csv",
-                bytes: table_to_csv(t).into_bytes(),
-            });
-        }
-        out.push(DiffFile {
-            name: "cpu_op_map_trace1.json",
-            bytes: opmap::json::op_kernels(&self.op_kernels[0]).into_bytes(),
-        });
-        out.push(DiffFile {
-            name: "cpu_op_map_trace2.json",
-            bytes: opmap::json::op_kernels(&self.op_kernels[1]).into_bytes(),
-        });
-        out.push(DiffFile {
-            name: "cpu_op_map.json",
-            bytes: opmap::json::common(&self.common, self.identical).into_bytes(),
-        });
-        out
-    }
-}
-
 /// Stack for the merge: it recurses once per tree level (up to
 /// [`merge::MAX_DEPTH`]).
 const MERGE_STACK: usize = 256 << 20;
@@ -205,8 +159,20 @@ fn diff_here(
     let mut s1 = Side::new(base.0, base.1);
     let mut s2 = Side::new(variant.0, variant.1);
     let merged = merge::Merger::new(&mut s1, &mut s2).run()?;
-    let tree_text = text::merged_tree_text(&merged, &s1, &s2, opts.prune_non_gpu);
-    let rows = stats::collect_rows(&merged, &s1, &s2);
+    // The tree text is independent of the tables: drawn on the other core.
+    let (tree_text, rows) = std::thread::scope(|s| {
+        let text = || text::merged_tree_text(&merged, &s1, &s2, opts.prune_non_gpu);
+        let drawn = std::thread::Builder::new()
+            .name("tracediff-text".into())
+            .stack_size(MERGE_STACK)
+            .spawn_scoped(s, text);
+        let rows = stats::collect_rows(&merged, &s1, &s2);
+        let tree_text = match drawn {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => text::merged_tree_text(&merged, &s1, &s2, opts.prune_non_gpu),
+        };
+        (tree_text, rows)
+    });
     let (points, totals) = points::rank(&rows, &merged, &s1, &s2);
     if rows.is_empty() {
         return Ok(TraceDiff {

@@ -195,88 +195,55 @@ pub fn common_map(summary: &Table) -> CommonMap {
     out
 }
 
-/// JSON text as Python's `json.dump(indent=2, ensure_ascii=False)` writes it.
-pub mod json {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    fn string(out: &mut String, s: &str) {
-        out.push_str(&serde_json::to_string(s).expect("a string serialises"));
-    }
-
-    fn list<'a>(out: &mut String, items: impl ExactSizeIterator<Item = &'a String>, indent: usize) {
-        if items.len() == 0 {
-            out.push_str("[]");
-            return;
-        }
-        out.push('[');
-        let pad = " ".repeat(indent + 2);
-        for (k, s) in items.enumerate() {
-            out.push_str(if k == 0 { "\n" } else { ",\n" });
-            out.push_str(&pad);
-            string(out, s);
-        }
-        out.push('\n');
-        out.push_str(&" ".repeat(indent));
-        out.push(']');
-    }
-
-    /// Writes an object of `entries`, each value written by `value` at
-    /// the given indent.
-    fn object<K: AsRef<str>, V>(
-        out: &mut String,
-        entries: impl ExactSizeIterator<Item = (K, V)>,
-        indent: usize,
-        mut value: impl FnMut(&mut String, V, usize),
-    ) {
-        if entries.len() == 0 {
-            out.push_str("{}");
-            return;
-        }
-        out.push('{');
-        let pad = " ".repeat(indent + 2);
-        for (k, (key, v)) in entries.enumerate() {
-            out.push_str(if k == 0 { "\n" } else { ",\n" });
-            out.push_str(&pad);
-            string(out, key.as_ref());
-            out.push_str(": ");
-            value(out, v, indent + 2);
-        }
-        out.push('\n');
-        out.push_str(&" ".repeat(indent));
-        out.push('}');
-    }
-
-    /// `cpu_op_map_trace1.json` / `…trace2.json`.
-    pub fn op_kernels(map: &OpKernels) -> String {
-        let mut out = String::new();
-        object(&mut out, map.iter(), 0, |o, v, i| list(o, v.iter(), i));
-        out
-    }
-
-    fn side_map(out: &mut String, m: &SideMap, indent: usize) {
-        let fields = [
-            ("kernels", &m.kernels),
-            ("nn_module_parents", &m.nn_module_parents),
-        ];
-        object(out, fields.into_iter(), indent, |o, v, i| {
-            list(o, v.iter(), i)
-        });
-    }
-
-    /// `cpu_op_map.json`; with `identical`, each op maps straight to the
-    /// baseline's entry.
-    pub fn common(map: &CommonMap, identical: bool) -> String {
-        let mut out = String::new();
-        object(&mut out, map.iter(), 0, |o, sides, i| {
-            if identical {
-                match sides.get(&Which::Base) {
-                    Some(m) => side_map(o, m, i),
-                    None => o.push_str("{}"),
-                }
-            } else {
-                object(o, sides.iter().map(|(w, m)| (w.label(), m)), i, side_map);
-            }
-        });
-        out
+    #[test]
+    fn common_names_follow_the_reference_rules() {
+        let none = IndexMap::new();
+        // The part after the last `::`, equal or contained.
+        assert_eq!(
+            common_name("aten::mm", "other::mm", &none).as_deref(),
+            Some("mm")
+        );
+        assert_eq!(
+            common_name("aten::addmm", "aten::mm", &none).as_deref(),
+            Some("mm")
+        );
+        assert_eq!(
+            common_name("aten::mm", "aten::addmm", &none).as_deref(),
+            Some("mm")
+        );
+        // Same first 20 characters.
+        assert_eq!(
+            common_name(
+                "aten::_scaled_dot_product_flash",
+                "aten::_scaled_dot_product_efficient",
+                &none
+            )
+            .as_deref(),
+            Some("_scaled_dot_product_flash/_scaled_dot_product_efficient")
+        );
+        // One shared module parent, spaces removed.
+        let mut modules = IndexMap::new();
+        modules.insert(
+            "aten::miopen_convolution".to_string(),
+            vec!["nn.Module: Conv 0".to_string()],
+        );
+        modules.insert(
+            "aten::cudnn_convolution".to_string(),
+            vec!["nn.Module: Conv 0".to_string()],
+        );
+        assert_eq!(
+            common_name(
+                "aten::miopen_convolution",
+                "aten::cudnn_convolution",
+                &modules
+            )
+            .as_deref(),
+            Some("nn.Module:Conv0")
+        );
+        assert_eq!(common_name("aten::relu", "aten::gelu", &none), None);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::side::{Side, Which};
 use super::{MergedKind, MergedTree};
@@ -13,7 +13,6 @@ use crate::names::diff::{col, sheet};
 use crate::numeric::np_round;
 use crate::pyfmt::py_repr;
 use crate::table::agg::Agg;
-use crate::table::group::group_first_seen_values;
 use crate::table::typing::dataframe;
 use crate::table::{Column, Table, Value};
 use crate::trace::{ArgValue, EventId};
@@ -333,47 +332,46 @@ pub fn sides_identical(stats: &Table) -> bool {
 /// kernel time; sorted by the sum (descending), ties by the text of the
 /// other columns.
 pub fn summary_table(stats: &Table) -> Table {
-    let key_names = col::SUMMARY_KEYS;
-    let key_cols: Vec<&Column> = key_names
+    let key_cols: Vec<&Column> = col::SUMMARY_KEYS
         .iter()
         .map(|n| stats.column(n).expect("diff_stats has every key column"))
         .collect();
     let kt = stats.column(col::KERNEL_TIME).expect("kernel_time");
-    let keys = (0..stats.nrows()).map(|r| key_cols.iter().map(|c| c.values[r].clone()).collect());
-    let groups = group_first_seen_values(keys);
-    let mut rows: Vec<Vec<Value>> = groups
+    let groups = group_rows(&key_cols, stats.nrows());
+    // One row per group: its key (the first member's cells), count, mean, sum.
+    let last = col::SUMMARY.len() - 1;
+    let mut rows: Vec<(Vec<Value>, String)> = groups
         .into_iter()
-        .map(|(key, members)| {
-            let times: Vec<&Value> = members.iter().map(|&r| &kt.values[r]).collect();
-            let mean = Agg::Mean.apply(times.iter().copied());
-            let sum = Agg::Sum.apply(times.iter().copied());
-            let mut row = Vec::with_capacity(key.len() + 3);
-            row.push(key[0].clone());
+        .map(|members| {
+            let first = members[0];
+            let times = members.iter().map(|&r| &kt.values[r]);
+            let mut row = Vec::with_capacity(col::SUMMARY.len());
+            row.push(key_cols[0].values[first].clone());
             row.push(Value::Int(members.len() as i64));
-            row.extend(key.into_iter().skip(1));
-            row.push(mean);
-            row.push(sum);
-            row
+            row.extend(key_cols[1..].iter().map(|c| c.values[first].clone()));
+            row.push(Agg::Mean.apply(times.clone()));
+            row.push(Agg::Sum.apply(times));
+            // The text of every column but the sum, joined by NUL (below any
+            // other character): comparing the joined texts compares the
+            // columns one after the other.
+            let mut text = String::new();
+            for v in &row[..last] {
+                text.push_str(&v.py_str());
+                text.push('\0');
+            }
+            (row, text)
         })
         .collect();
-    let last = col::SUMMARY.len() - 1;
-    // Ascending by the text of every other column, then stably by the sum.
-    let text: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| r[..last].iter().map(Value::py_str).collect())
-        .collect();
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| text[a].cmp(&text[b]));
-    order.sort_by(|&a, &b| {
-        let (x, y) = (rows[a][last].to_f64(), rows[b][last].to_f64());
-        y.partial_cmp(&x).unwrap_or(Ordering::Equal)
+    // By the sum, descending; ties by the text of the other columns (the
+    // reference: a stable sort by text, then a stable sort by the sum).
+    rows.sort_by(|(a, ta), (b, tb)| {
+        let (x, y) = (a[last].to_f64(), b[last].to_f64());
+        y.partial_cmp(&x)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| ta.cmp(tb))
     });
-    let mut sorted: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
-    for k in order {
-        sorted.push(std::mem::take(&mut rows[k]));
-    }
-    let mut cols: Vec<Vec<Value>> = vec![Vec::with_capacity(sorted.len()); col::SUMMARY.len()];
-    for row in sorted {
+    let mut cols: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); col::SUMMARY.len()];
+    for (row, _) in rows {
         for (c, v) in cols.iter_mut().zip(row) {
             c.push(v);
         }
@@ -386,6 +384,31 @@ pub fn summary_table(stats: &Table) -> Table {
             .map(|(n, v)| Column::new(n, v))
             .collect(),
     )
+}
+
+/// The rows of `n` grouped on the cells of `cols` (pandas `groupby` with
+/// `dropna=False`: missing values group together), groups in first-seen
+/// order, without copying a cell.
+fn group_rows(cols: &[&Column], n: usize) -> Vec<Vec<usize>> {
+    use std::hash::Hasher;
+    let mut by_hash: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for r in 0..n {
+        let mut h = rustc_hash::FxHasher::default();
+        for c in cols {
+            c.values[r].key_hash(&mut h);
+        }
+        let same = |g: &Vec<usize>| cols.iter().all(|c| c.values[g[0]].key_eq(&c.values[r]));
+        let slot = by_hash.entry(h.finish()).or_default();
+        match slot.iter().find(|&&g| same(&groups[g])) {
+            Some(&g) => groups[g].push(r),
+            None => {
+                slot.push(groups.len());
+                groups.push(vec![r]);
+            }
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
