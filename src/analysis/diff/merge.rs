@@ -31,6 +31,42 @@ impl Op {
     fn is_match(self) -> bool {
         matches!(self, Op::Match(..))
     }
+
+    /// The op with its indices looked up in `a` and `b` (from a sub-list's
+    /// positions back to the full list's).
+    fn remap(self, a: &[usize], b: &[usize]) -> Op {
+        match self {
+            Op::Match(i, j) => Op::Match(a[i], b[j]),
+            Op::Delete(i) => Op::Delete(a[i]),
+            Op::Insert(j) => Op::Insert(b[j]),
+        }
+    }
+}
+
+/// The indices the ops delete, in op order.
+fn deletes(ops: &[Op]) -> Vec<usize> {
+    ops.iter()
+        .filter_map(|o| {
+            if let Op::Delete(i) = *o {
+                Some(i)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The indices the ops insert, in op order.
+fn inserts(ops: &[Op]) -> Vec<usize> {
+    ops.iter()
+        .filter_map(|o| {
+            if let Op::Insert(j) = *o {
+                Some(j)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// The merge in progress.
@@ -423,26 +459,8 @@ impl<'s, 'a> Merger<'s, 'a> {
         c1: &[EventId],
         c2: &[EventId],
     ) -> Option<(Vec<EventId>, Vec<EventId>)> {
-        let dels: Vec<usize> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Delete(i) = *o {
-                    Some(i)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let ins: Vec<usize> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Insert(j) = *o {
-                    Some(j)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let dels = deletes(ops);
+        let ins = inserts(ops);
         if dels.is_empty() || ins.is_empty() {
             return None;
         }
@@ -531,11 +549,7 @@ impl<'s, 'a> Merger<'s, 'a> {
         let items1: Vec<EventId> = free1.iter().map(|&k| r1[k]).collect();
         let items2: Vec<EventId> = free2.iter().map(|&k| r2[k]).collect();
         for op in self.initial_ops(&items1, &items2) {
-            out.push(match op {
-                Op::Match(i, j) => Op::Match(free1[i], free2[j]),
-                Op::Delete(i) => Op::Delete(free1[i]),
-                Op::Insert(j) => Op::Insert(free2[j]),
-            });
+            out.push(op.remap(&free1, &free2));
         }
         out
     }
@@ -544,62 +558,22 @@ impl<'s, 'a> Merger<'s, 'a> {
     /// single-child chain, then aligned again, a second time with details
     /// stripped from the names.
     fn canonicalise(&mut self, ops: Vec<Op>, c1: &mut [EventId], c2: &mut [EventId]) -> Vec<Op> {
-        let un1: Vec<usize> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Delete(i) = *o {
-                    Some(i)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let un2: Vec<usize> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Insert(j) = *o {
-                    Some(j)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let un1 = deletes(&ops);
+        let un2 = inserts(&ops);
         if un1.is_empty() || un2.is_empty() {
             return ops;
         }
         let col1: Vec<EventId> = un1.iter().map(|&i| collapse(self.s1, c1[i]).0).collect();
         let col2: Vec<EventId> = un2.iter().map(|&j| collapse(self.s2, c2[j]).0).collect();
         let pass1 = self.align(&col1, &col2, false);
-        let still1: Vec<usize> = pass1
-            .iter()
-            .filter_map(|o| {
-                if let Op::Delete(i) = *o {
-                    Some(i)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let still2: Vec<usize> = pass1
-            .iter()
-            .filter_map(|o| {
-                if let Op::Insert(j) = *o {
-                    Some(j)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let still1 = deletes(&pass1);
+        let still2 = inserts(&pass1);
         let collapsed_ops = if !still1.is_empty() && !still2.is_empty() {
             let a: Vec<EventId> = still1.iter().map(|&k| col1[k]).collect();
             let b: Vec<EventId> = still2.iter().map(|&k| col2[k]).collect();
             let mut v: Vec<Op> = pass1.iter().copied().filter(|o| o.is_match()).collect();
             for op in self.align(&a, &b, true) {
-                v.push(match op {
-                    Op::Match(i, j) => Op::Match(still1[i], still2[j]),
-                    Op::Delete(i) => Op::Delete(still1[i]),
-                    Op::Insert(j) => Op::Insert(still2[j]),
-                });
+                v.push(op.remap(&still1, &still2));
             }
             v
         } else {
