@@ -1,0 +1,326 @@
+//! Mutation fuzzing of everything that reads input: the trace loaders
+//! (Kineto JSON, gzip, zip, XPlane, rocprofv3) followed by the whole
+//! report, the report readers `compare` uses (CSV folders, xlsx) followed by
+//! the gate, and the tree diff. Seeds are the hand-written traces of
+//! `testdata/` and reports written from them; each round mutates one seed
+//! (bit flips, byte runs, cuts, splices, JSON tokens, recompression) and
+//! runs it in process. A panic is a failure: the mutant is saved under
+//! `$TRACELENS_FUZZ_OUT` (default the system temp folder) with its seed and
+//! round, so it can become a regression test.
+//!
+//! Normal test runs fuzz for a few seconds with a fixed seed (same inputs
+//! every time). `bench/fuzz.sh SECONDS` runs it for longer, under an
+//! address-space limit, with a fresh seed:
+//! `TRACELENS_FUZZ_SECONDS` (default 3) and `TRACELENS_FUZZ_SEED`.
+
+mod common;
+
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tracelens::report::{Document, Writer};
+
+/// A small deterministic generator (xorshift64*), so a seed replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+/// Text that tends to hit the parsers' corners.
+const TOKENS: &[&[u8]] = &[
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b",",
+    b":",
+    b"\"",
+    b"\\",
+    b"null",
+    b"true",
+    b"-1",
+    b"0",
+    b"1e400",
+    b"-1e400",
+    b"NaN",
+    b"Infinity",
+    b"9223372036854775808",
+    b"-9223372036854775809",
+    b"1.5e-320",
+    b"\"ts\"",
+    b"\"dur\"",
+    b"\"cat\"",
+    b"\"kernel\"",
+    b"\"cpu_op\"",
+    b"\"cuda_runtime\"",
+    b"\"ph\"",
+    b"\"X\"",
+    b"\"s\"",
+    b"\"f\"",
+    b"\"args\"",
+    b"\"correlation\"",
+    b"\"pid\"",
+    b"\"Input Dims\"",
+    b"[[1,2],[3]]",
+    b"\"\\ud800\"",
+    b"\xff\xfe",
+    b"\x00",
+    b"\"traceEvents\"",
+    b"inf",
+    b"nan",
+    b"\n",
+    b"\"\"",
+    b"[]",
+    b"{}",
+];
+
+/// One mutation of `data`.
+fn mutate(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let rounds = 1 + rng.below(4);
+    for _ in 0..rounds {
+        let n = out.len();
+        match rng.below(8) {
+            0 if n > 0 => {
+                let i = rng.below(n);
+                out[i] ^= 1 << rng.below(8);
+            }
+            1 if n > 0 => {
+                let i = rng.below(n);
+                out[i] = rng.next() as u8;
+            }
+            2 => out.truncate(rng.below(n + 1)),
+            3 if n > 1 => {
+                // Delete a run.
+                let i = rng.below(n);
+                let len = 1 + rng.below((n - i).min(64));
+                out.drain(i..i + len);
+            }
+            4 if n > 1 => {
+                // Duplicate a run somewhere else.
+                let i = rng.below(n);
+                let len = 1 + rng.below((n - i).min(256));
+                let run = out[i..i + len].to_vec();
+                let at = rng.below(out.len() + 1);
+                out.splice(at..at, run);
+            }
+            5 => {
+                let t = TOKENS[rng.below(TOKENS.len())];
+                let at = rng.below(n + 1);
+                out.splice(at..at, t.iter().copied());
+            }
+            6 if n > 0 => {
+                // Replace a token-sized run by a token.
+                let t = TOKENS[rng.below(TOKENS.len())];
+                let i = rng.below(n);
+                let len = rng.below((n - i).min(8) + 1);
+                out.splice(i..i + len, t.iter().copied());
+            }
+            _ => {
+                let at = rng.below(n + 1);
+                let len = rng.below(16);
+                let junk: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                out.splice(at..at, junk);
+            }
+        }
+    }
+    out
+}
+
+/// The seed inputs, by kind.
+struct Seeds {
+    traces: Vec<(String, Vec<u8>)>,
+    csv_reports: Vec<Vec<(String, Vec<u8>)>>,
+    xlsx: Vec<Vec<u8>>,
+}
+
+fn seeds() -> Seeds {
+    let mut traces = Vec::new();
+    for rel in [
+        "example.json",
+        "graph_flows.json",
+        "no_flows.json",
+        "layout_ops.json",
+        "pseudo_moe.json",
+        "diff/split_base.json",
+        "rocprof/small.json",
+        "xplane/small.xplane.pb",
+    ] {
+        let bytes = std::fs::read(common::testdata(rel)).unwrap();
+        traces.push((rel.replace('/', "_"), bytes));
+    }
+    // Compressed forms: mutations then hit the gzip and zip front ends.
+    let example = std::fs::read(common::testdata("example.json")).unwrap();
+    traces.push(("example.json.gz".into(), common::gzip(&example)));
+    traces.push((
+        "example.zip".into(),
+        common::zip_of(&[("trace.json", example.as_slice())]),
+    ));
+    let report =
+        tracelens::analyze(&common::testdata("example.json"), &Default::default()).unwrap();
+    let csv_reports = vec![
+        report
+            .sheets
+            .iter()
+            .map(|t| {
+                (
+                    format!("{}.csv", t.name),
+                    tracelens::report::csv::table_to_csv(t).into_bytes(),
+                )
+            })
+            .collect(),
+    ];
+    let xlsx = tracelens::report::xlsx::Xlsx {
+        path: "fuzz.xlsx".into(),
+    }
+    .render(&Document::of_tables(&report.sheets))
+    .unwrap()
+    .into_iter()
+    .map(|f| f.bytes)
+    .collect();
+    Seeds {
+        traces,
+        csv_reports,
+        xlsx,
+    }
+}
+
+/// Loads and reports a mutated trace; diffs it against its seed.
+fn run_trace(path: &Path, seed_path: &Path) {
+    if let Ok(report) = tracelens::analyze(path, &Default::default()) {
+        for t in &report.sheets {
+            let _ = tracelens::report::csv::table_to_csv(t);
+        }
+    }
+    let _ = tracelens::diff_traces(seed_path, path, Default::default());
+}
+
+/// Reads a mutated report and gates it against the clean one.
+fn run_report(dir: &Path, clean: &Path) {
+    let paths = [clean.to_path_buf(), dir.to_path_buf()];
+    if let Ok(inputs) = tracelens::load_compare_inputs(&paths, &["a".into(), "b".into()]) {
+        let opts = tracelens::analysis::compare::GateOptions {
+            fail_above_pct: Some(5.0),
+            ..Default::default()
+        };
+        let _ = tracelens::analysis::compare::gate(&inputs.inputs, &opts);
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+/// Saves a crasher and returns where.
+fn save(kind: &str, seed: u64, round: u64, files: &[(String, Vec<u8>)]) -> PathBuf {
+    let root = std::env::var_os("TRACELENS_FUZZ_OUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("tracelens-crash-{kind}-{seed}-{round}"));
+    std::fs::create_dir_all(&root).unwrap();
+    for (name, bytes) in files {
+        write(&root.join(name), bytes);
+    }
+    root
+}
+
+#[test]
+fn mutated_inputs_never_panic() {
+    let secs: u64 = std::env::var("TRACELENS_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let seed: u64 = std::env::var("TRACELENS_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_1234_abcd_0001);
+    let seeds = seeds();
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    std::fs::create_dir(&clean).unwrap();
+    for (name, bytes) in &seeds.csv_reports[0] {
+        write(&clean.join(name), bytes);
+    }
+    let seed_files: Vec<PathBuf> = seeds
+        .traces
+        .iter()
+        .map(|(name, bytes)| {
+            let p = tmp.path().join(format!("seed_{name}"));
+            write(&p, bytes);
+            p
+        })
+        .collect();
+    // Panics are caught and reported as failures; keep their messages quiet.
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut rng = Rng(seed | 1);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let (mut rounds, mut crashes) = (0u64, Vec::new());
+    while Instant::now() < deadline {
+        rounds += 1;
+        match rng.below(10) {
+            // Traces most of the time: they have the most code behind them.
+            0..=6 => {
+                let k = rng.below(seeds.traces.len());
+                let (name, bytes) = &seeds.traces[k];
+                let m = mutate(&mut rng, bytes);
+                let p = tmp.path().join(name);
+                write(&p, &m);
+                if catch_unwind(AssertUnwindSafe(|| run_trace(&p, &seed_files[k]))).is_err() {
+                    crashes.push(save("trace", seed, rounds, &[(name.clone(), m)]));
+                }
+            }
+            7..=8 => {
+                let sheets = &seeds.csv_reports[0];
+                let dir = tmp.path().join(format!("csv{rounds}"));
+                std::fs::create_dir(&dir).unwrap();
+                let k = rng.below(sheets.len());
+                let mut files = sheets.clone();
+                files[k].1 = mutate(&mut rng, &files[k].1);
+                for (name, bytes) in &files {
+                    write(&dir.join(name), bytes);
+                }
+                if catch_unwind(AssertUnwindSafe(|| run_report(&dir, &clean))).is_err() {
+                    crashes.push(save("csv", seed, rounds, &files));
+                }
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            _ => {
+                let m = mutate(&mut rng, &seeds.xlsx[0]);
+                let p = tmp.path().join("r.xlsx");
+                write(&p, &m);
+                if catch_unwind(AssertUnwindSafe(|| run_report(&p, &clean))).is_err() {
+                    crashes.push(save("xlsx", seed, rounds, &[("r.xlsx".into(), m)]));
+                }
+            }
+        }
+    }
+    let _ = std::panic::take_hook();
+    eprintln!(
+        "fuzz: {rounds} inputs in {secs} s (seed {seed}), {} crashes",
+        crashes.len()
+    );
+    assert!(
+        crashes.is_empty(),
+        "{} of {rounds} mutated inputs panicked (seed {seed}); saved: {crashes:?}",
+        crashes.len()
+    );
+}
