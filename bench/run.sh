@@ -61,14 +61,16 @@ json_mb() {
   esac | awk '{printf "%.1f", $1 / 1e6}'
 }
 
-printf "%-34s %9s %9s %9s %10s\n" trace "input MB" "wall s" "MB/s" "peak MB"
-for t in "${traces[@]}"; do
-  mb=$(json_mb "$t")
-  best_wall=""; best_rss=""
+# measure LABEL MB COMMAND...: runs COMMAND $runs times, @OUT@ in its
+# arguments replaced by a fresh folder each time, and prints the best wall
+# time, MB/s and the highest peak RSS.
+measure() {
+  local label=$1 mb=$2; shift 2
+  local best_wall="" best_rss="" t0 t1 wall rss
   for _ in $(seq "$runs"); do
     work=$(mktemp -d)
     t0=$(date +%s%N)
-    /usr/bin/time -f "%M" -o "$work/time" "$bin" report "$t" -o "$work/r.xlsx" --csv "$work/csv" -q 2>/dev/null
+    /usr/bin/time -f "%M" -o "$work/time" "${@//@OUT@/$work}" 2>/dev/null
     t1=$(date +%s%N)
     wall=$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")
     read -r rss < "$work/time"
@@ -76,8 +78,13 @@ for t in "${traces[@]}"; do
     if [ -z "$best_wall" ] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
     if [ -z "$best_rss" ] || [ "$rss" -gt "$best_rss" ]; then best_rss=$rss; fi
   done
-  printf "%-34s %9s %9s %9.0f %10.1f\n" "$(basename "$t")" "$mb" "$best_wall" \
+  printf "%-34s %9s %9s %9.0f %10.1f\n" "$label" "$mb" "$best_wall" \
     "$(awk "BEGIN{print ($best_wall > 0) ? $mb / $best_wall : 0}")" "$(awk "BEGIN{print $best_rss / 1024}")"
+}
+
+printf "%-34s %9s %9s %9s %10s\n" trace "input MB" "wall s" "MB/s" "peak MB"
+for t in "${traces[@]}"; do
+  measure "$(basename "$t")" "$(json_mb "$t")" "$bin" report "$t" -o @OUT@/r.xlsx --csv @OUT@/csv -q
 done
 echo "(wall: best of $runs runs; peak: highest RSS of the runs; report = Excel + all CSV sheets)"
 
@@ -104,20 +111,7 @@ if [ -f "$base" ] && [ -f "$variant" ]; then
   for p in "${pairs[@]}"; do
     a=${p%%|*}; b=${p##*|}
     mb=$(awk "BEGIN{printf \"%.1f\", $(json_mb "$a") + $(json_mb "$b")}")
-    best_wall=""; best_rss=""
-    for _ in $(seq "$runs"); do
-      work=$(mktemp -d)
-      t0=$(date +%s%N)
-      /usr/bin/time -f "%M" -o "$work/time" "$bin" diff "$a" "$b" --out "$work/diff" -q
-      t1=$(date +%s%N)
-      wall=$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")
-      read -r rss < "$work/time"
-      rm -rf "$work"
-      if [ -z "$best_wall" ] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
-      if [ -z "$best_rss" ] || [ "$rss" -gt "$best_rss" ]; then best_rss=$rss; fi
-    done
-    printf "%-34s %9s %9s %9.0f %10.1f\n" "$(basename "$a") vs mi300" "$mb" "$best_wall" \
-      "$(awk "BEGIN{print ($best_wall > 0) ? $mb / $best_wall : 0}")" "$(awk "BEGIN{print $best_rss / 1024}")"
+    measure "$(basename "$a") vs mi300" "$mb" "$bin" diff "$a" "$b" --out @OUT@/diff -q
   done
   echo "(diff: the six files written; input MB = both traces' JSON)"
 fi

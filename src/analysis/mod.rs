@@ -35,9 +35,9 @@ use rustc_hash::FxHashMap;
 
 use crate::names::sheet;
 
-use crate::table::Table;
+use crate::table::{Table, Value};
 use crate::trace::tree::Tree;
-use crate::trace::{Cat, EventId, IdentId, Needs, Trace, ValueId};
+use crate::trace::{ArgValue, Cat, EventId, IdentId, Needs, Trace, ValueId};
 use attribution::{Attribution, CommNames};
 use ops::LauncherRow;
 use perf_model::{ModelClass, ModelResult};
@@ -472,6 +472,23 @@ fn coll_analysis_pass(cx: &Context) -> Vec<Table> {
         return Vec::new();
     }
     collectives::coll_analysis(cx.trace).into_iter().collect()
+}
+
+/// A recorded argument as the reference's DataFrames hold it: numbers,
+/// strings and booleans as they are (an integer beyond `i64` as a float),
+/// lists and maps as Python tuples / dicts; absent or `null` as `None`.
+pub fn arg_value(a: Option<&ArgValue>) -> Value {
+    match a {
+        None | Some(ArgValue::Null) => Value::Null,
+        Some(ArgValue::Int(i)) => Value::Int(*i),
+        Some(ArgValue::UInt(u)) => Value::float_or_null(*u as f64),
+        Some(ArgValue::Float(x)) => Value::float_or_null(*x),
+        Some(ArgValue::Bool(b)) => Value::Bool(*b),
+        Some(ArgValue::Str(s)) => Value::Text(s.to_string()),
+        Some(v @ (ArgValue::List(_) | ArgValue::Map(_))) => {
+            Value::Py(crate::pyfmt::py_repr(v, true))
+        }
+    }
 }
 
 /// Cache of Python reprs of argument values (lists become tuples).

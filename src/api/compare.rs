@@ -4,11 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::report::{analyze_trace, read_report, report_needs};
+use super::report::{analyze_keeping_trace, read_report};
 use crate::analysis::compare::{Input, comparable_sheets};
 use crate::analysis::diff::{DiffOptions, WhereMoved};
 use crate::error::{CompareInputError, Error};
-use crate::load;
 use crate::report::read;
 use crate::table::Table;
 use crate::trace::{Profiler, Trace};
@@ -227,12 +226,7 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
             trace: None,
         }),
         InputKind::Trace => {
-            let mut trace =
-                load::load_as(path, &report_needs(), None).map_err(|error| Error::Load {
-                    path: path.to_path_buf(),
-                    error,
-                })?;
-            let report = analyze_trace(&mut trace, &Default::default())?;
+            let (trace, report) = analyze_keeping_trace(path, &Default::default())?;
             let notes = report
                 .quality
                 .notes()

@@ -75,6 +75,15 @@ pub fn report_needs() -> Needs {
 /// The report of the trace at `path` (`-` for stdin): every sheet of
 /// `tracelens report`, the GPU timeline and trace-quality notes.
 pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
+    analyze_keeping_trace(path, opts).map(|(_, report)| report)
+}
+
+/// [`analyze`], also returning the loaded trace (for a further use of it,
+/// such as compare's tree diff).
+pub(crate) fn analyze_keeping_trace(
+    path: &Path,
+    opts: &AnalyzeOptions,
+) -> Result<(Trace, Report), Error> {
     opts.step(Step::Loading);
     let needs = if opts.python_frames() {
         Needs::ALL
@@ -85,7 +94,8 @@ pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
         path: path.to_path_buf(),
         error,
     })?;
-    analyze_trace(&mut trace, opts)
+    let report = analyze_trace(&mut trace, opts)?;
+    Ok((trace, report))
 }
 
 /// The report of a trace already loaded (with at least [`report_needs`],

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::report::markdown::truncate_text;
 use tracelens::report::staging::Staging;
 use tracelens::report::tracediff;
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
@@ -99,10 +100,7 @@ fn summary(d: &TraceDiff, top: usize) -> String {
         t.delta_us() / 1e3
     ));
     for (k, p) in d.points.iter().take(top.min(5)).enumerate() {
-        let mut name: String = p.name.chars().take(70).collect();
-        if p.name.chars().count() > 70 {
-            name.push('…');
-        }
+        let name = truncate_text(&p.name, 70);
         s.push_str(&format!(
             "  {:>2}. {:+10.3} ms  {} (x{})\n",
             k + 1,

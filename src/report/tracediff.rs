@@ -2,7 +2,11 @@
 //! the CSVs as pandas writes them and the JSON maps as Python's
 //! `json.dump(indent=2, ensure_ascii=False)` does.
 
+use std::collections::BTreeSet;
+
+use super::Record;
 use super::csv::table_to_csv;
+use super::json::record_text;
 use crate::analysis::diff::opmap::{CommonMap, OpKernels, SideMap};
 use crate::analysis::diff::{TraceDiff, Which};
 
@@ -48,89 +52,51 @@ pub fn write_files<E>(
     Ok(n)
 }
 
-// JSON text as Python's `json.dump(indent=2, ensure_ascii=False)` writes it:
-// `": "` after keys, `","` plus a newline between items, empty containers
-// as `[]` and `{}`, no trailing newline.
+// The JSON maps go through the project's JSON writer ([`record_text`]):
+// serde_json's pretty printer spells JSON exactly as Python's
+// `json.dump(indent=2, ensure_ascii=False)` does (`": "` after keys, empty
+// containers as `[]` and `{}`, no trailing newline).
 
-fn string(out: &mut String, s: &str) {
-    out.push_str(&serde_json::to_string(s).expect("a string serialises"));
+fn names(set: &BTreeSet<String>) -> Record {
+    Record::List(set.iter().map(|s| Record::Str(s.clone())).collect())
 }
 
-fn list<'a>(out: &mut String, items: impl ExactSizeIterator<Item = &'a String>, indent: usize) {
-    if items.len() == 0 {
-        out.push_str("[]");
-        return;
-    }
-    out.push('[');
-    let pad = " ".repeat(indent + 2);
-    for (k, s) in items.enumerate() {
-        out.push_str(if k == 0 { "\n" } else { ",\n" });
-        out.push_str(&pad);
-        string(out, s);
-    }
-    out.push('\n');
-    out.push_str(&" ".repeat(indent));
-    out.push(']');
-}
-
-/// Writes an object of `entries`, each value written by `value` at
-/// the given indent.
-fn object<K: AsRef<str>, V>(
-    out: &mut String,
-    entries: impl ExactSizeIterator<Item = (K, V)>,
-    indent: usize,
-    mut value: impl FnMut(&mut String, V, usize),
-) {
-    if entries.len() == 0 {
-        out.push_str("{}");
-        return;
-    }
-    out.push('{');
-    let pad = " ".repeat(indent + 2);
-    for (k, (key, v)) in entries.enumerate() {
-        out.push_str(if k == 0 { "\n" } else { ",\n" });
-        out.push_str(&pad);
-        string(out, key.as_ref());
-        out.push_str(": ");
-        value(out, v, indent + 2);
-    }
-    out.push('\n');
-    out.push_str(&" ".repeat(indent));
-    out.push('}');
+fn side_record(m: &SideMap) -> Record {
+    Record::Map(vec![
+        ("kernels".into(), names(&m.kernels)),
+        ("nn_module_parents".into(), names(&m.nn_module_parents)),
+    ])
 }
 
 /// `cpu_op_map_trace1.json` / `…trace2.json`.
 pub fn op_kernels_json(map: &OpKernels) -> String {
-    let mut out = String::new();
-    object(&mut out, map.iter(), 0, |o, v, i| list(o, v.iter(), i));
-    out
-}
-
-fn side_map(out: &mut String, m: &SideMap, indent: usize) {
-    let fields = [
-        ("kernels", &m.kernels),
-        ("nn_module_parents", &m.nn_module_parents),
-    ];
-    object(out, fields.into_iter(), indent, |o, v, i| {
-        list(o, v.iter(), i)
-    });
+    record_text(&Record::Map(
+        map.iter().map(|(op, k)| (op.clone(), names(k))).collect(),
+    ))
 }
 
 /// `cpu_op_map.json`; with `identical`, each op maps straight to the
 /// baseline's entry.
 pub fn common_json(map: &CommonMap, identical: bool) -> String {
-    let mut out = String::new();
-    object(&mut out, map.iter(), 0, |o, sides, i| {
+    let entry = |sides: &std::collections::BTreeMap<Which, SideMap>| {
         if identical {
-            match sides.get(&Which::Base) {
-                Some(m) => side_map(o, m, i),
-                None => o.push_str("{}"),
-            }
+            sides
+                .get(&Which::Base)
+                .map_or(Record::Map(Vec::new()), side_record)
         } else {
-            object(o, sides.iter().map(|(w, m)| (w.label(), m)), i, side_map);
+            Record::Map(
+                sides
+                    .iter()
+                    .map(|(w, m)| (w.label().to_string(), side_record(m)))
+                    .collect(),
+            )
         }
-    });
-    out
+    };
+    record_text(&Record::Map(
+        map.iter()
+            .map(|(op, sides)| (op.clone(), entry(sides)))
+            .collect(),
+    ))
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! mode, node columns, and the `nccl_long` / `nccl_summary_long` sheets.
 
 use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
-use super::values::{arg_value, columns};
+use super::values::columns;
 use super::{CollectiveKernel, collective_kernels};
+use crate::analysis::arg_value;
 use crate::names::{col, sheet};
 use crate::table::agg::{Agg, desc_nan_last, first_present};
 use crate::table::group::{group_first_seen, group_sorted};
@@ -97,7 +98,7 @@ impl LongRow {
 fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     let name = ev.name;
     let a: &CollectiveArgs = ev.args;
-    let mut coll_name = arg_value(&a.coll_name);
+    let mut coll_name = arg_value(a.coll_name.as_ref());
     let mut custom_named = false;
     if coll_name.is_missing() {
         let lower = name.to_ascii_lowercase();
@@ -106,10 +107,10 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
             custom_named = true;
         }
     }
-    let dtype = arg_value(&a.dtype);
+    let dtype = arg_value(a.dtype.as_ref());
     let guess = infer_from_kernel_name(name);
-    let in_nelems = arg_value(&a.in_nelems);
-    let out_nelems = arg_value(&a.out_nelems);
+    let in_nelems = arg_value(a.in_nelems.as_ref());
+    let out_nelems = arg_value(a.out_nelems.as_ref());
     let bytes = dtype.as_str().and_then(dtype_bytes);
     // Sizes only from the trace's own dtype: an inferred dtype must not
     // change numbers the reference computes.
@@ -128,8 +129,8 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     };
     LongRow {
         rank,
-        pg_name: arg_value(&a.pg_name),
-        pg_ranks: arg_value(&a.pg_ranks),
+        pg_name: arg_value(a.pg_name.as_ref()),
+        pg_ranks: arg_value(a.pg_ranks.as_ref()),
         guessed_name: if coll_name.is_missing() {
             guess.collective
         } else {
@@ -141,14 +142,14 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
             None
         },
         coll_name,
-        group_size: arg_value(&a.group_size),
+        group_size: arg_value(a.group_size.as_ref()),
         dtype,
         in_nelems,
         in_mb,
         out_nelems,
         out_mb,
-        in_split: arg_value(&a.in_split),
-        out_split: arg_value(&a.out_split),
+        in_split: arg_value(a.in_split.as_ref()),
+        out_split: arg_value(a.out_split.as_ref()),
         stream: ev.stream.map_or(Value::Null, Value::Int),
         ts: ev.ts.clone(),
         dur: ev.dur.clone(),

@@ -1,32 +1,16 @@
-//! What the collectives tables add to [`crate::table`]: how a recorded
-//! argument and a kernel time become cells, the NaN-as-None rule of their
-//! numbers, and the default aggregations of the reference's CLI.
+//! What the collectives tables add to [`crate::table`]: how a kernel time
+//! becomes a cell, the NaN-as-None rule of their numbers, and the default
+//! aggregations of the reference's CLI.
 //!
-//! Grouping, aggregation, ordering and column typing are the shared ones
+//! Recorded arguments become cells through [`crate::analysis::arg_value`];
+//! grouping, aggregation, ordering and column typing are the shared ones
 //! ([`crate::table::group`], [`crate::table::agg`],
 //! [`crate::table::typing`]).
 
 use indexmap::IndexMap;
 
-use crate::pyfmt::py_repr;
 use crate::table::agg::Agg;
 use crate::table::{Column, Num, Value};
-use crate::trace::ArgValue;
-
-/// A recorded argument as the reference's DataFrame holds it: numbers,
-/// strings and booleans as they are (an integer beyond `i64` as a float),
-/// lists and maps as Python tuples / dicts.
-pub(super) fn arg_value(a: &Option<ArgValue>) -> Value {
-    match a {
-        None | Some(ArgValue::Null) => Value::Null,
-        Some(ArgValue::Int(i)) => Value::Int(*i),
-        Some(ArgValue::UInt(u)) => Value::float_or_null(*u as f64),
-        Some(ArgValue::Float(x)) => Value::float_or_null(*x),
-        Some(ArgValue::Bool(b)) => Value::Bool(*b),
-        Some(ArgValue::Str(s)) => Value::Text(s.to_string()),
-        Some(v @ (ArgValue::List(_) | ArgValue::Map(_))) => Value::Py(py_repr(v, true)),
-    }
-}
 
 /// A time as written: integers stay integers (as in the reference's
 /// DataFrames) while they are exact in an `f64`.
@@ -81,18 +65,20 @@ pub const DEFAULT_AGG_METRICS: [Agg; 4] = [Agg::Mean, Agg::Median, Agg::Min, Agg
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::arg_value;
+    use crate::trace::ArgValue;
 
     #[test]
     fn cells_of_arguments_and_times() {
-        assert_eq!(arg_value(&None), Value::Null);
-        assert_eq!(arg_value(&Some(ArgValue::Int(8))), Value::Int(8));
-        assert_eq!(arg_value(&Some(ArgValue::Float(f64::NAN))), Value::Null);
+        assert_eq!(arg_value(None), Value::Null);
+        assert_eq!(arg_value(Some(&ArgValue::Int(8))), Value::Int(8));
+        assert_eq!(arg_value(Some(&ArgValue::Float(f64::NAN))), Value::Null);
         assert_eq!(
-            arg_value(&Some(ArgValue::UInt(u64::MAX))),
+            arg_value(Some(&ArgValue::UInt(u64::MAX))),
             Value::Float(u64::MAX as f64)
         );
         let list = ArgValue::List(vec![ArgValue::Int(0), ArgValue::Int(1)].into());
-        assert_eq!(arg_value(&Some(list)), Value::Py("(0, 1)".into()));
+        assert_eq!(arg_value(Some(&list)), Value::Py("(0, 1)".into()));
         assert_eq!(time_value(12.0, true), Value::Int(12));
         assert_eq!(time_value(12.5, false), Value::Float(12.5));
         assert_eq!(time_value(f64::NAN, false), Value::Null);

@@ -465,35 +465,21 @@ impl<'s, 'a> Merger<'s, 'a> {
             return None;
         }
         let names = &mut self.names;
+        let w1 = wrappers(self.s1, names, c1, &dels);
+        let w2 = wrappers(self.s2, names, c2, &ins);
         let mut sub1: FxHashMap<usize, Vec<EventId>> = FxHashMap::default();
         let mut sub2: FxHashMap<usize, Vec<EventId>> = FxHashMap::default();
-        for &di in &dels {
-            let d = c1[di];
-            if self.s1.is_reconcile_skipped(d) {
-                continue;
-            }
-            let name_d = self.s1.name(d, names);
-            let imm_d = self.s1.gpu_children(d);
-            let names_d: Vec<Option<NameId>> =
-                imm_d.iter().map(|&c| self.s1.name(c, names)).collect();
-            for &ii in &ins {
-                let x = c2[ii];
-                if self.s2.is_reconcile_skipped(x) {
-                    continue;
+        for d in &w1 {
+            for x in &w2 {
+                if d.name.is_some() && x.kid_names.contains(&d.name) {
+                    sub2.insert(x.index, x.kids.clone());
                 }
-                let name_i = self.s2.name(x, names);
-                let imm_i = self.s2.gpu_children(x);
-                let names_i: Vec<Option<NameId>> =
-                    imm_i.iter().map(|&c| self.s2.name(c, names)).collect();
-                if name_d.is_some() && names_i.contains(&name_d) {
-                    sub2.insert(ii, imm_i.clone());
+                if x.name.is_some() && d.kid_names.contains(&x.name) {
+                    sub1.insert(d.index, d.kids.clone());
                 }
-                if name_i.is_some() && names_d.contains(&name_i) {
-                    sub1.insert(di, imm_d.clone());
-                }
-                if !imm_d.is_empty() && !imm_i.is_empty() && names_d == names_i {
-                    sub1.insert(di, imm_d.clone());
-                    sub2.insert(ii, imm_i);
+                if !d.kids.is_empty() && !x.kids.is_empty() && d.kid_names == x.kid_names {
+                    sub1.insert(d.index, d.kids.clone());
+                    sub2.insert(x.index, x.kids.clone());
                 }
             }
         }
@@ -599,6 +585,40 @@ impl<'s, 'a> Merger<'s, 'a> {
         }
         out
     }
+}
+
+/// An unmatched node as the reconciliation sees it: its name and its
+/// GPU-path children with theirs.
+struct Wrapper {
+    /// Position in the child list.
+    index: usize,
+    name: Option<NameId>,
+    kids: Vec<EventId>,
+    kid_names: Vec<Option<NameId>>,
+}
+
+/// The nodes at `idxs` of `list` that the reconciliation may replace
+/// (neither kernels nor dispatch calls), each looked at once.
+fn wrappers(
+    side: &mut Side,
+    names: &mut NameTable,
+    list: &[EventId],
+    idxs: &[usize],
+) -> Vec<Wrapper> {
+    let mut out = Vec::new();
+    for &i in idxs {
+        if side.is_reconcile_skipped(list[i]) {
+            continue;
+        }
+        let kids = side.gpu_children(list[i]);
+        out.push(Wrapper {
+            index: i,
+            name: side.name(list[i], names),
+            kid_names: kids.iter().map(|&c| side.name(c, names)).collect(),
+            kids,
+        });
+    }
+    out
 }
 
 /// The distinct top-level roots of a side's cpu roots, in order.

@@ -69,6 +69,29 @@ pub struct MergedNode {
     pub children: Vec<u32>,
 }
 
+impl MergedNode {
+    /// The event of side `w`, if the node has one.
+    pub fn uid(&self, w: Which) -> Option<EventId> {
+        w.pick(self.uid1, self.uid2)
+    }
+
+    /// The side of a one-sided node; `None` for a combined one.
+    pub fn only_side(&self) -> Option<Which> {
+        match self.kind {
+            MergedKind::Combined => None,
+            MergedKind::Base => Some(Which::Base),
+            MergedKind::Variant => Some(Which::Variant),
+        }
+    }
+}
+
+/// Pushes `v` unless present (pandas `unique`: distinct, first seen first).
+fn push_unique(list: &mut Vec<String>, v: String) {
+    if !list.contains(&v) {
+        list.push(v);
+    }
+}
+
 /// The merged tree: nodes by merged id (pre-order), and the roots.
 #[derive(Debug, Clone, Default)]
 pub struct MergedTree {

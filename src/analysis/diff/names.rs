@@ -17,6 +17,13 @@ static TRAILING_DETAIL: LazyLock<Regex> =
 static PY_PATH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\A.*/([^/]+\.py)(\n?)\z").expect("valid"));
 
+static COUNTS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(\d+\)").expect("valid"));
+
+/// A name with every `(<digits>)` removed (the reference's LCA label).
+pub fn strip_counts(name: &str) -> String {
+    COUNTS.replace_all(name, "").into_owned()
+}
+
 /// The name TraceDiff matches on: every hex literal becomes `0xXXXX`,
 /// `.py(<line>):` becomes `.py:`; with `strip_details` a trailing
 /// `: <detail>` and any directory before a `.py` file are dropped too; the

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use indexmap::IndexMap;
 
+use super::push_unique;
 use super::side::Which;
 use crate::names::diff::col;
 use crate::table::{Table, Value};
@@ -69,13 +70,6 @@ fn common_name(n1: &str, n2: &str, modules: &IndexMap<String, Vec<String>>) -> O
     ) {
         (Some([m1]), Some([m2])) if m1 == m2 => Some(m1.replace(' ', "")),
         _ => None,
-    }
-}
-
-/// Pushes `v` unless present (pandas `unique`, first-seen order).
-fn push_unique(list: &mut Vec<String>, v: String) {
-    if !list.contains(&v) {
-        list.push(v);
     }
 }
 

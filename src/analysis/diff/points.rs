@@ -4,6 +4,7 @@
 
 use indexmap::IndexMap;
 
+use super::push_unique;
 use super::side::{Side, Which};
 use super::stats::StatRow;
 use super::{MergedKind, MergedTree};
@@ -107,10 +108,7 @@ pub fn rank(
             }),
             ..Default::default()
         });
-        let side = match r.which {
-            Which::Base => s1,
-            Which::Variant => s2,
-        };
+        let side = r.which.pick(s1, s2);
         let ps = &mut e.sides[usize::from(r.which == Which::Variant)];
         // Every row of one side of an LCA carries the same busy time.
         if ps.kernels == 0 {
@@ -174,11 +172,5 @@ fn add(into: &mut PointSide, from: PointSide) {
     }
     for k in from.kernel_names {
         push_unique(&mut into.kernel_names, k);
-    }
-}
-
-fn push_unique(list: &mut Vec<String>, v: String) {
-    if !list.contains(&v) {
-        list.push(v);
     }
 }

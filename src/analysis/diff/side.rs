@@ -33,6 +33,14 @@ impl Which {
             Which::Variant => "trace2",
         }
     }
+
+    /// `base` for the baseline, `variant` for the variant.
+    pub fn pick<T>(self, base: T, variant: T) -> T {
+        match self {
+            Which::Base => base,
+            Which::Variant => variant,
+        }
+    }
 }
 
 /// A trace, its tree and TraceDiff's view of both.

@@ -6,12 +6,13 @@ use std::cmp::Ordering;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::names::strip_counts;
 use super::side::{Side, Which};
 use super::{MergedKind, MergedTree};
+use crate::analysis::arg_value;
 use crate::analysis::intervals::events_busy_time;
 use crate::names::diff::{col, sheet};
 use crate::numeric::np_round;
-use crate::pyfmt::py_repr;
 use crate::table::agg::Agg;
 use crate::table::typing::dataframe;
 use crate::table::{Column, Table, Value};
@@ -60,10 +61,7 @@ struct Walk<'m, 'a> {
 
 impl<'m, 'a> Walk<'m, 'a> {
     fn side(&self, w: Which) -> &'m Side<'a> {
-        match w {
-            Which::Base => self.s1,
-            Which::Variant => self.s2,
-        }
+        w.pick(self.s1, self.s2)
     }
 
     fn visit(&mut self, id: u32, combined_parent: Option<u32>) {
@@ -85,27 +83,16 @@ impl<'m, 'a> Walk<'m, 'a> {
                 }
             }
             MergedKind::Base | MergedKind::Variant => {
-                let which = if node.kind == MergedKind::Base {
-                    Which::Base
-                } else {
-                    Which::Variant
-                };
-                let uid = match which {
-                    Which::Base => node.uid1,
-                    Which::Variant => node.uid2,
-                }
-                .expect("one-sided node has its side");
+                let which = node.only_side().expect("one-sided");
+                let uid = node.uid(which).expect("one-sided node has its side");
                 let side = self.side(which);
                 if side.on_gpu_path(uid) {
                     let gpu = side.tree.gpu_events(side.trace, uid);
                     let (name, lca_id) = match combined_parent {
                         Some(p) => {
-                            let pn = &self.m.nodes[p as usize];
-                            let at = match which {
-                                Which::Base => pn.uid1,
-                                Which::Variant => pn.uid2,
-                            }
-                            .expect("combined parent");
+                            let at = self.m.nodes[p as usize]
+                                .uid(which)
+                                .expect("combined parent");
                             (Some(strip_counts(&side.op_name(at))), Some(p))
                         }
                         None => (None, None),
@@ -157,12 +144,9 @@ impl<'m, 'a> Walk<'m, 'a> {
         let side = self.side(which);
         let mut out = Vec::new();
         for &c in group {
-            let n = &self.m.nodes[c as usize];
-            let uid = match which {
-                Which::Base => n.uid1,
-                Which::Variant => n.uid2,
-            }
-            .expect("grouped by side");
+            let uid = self.m.nodes[c as usize]
+                .uid(which)
+                .expect("grouped by side");
             out.extend(side.tree.gpu_events(side.trace, uid));
             if side.is_kernel_like(uid) {
                 out.push(uid);
@@ -217,39 +201,12 @@ fn busy_value(side: &Side, gpu: &[EventId]) -> Value {
     }
 }
 
-/// A name with every `(<digits>)` removed (the reference's LCA label).
-fn strip_counts(name: &str) -> String {
-    let b = name.as_bytes();
-    let mut out = String::with_capacity(name.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'(' {
-            let mut j = i + 1;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            if j > i + 1 && j < b.len() && b[j] == b')' {
-                i = j + 1;
-                continue;
-            }
-        }
-        let ch = name[i..].chars().next().expect("in bounds");
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-/// An op argument cell: lists as tuples, `""` when absent.
+/// An op argument cell as the reference's `_get_node_arg` gives it:
+/// `""` when absent, otherwise the shared argument cell.
 fn arg_cell(v: Option<&ArgValue>) -> Value {
     match v {
-        None => Value::Text(String::new()),
-        Some(ArgValue::Str(s)) => Value::Text(s.to_string()),
-        Some(ArgValue::Int(i)) => Value::Int(*i),
-        Some(ArgValue::UInt(u)) => i64::try_from(*u).map_or(Value::Float(*u as f64), Value::Int),
-        Some(ArgValue::Float(x)) => Value::Float(*x),
-        Some(ArgValue::Bool(b)) => Value::Bool(*b),
-        Some(other) => Value::Py(py_repr(other, true)),
+        None | Some(ArgValue::Null) => Value::Text(String::new()),
+        v => arg_value(v),
     }
 }
 
@@ -258,10 +215,7 @@ pub fn stats_table(rows: &[StatRow], s1: &Side, s2: &Side) -> Table {
     let names = col::STATS;
     let mut cols: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); names.len()];
     for r in rows {
-        let side = match r.which {
-            Which::Base => s1,
-            Which::Variant => s2,
-        };
+        let side = r.which.pick(s1, s2);
         let e = side.trace.event(r.gpu);
         let kernel_time = if e.dur.is_nan() {
             Value::Int(0)

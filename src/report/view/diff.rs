@@ -2,9 +2,10 @@
 //! (the divergence points ranked by |Δ|), and as the record the compare
 //! gate's JSON carries.
 
+use super::verdict::MARKDOWN_LIMIT;
 use super::{heading, line};
 use crate::analysis::diff::{DivergencePoint, PointTotals, TraceDiff};
-use crate::report::markdown::{code, page_text, plain};
+use crate::report::markdown::{code, plain};
 use crate::report::{Align, Block, Grid, Page, Record};
 
 /// Default number of points listed.
@@ -16,21 +17,14 @@ const NAME_CHARS: usize = 80;
 /// At most this many ops and kernels are named per side of a point.
 const NAMES_PER_CELL: usize = 3;
 
-/// Upper bound on the Markdown size, in bytes (a pull-request comment).
-const MARKDOWN_LIMIT: usize = 60_000;
-
 /// The diff page: counts of the merged tree, the top `top` divergence
 /// points and the share of the change they explain. Rows are halved until
 /// the Markdown fits a pull-request comment.
 pub fn page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {
-    let mut rows = top;
-    loop {
-        let page = full_page(d, base, variant, rows);
-        if rows == 0 || page_text(&page).len() <= MARKDOWN_LIMIT {
-            return page;
-        }
-        rows /= 2;
-    }
+    super::fit_rows(top, MARKDOWN_LIMIT, |rows| {
+        full_page(d, base, variant, rows)
+    })
+    .0
 }
 
 fn full_page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {

@@ -24,6 +24,23 @@ fn heading(level: usize, text: impl Into<String>) -> Block {
     }
 }
 
+/// The page `make(rows)` with the most rows — from `rows`, halving — whose
+/// Markdown fits in `limit` bytes, with the rows it holds; when even the
+/// page without rows does not fit, that page and `fits = false`.
+fn fit_rows(rows: usize, limit: usize, make: impl Fn(usize) -> Page) -> (Page, usize, bool) {
+    let mut rows = rows;
+    loop {
+        let page = make(rows);
+        if crate::report::markdown::page_text(&page).len() <= limit {
+            return (page, rows, true);
+        }
+        if rows == 0 {
+            return (page, 0, false);
+        }
+        rows /= 2;
+    }
+}
+
 /// A one-line paragraph.
 fn line(text: impl Into<String>) -> Block {
     Block::Paragraph(vec![text.into()])

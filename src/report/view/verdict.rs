@@ -27,23 +27,16 @@ const CUT_NOTE: &str = "\n_… cut to fit a pull-request comment; see the JSON o
 /// (with a note) until the Markdown fits in [`MARKDOWN_LIMIT`] bytes; if
 /// even the bare verdicts do not fit, the page is cut at a line boundary.
 pub fn page(g: &Gate) -> Page {
-    let mut rows = TOP_N;
-    loop {
-        let mut page = full_page(g, rows);
-        let text = page_text(&page);
-        if text.len() <= MARKDOWN_LIMIT {
-            if rows < TOP_N {
-                page.blocks.push(line(format!(
-                    "_Tables cut to {rows} rows to fit a pull-request comment._"
-                )));
-            }
-            return page;
-        }
-        if rows == 0 {
-            return cut_page(&text);
-        }
-        rows /= 2;
+    let (mut page, rows, fits) = super::fit_rows(TOP_N, MARKDOWN_LIMIT, |rows| full_page(g, rows));
+    if !fits {
+        return cut_page(&page_text(&page));
     }
+    if rows < TOP_N {
+        page.blocks.push(line(format!(
+            "_Tables cut to {rows} rows to fit a pull-request comment._"
+        )));
+    }
+    page
 }
 
 /// The first lines of `text` that fit in [`MARKDOWN_LIMIT`] with
