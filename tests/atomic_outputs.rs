@@ -159,6 +159,7 @@ fn outputs_overwriting_an_input_or_each_other_are_refused() {
     assert!(d.join("c/r.xlsx").exists());
 }
 
+#[cfg(unix)]
 /// Starts a report that pauses (test hook) after staging all its files,
 /// waits until its staging folders exist, sends `signal` and returns the
 /// exit code.
@@ -195,6 +196,7 @@ fn interrupt_report(d: &Path, signal: &str) -> Option<i32> {
     status.code()
 }
 
+#[cfg(unix)]
 #[test]
 fn sigterm_and_sigint_leave_no_staged_file_and_no_new_output() {
     let (tmp, _) = setup();
