@@ -89,6 +89,21 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         (None, Some(_)) => None,
         (None, None) => Some(a.trace_dir.join("nccl_analysis_report.xlsx")),
     };
+    use super::outputs::Kind::{Dir, File};
+    let xlsx_flag = if a.output.is_some() {
+        "-o"
+    } else {
+        "the default workbook"
+    };
+    super::outputs::check_paths(
+        &[a.trace_dir.as_path()],
+        &[
+            (xlsx_flag, File, xlsx_path.as_deref()),
+            ("--csv", Dir, a.csv.as_deref()),
+            ("--md", File, a.md.as_deref()),
+        ],
+    )
+    .map_err(anyhow::Error::msg)?;
     let CollectivesRun { report, warnings } = analyze(&a)?;
     for w in &warnings {
         warn(w);
@@ -114,7 +129,7 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     let md_text = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         view::page(&report, &title)
     })?;
-    staging.commit()?;
+    super::outputs::commit(staging)?;
     super::print_results(
         a.quiet,
         md_to_stdout,

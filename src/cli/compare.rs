@@ -104,7 +104,17 @@ fn check_usage(a: &CompareArgs) -> Result<(), String> {
     if is_stdout(&a.md) && is_stdout(&a.json) {
         return Err("--md - and --json - cannot both go to stdout".into());
     }
-    Ok(())
+    use super::outputs::Kind::{Dir, File};
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    super::outputs::check_paths(
+        &inputs,
+        &[
+            ("-o", File, a.output.as_deref()),
+            ("--csv", Dir, a.csv.as_deref()),
+            ("--md", File, a.md.as_deref()),
+            ("--json", File, a.json.as_deref()),
+        ],
+    )
 }
 
 fn run_inner(a: CompareArgs) -> Result<i32, String> {
@@ -206,7 +216,7 @@ fn stage_outputs(
             written.push(p.display().to_string());
         }
     }
-    staging.commit().map_err(super::chain)?;
+    super::outputs::commit(staging).map_err(super::chain)?;
     Ok(written)
 }
 

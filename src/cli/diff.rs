@@ -49,14 +49,23 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let opts = DiffOptions {
         prune_non_gpu: a.prune_non_gpu,
     };
-    let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
-    let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
-    let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
     let out_dir = match (&a.out, &a.md) {
         (Some(d), _) => Some(d.clone()),
         (None, None) => Some(tracelens::default_out_dir(&a.base, &a.variant)),
         (None, Some(_)) => None,
     };
+    use super::outputs::Kind::{Dir, File};
+    super::outputs::check_paths(
+        &[a.base.as_path(), a.variant.as_path()],
+        &[
+            ("--out", Dir, out_dir.as_deref()),
+            ("--md", File, a.md.as_deref()),
+        ],
+    )
+    .map_err(anyhow::Error::msg)?;
+    let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
+    let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
+    let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
     let mut staging = Staging::new();
     let mut written = Vec::new();
     if let Some(dir) = &out_dir {
@@ -69,7 +78,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let md = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         page(&d, &base_tag, &variant_tag, a.top)
     })?;
-    staging.commit()?;
+    super::outputs::commit(staging)?;
     let md_to_stdout = a.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
     super::print_results(
         a.quiet,

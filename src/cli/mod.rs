@@ -5,6 +5,7 @@
 mod collectives;
 mod compare;
 mod diff;
+mod outputs;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -247,6 +248,7 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    outputs::clean_up_on_signals();
     let result = match cli.command {
         Command::Report(a) => report(a),
         Command::Tree(a) => tree(a),
@@ -365,6 +367,9 @@ pub(crate) fn stage_sheets(
             .render(csv)
             .and_then(|files| staging.put_all(dir, &files))
             .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
+        // The folder's sheets are replaced as a unit: an earlier run's
+        // sheets that this run does not write go too.
+        staging.replace_all(dir, "csv");
         written.push(format!(
             "{}/ ({} CSV sheets)",
             dir.display(),
@@ -503,8 +508,38 @@ fn inference_options(a: &ReportArgs) -> InferenceOptions {
     }
 }
 
+/// Refuses output paths that would overwrite an input or each other.
+fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
+    use outputs::Kind::{Dir, File};
+    let xlsx_flag = if a.output.is_some() {
+        "-o"
+    } else {
+        "the default workbook"
+    };
+    let inputs: Vec<&Path> = [
+        Some(&a.trace),
+        a.kernel_categories_file.as_ref(),
+        a.capture_dir.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(PathBuf::as_path)
+    .collect();
+    outputs::check_paths(
+        &inputs,
+        &[
+            (xlsx_flag, File, xlsx_path),
+            ("--csv", Dir, a.csv.as_deref()),
+            ("--md", File, a.md.as_deref()),
+            ("--plots", Dir, a.plots.as_deref()),
+        ],
+    )
+    .map_err(|e| anyhow!(e))
+}
+
 fn report(a: ReportArgs) -> Result<()> {
     let xlsx_path = report_xlsx_path(&a)?;
+    check_report_paths(&a, xlsx_path.as_deref())?;
     let arch = a
         .gpu_arch
         .as_deref()
@@ -536,7 +571,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let md_text = stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         summary::page(&report, &title)
     })?;
-    staging.commit()?;
+    outputs::commit(staging)?;
     progress.step("done");
     progress.done();
     // Trace-quality notes always go to stderr, even with --quiet.
@@ -588,6 +623,8 @@ fn stage_plots(
     staging
         .create_dir_all(dir)
         .with_context(|| format!("cannot write plots to {}", dir.display()))?;
+    // Like the CSV sheets, the folder's plots are replaced as a unit.
+    staging.replace_all(dir, "svg");
     let plots = Document {
         charts: roofline::category_charts(&report.sheets, arch),
         ..Document::default()

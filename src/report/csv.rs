@@ -109,10 +109,14 @@ impl Writer for Csv {
 
 /// Writes one `<name>.csv` per table into `dir` (created with its parents
 /// if missing), all or nothing; returns the paths written, in table order.
+/// Other `*.csv` files directly in `dir` (an earlier run's sheets) are
+/// removed in the same step, so the folder holds exactly these sheets;
+/// files of other kinds stay.
 pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
     let mut staging = Staging::new();
     staging.put_all(dir, &files)?;
+    staging.replace_all(dir, "csv");
     staging.commit()?;
     Ok(files.into_iter().map(|f| f.name).collect())
 }

@@ -259,6 +259,8 @@ fn fill_worksheet(
                     ws.write_boolean(r, c, *b)?;
                 }
                 Value::Text(s) | Value::Py(s) => {
+                    // Always a string cell: text from a trace (an op named
+                    // `=HYPERLINK(..)`) must never become a formula.
                     ws.write_string(r, c, clip(s))?;
                 }
             }

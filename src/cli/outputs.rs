@@ -1,0 +1,142 @@
+//! Output safety around the staging: refuse output paths that would
+//! overwrite an input or each other (before any work), clean up on
+//! SIGINT/SIGTERM/SIGHUP, and the commit test hook.
+
+use std::path::{Component, Path, PathBuf};
+
+use tracelens::report::WriteError;
+use tracelens::report::staging::Staging;
+
+/// What kind of path an output option names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// One file (`-o`, `--md`, `--json`).
+    File,
+    /// A folder of files (`--csv`, `--plots`, `diff --out`).
+    Dir,
+}
+
+/// One output of a run: the option naming it, its kind and its path.
+pub(crate) type Output<'a> = (&'a str, Kind, Option<&'a Path>);
+
+/// `p` made absolute and free of `.`/`..`, its folder resolved through
+/// links where it exists: two spellings of one path give one key.
+fn key(p: &Path) -> PathBuf {
+    let abs = std::env::current_dir()
+        .map(|cwd| cwd.join(p))
+        .unwrap_or_else(|_| p.to_path_buf());
+    let mut clean = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                clean.pop();
+            }
+            c => clean.push(c),
+        }
+    }
+    match (clean.parent(), clean.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or(clean.clone()),
+        _ => clean,
+    }
+}
+
+/// Refuses, with one line naming the path, an output that is one of
+/// `inputs` (it would be overwritten) and two outputs on one path (one
+/// would silently win). Two folders may coincide (`--csv D --plots D`:
+/// their files differ by extension); `-` (stdout) is never a clash.
+pub(crate) fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), String> {
+    let mut input_keys = Vec::new();
+    for i in inputs.iter().filter(|i| i.as_os_str() != "-") {
+        input_keys.push(key(i));
+        // The input read through a link is overwritten through its target.
+        if let Ok(real) = std::fs::canonicalize(i) {
+            input_keys.push(real);
+        }
+    }
+    let outs: Vec<(&str, Kind, &Path, PathBuf)> = outputs
+        .iter()
+        .filter_map(|&(flag, kind, p)| Some((flag, kind, p?)))
+        .filter(|(_, _, p)| p.as_os_str() != "-")
+        .map(|(flag, kind, p)| (flag, kind, p, key(p)))
+        .collect();
+    for (i, (flag, kind, path, k)) in outs.iter().enumerate() {
+        if input_keys.contains(k) {
+            return Err(format!(
+                "{}: {flag} names an input; refusing to overwrite it",
+                path.display()
+            ));
+        }
+        let clash = outs[..i]
+            .iter()
+            .find(|(_, k2, _, key2)| key2 == k && !(*kind == Kind::Dir && *k2 == Kind::Dir));
+        if let Some((other, ..)) = clash {
+            return Err(format!(
+                "{}: {other} and {flag} would both be written to this path",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Commits `staging`. `TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS` is a test
+/// hook: it sleeps that long first, so a test can signal a run whose files
+/// are all staged.
+pub(crate) fn commit(staging: Staging) -> Result<(), WriteError> {
+    if let Some(ms) = std::env::var("TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    staging.commit()
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: remove every staged file and staging
+/// folder, then exit with 128 + the signal (130, 143, 129). A commit in
+/// progress finishes first, so the outputs are all old or all new.
+#[cfg(unix)]
+pub(crate) fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Without a handler the default action still ends the process; only
+    // the cleanup is lost, so failing to install one is not an error.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            tracelens::report::staging::discard_all_and_exit(128 + sig);
+        }
+    });
+}
+
+/// Signals are not handled here outside Unix.
+#[cfg(not(unix))]
+pub(crate) fn clean_up_on_signals() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_path_in_two_spellings_clashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("x.md");
+        let b = dir.path().join("sub/../x.md");
+        let f = Kind::File;
+        let err = check_paths(&[], &[("-o", f, Some(&a)), ("--md", f, Some(&b))]).unwrap_err();
+        assert!(err.contains("-o and --md"), "{err}");
+        assert!(check_paths(&[&a], &[("-o", f, Some(&b))]).is_err());
+        let d = Kind::Dir;
+        let csv = dir.path().join("csv");
+        let inside = csv.join("r.xlsx");
+        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("-o", f, Some(&inside))]).is_ok());
+        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("--plots", d, Some(&csv))]).is_ok());
+        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("--md", f, Some(&csv))]).is_err());
+        let dash = Path::new("-");
+        assert!(check_paths(&[dash], &[("--md", f, Some(dash)), ("--json", f, None)]).is_ok());
+    }
+}
