@@ -18,9 +18,19 @@ pub enum LoadError {
     /// The path names a directory.
     #[error("is a directory, not a trace file")]
     IsDirectory,
+    /// The path names a FIFO, device or socket: reading it could block
+    /// forever (stdin is `-`).
+    #[error("not a regular file (a FIFO?); pipe it through - instead")]
+    NotRegular,
     /// The input has no bytes.
     #[error("empty file")]
     Empty,
+    /// The input exceeds a size limit (a JSON value over
+    /// `TRACELENS_MAX_VALUE_MB`, a zip archive on stdin over
+    /// `TRACELENS_MAX_STDIN_ZIP_MB`), or memory ran out holding it; the
+    /// text says which limit and how to raise it.
+    #[error("{0}")]
+    Limit(String),
     /// A zip archive that cannot be read, or holds no trace.
     #[error("{0}")]
     Zip(String),

@@ -611,6 +611,14 @@ impl Sink for BatchSink {
         if self.ends.is_empty() {
             self.first_index = index;
         }
+        // An event may be as large as the splitter's limit: no abort if
+        // memory cannot hold a copy.
+        self.buf.try_reserve(json.len()).map_err(|_| {
+            format!(
+                "event #{index} of traceEvents: out of memory copying {} bytes",
+                json.len()
+            )
+        })?;
         self.buf.extend_from_slice(json);
         self.ends.push(self.buf.len());
         if self.buf.len() >= BATCH_BYTES {
@@ -685,6 +693,7 @@ fn scan_error(packing: Packing, e: ScanError) -> LoadError {
         ScanError::Io(io) => LoadError::read(packing, io),
         ScanError::Syntax(m) => LoadError::Syntax(m),
         ScanError::Callback(m) => LoadError::Invalid(m),
+        ScanError::Limit(m) => LoadError::Limit(m),
     }
 }
 

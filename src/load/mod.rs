@@ -16,7 +16,7 @@ pub mod scan;
 pub mod xplane;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -27,6 +27,15 @@ use kineto::Threads;
 impl LoadError {
     /// A read failure part way through input packed as `packing`.
     pub(crate) fn read(packing: Packing, source: io::Error) -> LoadError {
+        if let Some(limit) = source
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<scan::LimitError>())
+        {
+            return LoadError::Limit(limit.0.clone());
+        }
+        if source.kind() == io::ErrorKind::OutOfMemory {
+            return LoadError::Limit("out of memory reading the input".to_string());
+        }
         let what = match packing {
             Packing::Gzip => "truncated or corrupt gzip data",
             Packing::Zip => "cannot read the zip member",
@@ -165,7 +174,10 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     // Decompression on its own thread: the decoder never waits for inflate
     // unless inflate is the slower of the two.
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
-    let producer = std::thread::spawn(move || pump(reader, tx, spare_rx));
+    let producer = std::thread::spawn(move || {
+        let mut reader = reader;
+        pump(&mut reader, tx, spare_rx)
+    });
     let mut input = ChannelReader::new(rx, spare_tx);
     let result = match input.peek() {
         Err(e) => Err(LoadError::read(packing, e)),
@@ -194,7 +206,7 @@ const BLOCK: usize = 4 << 20;
 /// Reads `reader` into blocks sent on `tx`; blocks the reader has finished
 /// with come back on `spare` and are reused (less allocation, lower RSS).
 fn pump(
-    mut reader: Box<dyn Read + Send>,
+    reader: &mut dyn Read,
     tx: mpsc::SyncSender<io::Result<Vec<u8>>>,
     spare: mpsc::Receiver<Vec<u8>>,
 ) {
@@ -279,31 +291,57 @@ impl Read for ChannelReader {
 
 /// Opens the input and wraps it in the right decompressor.
 fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
-    let mut raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-        Box::new(io::stdin())
-    } else {
-        if path.is_dir() {
-            return Err(LoadError::IsDirectory);
-        }
-        Box::new(File::open(path).map_err(LoadError::Io)?)
+    if path.as_os_str() == "-" {
+        let mut raw: Box<dyn Read + Send> = Box::new(io::stdin());
+        let head = read_head(&mut raw)?;
+        let packing = Packing::sniff(&head);
+        let joined: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(raw));
+        let reader = match packing {
+            Packing::Zip => open_zip(Cursor::new(buffer_stdin_zip(joined)?))?,
+            _ => unpack(joined, packing),
+        };
+        return Ok((reader, packing));
+    }
+    let meta = std::fs::metadata(path).map_err(LoadError::Io)?;
+    if meta.is_dir() {
+        return Err(LoadError::IsDirectory);
+    }
+    // A FIFO (or a device) could block forever, or never end.
+    if !meta.is_file() {
+        return Err(LoadError::NotRegular);
+    }
+    let mut file = File::open(path).map_err(LoadError::Io)?;
+    let head = read_head(&mut file)?;
+    let packing = Packing::sniff(&head);
+    // A regular file is seekable: start again from its first byte.
+    file.seek(SeekFrom::Start(0)).map_err(LoadError::Io)?;
+    let reader = match packing {
+        // zip needs random access: the archive is read in place.
+        Packing::Zip => open_zip(file)?,
+        _ => unpack(Box::new(file), packing),
     };
+    Ok((reader, packing))
+}
+
+/// The first (up to 4) bytes of the input; an error when there are none.
+fn read_head(raw: &mut dyn Read) -> Result<Vec<u8>, LoadError> {
     let mut head = [0u8; 4];
-    let n = read_up_to(&mut raw, &mut head).map_err(LoadError::Io)?;
+    let n = read_up_to(raw, &mut head).map_err(LoadError::Io)?;
     if n == 0 {
         return Err(LoadError::Empty);
     }
-    let head = head[..n].to_vec();
-    let packing = Packing::sniff(&head);
-    let joined: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(raw));
-    let reader: Box<dyn Read + Send> = match packing {
-        Packing::Plain => joined,
+    Ok(head[..n].to_vec())
+}
+
+/// `raw` unpacked: plain bytes as they are, gzip through its decoder.
+fn unpack(raw: Box<dyn Read + Send>, packing: Packing) -> Box<dyn Read + Send> {
+    match packing {
         Packing::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 16,
-            joined,
+            raw,
         ))),
-        Packing::Zip => open_zip(joined)?,
-    };
-    Ok((reader, packing))
+        _ => raw,
+    }
 }
 
 fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -319,13 +357,40 @@ fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Picks the trace inside a zip archive: the first member whose name ends in
-/// `.json` or `.json.gz`, else the only member.
-fn open_zip(mut input: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, LoadError> {
-    // zip needs random access; archives are read into memory.
+/// The environment variable that caps a zip archive read from stdin, in MiB.
+pub const MAX_STDIN_ZIP_ENV: &str = "TRACELENS_MAX_STDIN_ZIP_MB";
+
+/// The default of [`MAX_STDIN_ZIP_ENV`].
+const DEFAULT_MAX_STDIN_ZIP_MB: usize = 1024;
+
+/// A zip archive from stdin, which cannot seek, held in memory: at most
+/// `TRACELENS_MAX_STDIN_ZIP_MB` MiB (default 1024), read with fallible
+/// allocation.
+fn buffer_stdin_zip(input: Box<dyn Read + Send>) -> Result<Vec<u8>, LoadError> {
+    let limit = scan::limit_from_env(MAX_STDIN_ZIP_ENV, DEFAULT_MAX_STDIN_ZIP_MB)
+        .map_err(LoadError::Limit)? as u64;
     let mut bytes = Vec::new();
-    input.read_to_end(&mut bytes).map_err(LoadError::Io)?;
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
+    input
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| LoadError::read(Packing::Zip, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(LoadError::Limit(format!(
+            "a zip archive on stdin larger than {} (give it as a file, \
+             or raise the limit with {MAX_STDIN_ZIP_ENV})",
+            scan::mib(limit as usize)
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Picks the trace inside a zip archive (the first member whose name ends
+/// in `.json` or `.json.gz`, else the only member) and streams it: a thread
+/// owns the archive and sends the member's bytes through a channel, so
+/// neither the archive nor the member is read into memory (a gzip member
+/// is unpacked on the way).
+fn open_zip<R: Read + Seek + Send + 'static>(input: R) -> Result<Box<dyn Read + Send>, LoadError> {
+    let mut archive = zip::ZipArchive::new(input)
         .map_err(|e| LoadError::Zip(format!("invalid zip archive: {e}")))?;
     let names: Vec<String> = archive
         .file_names()
@@ -341,20 +406,34 @@ fn open_zip(mut input: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Loa
                 names.join(", ")
             ))
         })?;
-    let mut member = archive
-        .by_index(pick)
-        .map_err(|e| LoadError::Zip(format!("cannot read zip member {}: {e}", names[pick])))?;
-    let mut data = Vec::new();
-    member
-        .read_to_end(&mut data)
-        .map_err(|e| LoadError::Zip(format!("cannot read zip member {}: {e}", names[pick])))?;
-    if Packing::sniff(&data) == Packing::Gzip {
-        Ok(Box::new(flate2::read::MultiGzDecoder::new(Cursor::new(
-            data,
-        ))))
-    } else {
-        Ok(Box::new(Cursor::new(data)))
+    // Header errors (unsupported compression, encryption) are found here,
+    // before the thread starts.
+    if let Err(e) = archive.by_index(pick) {
+        let name = &names[pick];
+        return Err(LoadError::Zip(format!(
+            "cannot read zip member {name}: {e}"
+        )));
     }
+    let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(3);
+    let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || match archive.by_index(pick) {
+        Ok(mut member) => pump(&mut member, tx, spare_rx),
+        Err(e) => {
+            let _ = tx.send(Err(io::Error::other(e)));
+        }
+    });
+    let mut member = ChannelReader::new(rx, spare_tx);
+    let head = member
+        .peek()
+        .map_err(|e| LoadError::read(Packing::Zip, e))?;
+    Ok(if Packing::sniff(head) == Packing::Gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            member,
+        )))
+    } else {
+        Box::new(member)
+    })
 }
 
 #[cfg(test)]

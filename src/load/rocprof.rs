@@ -24,6 +24,7 @@ use serde_json::error::Category;
 
 use super::Packing;
 use super::kineto::Counted;
+use super::scan;
 use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
@@ -39,9 +40,13 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
         bytes: 0,
     };
     let mut st = State::default();
+    let max_value = scan::max_value_bytes().map_err(LoadError::Limit)?;
     {
+        // serde_json collects each string, key and number in a buffer that
+        // grows without bound: cap one token (TRACELENS_MAX_VALUE_MB).
+        let limited = scan::TokenLimit::new(&mut counted, max_value);
         // serde_json reads a reader byte by byte: buffer it.
-        let input = BufReader::with_capacity(1 << 16, &mut counted);
+        let input = BufReader::with_capacity(1 << 16, limited);
         let mut de = serde_json::Deserializer::from_reader(input);
         let parsed = Doc(&mut st).deserialize(&mut de).and_then(|()| de.end());
         parsed.map_err(|e| json_error(packing, st.at, e))?;

@@ -6,6 +6,13 @@
 //! `traceEvents` to a callback as a byte slice (parsed strictly by serde_json
 //! there), and keeps other top-level values as text. Memory stays at one
 //! buffer, however large the input.
+//!
+//! One value the splitter collects (an event, a key, another top-level
+//! value) may not exceed [`max_value_bytes`] (`TRACELENS_MAX_VALUE_MB`,
+//! default 256 MiB): a hostile input cannot make the buffer grow without
+//! bound, and growing it never aborts the process (fallible reservation).
+//! Nesting needs no bound here: containers are skipped with a counter, not
+//! by recursion (serde_json, which parses each event, stops at depth 128).
 
 use std::io::Read;
 
@@ -18,6 +25,59 @@ pub enum ScanError {
     Syntax(String),
     /// The callback rejected an element.
     Callback(String),
+    /// A value larger than the limit, or one that memory cannot hold.
+    Limit(String),
+}
+
+/// The environment variable that sets [`max_value_bytes`], in MiB.
+pub const MAX_VALUE_ENV: &str = "TRACELENS_MAX_VALUE_MB";
+
+/// The default limit on one JSON value, in MiB.
+pub const DEFAULT_MAX_VALUE_MB: usize = 256;
+
+/// The largest JSON value (an event, a key, a string) the loaders accept,
+/// in bytes: `TRACELENS_MAX_VALUE_MB` MiB, default 256.
+pub fn max_value_bytes() -> Result<usize, String> {
+    limit_from_env(MAX_VALUE_ENV, DEFAULT_MAX_VALUE_MB)
+}
+
+/// A limit in bytes from the environment variable `var`, in MiB; unset or
+/// empty: `default_mb`.
+pub(crate) fn limit_from_env(var: &str, default_mb: usize) -> Result<usize, String> {
+    parse_limit_mb(var, &std::env::var(var).unwrap_or_default(), default_mb)
+}
+
+/// [`limit_from_env`] for the variable's text: anything but a whole number
+/// >= 1 is an error.
+fn parse_limit_mb(var: &str, text: &str, default_mb: usize) -> Result<usize, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(default_mb << 20);
+    }
+    text.parse::<usize>()
+        .ok()
+        .filter(|&mb| mb >= 1)
+        .and_then(|mb| mb.checked_mul(1 << 20))
+        .ok_or_else(|| format!("{var} must be a whole number of MiB (>= 1), not {text:?}"))
+}
+
+/// The error for a value over `limit` bytes starting at byte `at`.
+pub fn too_large(limit: usize, at: u64) -> String {
+    format!(
+        "a JSON value larger than {} at byte {at} (raise the limit with {MAX_VALUE_ENV})",
+        mib(limit)
+    )
+}
+
+/// `n` bytes in MiB (or bytes, below 1 MiB), for messages.
+pub(crate) fn mib(n: usize) -> String {
+    if n < 1 << 20 {
+        format!("{n} bytes")
+    } else if n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1 << 20) as f64)
+    }
 }
 
 impl From<std::io::Error> for ScanError {
@@ -52,6 +112,8 @@ struct Input<R: Read> {
     mark: Option<usize>,
     /// Absolute offset of `buf[0]` in the stream, for error messages.
     base: u64,
+    /// The largest value the buffer may grow to hold.
+    max_value: usize,
 }
 
 impl<R: Read> Input<R> {
@@ -68,8 +130,7 @@ impl<R: Read> Input<R> {
             self.base += keep as u64;
         }
         if self.end == self.buf.len() {
-            let n = self.buf.len() * 2;
-            self.buf.resize(n, 0);
+            self.grow()?;
         }
         loop {
             match self.reader.read(&mut self.buf[self.end..]) {
@@ -82,6 +143,25 @@ impl<R: Read> Input<R> {
                 Err(e) => return Err(ScanError::Io(e)),
             }
         }
+    }
+
+    /// Doubles the buffer, which is full of the value being collected,
+    /// up to the limit; past it, or when memory runs out, an error.
+    fn grow(&mut self) -> Result<(), ScanError> {
+        let at = self.base + self.mark.unwrap_or(0) as u64;
+        let len = self.buf.len();
+        if len >= self.max_value {
+            return Err(ScanError::Limit(too_large(self.max_value, at)));
+        }
+        let n = len.saturating_mul(2).min(self.max_value);
+        if self.buf.try_reserve_exact(n - len).is_err() {
+            return Err(ScanError::Limit(format!(
+                "out of memory: cannot hold a JSON value of {} at byte {at}",
+                mib(n)
+            )));
+        }
+        self.buf.resize(n, 0);
+        Ok(())
     }
 
     fn offset(&self) -> u64 {
@@ -220,6 +300,117 @@ impl<R: Read> Input<R> {
     }
 }
 
+/// A value over the limit, carried inside an `io::Error` by [`TokenLimit`].
+#[derive(Debug)]
+pub struct LimitError(pub String);
+
+impl std::fmt::Display for LimitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LimitError {}
+
+/// Where [`TokenLimit`] is in the JSON text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lex {
+    Outside,
+    InString,
+    Escape,
+}
+
+/// A reader that passes JSON text through and fails (with a [`LimitError`])
+/// when one string or scalar is longer than the limit: streaming parsers
+/// such as serde_json's `from_reader` collect a string, key or number in a
+/// buffer that grows without bound.
+pub struct TokenLimit<R> {
+    inner: R,
+    limit: usize,
+    /// Absolute offset of the next byte read.
+    offset: u64,
+    lex: Lex,
+    /// Length of the string or scalar being read, and where it started.
+    run: usize,
+    run_start: u64,
+}
+
+impl<R: Read> TokenLimit<R> {
+    /// Wraps `inner`; no token may exceed `limit` bytes.
+    pub fn new(inner: R, limit: usize) -> Self {
+        TokenLimit {
+            inner,
+            limit,
+            offset: 0,
+            lex: Lex::Outside,
+            run: 0,
+            run_start: 0,
+        }
+    }
+
+    /// Follows the tokens of `bytes`; false when one grows past the limit.
+    fn track(&mut self, bytes: &[u8]) -> bool {
+        let mut i = 0;
+        while i < bytes.len() {
+            match self.lex {
+                Lex::InString => match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    Some(k) => {
+                        self.run += k + 1;
+                        self.lex = if bytes[i + k] == b'"' {
+                            Lex::Outside
+                        } else {
+                            Lex::Escape
+                        };
+                        i += k + 1;
+                    }
+                    None => {
+                        self.run += bytes.len() - i;
+                        i = bytes.len();
+                    }
+                },
+                Lex::Escape => {
+                    self.run += 1;
+                    self.lex = Lex::InString;
+                    i += 1;
+                }
+                Lex::Outside => {
+                    let b = bytes[i];
+                    if matches!(b, b'{' | b'}' | b'[' | b']' | b',' | b':')
+                        || b.is_ascii_whitespace()
+                    {
+                        self.run = 0;
+                    } else {
+                        if self.run == 0 {
+                            self.run_start = self.offset + i as u64;
+                        }
+                        self.run += 1;
+                        if b == b'"' {
+                            self.lex = Lex::InString;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            if self.run > self.limit {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl<R: Read> Read for TokenLimit<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        if !self.track(&out[..n]) {
+            let e = LimitError(too_large(self.limit, self.run_start));
+            return Err(std::io::Error::other(e));
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
 fn describe(b: u8) -> String {
     if b.is_ascii_graphic() {
         format!("'{}'", b as char)
@@ -228,15 +419,27 @@ fn describe(b: u8) -> String {
     }
 }
 
-/// Splits the document read from `reader`, feeding `sink`.
+/// Splits the document read from `reader`, feeding `sink`; one value may
+/// not exceed [`max_value_bytes`].
 pub fn split<R: Read>(reader: R, sink: &mut dyn Sink) -> Result<Outline, ScanError> {
+    let max_value = max_value_bytes().map_err(ScanError::Limit)?;
+    split_with_limit(reader, sink, max_value)
+}
+
+/// [`split`] with the limit on one value given, in bytes.
+pub fn split_with_limit<R: Read>(
+    reader: R,
+    sink: &mut dyn Sink,
+    max_value: usize,
+) -> Result<Outline, ScanError> {
     let mut inp = Input {
         reader,
-        buf: vec![0; INITIAL_BUF],
+        buf: vec![0; INITIAL_BUF.min(max_value.max(1))],
         pos: 0,
         end: 0,
         mark: None,
         base: 0,
+        max_value,
     };
     let first = match inp.peek_nonws()? {
         Some(b) => b,
@@ -422,6 +625,91 @@ mod tests {
             run(r#"{"traceEvents": 5}"#, 3),
             Err(ScanError::Syntax(_))
         ));
+    }
+
+    fn run_limited(doc: &str, limit: usize) -> Result<Collect, ScanError> {
+        let mut c = Collect::default();
+        split_with_limit(Trickle(doc.as_bytes(), 5), &mut c, limit)?;
+        Ok(c)
+    }
+
+    #[test]
+    fn one_value_may_not_exceed_the_limit() {
+        let big = "x".repeat(100);
+        let cases = [
+            // (document, byte where the large value starts)
+            (
+                format!(r#"{{"traceEvents": [{{"a": 1}}, {{"s": "{big}"}}]}}"#),
+                27,
+            ),
+            (format!(r#"{{"traceEvents": [], "{big}": 1}}"#), 20),
+            (format!(r#"{{"meta": ["{big}"]}}"#), 9),
+            (format!("[{}", "[".repeat(200)), 1),
+        ];
+        for (doc, at) in cases {
+            match run_limited(&doc, 64) {
+                Err(ScanError::Limit(m)) => assert_eq!(
+                    m,
+                    format!(
+                        "a JSON value larger than 64 bytes at byte {at} (raise the limit with {MAX_VALUE_ENV})"
+                    )
+                ),
+                other => panic!("expected the limit for {doc}: {:?}", other.is_ok()),
+            }
+            // The same document passes under a larger limit (or fails on its syntax).
+            assert!(!matches!(run_limited(&doc, 4096), Err(ScanError::Limit(_))));
+        }
+        let c = run_limited(r#"{"traceEvents": [{"a": "0123456789"}]}"#, 20).unwrap();
+        assert_eq!(c.events.len(), 1);
+    }
+
+    #[test]
+    fn deep_nesting_is_counted_not_recursed() {
+        let deep = format!("[{}{}]", "[".repeat(1 << 20), "]".repeat(1 << 20));
+        let c = run_limited(&deep, 8 << 20).unwrap();
+        assert_eq!(c.events.len(), 1);
+        let open = format!("[{}", "[".repeat(1 << 20));
+        assert!(
+            matches!(run_limited(&open, 8 << 20), Err(ScanError::Syntax(m)) if m.contains("truncated"))
+        );
+    }
+
+    fn through_limit(doc: &str, limit: usize) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        TokenLimit::new(Trickle(doc.as_bytes(), 3), limit).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn token_limit_passes_json_through_and_stops_long_tokens() {
+        let doc = r#"{"key": ["a\"b", 12345, true, {"k2": "\\"}], "x": null}"#;
+        assert_eq!(through_limit(doc, 8).unwrap(), doc.as_bytes());
+        for (doc, at) in [
+            (r#"{"k": "0123456789"}"#, 6),
+            (r#"{"0123456789": 1}"#, 1),
+            (r#"[1, 12345678901]"#, 4),
+            (r#"["\"\"\"\"\""]"#, 1),
+        ] {
+            let e = through_limit(doc, 8).unwrap_err();
+            let m = e.get_ref().unwrap().downcast_ref::<LimitError>().unwrap();
+            assert!(m.0.contains(&format!("at byte {at} ")), "{doc}: {}", m.0);
+        }
+    }
+
+    #[test]
+    fn limits_in_mib() {
+        let v = "TRACELENS_X_MB";
+        assert_eq!(parse_limit_mb(v, " 3 ", 256), Ok(3 << 20));
+        assert_eq!(parse_limit_mb(v, "", 256), Ok(256 << 20));
+        for bad in ["0", "-1", "lots", "1.5", "99999999999999999999"] {
+            let e = parse_limit_mb(v, bad, 256).unwrap_err();
+            assert_eq!(
+                e,
+                format!("TRACELENS_X_MB must be a whole number of MiB (>= 1), not {bad:?}")
+            );
+        }
+        assert_eq!(mib(64), "64 bytes");
+        assert_eq!(mib(3 << 20), "3 MiB");
     }
 
     #[test]
