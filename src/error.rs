@@ -215,6 +215,23 @@ pub enum Error {
     /// Two traces could not be diffed (`tracelens diff`).
     #[error("{0}")]
     Diff(String),
+    /// A sheet of the report would have more rows than the output format
+    /// holds (Excel); found right after loading, before the analysis.
+    #[error(
+        "{}: sheet {sheet} would have {rows} rows, more than an Excel worksheet holds \
+         ({limit}); write the sheets as CSV (--csv DIR) instead of xlsx",
+        .path.display()
+    )]
+    TooManyRows {
+        /// The trace.
+        path: PathBuf,
+        /// The sheet.
+        sheet: &'static str,
+        /// Its rows.
+        rows: usize,
+        /// The most data rows the format holds.
+        limit: usize,
+    },
     /// The capture folder could not be read or merged (`--capture-dir`).
     #[error("--capture-dir {}: {msg}", .dir.display())]
     Capture {

@@ -270,3 +270,31 @@ fn xlsx_text_cells_that_look_like_formulas_stay_text() {
     // Every name made it into some sheet as literal text.
     assert_eq!(found.len(), names.len(), "{found:?}");
 }
+
+#[test]
+fn a_sheet_over_the_xlsx_row_limit_is_refused_at_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Lowered through the test hook: testdata/rocprof/small.json has 6
+    // dispatches (kernel_details rows), the XPlane profile 2 kernels.
+    let report = |trace: &str, limit: &str, out: &[&str]| {
+        run(tracelens()
+            .current_dir(d)
+            .env("TRACELENS_TEST_XLSX_ROW_LIMIT", limit)
+            .arg("report")
+            .arg(testdata(trace))
+            .args(out)
+            .arg("-q"))
+    };
+    let err = report("rocprof/small.json", "5", &["-o", "r.xlsx"])
+        .assert_one_error_line("small.json: sheet kernel_details would have 6 rows");
+    assert!(err.contains("(5)") && err.contains("--csv"), "{err}");
+    let err = report("xplane/small.xplane.pb", "1", &["-o", "j.xlsx"])
+        .assert_one_error_line("small.xplane.pb: sheet kernel_launchers would have 2 rows");
+    assert!(err.contains("(1)"), "{err}");
+    assert!(names(d).is_empty(), "{:?}", names(d));
+    // At the limit the workbook is written; CSV sheets have no row limit.
+    report("rocprof/small.json", "6", &["-o", "r.xlsx"]).assert_ok();
+    report("rocprof/small.json", "1", &["--csv", "csv"]).assert_ok();
+    assert_eq!(names(d), ["csv", "r.xlsx"]);
+}

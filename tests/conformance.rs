@@ -153,18 +153,14 @@ fn check_trace(trace: &Path, ref_dir: &Path, extra: &[OsString], conform: &Path)
     Ok(line)
 }
 
-/// The corpus and conform.py, or None (with a visible message) when
-/// `../shared/corpus` is absent.
-fn corpus_and_conform() -> Option<(PathBuf, PathBuf)> {
-    let shared = common::root().join("../shared");
-    let corpus = shared.join("corpus");
-    if !corpus.is_dir() {
-        eprintln!("skipping: ../shared/corpus not found");
-        return None;
-    }
+/// The corpus and conform.py (see [`common::shared`]: fails, never skips,
+/// when they are missing).
+fn corpus_and_conform() -> (PathBuf, PathBuf) {
+    let shared = common::shared();
     let conform = shared.join("tools/conform.py");
     assert!(conform.is_file(), "{} is missing", conform.display());
-    Some((corpus, conform))
+    common::require_python3();
+    (shared.join("corpus"), conform)
 }
 
 /// One check: a trace, its reference folder and the extra report flags.
@@ -178,9 +174,13 @@ fn flags(args: &[&str]) -> Vec<OsString> {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn pytorch_corpus_conforms() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, conform) = corpus_and_conform();
+    run_jobs(&pytorch_jobs(&corpus), &conform);
+}
+
+/// One job per reference folder of `corpus/pytorch`: NAME.ref, and
+/// NAME.ref_mi300x with the spec.
+fn pytorch_jobs(corpus: &Path) -> Vec<Job> {
     let dir = corpus.join("pytorch");
     let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -189,7 +189,6 @@ fn pytorch_corpus_conforms() {
         .collect();
     traces.sort();
     assert!(!traces.is_empty(), "no traces in {}", dir.display());
-    // One job per reference folder: NAME.ref, and NAME.ref_mi300x with the spec.
     let mut jobs: Vec<Job> = Vec::new();
     for t in &traces {
         let file = t.file_name().unwrap().to_string_lossy();
@@ -200,7 +199,7 @@ fn pytorch_corpus_conforms() {
             jobs.push((t.clone(), mi300x, flags(&["--gpu-arch", "MI300X"])));
         }
     }
-    run_jobs(&jobs, &conform);
+    jobs
 }
 
 /// The plain report (no capture merge, no inference options) of each
@@ -208,9 +207,7 @@ fn pytorch_corpus_conforms() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn inference_plain_reports_conform() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, conform) = corpus_and_conform();
     let jobs: Vec<Job> = inference_folders(&corpus, "ref_plain")
         .into_iter()
         .map(|(folder, trace)| (trace, folder.join("ref_plain"), Vec::new()))
@@ -224,9 +221,7 @@ fn inference_plain_reports_conform() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn inference_reports_conform() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, conform) = corpus_and_conform();
     let jobs: Vec<Job> = inference_folders(&corpus, "ref")
         .into_iter()
         .map(|(folder, trace)| {
@@ -317,13 +312,11 @@ fn run_jobs(jobs: &[Job], conform: &Path) {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn jax_corpus_conforms() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, conform) = corpus_and_conform();
     let dir = corpus.join("jax");
     let jobs: Vec<Job> = vec![(
         dir.join("jax_conv_minimal_08.xplane.pb"),
-        dir.join("jax_conv_minimal_08.ref"),
+        corpus.join(JAX_REF),
         Vec::new(),
     )];
     run_jobs(&jobs, &conform);
@@ -336,9 +329,7 @@ fn jax_corpus_conforms() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn jax_te_fused_attn_reports() {
-    let Some((corpus, _)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, _) = corpus_and_conform();
     let trace = corpus.join("jax/jax_te_fused_attn.xplane.pb");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("csv");
@@ -405,19 +396,17 @@ fn jax_te_fused_attn_reports() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn rocprof_corpus_conforms() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
+    let (corpus, conform) = corpus_and_conform();
     let dir = corpus.join("rocprof");
     let trace = dir.join("908_results.json.gz");
     let tmp = tempfile::tempdir().unwrap();
     let ties_ordered = tmp.path().join("rocprof/908_results.ref");
-    copy_with_details_ties_ordered(&dir.join("908_results.ref"), &ties_ordered);
+    copy_with_details_ties_ordered(&corpus.join(ROCPROF_REFS[0]), &ties_ordered);
     let jobs: Vec<Job> = vec![
         (trace.clone(), ties_ordered, Vec::new()),
         (
             trace,
-            dir.join("908_results.ref_short2000"),
+            corpus.join(ROCPROF_REFS[1]),
             flags(&["--short-kernel-threshold-us", "2000"]),
         ),
     ];
@@ -457,6 +446,13 @@ fn copy_with_details_ties_ordered(from: &Path, to: &Path) {
     }
 }
 
+/// The reference folders of `corpus/tracediff`, with the model whose
+/// H100 and MI300 traces they diff.
+const TRACEDIFF_PAIRS: &[(&str, &str)] = &[
+    ("bert_small_h100_vs_mi300.ref", "bert_small"),
+    ("qwen15_05b_h100_vs_mi300.ref", "qwen15_05b"),
+];
+
 /// TraceDiff: for each pair of `../shared/corpus/tracediff` (README: the
 /// baseline is the H100 trace, the variant the MI300 one), `tracelens diff`
 /// writes the two CSVs so that conform.py passes them, the merged tree
@@ -464,15 +460,9 @@ fn copy_with_details_ties_ordered(from: &Path, to: &Path) {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn tracediff_corpus_conforms() {
-    let Some((corpus, conform)) = corpus_and_conform() else {
-        return;
-    };
-    let pairs = [
-        ("bert_small_h100_vs_mi300.ref", "bert_small"),
-        ("qwen15_05b_h100_vs_mi300.ref", "qwen15_05b"),
-    ];
+    let (corpus, conform) = corpus_and_conform();
     let mut problems = Vec::new();
-    for (folder, model) in pairs {
+    for &(folder, model) in TRACEDIFF_PAIRS {
         let ref_dir = corpus.join("tracediff").join(folder);
         let base = corpus.join(format!("pytorch/h100_{model}.json.gz"));
         let variant = corpus.join(format!("pytorch/mi300_{model}.json.gz"));
@@ -536,4 +526,75 @@ fn tracediff_corpus_conforms() {
         eprintln!("{folder}: 2 CSVs pass conform.py; tree text and 3 JSON maps equal");
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The JAX reference folder.
+const JAX_REF: &str = "jax/jax_conv_minimal_08.ref";
+
+/// The rocprofv3 reference folders: the default report, then with
+/// `--short-kernel-threshold-us 2000`.
+const ROCPROF_REFS: [&str; 2] = [
+    "rocprof/908_results.ref",
+    "rocprof/908_results.ref_short2000",
+];
+
+/// Reference folders that tests in other files check, with those tests.
+const CHECKED_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "compare/qwen15_05b_h100_vs_mi300.ref",
+        "compare_cli::conformance_qwen15_05b",
+    ),
+    (
+        "compare/falconsai_vit_h100_vs_mi300.ref",
+        "compare_cli::conformance_falconsai_vit",
+    ),
+    (
+        "multirank/dlrm_v100_8rank.ref",
+        "collectives_cli::dlrm_8_ranks_conform_and_names_are_inferred",
+    ),
+];
+
+/// Every reference folder of the corpus (`*.ref`, `*.ref_*`, `ref`,
+/// `ref_*`) is one that some conformance test checks, and every folder a
+/// test names exists: a reference added to the corpus that no test reads
+/// fails here instead of passing unchecked.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn every_reference_folder_is_checked() {
+    use std::collections::BTreeSet;
+    let (corpus, _) = corpus_and_conform();
+    let mut checked: BTreeSet<PathBuf> = pytorch_jobs(&corpus).into_iter().map(|j| j.1).collect();
+    for reference in ["ref", "ref_plain"] {
+        let folders = inference_folders(&corpus, reference);
+        checked.extend(folders.into_iter().map(|(f, _)| f.join(reference)));
+    }
+    checked.insert(corpus.join(JAX_REF));
+    checked.extend(ROCPROF_REFS.iter().map(|r| corpus.join(r)));
+    let tracediff = TRACEDIFF_PAIRS
+        .iter()
+        .map(|p| corpus.join("tracediff").join(p.0));
+    checked.extend(tracediff);
+    checked.extend(CHECKED_ELSEWHERE.iter().map(|(f, _)| corpus.join(f)));
+
+    let mut found = BTreeSet::new();
+    let mut stack = vec![corpus.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.is_dir() {
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy();
+            let is_ref = name.ends_with(".ref") || name.contains(".ref_");
+            if is_ref || name == "ref" || name.starts_with("ref_") {
+                found.insert(path);
+            } else {
+                stack.push(path);
+            }
+        }
+    }
+    let unchecked: Vec<_> = found.difference(&checked).collect();
+    assert!(unchecked.is_empty(), "checked by no test: {unchecked:?}");
+    let missing: Vec<_> = checked.difference(&found).collect();
+    assert!(missing.is_empty(), "named by a test, absent: {missing:?}");
 }

@@ -2,6 +2,8 @@
 //! keeps less, but the collective analysis reads the same kernels from it
 //! as from a full load.
 
+mod common;
+
 use std::path::Path;
 
 use tracelens::analysis::collectives::{CollectiveOptions, analyze, collective_kernel_count};
@@ -47,11 +49,7 @@ fn collectives_only_load_gives_the_same_collectives() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn collectives_only_load_gives_the_same_collectives_on_dlrm() {
-    let corpus = Path::new("../shared/corpus/multirank/dlrm_v100_8rank");
-    if !corpus.is_dir() {
-        eprintln!("skipping: ../shared/corpus not found");
-        return;
-    }
+    let corpus = common::shared().join("corpus/multirank/dlrm_v100_8rank");
     let mut files: Vec<_> = std::fs::read_dir(corpus)
         .unwrap()
         .map(|e| e.unwrap().path())

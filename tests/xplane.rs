@@ -519,7 +519,7 @@ fn gzipped_profile_loads() {
 }
 
 fn corpus(name: &str) -> std::path::PathBuf {
-    common::root().join("../shared/corpus/jax").join(name)
+    common::shared().join("corpus/jax").join(name)
 }
 
 #[test]

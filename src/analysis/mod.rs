@@ -518,6 +518,28 @@ pub struct Report {
     pub quality: TraceQuality,
 }
 
+/// The report sheets whose row counts are known as soon as the trace is
+/// loaded (one row per event of a kind), with those counts, for writers
+/// with a row limit (Excel) to refuse before the analysis runs. Only
+/// sheets with more than `at_least` rows are listed; the other sheets
+/// (summaries, bounded by the events they group) are checked as written.
+pub fn rows_known_at_load(trace: &Trace, at_least: usize) -> Vec<(&'static str, usize)> {
+    let rows = match trace.info().profiler {
+        crate::trace::Profiler::PyTorch => return Vec::new(),
+        crate::trace::Profiler::Rocprof => {
+            let kernels = trace.dispatches().map_or(0, |d| d.kernels.len());
+            vec![(sheet::KERNEL_DETAILS, kernels)]
+        }
+        // Every kernel row comes from one event: small traces need no scan.
+        crate::trace::Profiler::Jax if trace.len() <= at_least => return Vec::new(),
+        crate::trace::Profiler::Jax => {
+            let kernels = jax::kernels::JaxTrace::new(trace).kernels.len();
+            vec![(sheet::KERNEL_LAUNCHERS, kernels)]
+        }
+    };
+    rows.into_iter().filter(|&(_, n)| n > at_least).collect()
+}
+
 /// Runs every pass of `tracelens report`.
 pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     let prepared = Prepared::new(trace, tree, opts);

@@ -50,6 +50,10 @@ pub struct AnalyzeOptions<'a> {
     pub capture_dir: Option<std::path::PathBuf>,
     /// The input format (`--format`); None detects it from the content.
     pub format: Option<load::Format>,
+    /// The most rows a sheet may have (the output's limit, e.g. an xlsx
+    /// workbook's); a sheet whose row count is known at load and exceeds
+    /// it fails the call before the analysis runs. None: no limit.
+    pub max_sheet_rows: Option<usize>,
 }
 
 impl AnalyzeOptions<'_> {
@@ -94,6 +98,16 @@ pub(crate) fn analyze_keeping_trace(
         path: path.to_path_buf(),
         error,
     })?;
+    if let Some(limit) = opts.max_sheet_rows
+        && let Some(&(sheet, rows)) = analysis::rows_known_at_load(&trace, limit).first()
+    {
+        return Err(Error::TooManyRows {
+            path: path.to_path_buf(),
+            sheet,
+            rows,
+            limit,
+        });
+    }
     let report = analyze_trace(&mut trace, opts)?;
     Ok((trace, report))
 }

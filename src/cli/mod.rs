@@ -552,6 +552,8 @@ fn report(a: ReportArgs) -> Result<()> {
         progress: Some(&step),
         capture_dir: a.capture_dir.clone(),
         format: a.format.map(Into::into),
+        // A workbook refuses an oversized sheet at load, not after the work.
+        max_sheet_rows: xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit()),
     };
     let report = tracelens::analyze(&a.trace, &opts)?;
     progress.step("writing outputs");

@@ -82,6 +82,16 @@ pub(crate) fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), St
     Ok(())
 }
 
+/// The most data rows a sheet of an xlsx workbook may have: Excel's
+/// limit. `TRACELENS_TEST_XLSX_ROW_LIMIT` is a test hook that lowers it, so
+/// a test can reach the early check without a million-row trace.
+pub(crate) fn xlsx_row_limit() -> usize {
+    std::env::var("TRACELENS_TEST_XLSX_ROW_LIMIT")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(tracelens::report::xlsx::MAX_DATA_ROWS)
+}
+
 /// Commits `staging`. `TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS` is a test
 /// hook: it sleeps that long first, so a test can signal a run whose files
 /// are all staged.

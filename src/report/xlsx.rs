@@ -18,6 +18,8 @@ const MAX_NAME_UNITS: usize = 31;
 const MAX_CELL_UNITS: usize = 32_767;
 /// Excel's row limit (the header takes one of them).
 const MAX_ROWS: usize = 1_048_576;
+/// The most data rows one worksheet holds: Excel's limit less the header.
+pub const MAX_DATA_ROWS: usize = MAX_ROWS - 1;
 /// Excel's column limit.
 const MAX_COLS: usize = 16_384;
 /// Rows sampled for column widths; scanning everything is slow on big sheets.

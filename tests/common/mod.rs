@@ -27,6 +27,31 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `../shared`, for the tests that need its corpus. Those tests are marked
+/// ignored when the corpus was absent at build time (build.rs sets
+/// `no_shared_corpus`), so the runner's summary shows them as skipped; a
+/// corpus missing here vanished after the build, and the test fails
+/// instead of passing without checking anything.
+pub fn shared() -> PathBuf {
+    let p = root().join("../shared");
+    assert!(
+        p.join("corpus").is_dir(),
+        "{} was present when the tests were built but is gone: rebuild the tests",
+        p.join("corpus").display()
+    );
+    p
+}
+
+/// Fails the test unless `python3` runs: with the corpus present, a
+/// conformance check (conform.py) must run, never skip.
+pub fn require_python3() {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ok, "python3 is needed to run ../shared/tools/conform.py");
+}
+
 /// A file under `testdata/`.
 pub fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
