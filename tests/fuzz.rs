@@ -1,7 +1,8 @@
 //! Mutation fuzzing of everything that reads input: the trace loaders
 //! (Kineto JSON, gzip, zip, XPlane, rocprofv3) followed by the whole
 //! report, the report readers `compare` uses (CSV folders, xlsx) followed by
-//! the gate, and the tree diff. Seeds are the hand-written traces of
+//! the gate, the tree diff, and the multi-rank collective analysis (one
+//! rank of a two-rank job mutated). Seeds are the hand-written traces of
 //! `testdata/` and reports written from them; each round mutates one seed
 //! (bit flips, byte runs, cuts, splices, JSON tokens, recompression) and
 //! runs it in process. A panic is a failure: the mutant is saved under
@@ -213,6 +214,16 @@ fn run_trace(path: &Path, seed_path: &Path) {
     let _ = tracelens::diff_traces(seed_path, path, Default::default());
 }
 
+/// Runs the multi-rank collective analysis of the job in `dir`.
+fn run_ranks(dir: &Path) {
+    let opts = tracelens::CollectivesOptions {
+        trace_dir: dir.to_path_buf(),
+        world_size: 2,
+        ..Default::default()
+    };
+    let _ = tracelens::collectives(&opts, None);
+}
+
 /// Reads a mutated report and gates it against the clean one.
 fn run_report(dir: &Path, clean: &Path) {
     let paths = [clean.to_path_buf(), dir.to_path_buf()];
@@ -273,12 +284,25 @@ fn mutated_inputs_never_panic() {
     std::panic::set_hook(Box::new(|_| {}));
     let mut rng = Rng(seed | 1);
     let deadline = Instant::now() + Duration::from_secs(secs);
+    let ranks = tmp.path().join("ranks");
+    std::fs::create_dir(&ranks).unwrap();
+    let rank_seed = std::fs::read(common::testdata("example.json")).unwrap();
+    write(&ranks.join("rank0.json"), &rank_seed);
     let (mut rounds, mut crashes) = (0u64, Vec::new());
+    // Inputs per target: traces, CSV reports, xlsx reports, rank sets.
+    let mut per_target = [0u64; 4];
     while Instant::now() < deadline {
         rounds += 1;
-        match rng.below(10) {
+        let pick = rng.below(20);
+        per_target[match pick {
+            0..=13 => 0,
+            14..=16 => 1,
+            17..=18 => 2,
+            _ => 3,
+        }] += 1;
+        match pick {
             // Traces most of the time: they have the most code behind them.
-            0..=6 => {
+            0..=13 => {
                 let k = rng.below(seeds.traces.len());
                 let (name, bytes) = &seeds.traces[k];
                 let m = mutate(&mut rng, bytes);
@@ -288,7 +312,7 @@ fn mutated_inputs_never_panic() {
                     crashes.push(save("trace", seed, rounds, &[(name.clone(), m)]));
                 }
             }
-            7..=8 => {
+            14..=16 => {
                 let sheets = &seeds.csv_reports[0];
                 let dir = tmp.path().join(format!("csv{rounds}"));
                 std::fs::create_dir(&dir).unwrap();
@@ -303,7 +327,7 @@ fn mutated_inputs_never_panic() {
                 }
                 let _ = std::fs::remove_dir_all(&dir);
             }
-            _ => {
+            17..=18 => {
                 let m = mutate(&mut rng, &seeds.xlsx[0]);
                 let p = tmp.path().join("r.xlsx");
                 write(&p, &m);
@@ -311,11 +335,24 @@ fn mutated_inputs_never_panic() {
                     crashes.push(save("xlsx", seed, rounds, &[("r.xlsx".into(), m)]));
                 }
             }
+            _ => {
+                let m = mutate(&mut rng, &rank_seed);
+                write(&ranks.join("rank1.json"), &m);
+                if catch_unwind(AssertUnwindSafe(|| run_ranks(&ranks))).is_err() {
+                    let files = [
+                        ("rank0.json".into(), rank_seed.clone()),
+                        ("rank1.json".into(), m),
+                    ];
+                    crashes.push(save("ranks", seed, rounds, &files));
+                }
+            }
         }
     }
     let _ = std::panic::take_hook();
+    let [t, c, x, r] = per_target;
     eprintln!(
-        "fuzz: {rounds} inputs in {secs} s (seed {seed}), {} crashes",
+        "fuzz: {rounds} inputs in {secs} s (seed {seed}): {t} traces, {c} CSV reports, \
+         {x} xlsx reports, {r} rank sets; {} crashes",
         crashes.len()
     );
     assert!(
