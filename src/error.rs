@@ -143,6 +143,25 @@ pub enum ReadError {
         /// Fields of the header.
         header: usize,
     },
+    /// CSV text that is not UTF-8 (pandas refuses it too).
+    #[error("not UTF-8 text (invalid byte at offset {0})")]
+    NotUtf8(usize),
+    /// CSV text ending inside a quoted field.
+    #[error("a quoted field is never closed (the file was cut, or a quote is stray)")]
+    UnterminatedQuote,
+    /// CSV text whose last line has no line break: the file was cut.
+    #[error("truncated: the last line has no line break")]
+    Truncated,
+    /// A worksheet whose used range is far larger than its cells.
+    #[error("{}: sheet {sheet:?}: {problem}", .path.display())]
+    SparseSheet {
+        /// The file.
+        path: PathBuf,
+        /// The worksheet's name.
+        sheet: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// An error in the file `path`.
     #[error("{}", .path.display())]
     InFile {
@@ -367,9 +386,34 @@ pub enum CompareInputError {
     /// More than one input on stdin.
     #[error("only one input can be read from stdin (-)")]
     StdinTwice,
+    /// An input that cannot be used, named by its role: `baseline` or
+    /// `variant N`; the message names the file and the problem.
+    #[error("{role} {msg}")]
+    Unusable {
+        /// `baseline` or `variant N` (1-based).
+        role: String,
+        /// The file and the problem.
+        msg: String,
+    },
+    /// A report whose sheets compare cannot trust: the file, then the
+    /// problem.
+    #[error("{0}")]
+    BadSheet(String),
     /// A bug: an input's reader panicked.
     #[error("internal error while reading an input")]
     Internal,
+}
+
+/// `e` and its sources, joined by `: `.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// `stat` failures as `compare` words them.

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::report::{analyze_keeping_trace, read_report};
-use crate::analysis::compare::{Input, comparable_sheets};
+use crate::analysis::compare::{Input, check_report_sheets, comparable_sheets};
 use crate::analysis::diff::{DiffOptions, WhereMoved};
-use crate::error::{CompareInputError, Error};
+use crate::error::{CompareInputError, Error, error_chain};
 use crate::report::read;
 use crate::table::Table;
 use crate::trace::{Profiler, Trace};
@@ -124,12 +124,16 @@ pub fn load_compare_inputs_with(
         moved: Vec::new(),
     };
     let mut traces = Vec::with_capacity(paths.len());
-    for ((res, tag), path) in read_all(paths, &kinds, opts.tree_diff)
+    for (i, ((res, tag), path)) in read_all(paths, &kinds, opts.tree_diff)
         .into_iter()
         .zip(tags)
         .zip(paths)
+        .enumerate()
     {
-        let read = res?;
+        let read = res.map_err(|e| CompareInputError::Unusable {
+            role: role(i),
+            msg: error_chain(&e),
+        })?;
         out.warnings.extend(read.notes);
         out.inputs.push(Input {
             tag,
@@ -217,14 +221,36 @@ fn read_all(paths: &[PathBuf], kinds: &[InputKind], keep_traces: bool) -> Vec<Lo
     })
 }
 
-/// Reads or analyses one input.
+/// How messages name input `i`: `baseline`, then `variant 1`, ….
+fn role(i: usize) -> String {
+    match i {
+        0 => "baseline".into(),
+        i => format!("variant {i}"),
+    }
+}
+
+/// Reads or analyses one input. A report read from files is checked
+/// ([`check_report_sheets`]); an error names the file at fault.
 fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
     match kind {
-        InputKind::CsvDir | InputKind::Xlsx => Ok(Read {
-            sheets: read_report(path)?,
-            notes: Vec::new(),
-            trace: None,
-        }),
+        InputKind::CsvDir | InputKind::Xlsx => {
+            let sheets = read_report(path)?;
+            if let Err(p) = check_report_sheets(&sheets) {
+                let file = match kind {
+                    InputKind::CsvDir => {
+                        path.join(format!("{}.csv", p.sheet)).display().to_string()
+                    }
+                    _ => format!("{} (sheet {})", path.display(), p.sheet),
+                };
+                let msg = format!("{file}: {}", p.problem);
+                return Err(CompareInputError::BadSheet(msg).into());
+            }
+            Ok(Read {
+                sheets,
+                notes: Vec::new(),
+                trace: None,
+            })
+        }
         InputKind::Trace => {
             let (trace, report) = analyze_keeping_trace(path, &Default::default())?;
             let notes = report

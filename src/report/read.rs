@@ -49,9 +49,12 @@ fn empty_table(name: &str) -> Table {
 /// Parses CSV text (as pandas `to_csv(index=False)` writes it) into a table
 /// named `name`. An empty input is a sheet with no columns. A record with
 /// more fields than the header is an error; shorter records are padded with
-/// missing values. Invalid UTF-8 is replaced, not refused.
+/// missing values. Text that pandas would refuse or that shows the file
+/// was cut is an error: invalid UTF-8, a quoted field never closed, a last
+/// line without its line break.
 pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table, ReadError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    check_csv_text(bytes)?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -89,6 +92,27 @@ pub fn parse_csv(bytes: &[u8], name: &str) -> Result<Table, ReadError> {
         Some(h) if h.len() == 1 && h[0].is_empty() && rows.is_empty() => Ok(empty_table(name)),
         Some(h) => Ok(build_table(name, h, rows)),
     }
+}
+
+/// The checks of [`parse_csv`] on the whole text. Quotes are balanced in
+/// well-formed CSV: quoted fields open and close, and quotes inside them
+/// are doubled.
+fn check_csv_text(bytes: &[u8]) -> Result<(), ReadError> {
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(ReadError::NotUtf8(e.valid_up_to()));
+    }
+    if bytecount(bytes, b'"') % 2 == 1 {
+        return Err(ReadError::UnterminatedQuote);
+    }
+    if bytes.last().is_some_and(|&b| b != b'\n' && b != b'\r') {
+        return Err(ReadError::Truncated);
+    }
+    Ok(())
+}
+
+/// Occurrences of `byte` in `bytes`.
+fn bytecount(bytes: &[u8], byte: u8) -> usize {
+    bytes.iter().filter(|&&b| b == byte).count()
 }
 
 /// Reads one CSV file; the table is named after the file stem.
@@ -142,6 +166,11 @@ pub fn is_xlsx(path: &Path) -> bool {
 
 /// Reads every worksheet of an `.xlsx` workbook, in workbook order. The
 /// first row of each sheet's used range is the header.
+///
+/// Cells are read one by one, never into a grid sized by the sheet's
+/// declared dimension: a crafted sheet claiming a cell at `XFD1048576`
+/// must not allocate 2^34 cells. A sheet whose used range is much larger
+/// than the cells it holds (see [`MAX_EMPTY_CELLS`]) is refused.
 pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
     use calamine::Reader as _;
     let file = fs::File::open(path).map_err(ReadError::io(path))?;
@@ -154,49 +183,123 @@ pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
         })?;
     let mut sheets = Vec::new();
     for name in book.sheet_names() {
-        let range = book
-            .worksheet_range(&name)
-            .map_err(|error| ReadError::Sheet {
-                path: path.to_path_buf(),
-                sheet: name.clone(),
-                error,
-            })?;
-        sheets.push(range_to_table(&name, &range));
+        let sheet_error = |error| ReadError::Sheet {
+            path: path.to_path_buf(),
+            sheet: name.clone(),
+            error,
+        };
+        let cells = match sparse_cells(&mut book, &name) {
+            Ok(cells) => cells,
+            Err(CellsError::Xlsx(e)) => return Err(sheet_error(e)),
+            Err(CellsError::Sparse(problem)) => {
+                return Err(ReadError::SparseSheet {
+                    path: path.to_path_buf(),
+                    sheet: name.clone(),
+                    problem,
+                });
+            }
+        };
+        sheets.push(cells_to_table(&name, cells));
     }
     Ok(sheets)
 }
 
-/// Converts a calamine cell range (header row first) to a table.
-fn range_to_table(name: &str, range: &calamine::Range<calamine::Data>) -> Table {
+/// How many empty cells a worksheet's used range may hold beyond sixteen
+/// per present cell: real reports are dense (empty cells are missing
+/// values), so more means a crafted or broken sheet.
+const MAX_EMPTY_CELLS: u64 = 1 << 20;
+
+/// Why a worksheet's cells could not be read.
+enum CellsError {
+    Xlsx(calamine::XlsxError),
+    Sparse(String),
+}
+
+/// The non-empty cells of worksheet `name` (a chart sheet has none), with
+/// the used range checked against them.
+fn sparse_cells<RS: std::io::Read + Seek>(
+    book: &mut calamine::Xlsx<RS>,
+    name: &str,
+) -> Result<Vec<calamine::Cell<calamine::Data>>, CellsError> {
+    let mut reader = match book.worksheet_cells_reader(name) {
+        Ok(reader) => reader,
+        Err(calamine::XlsxError::NotAWorksheet(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(CellsError::Xlsx(e)),
+    };
+    let mut cells = Vec::new();
+    while let Some(cell) = reader.next_cell().map_err(CellsError::Xlsx)? {
+        if *cell.get_value() != calamine::DataRef::Empty {
+            let (r, c) = cell.get_position();
+            cells.push(calamine::Cell::new((r, c), cell.get_value().clone().into()));
+        }
+    }
+    if let Some((rows, cols)) = used_range(&cells).map(|(start, end)| span(start, end)) {
+        let area = rows * cols;
+        if area > 16 * cells.len() as u64 + MAX_EMPTY_CELLS {
+            return Err(CellsError::Sparse(format!(
+                "its cells span {rows} rows x {cols} columns but only {} are filled: \
+                 not a report sheet",
+                cells.len()
+            )));
+        }
+    }
+    Ok(cells)
+}
+
+/// The first and last (row, column) of the cells' used range.
+fn used_range<T: calamine::CellType>(
+    cells: &[calamine::Cell<T>],
+) -> Option<((u32, u32), (u32, u32))> {
+    let first = cells.first()?.get_position();
+    let (mut start, mut end) = (first, first);
+    for (r, c) in cells.iter().map(|c| c.get_position()) {
+        start = (start.0.min(r), start.1.min(c));
+        end = (end.0.max(r), end.1.max(c));
+    }
+    Some((start, end))
+}
+
+/// Rows and columns from `start` to `end`, both included.
+fn span(start: (u32, u32), end: (u32, u32)) -> (u64, u64) {
+    (
+        u64::from(end.0 - start.0) + 1,
+        u64::from(end.1 - start.1) + 1,
+    )
+}
+
+/// Converts the non-empty cells of a sheet (its used range's first row is
+/// the header) to a table.
+fn cells_to_table(name: &str, cells: Vec<calamine::Cell<calamine::Data>>) -> Table {
     use calamine::Data;
-    let mut rows = range.rows();
-    let Some(head) = rows.next() else {
+    let Some((start, end)) = used_range(&cells) else {
         return empty_table(name);
     };
-    let header: Vec<String> = head
-        .iter()
-        .map(|c| match c {
-            Data::Empty => String::new(),
-            Data::Float(x) => crate::pyfmt::float_repr(*x),
-            other => other.to_string(),
-        })
-        .collect();
-    let body: Vec<Vec<Raw>> = rows
-        .map(|r| {
-            r.iter()
-                .map(|c| match c {
-                    Data::Empty => Raw::Missing,
-                    Data::String(s) => Raw::Text(s.clone()),
-                    Data::Float(x) => Raw::Number(*x),
-                    Data::Int(i) => Raw::Number(*i as f64),
-                    Data::Bool(b) => Raw::Bool(*b),
-                    Data::Error(_) => Raw::Missing,
-                    other => Raw::Text(other.to_string()),
-                })
-                .collect()
-        })
-        .collect();
-    build_table(name, header, body)
+    let (rows, cols) = span(start, end);
+    // Bounded by the check in `sparse_cells`.
+    let (rows, cols) = (rows as usize, cols as usize);
+    let mut grid: Vec<Vec<Raw>> = (0..rows).map(|_| vec![Raw::Missing; cols]).collect();
+    let mut header = vec![String::new(); cols];
+    for cell in cells {
+        let (r, c) = cell.get_position();
+        let (r, c) = ((r - start.0) as usize, (c - start.1) as usize);
+        if r == 0 {
+            header[c] = match cell.get_value() {
+                Data::Float(x) => crate::pyfmt::float_repr(*x),
+                other => other.to_string(),
+            };
+            continue;
+        }
+        grid[r][c] = match cell.get_value() {
+            Data::Empty | Data::Error(_) => Raw::Missing,
+            Data::String(s) => Raw::Text(s.clone()),
+            Data::Float(x) => Raw::Number(*x),
+            Data::Int(i) => Raw::Number(*i as f64),
+            Data::Bool(b) => Raw::Bool(*b),
+            other => Raw::Text(other.to_string()),
+        };
+    }
+    grid.remove(0);
+    build_table(name, header, grid)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 mod gate;
 mod join;
 mod split;
+mod validate;
 mod verdict;
 
 use std::fmt;
@@ -30,6 +31,7 @@ use join::{build_diff, tagged};
 use split::split;
 
 pub use gate::{fmt_pct, gate};
+pub use validate::{SheetProblem, check_report_sheets};
 pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
     TOP_N, TimelineRow, Unmatched, VariantGate, Verdict,
