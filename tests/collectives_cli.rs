@@ -1197,16 +1197,6 @@ fn default_workbook_markdown_and_node_override() {
 // Conformance with the reference (../shared/corpus)
 // ---------------------------------------------------------------------------
 
-fn shared() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if p.join("corpus").is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipping: ../shared/corpus not found");
-        None
-    }
-}
-
 fn conform(shared: &Path, expected: &Path, actual: &Path, extra: &[&str]) -> String {
     let o = Command::new("python3")
         .arg(shared.join("tools/conform.py"))
@@ -1221,7 +1211,7 @@ fn conform(shared: &Path, expected: &Path, actual: &Path, extra: &[&str]) -> Str
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn coll_analysis_conforms() {
-    let Some(shared) = shared() else { return };
+    let shared = common::shared();
     let pt = shared.join("corpus/pytorch");
     let (_t, csv, r) = common::report_csv(&pt.join("a100_allreduce_2rank.json.gz"), &[]);
     r.assert_ok();
@@ -1237,7 +1227,7 @@ fn coll_analysis_conforms() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn dlrm_8_ranks_conform_and_names_are_inferred() {
-    let Some(shared) = shared() else { return };
+    let shared = common::shared();
     let mr = shared.join("corpus/multirank");
     let (_t, csv, r) = collectives(&mr.join("dlrm_v100_8rank"), 8, &[]);
     r.assert_ok();
@@ -1276,4 +1266,168 @@ fn dlrm_8_ranks_conform_and_names_are_inferred() {
     // moves bytes, so its dtype stays unknown.
     assert_eq!(s.cell(4, "dtype"), "Float");
     assert_eq!(s.cell(0, "dtype"), "");
+}
+
+// ---------------------------------------------------------------------------
+// Ranks that disagree on their collectives
+// ---------------------------------------------------------------------------
+
+/// Rank `r`'s kernels: all-reduce, send/recv, all-reduce, all-reduce at
+/// 100, 200, 300, 400 µs, rank r starting r µs late and ending together
+/// with the others (implicit sync); `skip` leaves one out.
+fn sequence_kernels(r: i64, skip: Option<usize>) -> Vec<Kernel> {
+    let names = [
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+        "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t",
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+    ];
+    (0..4)
+        .filter(|&k| Some(k) != skip)
+        .map(|k| Kernel {
+            name: names[k],
+            ts: 100.0 * (k + 1) as f64 + r as f64,
+            dur: 20.0 - r as f64,
+            stream: 7,
+            meta: None,
+        })
+        .collect()
+}
+
+/// The implicit-sync rows of a 3-rank job where `rank` lacks collective
+/// `skip` (or nobody lacks one), and the run.
+fn job_missing(rank: i64, skip: Option<usize>) -> (tempfile::TempDir, PathBuf, Run) {
+    let job = tempfile::tempdir().unwrap();
+    let files: Vec<RankFile> = (0..3)
+        .map(|r| RankFile {
+            file: format!("rank{r}.json"),
+            info: None,
+            devices: 0,
+            kernels: sequence_kernels(r, skip.filter(|_| r == rank)),
+        })
+        .collect();
+    write_job(job.path(), &files);
+    let (out, csv, r) = collectives(job.path(), 3, &[]);
+    drop(job);
+    (out, csv, r)
+}
+
+#[test]
+fn a_collective_missing_on_one_rank_is_matched_by_type_and_time_not_position() {
+    let (_a, full, r) = job_missing(1, None);
+    r.assert_ok();
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let (_b, cut, r) = job_missing(1, Some(2));
+    r.assert_ok();
+    let warning = r
+        .stderr_lines()
+        .into_iter()
+        .find(|l| l.contains("collectives"))
+        .unwrap_or_else(|| panic!("no warning: {}", r.stderr))
+        .to_string();
+    for part in [
+        "rank 1 has 3 collectives, ranks 0, 2 have 4 collectives",
+        "1 collective (2)",
+    ] {
+        assert!(warning.contains(part), "{part:?} not in {warning:?}");
+    }
+    let (f, c) = (
+        Table::load(&full, "nccl_implicit_sync"),
+        Table::load(&cut, "nccl_implicit_sync"),
+    );
+    assert_eq!(c.column("collective_id"), ["0", "1", "3"]);
+    // The collectives still matched are timed exactly as with every kernel
+    // present: rank 1's last all-reduce pairs with the others' last one.
+    for cid in ["0", "1", "3"] {
+        let (i, j) = (row_of(&f, cid), row_of(&c, cid));
+        assert_eq!(f.rows[i], c.rows[j], "collective {cid}");
+    }
+    assert_eq!(c.cell(row_of(&c, "3"), "rank_1_ts"), "401");
+    // The straggler summary counts what was matched.
+    let s = Table::load(&cut, "straggler_summary");
+    assert!(s.column("num_collectives").iter().all(|n| *n == "3"));
+}
+
+#[test]
+fn collectives_of_different_types_at_one_position_are_named() {
+    let job = tempfile::tempdir().unwrap();
+    let mut swapped = sequence_kernels(1, None);
+    swapped.swap(0, 1);
+    let (a, b) = (swapped[0].ts, swapped[1].ts);
+    (swapped[0].ts, swapped[1].ts) = (b, a);
+    let files = vec![
+        RankFile {
+            file: "rank0.json".into(),
+            info: None,
+            devices: 0,
+            kernels: sequence_kernels(0, None),
+        },
+        RankFile {
+            file: "rank1.json".into(),
+            info: None,
+            devices: 0,
+            kernels: swapped,
+        },
+    ];
+    write_job(job.path(), &files);
+    let (_t, _csv, r) = collectives(job.path(), 2, &[]);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("collective 0 is allreduce on rank 0 but all_to_all on rank 1"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// One ncclKernel dropped from one rank of the corpus job: the other
+/// collectives keep the timing they have with every kernel present.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn dlrm_with_one_kernel_dropped_keeps_the_other_matches() {
+    let shared = common::shared();
+    let src = shared.join("corpus/multirank/dlrm_v100_8rank");
+    let job = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".json.gz") {
+            continue;
+        }
+        let mut bytes = std::fs::read(&p).unwrap();
+        if name.starts_with("worker3_") {
+            let mut t: Value = serde_json::from_slice(&common::gunzip(&bytes)).unwrap();
+            let ev = t["traceEvents"].as_array_mut().unwrap();
+            let i = ev
+                .iter()
+                .position(|e| {
+                    e["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("ncclKernel"))
+                })
+                .unwrap();
+            ev.remove(i);
+            bytes = common::gzip(&serde_json::to_vec(&t).unwrap());
+        }
+        std::fs::write(job.path().join(&name), bytes).unwrap();
+    }
+    let (_a, full, r) = collectives(&src, 8, &[]);
+    r.assert_ok();
+    let (_b, cut, r) = collectives(job.path(), 8, &[]);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("rank 3 has 7 collectives, ranks 0-2, 4-7 have 8"),
+        "{}",
+        r.stderr
+    );
+    let (f, c) = (
+        Table::load(&full, "nccl_implicit_sync"),
+        Table::load(&cut, "nccl_implicit_sync"),
+    );
+    assert_eq!(c.rows.len(), f.rows.len() - 1);
+    for j in 0..c.rows.len() {
+        let cid = c.cell(j, "collective_id");
+        assert_eq!(c.rows[j], f.rows[row_of(&f, cid)], "collective {cid}");
+    }
 }

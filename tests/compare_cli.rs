@@ -6,6 +6,8 @@
 //! Tests that need `../shared` (the corpus) say so on stderr and pass when
 //! it is absent.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,17 +42,6 @@ fn testdata(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `../shared`, or None (with a note on stderr) when it is absent.
-fn shared(test: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if p.join("corpus").is_dir() {
-        Some(p)
-    } else {
-        eprintln!("{test}: skipped: {} not found (corpus needed)", p.display());
-        None
-    }
-}
-
 /// The files of a directory, name -> contents.
 fn dir_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
@@ -67,24 +58,13 @@ fn dir_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn python_ok() -> bool {
-    Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 // ---------------------------------------------------------------------------
 // (a) conformance with the reference's comparison
 // ---------------------------------------------------------------------------
 
 fn conformance(model: &str) {
-    let test = format!("conformance_{model}");
-    let Some(shared) = shared(&test) else { return };
-    if !python_ok() {
-        eprintln!("{test}: skipped: python3 not available for conform.py");
-        return;
-    }
+    let shared = common::shared();
+    common::require_python3();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let pt = shared.join("corpus/pytorch");
@@ -153,9 +133,7 @@ fn compare_csv(a: &Path, b: &Path, out: &Path) {
 }
 
 fn same_tables_from_every_input_kind(model: &str) {
-    let Some(shared) = shared(&format!("input_kinds_{model}")) else {
-        return;
-    };
+    let shared = common::shared();
     let pt = shared.join("corpus/pytorch");
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -198,9 +176,7 @@ fn input_kinds_falconsai_vit() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn workbook_output_holds_every_sheet() {
-    let Some(shared) = shared("workbook_output_holds_every_sheet") else {
-        return;
-    };
+    let shared = common::shared();
     let pt = shared.join("corpus/pytorch");
     let tmp = tempfile::tempdir().unwrap();
     let x = tmp.path().join("sub/cmp.xlsx");
@@ -381,12 +357,12 @@ struct Gate {
     base: PathBuf,
 }
 
-/// The folders of gate test `test`; None (skipped) without the corpus.
-fn gate_dir(test: &str) -> Option<Gate> {
-    let shared = shared(test)?;
+/// A temporary folder holding a copy of a corpus report as `base/`.
+fn gate_dir() -> Gate {
+    let shared = common::shared();
     let tmp = tempfile::tempdir().unwrap();
     let base = copy_report(&shared, tmp.path(), "base");
-    Some(Gate { shared, tmp, base })
+    Gate { shared, tmp, base }
 }
 
 /// Rewrites `dir/<sheet>.csv` through `f`.
@@ -498,9 +474,7 @@ fn close(v: &serde_json::Value, x: f64) -> bool {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_slower_op() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("gate_slower_op") else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
     let new = slower_mm(&shared, tmp.path(), "new");
 
     let g = gate(&base, &new, &["--fail-above", "10"]);
@@ -553,9 +527,7 @@ fn gate_slower_op() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_thresholds_and_floor() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("gate_thresholds_and_floor") else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
     let new = slower_mm(&shared, tmp.path(), "new");
     let over = |g: &Gated, what: &str| {
         g.json["comparisons"][0][what]["over_limit"]
@@ -599,9 +571,7 @@ fn gate_thresholds_and_floor() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_faster_op_is_an_improvement() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("gate_faster_op_is_an_improvement") else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
     let new = copy_report(&shared, tmp.path(), "new");
     edit(&new, "ops_summary", |s| {
         set(
@@ -631,10 +601,7 @@ fn gate_faster_op_is_an_improvement() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_inconclusive_when_ops_do_not_match() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("gate_inconclusive_when_ops_do_not_match")
-    else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
 
     // mul + mm renamed: 13.42 of 31.91 ms (42.1%) unmatched: still comparable.
     let some = copy_report(&shared, tmp.path(), "some");
@@ -690,9 +657,7 @@ fn gate_inconclusive_when_ops_do_not_match() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn gate_several_variants() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("gate_several_variants") else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
     let slow = slower_mm(&shared, tmp.path(), "slow");
     let same = copy_report(&shared, tmp.path(), "same");
     let csv = tmp.path().join("csv");
@@ -731,9 +696,7 @@ fn gate_several_variants() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn default_output_is_markdown_on_stdout() {
-    let Some(Gate { shared, tmp, base }) = gate_dir("default_output_is_markdown_on_stdout") else {
-        return;
-    };
+    let Gate { shared, tmp, base } = gate_dir();
     let new = slower_mm(&shared, tmp.path(), "new");
     let r = run(tracelens()
         .current_dir(tmp.path())
@@ -913,11 +876,7 @@ fn rocprof_traces_compare() {
 #[test]
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn jax_profiles_compare() {
-    let Some(trace) =
-        shared("jax_profiles_compare").map(|s| s.join("corpus/jax/jax_conv_minimal_08.xplane.pb"))
-    else {
-        return;
-    };
+    let trace = common::shared().join("corpus/jax/jax_conv_minimal_08.xplane.pb");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("cmp");
     let r = run(tracelens().args([

@@ -55,13 +55,14 @@ pub fn collectives(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
 ) -> Result<CollectivesRun, Error> {
-    let (ranks, warnings) = discover_ranks(opts, progress)?;
+    let (ranks, mut warnings) = discover_ranks(opts, progress)?;
     let copts = CollectiveOptions {
         world_size: opts.world_size,
         gpus_per_node: opts.gpus_per_node,
         ..CollectiveOptions::default()
     };
     let report = analyze(&ranks, &copts).map_err(Error::Collectives)?;
+    warnings.extend(report.warnings.iter().cloned());
     Ok(CollectivesRun { report, warnings })
 }
 

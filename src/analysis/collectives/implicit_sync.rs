@@ -144,9 +144,17 @@ const SYNC_FIELDS: [Getter; 4] = [
     (col::OUT_MSG_SIZE_MB, |r| &r.out_mb),
 ];
 
-pub(super) fn build_sync(rows: &[LongRow], mode: Mode) -> Result<Vec<SyncRow>, String> {
+pub(super) fn build_sync(
+    rows: &[LongRow],
+    mode: Mode,
+    partial: &std::collections::BTreeSet<String>,
+) -> Result<Vec<SyncRow>, String> {
     let mut out = Vec::new();
     for (cid, idx) in by_collective(rows) {
+        // Seen on only some ranks of its group: no cross-rank timing.
+        if partial.contains(cid) {
+            continue;
+        }
         let ctype = ctype_of_val(&rows[idx[0]].coll_name);
         let keep = match mode {
             Mode::Regular => ctype.is_some_and(CType::in_sync_table),

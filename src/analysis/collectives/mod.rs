@@ -20,6 +20,7 @@ use crate::names::sheet;
 use crate::table::{Table, Value};
 use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
 
+mod align;
 mod all2allv;
 mod implicit_sync;
 mod infer;
@@ -82,6 +83,9 @@ pub struct CollectiveReport {
     pub inferred: usize,
     /// GPUs per node used for the node columns.
     pub gpus_per_node: Option<usize>,
+    /// Ranks that disagree on their collectives (counts or types), one
+    /// line per process group.
+    pub warnings: Vec<String>,
 }
 
 impl CollectiveReport {
@@ -105,7 +109,8 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
         gpus_per_node: g as i64,
         world_size: opts.world_size as i64,
     });
-    let (long, mode) = build_long(ranks);
+    let (mut long, mode) = build_long(ranks);
+    let aligned = align::check_and_realign(&mut long, mode, ranks.len());
     let kernels = long.len();
     let mut sheets = Vec::new();
     if long.is_empty() {
@@ -120,9 +125,10 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
             matched: 0,
             inferred: 0,
             gpus_per_node: gpn,
+            warnings: aligned.warnings,
         });
     }
-    let sync = build_sync(&long, mode)?;
+    let sync = build_sync(&long, mode, &aligned.partial)?;
     let a2av = build_a2av(&long)?;
     sheets.push(summary_sync_sheet(&sync, &opts.agg_metrics));
     sheets.push(summary_long_sheet(sheet::NCCL_SUMMARY_LONG, &long, nodes));
@@ -150,6 +156,7 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
         matched: sync.len(),
         inferred: sync.iter().filter(|r| r.inferred).count(),
         gpus_per_node: gpn,
+        warnings: aligned.warnings,
     })
 }
 
