@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# A/B benchmark of `tracelens report` against a baseline commit: for the
+# owlv2 trace and its x4 / x16 copies (../shared/tools/scale_trace.py), runs
+# this build (A) and the baseline (B) alternately, A B A B …, and prints the
+# median wall time, CPU time (user+sys), peak RSS and MB/s of JSON for each,
+# with B/A ratios. With --reference VENV it also runs the reference's
+# TraceLens_generate_perf_report_pytorch from that virtual environment on the
+# x1 trace (in the same alternation). Not a test: it asserts nothing.
+#
+# usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]   (RUNS default 3)
+# The baseline is built once in ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}/base-<sha>.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ref_venv=""
+if [ "${1:-}" = "--reference" ]; then ref_venv=$2; shift 2; fi
+base_rev=${1:?usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]}
+runs=${2:-3}
+shared=../shared
+cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
+mkdir -p "$cache"
+[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time" >&2; exit 2; }
+big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
+[ -f "$big" ] || { echo "bench: $big not found (needs ../shared/corpus)" >&2; exit 2; }
+
+cargo build --release --quiet
+a_bin=$PWD/target/release/tracelens
+sha=$(git rev-parse --short "$base_rev")
+base_dir="$cache/base-$sha"
+if [ ! -x "$base_dir/target/release/tracelens" ]; then
+  echo "building baseline $sha in $base_dir ..." >&2
+  rm -rf "$base_dir"
+  git clone -q . "$base_dir"
+  git -C "$base_dir" checkout -q "$sha"
+  (cd "$base_dir" && cargo build --release --quiet)
+fi
+b_bin=$base_dir/target/release/tracelens
+
+traces=("$big")
+for n in 4 16; do
+  out="$cache/owlv2_x$n.json"
+  if [ ! -f "$out" ]; then
+    echo "making $out (scale_trace.py x$n)..." >&2
+    python3 "$shared/tools/scale_trace.py" "$big" "$n" "$out"
+  fi
+  traces+=("$out")
+done
+
+json_mb() {
+  case "$1" in
+    *.gz) gzip -dc "$1" | wc -c ;;
+    *) wc -c < "$1" ;;
+  esac | awk '{printf "%.1f", $1 / 1e6}'
+}
+
+# once KIND TRACE: one run, appending "wall cpu rss_kb" to $work/KIND.
+once() {
+  local kind=$1 trace=$2 out
+  out=$(mktemp -d)
+  case $kind in
+    A) cmd=("$a_bin" report "$trace" -o "$out/r.xlsx" -q) ;;
+    B) cmd=("$b_bin" report "$trace" -o "$out/r.xlsx" -q) ;;
+    R) cmd=("$ref_venv/bin/TraceLens_generate_perf_report_pytorch" --profile_json_path "$trace"
+            --output_csvs_dir "$out/ref" --enable_kernel_summary --short_kernel_study) ;;
+  esac
+  /usr/bin/time -f "%e %U %S %M" -o "$out/time" "${cmd[@]}" >/dev/null 2>&1
+  awk '{printf "%s %.2f %d\n", $1, $2 + $3, $4}' "$out/time" >> "$work/$kind"
+  rm -rf "$out"
+}
+
+# median COLUMN FILE
+median() {
+  cut -d' ' -f"$1" "$2" | sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
+}
+
+printf '%-16s %8s  %-4s %8s %8s %9s %8s\n' trace "JSON MB" run "wall s" "CPU s" "peak MiB" "MB/s"
+for t in "${traces[@]}"; do
+  work=$(mktemp -d)
+  mb=$(json_mb "$t")
+  kinds=(A B)
+  if [ -n "$ref_venv" ] && [ "$t" = "$big" ]; then kinds+=(R); fi
+  for _ in $(seq "$runs"); do
+    for k in "${kinds[@]}"; do once "$k" "$t"; done
+  done
+  name=$(basename "$t" | sed 's/\.json.*//')
+  for k in "${kinds[@]}"; do
+    w=$(median 1 "$work/$k"); c=$(median 2 "$work/$k"); r=$(median 3 "$work/$k")
+    label=$k; [ "$k" = B ] && label="B $sha"; [ "$k" = R ] && label=ref
+    printf '%-16s %8s  %-4s %8.2f %8.2f %9.0f %8.0f\n' "$name" "$mb" "$label" "$w" "$c" \
+      "$(awk "BEGIN{print $r / 1024}")" "$(awk "BEGIN{print $mb / $w}")"
+  done
+  for k in "${kinds[@]:1}"; do
+    printf '%-16s %8s  %-4s %8.2fx %7.2fx %8.2fx\n' "" "" "$k/A" \
+      "$(awk "BEGIN{print $(median 1 "$work/$k") / $(median 1 "$work/A")}")" \
+      "$(awk "BEGIN{print $(median 2 "$work/$k") / $(median 2 "$work/A")}")" \
+      "$(awk "BEGIN{print $(median 3 "$work/$k") / $(median 3 "$work/A")}")"
+  done
+  rm -rf "$work"
+done
