@@ -1380,11 +1380,11 @@ fn collectives_of_different_types_at_one_position_are_named() {
     );
 }
 
-/// One ncclKernel dropped from one rank of the corpus job: the other
-/// collectives keep the timing they have with every kernel present.
-#[test]
-#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
-fn dlrm_with_one_kernel_dropped_keeps_the_other_matches() {
+/// The corpus job with the `k`-th ncclKernel of rank 3 dropped (in a
+/// temporary copy): the `nccl_implicit_sync` and `straggler_summary` of
+/// the full job and of the cut one, after checking the warning and that
+/// every collective still matched is timed as with every kernel present.
+fn dlrm_dropping(k: usize) -> [Table; 4] {
     let shared = common::shared();
     let src = shared.join("corpus/multirank/dlrm_v100_8rank");
     let job = tempfile::tempdir().unwrap();
@@ -1398,15 +1398,14 @@ fn dlrm_with_one_kernel_dropped_keeps_the_other_matches() {
         if name.starts_with("worker3_") {
             let mut t: Value = serde_json::from_slice(&common::gunzip(&bytes)).unwrap();
             let ev = t["traceEvents"].as_array_mut().unwrap();
-            let i = ev
-                .iter()
-                .position(|e| {
-                    e["name"]
+            let nccl: Vec<usize> = (0..ev.len())
+                .filter(|&i| {
+                    ev[i]["name"]
                         .as_str()
                         .is_some_and(|n| n.starts_with("ncclKernel"))
                 })
-                .unwrap();
-            ev.remove(i);
+                .collect();
+            ev.remove(nccl[k]);
             bytes = common::gzip(&serde_json::to_vec(&t).unwrap());
         }
         std::fs::write(job.path().join(&name), bytes).unwrap();
@@ -1416,8 +1415,11 @@ fn dlrm_with_one_kernel_dropped_keeps_the_other_matches() {
     let (_b, cut, r) = collectives(job.path(), 8, &[]);
     r.assert_ok();
     assert!(
-        r.stderr
-            .contains("rank 3 has 7 collectives, ranks 0-2, 4-7 have 8"),
+        r.stderr.contains(&format!(
+            "rank 3 has 7 collectives, ranks 0-2, 4-7 have 8 collectives; matched by type, \
+             size and end time instead of position; left out of the matched sheets, as seen \
+             on only some ranks: 1 collective ({k})"
+        )),
         "{}",
         r.stderr
     );
@@ -1430,4 +1432,45 @@ fn dlrm_with_one_kernel_dropped_keeps_the_other_matches() {
         let cid = c.cell(j, "collective_id");
         assert_eq!(c.rows[j], f.rows[row_of(&f, cid)], "collective {cid}");
     }
+    let (fs, cs) = (
+        Table::load(&full, "straggler_summary"),
+        Table::load(&cut, "straggler_summary"),
+    );
+    assert!(cs.column("num_collectives").iter().all(|n| *n == "7"));
+    [f, c, fs, cs]
+}
+
+/// One ncclKernel dropped from the middle of rank 3: the other collectives
+/// keep their timing and the slowest-rank verdict stands (before, every
+/// later pair shifted and the verdict could flip).
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn dlrm_with_one_kernel_dropped_keeps_the_verdict() {
+    let [_, _, full, cut] = dlrm_dropping(2);
+    assert_eq!(cut.cell(0, "rank"), full.cell(0, "rank"));
+    assert_eq!(cut.cell(0, "times_arrived_last"), "4");
+    assert_eq!(full.cell(0, "times_arrived_last"), "5");
+}
+
+/// Rank 3's first ncclKernel dropped: that collective (where most ranks
+/// waited longest) leaves the verdict, which is then the one the full job
+/// gives without it: the least total wait over the other collectives.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn dlrm_with_the_first_kernel_dropped_judges_the_rest() {
+    let [f, c, _, cut] = dlrm_dropping(0);
+    let total = |rank: usize| -> f64 {
+        (0..c.rows.len())
+            .map(|j| {
+                f.num(
+                    row_of(&f, c.cell(j, "collective_id")),
+                    &format!("rank_{rank}_wait_time"),
+                )
+            })
+            .sum()
+    };
+    let least = (0..8)
+        .min_by(|&a, &b| total(a).total_cmp(&total(b)))
+        .unwrap();
+    assert_eq!(cut.cell(0, "rank"), least.to_string());
 }

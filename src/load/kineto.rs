@@ -200,6 +200,8 @@ struct RawArgs<'a> {
     in_split: Option<&'a RawValue>,
     #[serde(rename = "Out split size", borrow, default)]
     out_split: Option<&'a RawValue>,
+    #[serde(rename = "Seq", borrow, default)]
+    seq: Option<&'a RawValue>,
 }
 
 impl<'a> RawArgs<'a> {
@@ -229,6 +231,7 @@ impl<'a> RawArgs<'a> {
                 self.out_nelems,
                 self.in_split,
                 self.out_split,
+                self.seq,
             ]
             .map(text),
             meta_name: if metadata {

@@ -371,7 +371,7 @@ impl<'t> OpArgs<'t> {
 }
 
 /// The `args` keys of [`CollectiveArgs`], in field order.
-pub const COLLECTIVE_ARG_KEYS: [&str; 9] = [
+pub const COLLECTIVE_ARG_KEYS: [&str; 10] = [
     "Process Group Name",
     "Process Group Ranks",
     "Collective name",
@@ -381,6 +381,7 @@ pub const COLLECTIVE_ARG_KEYS: [&str; 9] = [
     "Out msg nelems",
     "In split size",
     "Out split size",
+    "Seq",
 ];
 
 /// The collective metadata PyTorch writes into a collective kernel's `args`
@@ -405,6 +406,10 @@ pub struct CollectiveArgs {
     pub in_split: Option<ArgValue>,
     /// `Out split size`.
     pub out_split: Option<ArgValue>,
+    /// `Seq`: the process group's sequence number of the collective (newer
+    /// PyTorch), the same on every rank; not a column of any sheet, used
+    /// to match collectives across ranks.
+    pub seq: Option<ArgValue>,
 }
 
 impl CollectiveArgs {
@@ -419,12 +424,13 @@ impl CollectiveArgs {
         out_nelems: None,
         in_split: None,
         out_split: None,
+        seq: None,
     };
 
     /// The record from the values of [`COLLECTIVE_ARG_KEYS`], in that
     /// order; `null` counts as absent.
-    pub fn from_values(values: [Option<ArgValue>; 9]) -> CollectiveArgs {
-        let [a, b, c, d, e, f, g, h, i] = values.map(|v| v.filter(|v| !v.is_null()));
+    pub fn from_values(values: [Option<ArgValue>; 10]) -> CollectiveArgs {
+        let [a, b, c, d, e, f, g, h, i, j] = values.map(|v| v.filter(|v| !v.is_null()));
         CollectiveArgs {
             pg_name: a,
             pg_ranks: b,
@@ -435,6 +441,7 @@ impl CollectiveArgs {
             out_nelems: g,
             in_split: h,
             out_split: i,
+            seq: j,
         }
     }
 
@@ -485,7 +492,7 @@ mod tests {
 
     #[test]
     fn null_collective_values_are_absent() {
-        let mut v: [Option<ArgValue>; 9] = Default::default();
+        let mut v: [Option<ArgValue>; 10] = Default::default();
         v[2] = Some(ArgValue::Null);
         assert!(CollectiveArgs::from_values(v).is_empty());
     }

@@ -45,7 +45,7 @@ pub struct ArgsInput<'a> {
     pub op: [Option<&'a str>; 4],
     /// Source texts of the collective metadata, in
     /// [`super::args::COLLECTIVE_ARG_KEYS`] order.
-    pub collective: [Option<&'a str>; 9],
+    pub collective: [Option<&'a str>; 10],
     /// Metadata events: the process or thread name (`args.name`).
     pub meta_name: Option<String>,
     /// Metadata events: the process labels (`args.labels`).
@@ -363,7 +363,7 @@ impl TraceBuilder {
     fn set_collective_args(
         &mut self,
         id: EventId,
-        texts: &[Option<&str>; 9],
+        texts: &[Option<&str>; 10],
         parse: &mut impl FnMut(&str) -> Option<ArgValue>,
     ) {
         if texts.iter().all(Option::is_none) {
@@ -562,6 +562,7 @@ mod tests {
                     None,
                     None,
                     Some("allreduce"),
+                    None,
                     None,
                     None,
                     None,

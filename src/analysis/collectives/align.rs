@@ -5,9 +5,11 @@
 //! shifts every later pair and silently changes skew, waits and the
 //! slowest-rank verdict.
 //!
-//! Kineto kernels carry no sequence number, so a rank with a different
-//! count is aligned to the rank with the most collectives by what they
-//! carry: the collective's type, size and dtype must agree, and among the
+//! Newer PyTorch writes the process group's sequence number (`Seq`) into
+//! each collective kernel's args: where every collective of a group has
+//! one, collectives are matched by it. Older traces (the corpus) have
+//! none, so a rank with a different count is aligned to the rank with the
+//! most collectives by what the kernels carry: the collective's type, size and dtype must agree, and among the
 //! alignments with the fewest unmatched collectives the one whose matched
 //! collectives end closest in time wins (an implicit-sync collective ends
 //! together on every rank). Collectives then seen on only some ranks keep
@@ -77,6 +79,20 @@ pub(super) fn check_and_realign(rows: &mut [LongRow], mode: Mode, world: usize) 
             Mode::Regular => format!("process group {key}"),
         };
         let counts: Vec<(i64, usize)> = by_rank.iter().map(|(&r, v)| (r, v.len())).collect();
+        match by_sequence(rows, &by_rank, mode, &key) {
+            SeqMatch::Unusable => {}
+            SeqMatch::Agrees => {
+                if let Some(w) = positional_mismatch(rows, &by_rank, &label) {
+                    out.warnings.push(w);
+                }
+                continue;
+            }
+            SeqMatch::Renumbered(partial) => {
+                out.warnings.push(seq_warning(&label, &counts, &partial));
+                out.partial.extend(partial.into_iter().map(|(cid, _)| cid));
+                continue;
+            }
+        }
         if counts.iter().all(|c| c.1 == counts[0].1) {
             if let Some(w) = positional_mismatch(rows, &by_rank, &label) {
                 out.warnings.push(w);
@@ -307,4 +323,118 @@ fn align(rows: &[LongRow], reference: &[usize], other: &[usize]) -> Vec<Option<u
         }
     }
     out
+}
+
+// ---------------------------------------------------------------------------
+// Matching by sequence number
+// ---------------------------------------------------------------------------
+
+/// What a group's sequence numbers allow.
+enum SeqMatch {
+    /// Some collective has no `Seq`, or a rank repeats one: use positions.
+    Unusable,
+    /// Every rank has the same sequence numbers in the same order: the
+    /// positional match is already right.
+    Agrees,
+    /// Renumbered by sequence number; the collectives (id, `Seq`) not seen
+    /// on every rank of the group.
+    Renumbered(Vec<(String, i64)>),
+}
+
+/// A collective's key within its group: point-to-point operations count
+/// on their own sequence (PyTorch keeps a separate counter for them).
+fn seq_key(r: &LongRow) -> Option<(bool, i64)> {
+    let p2p = matches!(r.coll_name.as_str(), Some("send" | "recv"));
+    r.seq.map(|s| (p2p, s))
+}
+
+/// Matches one group's collectives by `Seq` where every one has it and no
+/// rank repeats one; renumbers `index_in_group` and `cid` in order of the
+/// earliest start of each sequence number when the ranks disagree.
+fn by_sequence(
+    rows: &mut [LongRow],
+    by_rank: &BTreeMap<i64, Vec<usize>>,
+    mode: Mode,
+    key: &str,
+) -> SeqMatch {
+    let mut keys: Vec<Vec<(bool, i64)>> = Vec::with_capacity(by_rank.len());
+    for idx in by_rank.values() {
+        let Some(ks) = idx
+            .iter()
+            .map(|&i| seq_key(&rows[i]))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return SeqMatch::Unusable;
+        };
+        if ks.iter().collect::<BTreeSet<_>>().len() != ks.len() {
+            return SeqMatch::Unusable;
+        }
+        keys.push(ks);
+    }
+    if keys.iter().all(|k| *k == keys[0]) {
+        return SeqMatch::Agrees;
+    }
+    // Each sequence number: its earliest start and on how many ranks.
+    let mut seen: BTreeMap<(bool, i64), (f64, usize)> = BTreeMap::new();
+    for idx in by_rank.values() {
+        for &i in idx {
+            let e = seen
+                .entry(seq_key(&rows[i]).expect("checked above"))
+                .or_insert((f64::INFINITY, 0));
+            e.0 = e.0.min(rows[i].ts.to_f64());
+            e.1 += 1;
+        }
+    }
+    let mut order: Vec<((bool, i64), f64)> = seen.iter().map(|(&k, v)| (k, v.0)).collect();
+    order.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    let position: BTreeMap<(bool, i64), usize> = order
+        .iter()
+        .enumerate()
+        .map(|(k, (s, _))| (*s, k))
+        .collect();
+    let cid = |k: usize| match mode {
+        Mode::Simplified => k.to_string(),
+        Mode::Regular => format!("{key}_{k}"),
+    };
+    for idx in by_rank.values() {
+        for &i in idx {
+            let k = position[&seq_key(&rows[i]).expect("checked above")];
+            rows[i].index_in_group = k;
+            rows[i].cid = cid(k);
+        }
+    }
+    let partial = order
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, _))| seen[s].1 < by_rank.len())
+        .map(|(k, (s, _))| (cid(k), s.1))
+        .collect();
+    SeqMatch::Renumbered(partial)
+}
+
+/// The warning of a group matched by sequence number.
+fn seq_warning(label: &str, counts: &[(i64, usize)], partial: &[(String, i64)]) -> String {
+    let what = if counts.iter().all(|c| c.1 == counts[0].1) {
+        format!(
+            "every rank has {} but not the same sequence numbers in the same order",
+            plural(counts[0].1, "collective")
+        )
+    } else {
+        count_text(counts)
+    };
+    let mut text = format!("{label}: {what}; matched by sequence number (Seq) instead of position");
+    if !partial.is_empty() {
+        let ids: Vec<String> = partial
+            .iter()
+            .take(5)
+            .map(|(cid, seq)| format!("{cid} (Seq {seq})"))
+            .collect();
+        let more = if partial.len() > 5 { ", …" } else { "" };
+        text += &format!(
+            "; left out of the matched sheets, as seen on only some ranks: {}: {}{more}",
+            plural(partial.len(), "collective"),
+            ids.join(", ")
+        );
+    }
+    text
 }

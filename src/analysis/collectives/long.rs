@@ -54,6 +54,9 @@ pub(super) struct LongRow {
     /// The reference's custom rule named the collective.
     pub(super) custom_named: bool,
     pub(super) send_recv: bool,
+    /// `Seq`: the process group's sequence number, when the trace has it
+    /// (an integer, or a string of one).
+    pub(super) seq: Option<i64>,
 }
 
 impl LongRow {
@@ -157,6 +160,10 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
         cid: String::new(),
         custom_named,
         send_recv: guess.send_recv,
+        seq: a.seq.as_ref().and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|t| t.trim().parse().ok()))
+        }),
     }
 }
 
