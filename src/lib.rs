@@ -12,6 +12,9 @@
 //! [`load_compare_inputs`], [`diff_traces`], [`roofline`], [`read_report`]. Its errors are
 //! typed ([`Error`]).
 
+// One SSE2 load in load::structural is the only unsafe code; it says why.
+#![deny(unsafe_code)]
+
 pub mod analysis;
 pub mod api;
 pub mod error;

@@ -294,7 +294,11 @@ impl Progress {
 
     fn step(&self, what: &str) {
         if self.timings {
-            eprintln!("[{:8.3}s] {what}", self.start.elapsed().as_secs_f64());
+            eprintln!(
+                "[{:8.3}s] {what}{}",
+                self.start.elapsed().as_secs_f64(),
+                memory_now()
+            );
         }
         if self.on {
             eprint!(
@@ -310,6 +314,26 @@ impl Progress {
             eprint!("\r\x1b[2K");
         }
     }
+}
+
+/// Resident and peak memory of this process for timing lines (Linux:
+/// `/proc/self/status`; empty elsewhere).
+fn memory_now() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return String::new();
+    };
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or_else(|| "?".to_string(), |kb| format!("{}", kb >> 10))
+    };
+    format!(
+        "  (rss {} MiB, peak {} MiB)",
+        field("VmRSS:"),
+        field("VmHWM:")
+    )
 }
 
 /// The single file `writer` makes of `doc`, as text (empty when it makes

@@ -16,15 +16,18 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod fast;
+mod parallel;
+
 use super::scan::{self, ScanError, Sink};
 use super::{LoadError, Packing};
 use crate::trace::args::LinkIds;
-use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time};
+use crate::trace::builder::{self, ArgsInput, EventInput, IdentRef, Keep, Time};
 use crate::trace::{ArgValue, Cat, Needs, Phase, Trace, TraceBuilder};
 
 /// A JSON number that must be a number: ints and floats are accepted, a
 /// string is an error (the reference crashes on string timestamps).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Num {
     value: f64,
     is_int: bool,
@@ -110,44 +113,44 @@ impl<'de> Deserialize<'de> for IntLike {
 }
 
 /// A pid/tid value as written.
-#[derive(Debug)]
-enum RawIdent<'a> {
+#[derive(Debug, PartialEq)]
+enum Ident<'a> {
     Int(i64),
     Str(Cow<'a, str>),
     Null,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for RawIdent<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for Ident<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = RawIdent<'de>;
+            type Value = Ident<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an integer or a string")
             }
             fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(RawIdent::Int(v))
+                Ok(Ident::Int(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
                 Ok(i64::try_from(v)
-                    .map(RawIdent::Int)
-                    .unwrap_or_else(|_| RawIdent::Str(Cow::Owned(v.to_string()))))
+                    .map(Ident::Int)
+                    .unwrap_or_else(|_| Ident::Str(Cow::Owned(v.to_string()))))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
                 if v.fract() == 0.0 && v.abs() < 9.0e18 {
-                    Ok(RawIdent::Int(v as i64))
+                    Ok(Ident::Int(v as i64))
                 } else {
-                    Ok(RawIdent::Str(Cow::Owned(v.to_string())))
+                    Ok(Ident::Str(Cow::Owned(v.to_string())))
                 }
             }
             fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(RawIdent::Str(Cow::Borrowed(v)))
+                Ok(Ident::Str(Cow::Borrowed(v)))
             }
             fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(RawIdent::Str(Cow::Owned(v.to_string())))
+                Ok(Ident::Str(Cow::Owned(v.to_string())))
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(RawIdent::Null)
+                Ok(Ident::Null)
             }
         }
         d.deserialize_any(V)
@@ -204,36 +207,64 @@ struct RawArgs<'a> {
     seq: Option<&'a RawValue>,
 }
 
-impl<'a> RawArgs<'a> {
-    /// The builder's view; metadata texts only for metadata events.
-    fn input(self, metadata: bool) -> ArgsInput<'a> {
+/// The fields of an event's `args` the builder takes, as source text
+/// (what either reader, [`fast`] or serde, gives).
+#[derive(Debug, Default, PartialEq)]
+struct ArgTexts<'a> {
+    links: LinkIds,
+    /// In [`crate::trace::args::OP_ARG_KEYS`] order.
+    op: [Option<&'a str>; 4],
+    /// In [`crate::trace::args::COLLECTIVE_ARG_KEYS`] order.
+    collective: [Option<&'a str>; 10],
+    kernel: Option<&'a str>,
+    name: Option<&'a str>,
+    labels: Option<&'a str>,
+}
+
+impl<'a> From<RawArgs<'a>> for ArgTexts<'a> {
+    fn from(a: RawArgs<'a>) -> Self {
         let text = |r: Option<&'a RawValue>| r.map(RawValue::get);
-        ArgsInput {
+        ArgTexts {
             links: LinkIds {
-                correlation: self.correlation.and_then(|v| v.0),
-                external_id: self.external_id.and_then(|v| v.0),
-                stream: self.stream.and_then(|v| v.0),
-                sequence: self.sequence.and_then(|v| v.0),
+                correlation: a.correlation.and_then(|v| v.0),
+                external_id: a.external_id.and_then(|v| v.0),
+                stream: a.stream.and_then(|v| v.0),
+                sequence: a.sequence.and_then(|v| v.0),
             },
             op: [
-                text(self.input_dims),
-                text(self.input_type),
-                text(self.input_strides),
-                text(self.concrete_inputs),
-            ],
-            collective: [
-                self.pg_name,
-                self.pg_ranks,
-                self.coll_name,
-                self.group_size,
-                self.dtype,
-                self.in_nelems,
-                self.out_nelems,
-                self.in_split,
-                self.out_split,
-                self.seq,
+                a.input_dims,
+                a.input_type,
+                a.input_strides,
+                a.concrete_inputs,
             ]
             .map(text),
+            collective: [
+                a.pg_name,
+                a.pg_ranks,
+                a.coll_name,
+                a.group_size,
+                a.dtype,
+                a.in_nelems,
+                a.out_nelems,
+                a.in_split,
+                a.out_split,
+                a.seq,
+            ]
+            .map(text),
+            kernel: text(a.kernel),
+            name: text(a.name),
+            labels: text(a.labels),
+        }
+    }
+}
+
+impl<'a> ArgTexts<'a> {
+    /// The builder's view; metadata texts only for metadata events.
+    fn input(&self, metadata: bool) -> ArgsInput<'a> {
+        ArgsInput {
+            links: self.links,
+            op: self.op,
+            collective: self.collective,
             meta_name: if metadata {
                 self.name.map(meta_text)
             } else {
@@ -249,6 +280,71 @@ impl<'a> RawArgs<'a> {
     }
 }
 
+/// The fields of one event the builder takes (what either reader gives).
+#[derive(Debug, Default, PartialEq)]
+struct EventTexts<'a> {
+    ph: Option<Cow<'a, str>>,
+    cat: Option<Cow<'a, str>>,
+    name: Option<Cow<'a, str>>,
+    pid: Option<Ident<'a>>,
+    tid: Option<Ident<'a>>,
+    ts: Option<Num>,
+    dur: Option<Num>,
+    id: Option<i64>,
+    args: Option<ArgTexts<'a>>,
+}
+
+impl<'a> EventTexts<'a> {
+    /// Reads element `index` of `traceEvents`: with the [`fast`] reader
+    /// when it can, else with serde, whose error it returns.
+    fn read(json: &'a [u8], index: usize) -> Result<Self, String> {
+        match fast::read(json) {
+            Some(ev) => Ok(ev),
+            None => Self::read_with_serde(json, index),
+        }
+    }
+
+    /// [`Self::read`] with serde only.
+    fn read_with_serde(json: &'a [u8], index: usize) -> Result<Self, String> {
+        let raw: RawEvent = serde_json::from_slice(json).map_err(|e| {
+            format!(
+                "event #{index} of traceEvents: {}",
+                strip_position(&e.to_string())
+            )
+        })?;
+        Ok(EventTexts {
+            ph: raw.ph,
+            cat: raw.cat,
+            name: raw.name,
+            pid: raw.pid,
+            tid: raw.tid,
+            ts: raw.ts,
+            dur: raw.dur,
+            id: raw.id.and_then(|v| v.0),
+            args: raw.args.map(ArgTexts::from),
+        })
+    }
+
+    /// The builder's view, with the phase already classified.
+    fn input(&self, ph: Phase) -> EventInput<'_> {
+        let time = |n: Num| Time {
+            value: n.value,
+            is_int: n.is_int,
+        };
+        EventInput {
+            cat: self.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing),
+            ph,
+            name: self.name.as_deref(),
+            pid: ident(&self.pid),
+            tid: ident(&self.tid),
+            ts: self.ts.map(time),
+            dur: self.dur.map(time),
+            flow_id: self.id,
+            args: self.args.as_ref().map(|a| a.input(ph == Phase::Metadata)),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(expecting = "an event object")]
 struct RawEvent<'a> {
@@ -259,9 +355,9 @@ struct RawEvent<'a> {
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pid: Option<RawIdent<'a>>,
+    pid: Option<Ident<'a>>,
     #[serde(borrow, default)]
-    tid: Option<RawIdent<'a>>,
+    tid: Option<Ident<'a>>,
     #[serde(default)]
     ts: Option<Num>,
     #[serde(default)]
@@ -274,19 +370,18 @@ struct RawEvent<'a> {
 
 /// `args.kernel` as text: a string's value (borrowed unless it has
 /// escapes); any other JSON value as written, which no kernel name equals.
-fn kernel_text(v: &RawValue) -> Cow<'_, str> {
-    let raw = v.get();
+fn kernel_text(raw: &str) -> Cow<'_, str> {
     match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
         Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
         _ => serde_json::from_str::<String>(raw).map_or(Cow::Borrowed(raw), Cow::Owned),
     }
 }
 
-fn ident<'a>(raw: &'a Option<RawIdent<'_>>) -> IdentRef<'a> {
+fn ident<'a>(raw: &'a Option<Ident<'_>>) -> IdentRef<'a> {
     match raw {
-        None | Some(RawIdent::Null) => IdentRef::Null,
-        Some(RawIdent::Int(v)) => IdentRef::Int(*v),
-        Some(RawIdent::Str(s)) => IdentRef::Str(s),
+        None | Some(Ident::Null) => IdentRef::Null,
+        Some(Ident::Int(v)) => IdentRef::Int(*v),
+        Some(Ident::Str(s)) => IdentRef::Str(s),
     }
 }
 
@@ -385,25 +480,15 @@ pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
     None
 }
 
-/// Decodes events while the splitter walks the document (on the builder
-/// thread).
-struct Decoder {
-    builder: TraceBuilder,
-    /// True when some category is stubbed or dropped: worth reading `cat`
-    /// from the raw bytes first.
-    skips_any: bool,
-    /// Elements of `traceEvents` seen.
-    seen: usize,
-    unknown_phases: HashMap<String, usize>,
-    missing_ph: usize,
+/// Counts of phases no pass reads, for the load's warnings.
+#[derive(Debug, Default)]
+struct PhaseCounts {
+    unknown: HashMap<String, usize>,
+    missing: usize,
 }
 
-/// The text of a JSON value for metadata: strings unquoted, others as written.
-fn meta_text(v: &RawValue) -> String {
-    serde_json::from_str::<String>(v.get()).unwrap_or_else(|_| v.get().to_string())
-}
-
-impl Decoder {
+impl PhaseCounts {
+    /// Classifies `ph`, counting unknown and missing phases.
     fn phase(&mut self, ph: Option<&str>) -> Phase {
         match ph {
             Some("X") => Phase::Complete,
@@ -416,32 +501,72 @@ impl Decoder {
                     other,
                     "B" | "E" | "b" | "e" | "n" | "C" | "P" | "O" | "N" | "D" | "t"
                 ) {
-                    *self.unknown_phases.entry(other.to_string()).or_default() += 1;
+                    *self.unknown.entry(other.to_string()).or_default() += 1;
                 }
                 Phase::Other
             }
             None => {
-                self.missing_ph += 1;
+                self.missing += 1;
                 Phase::Other
             }
         }
     }
 
+    /// Adds the counts of a later part of the document.
+    fn add(&mut self, other: PhaseCounts) {
+        for (ph, n) in other.unknown {
+            *self.unknown.entry(ph).or_default() += n;
+        }
+        self.missing += other.missing;
+    }
+}
+
+/// What the builder does with an event, decided from its raw bytes before
+/// parsing (when some category is skipped and `cat` can be read directly);
+/// `Full` when it cannot tell, with the category for stubs.
+fn early_keep(needs: &Needs, json: &[u8]) -> (Keep, Cat) {
+    match quick_cat(json).and_then(|c| std::str::from_utf8(c).ok()) {
+        Some(cat) => {
+            let cat = Cat::parse(cat);
+            (builder::keep(needs, cat), cat)
+        }
+        None => (Keep::Full, Cat::Missing),
+    }
+}
+
+/// Decodes events while the splitter walks the document, one at a time
+/// (see [`parallel`] for batches decoded on worker threads).
+struct Decoder {
+    builder: TraceBuilder,
+    /// True when some category is stubbed or dropped: worth reading `cat`
+    /// from the raw bytes first.
+    skips_any: bool,
+    /// Elements of `traceEvents` seen.
+    seen: usize,
+    phases: PhaseCounts,
+}
+
+/// The text of a JSON value for metadata: strings unquoted, others as written.
+fn meta_text(raw: &str) -> String {
+    serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
+}
+
+impl Decoder {
     /// The trace, with the decoder's warnings first.
     fn finish(mut self, input_bytes: u64) -> Trace {
         // Collectives-only loads never look at phases (nor warn about them).
         if !self.builder.needs().collectives_only {
-            let mut phases: Vec<_> = self.unknown_phases.into_iter().collect();
+            let mut phases: Vec<_> = self.phases.unknown.into_iter().collect();
             phases.sort();
             for (ph, n) in phases {
                 self.builder.warn(format!(
                     "{n} event(s) with unknown phase \"{ph}\" were ignored"
                 ));
             }
-            if self.missing_ph > 0 {
+            if self.phases.missing > 0 {
                 self.builder.warn(format!(
                     "{} event(s) without a \"ph\" field were ignored",
-                    self.missing_ph
+                    self.phases.missing
                 ));
             }
         }
@@ -453,41 +578,18 @@ impl Decoder {
 impl Sink for Decoder {
     fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
         self.seen += 1;
-        if self.skips_any
-            && let Some(cat) = quick_cat(json)
-            && let Ok(cat) = std::str::from_utf8(cat)
-        {
-            let cat = Cat::parse(cat);
-            match self.builder.keep(cat) {
-                Keep::Full => {}
+        if self.skips_any {
+            match early_keep(self.builder.needs(), json) {
+                (Keep::Full, _) => {}
                 // Nothing else of the event is read.
-                Keep::Stub => return self.builder.push_stub(cat),
-                Keep::Drop => return Ok(()),
+                (Keep::Stub, cat) => return self.builder.push_stub(cat),
+                (Keep::Drop, _) => return Ok(()),
             }
         }
-        let raw: RawEvent = serde_json::from_slice(json).map_err(|e| {
-            format!(
-                "event #{index} of traceEvents: {}",
-                strip_position(&e.to_string())
-            )
-        })?;
-        let ph = self.phase(raw.ph.as_deref());
-        let time = |n: Num| Time {
-            value: n.value,
-            is_int: n.is_int,
-        };
-        let ev = EventInput {
-            cat: raw.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing),
-            ph,
-            name: raw.name.as_deref(),
-            pid: ident(&raw.pid),
-            tid: ident(&raw.tid),
-            ts: raw.ts.map(time),
-            dur: raw.dur.map(time),
-            flow_id: raw.id.and_then(|v| v.0),
-            args: raw.args.map(|a| a.input(ph == Phase::Metadata)),
-        };
-        self.builder.push_event(index, ev, &mut parse_value)?;
+        let ev = EventTexts::read(json, index)?;
+        let ph = self.phases.phase(ev.ph.as_deref());
+        self.builder
+            .push_event(index, ev.input(ph), &mut parse_value)?;
         Ok(())
     }
 
@@ -562,84 +664,6 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Work handed from the splitter thread to the builder thread, in file order.
-enum Batch {
-    /// Consecutive events: their bytes packed in `buf`, bounds in `ends`.
-    Events {
-        first_index: usize,
-        buf: Vec<u8>,
-        ends: Vec<usize>,
-    },
-    /// A top-level key other than `traceEvents`.
-    Other { key: String, json: Vec<u8> },
-}
-
-const BATCH_BYTES: usize = 2 << 20;
-
-/// The splitter's sink: packs events into batches for the builder thread.
-struct BatchSink {
-    tx: std::sync::mpsc::SyncSender<Batch>,
-    /// Batch buffers the builder has finished with, for reuse.
-    spare: std::sync::mpsc::Receiver<(Vec<u8>, Vec<usize>)>,
-    first_index: usize,
-    buf: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl BatchSink {
-    fn flush(&mut self) -> Result<(), String> {
-        if self.ends.is_empty() {
-            return Ok(());
-        }
-        let (mut buf, mut ends) = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| (Vec::with_capacity(BATCH_BYTES + (64 << 10)), Vec::new()));
-        buf.clear();
-        ends.clear();
-        let batch = Batch::Events {
-            first_index: self.first_index,
-            buf: std::mem::replace(&mut self.buf, buf),
-            ends: std::mem::replace(&mut self.ends, ends),
-        };
-        self.tx.send(batch).map_err(|_| BUILDER_STOPPED.to_string())
-    }
-}
-
-/// The builder thread hung up (it found an error, which takes precedence).
-const BUILDER_STOPPED: &str = "builder stopped";
-
-impl Sink for BatchSink {
-    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
-        if self.ends.is_empty() {
-            self.first_index = index;
-        }
-        // An event may be as large as the splitter's limit: no abort if
-        // memory cannot hold a copy.
-        self.buf.try_reserve(json.len()).map_err(|_| {
-            format!(
-                "event #{index} of traceEvents: out of memory copying {} bytes",
-                json.len()
-            )
-        })?;
-        self.buf.extend_from_slice(json);
-        self.ends.push(self.buf.len());
-        if self.buf.len() >= BATCH_BYTES {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
-        self.flush()?;
-        let batch = Batch::Other {
-            key: key.to_string(),
-            json: json.to_vec(),
-        };
-        self.tx.send(batch).map_err(|_| BUILDER_STOPPED.to_string())
-    }
-}
-
 impl Decoder {
     fn new(needs: &Needs) -> Decoder {
         let builder = TraceBuilder::new(needs);
@@ -647,45 +671,18 @@ impl Decoder {
             skips_any: builder.skips_any(),
             builder,
             seen: 0,
-            unknown_phases: HashMap::default(),
-            missing_ph: 0,
+            phases: PhaseCounts::default(),
         }
     }
-}
-
-fn build_from(
-    rx: std::sync::mpsc::Receiver<Batch>,
-    spare: std::sync::mpsc::Sender<(Vec<u8>, Vec<usize>)>,
-    needs: Needs,
-) -> Result<Decoder, String> {
-    let mut d = Decoder::new(&needs);
-    for batch in rx {
-        match batch {
-            Batch::Events {
-                first_index,
-                buf,
-                ends,
-            } => {
-                let mut start = 0;
-                for (i, &end) in ends.iter().enumerate() {
-                    d.event(first_index + i, &buf[start..end])?;
-                    start = end;
-                }
-                // The splitter may have finished; then the buffers are dropped.
-                let _ = spare.send((buf, ends));
-            }
-            Batch::Other { key, json } => d.other(&key, &json)?,
-        }
-    }
-    Ok(d)
 }
 
 /// How a decode uses the machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Threads {
-    /// Splitting on the calling thread, parsing and building on a second
-    /// one: the fastest for one large trace.
-    Two,
+    /// Splitting on the calling thread, parsing batches of events on
+    /// worker threads, building on another: the fastest for one large
+    /// trace (collectives-only loads, which keep little, use `One`).
+    Parallel,
     /// Everything on the calling thread, without batch buffers: for many
     /// traces loaded in parallel, where memory per load counts.
     One,
@@ -713,12 +710,14 @@ pub fn decode<R: Read>(
         bytes: 0,
     };
     let (decoder, outline) = match threads {
-        Threads::One => {
+        Threads::Parallel if !needs.collectives_only => {
+            parallel::split_and_build(&mut counted, packing, needs)?
+        }
+        _ => {
             let mut d = Decoder::new(needs);
             let outline = scan::split(&mut counted, &mut d).map_err(|e| scan_error(packing, e))?;
             (d, outline)
         }
-        Threads::Two => split_and_build(&mut counted, packing, needs)?,
     };
     if !outline.has_trace_events {
         return Err(LoadError::NotATrace(
@@ -733,33 +732,90 @@ pub fn decode<R: Read>(
     Ok(decoder.finish(counted.bytes))
 }
 
-/// [`Threads::Two`]: the splitter here, the decoder on a second thread fed
-/// in input order through a bounded channel.
-fn split_and_build<R: Read>(
-    reader: &mut R,
-    packing: Packing,
-    needs: &Needs,
-) -> Result<(Decoder, scan::Outline), LoadError> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-    let (spare_tx, spare_rx) = std::sync::mpsc::channel();
-    let needs = *needs;
-    let builder = std::thread::spawn(move || build_from(rx, spare_tx, needs));
-    let mut sink = BatchSink {
-        tx,
-        spare: spare_rx,
-        first_index: 0,
-        buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
-        ends: Vec::new(),
-    };
-    let split = scan::split(reader, &mut sink);
-    // Events before a syntax error are still checked: their errors come first.
-    let flushed = sink.flush();
-    drop(sink);
-    let decoder = builder
-        .join()
-        .map_err(|_| LoadError::Internal)?
-        .map_err(LoadError::Invalid)?;
-    let outline = split.map_err(|e| scan_error(packing, e))?;
-    flushed.map_err(LoadError::Invalid)?;
-    Ok((decoder, outline))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events of the shapes Kineto writes, to mutate.
+    const SEEDS: [&str; 4] = [
+        r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1694128201545.125, "dur": 12.5, "args": {"External id": 5, "Record function id": 0, "Ev Idx": 4, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Input Strides": [[3, 1], [4, 1]], "Concrete Inputs": ["", ""]}}"#,
+        r#"{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7, "ts": 100, "dur": 3, "args": {"queued": 0, "device": 0, "stream": 7, "correlation": 99, "grid": [1, 1, 1], "Collective name": "allreduce", "In msg nelems": 1024, "Process Group Ranks": "[0, 1]", "dtype": "Float", "Seq": 4}}"#,
+        r#"{"ph": "M", "name": "thread_name", "pid": "host", "tid": "stream 7", "args": {"name": "stream 7 \u00e9", "labels": null}}"#,
+        r#"{"ph": "s", "id": 12, "pid": 1, "tid": 2, "ts": -1.5e-3, "cat": "ac2g", "name": "ac2g", "bp": "e", "args": {"kernel": "void k<1>()", "cbid": 211}}"#,
+    ];
+
+    /// Deterministic mutations: bytes replaced, inserted or removed, drawn
+    /// from JSON's own characters.
+    fn mutate(seed: &str, rng: &mut u64) -> Vec<u8> {
+        let pieces: [&[u8]; 16] = [
+            b"\"",
+            b"\\",
+            b"{",
+            b"}",
+            b"[",
+            b"]",
+            b",",
+            b":",
+            b"1",
+            b"-",
+            b".",
+            b"e",
+            b"null",
+            b" ",
+            b"\"ts\": 1",
+            b"\\u0001",
+        ];
+        let mut next = || {
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 7;
+            *rng ^= *rng << 17;
+            *rng
+        };
+        let mut out = seed.as_bytes().to_vec();
+        for _ in 0..(next() % 3 + 1) {
+            let at = (next() % (out.len() as u64 + 1)) as usize;
+            let piece = pieces[(next() % 16) as usize];
+            match next() % 3 {
+                0 => out.splice(at..at, piece.iter().copied()).for_each(drop),
+                1 if at < out.len() => {
+                    out.remove(at);
+                }
+                _ if at < out.len() => out[at] = piece[0],
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_fast_reader_agrees_with_serde() {
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let (mut fast_reads, mut left_to_serde) = (0, 0);
+        for seed in SEEDS {
+            // The seeds themselves (but the escaped one) take the fast path.
+            let read = fast::read(seed.as_bytes());
+            assert_eq!(read.is_some(), !seed.contains('\\'), "{seed}");
+            for _ in 0..4000 {
+                let json = mutate(seed, &mut rng);
+                match fast::read(&json) {
+                    Some(ev) => {
+                        fast_reads += 1;
+                        let by_serde = EventTexts::read_with_serde(&json, 0);
+                        assert_eq!(
+                            Ok(&ev),
+                            by_serde.as_ref(),
+                            "{}",
+                            String::from_utf8_lossy(&json)
+                        );
+                    }
+                    None => left_to_serde += 1,
+                }
+            }
+        }
+        // Both paths were exercised.
+        assert!(
+            fast_reads > 1000 && left_to_serde > 1000,
+            "{fast_reads} {left_to_serde}"
+        );
+    }
 }

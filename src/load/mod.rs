@@ -13,6 +13,7 @@
 pub mod kineto;
 pub mod rocprof;
 pub mod scan;
+mod structural;
 pub mod xplane;
 
 use std::fs::File;
@@ -183,7 +184,7 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
         Err(e) => Err(LoadError::read(packing, e)),
         Ok(head) => match pick(head) {
             Err(e) => Err(e),
-            Ok(Format::KinetoJson) => kineto::decode(input, packing, needs, Threads::Two),
+            Ok(Format::KinetoJson) => kineto::decode(input, packing, needs, Threads::Parallel),
             Ok(Format::XPlane) => xplane::decode(input, packing, needs),
             Ok(Format::RocprofJson) => rocprof::decode(input, packing, needs),
         },

@@ -16,6 +16,8 @@
 
 use std::io::Read;
 
+use super::structural::Brackets;
+
 /// What went wrong while splitting.
 #[derive(Debug)]
 pub enum ScanError {
@@ -256,31 +258,20 @@ impl<R: Read> Input<R> {
     fn skip_container(&mut self) -> Result<(), ScanError> {
         // The end of a container depends only on strings and its own kind of
         // bracket (the other kind is balanced inside it, and every event is
-        // then parsed strictly), so a SIMD search for three bytes suffices.
-        let (open, close) = if self.buf[self.pos] == b'{' {
-            (b'{', b'}')
-        } else {
-            (b'[', b']')
-        };
-        let mut depth: usize = 0;
+        // then parsed strictly).
+        let mut walk = Brackets::new(self.buf[self.pos]);
         loop {
-            while let Some(i) = memchr::memchr3(b'"', open, close, &self.buf[self.pos..self.end]) {
-                let b = self.buf[self.pos + i];
-                self.pos += i + 1;
-                if b == b'"' {
-                    self.skip_string_body("inside a string")?;
-                } else if b == open {
-                    depth += 1;
-                } else {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(());
-                    }
-                }
+            if let Some(n) = walk.find_end(&self.buf[self.pos..self.end]) {
+                self.pos += n;
+                return Ok(());
             }
             self.pos = self.end;
             if !self.fill()? {
-                return Err(self.truncated("inside an object or array"));
+                return Err(self.truncated(if walk.in_string() {
+                    "inside a string"
+                } else {
+                    "inside an object or array"
+                }));
             }
         }
     }

@@ -10,7 +10,7 @@
 use rustc_hash::FxHashMap;
 
 use super::args::{ArgValue, Args, CollectiveArgs, LinkIds, OpArgIds};
-use super::handle::{ArgsId, EventId, IdentId, MAX_INDEX, ValueId};
+use super::handle::{ArgsId, EventId, IdentId, MAX_INDEX, StrId, ValueId};
 use super::needs::Needs;
 use super::{Cat, Event, Ident, Phase, Trace, TraceInfo, is_collective_name};
 
@@ -89,6 +89,75 @@ pub enum Keep {
     Drop,
 }
 
+/// True when `needs` lets some category be left out or stubbed, so that
+/// reading an event's category before parsing it can pay.
+pub fn skips_any(needs: &Needs) -> bool {
+    needs.collectives_only || !needs.python_frames || !needs.other_events
+}
+
+/// What a builder for `needs` does with an event of category `cat`.
+pub fn keep(needs: &Needs, cat: Cat) -> Keep {
+    if needs.collectives_only {
+        return if cat == Cat::Kernel {
+            Keep::Full
+        } else {
+            Keep::Drop
+        };
+    }
+    match cat {
+        Cat::PythonFunction if !needs.python_frames => Keep::Stub,
+        Cat::Other if !needs.other_events => Keep::Stub,
+        _ => Keep::Full,
+    }
+}
+
+/// The arguments of one event with its names and values already interned
+/// (see [`ResolvedEvent`]).
+#[derive(Debug, Clone, Default)]
+pub struct ResolvedArgs<'a> {
+    /// Integer link ids.
+    pub links: LinkIds,
+    /// Handles of the op arguments.
+    pub op: OpArgIds,
+    /// Source texts of the collective metadata, in
+    /// [`super::args::COLLECTIVE_ARG_KEYS`] order (parsed only for kernels).
+    pub collective: [Option<&'a str>; 10],
+    /// Metadata events: the process or thread name.
+    pub meta_name: Option<String>,
+    /// Metadata events: the process labels.
+    pub meta_labels: Option<String>,
+    /// `args.kernel` of runtime launches, interned (None for other events).
+    pub kernel: Option<StrId>,
+}
+
+/// One event whose strings, pid/tid and argument values were interned with
+/// [`TraceBuilder::intern_name`], [`TraceBuilder::intern_ident`] and
+/// [`TraceBuilder::intern_value`], in the order [`TraceBuilder::push_event`]
+/// interns them: name, pid, tid, the op values in key order, the kernel.
+/// Decoders that parse events in parallel intern each distinct text once
+/// per batch this way.
+#[derive(Debug, Clone)]
+pub struct ResolvedEvent<'a> {
+    /// Category.
+    pub cat: Cat,
+    /// Phase.
+    pub ph: Phase,
+    /// Name, when present.
+    pub name: Option<StrId>,
+    /// Process.
+    pub pid: IdentId,
+    /// Thread (or GPU stream row).
+    pub tid: IdentId,
+    /// Start, when present.
+    pub ts: Option<Time>,
+    /// Duration, when present.
+    pub dur: Option<Time>,
+    /// Flow id of flow start/end events.
+    pub flow_id: Option<i64>,
+    /// Arguments, when the event has any.
+    pub args: Option<ResolvedArgs<'a>>,
+}
+
 /// Builds a [`Trace`]; see the module docs.
 #[derive(Debug)]
 pub struct TraceBuilder {
@@ -138,23 +207,12 @@ impl TraceBuilder {
     /// True when some category may be left out or stubbed, so that reading
     /// an event's category before parsing it can pay.
     pub fn skips_any(&self) -> bool {
-        self.needs.collectives_only || !self.needs.python_frames || !self.needs.other_events
+        skips_any(&self.needs)
     }
 
     /// What to do with an event of category `cat`.
     pub fn keep(&self, cat: Cat) -> Keep {
-        if self.needs.collectives_only {
-            return if cat == Cat::Kernel {
-                Keep::Full
-            } else {
-                Keep::Drop
-            };
-        }
-        match cat {
-            Cat::PythonFunction if !self.needs.python_frames => Keep::Stub,
-            Cat::Other if !self.needs.other_events => Keep::Stub,
-            _ => Keep::Full,
-        }
+        keep(&self.needs, cat)
     }
 
     fn ident(&mut self, raw: IdentRef<'_>) -> IdentId {
@@ -233,16 +291,77 @@ impl TraceBuilder {
         if self.needs.collectives_only {
             return self.push_collective(index, ev, parse);
         }
-        let id = self.next_id()?;
-        let name = ev.name.map(|n| self.trace.strings.intern(n));
+        let name = ev.name.map(|n| self.intern_name(n));
         let pid = self.ident(ev.pid);
         let tid = self.ident(ev.tid);
+        let args = ev.args.map(|a| ResolvedArgs {
+            links: a.links,
+            op: OpArgIds {
+                dims: a.op[0].and_then(|t| self.value(t, parse)),
+                types: a.op[1].and_then(|t| self.value(t, parse)),
+                strides: a.op[2].and_then(|t| self.value(t, parse)),
+                concrete: a.op[3].and_then(|t| self.value(t, parse)),
+            },
+            collective: a.collective,
+            meta_name: a.meta_name,
+            meta_labels: a.meta_labels,
+            kernel: if ev.cat.is_runtime() {
+                a.kernel.as_deref().map(|k| self.intern_name(k))
+            } else {
+                None
+            },
+        });
+        let ev = ResolvedEvent {
+            cat: ev.cat,
+            ph: ev.ph,
+            name,
+            pid,
+            tid,
+            ts: ev.ts,
+            dur: ev.dur,
+            flow_id: ev.flow_id,
+            args,
+        };
+        self.push_resolved(index, ev, parse)
+    }
+
+    /// The handle of a name (or a kernel name of `args.kernel`).
+    pub fn intern_name(&mut self, name: &str) -> StrId {
+        self.trace.strings.intern(name)
+    }
+
+    /// The handle of a pid or tid value.
+    pub fn intern_ident(&mut self, raw: IdentRef<'_>) -> IdentId {
+        self.ident(raw)
+    }
+
+    /// The handle of an op argument value written as `text` (parsed with
+    /// `parse` the first time); None for `null` or text `parse` rejects.
+    pub fn intern_value(
+        &mut self,
+        text: &str,
+        parse: &mut impl FnMut(&str) -> Option<ArgValue>,
+    ) -> Option<ValueId> {
+        self.value(text, parse)
+    }
+
+    /// [`Self::push_event`] for an event whose strings are interned; not for
+    /// collectives-only builders (they intern only what they keep).
+    pub fn push_resolved(
+        &mut self,
+        index: usize,
+        ev: ResolvedEvent<'_>,
+        parse: &mut impl FnMut(&str) -> Option<ArgValue>,
+    ) -> Result<bool, String> {
+        debug_assert!(!self.needs.collectives_only);
+        let id = self.next_id()?;
         let (ts, ts_is_int) = ev.ts.map_or((f64::NAN, false), |t| (t.value, t.is_int));
         let (mut dur, dur_is_int) = ev.dur.map_or((f64::NAN, false), |t| (t.value, t.is_int));
         if dur < 0.0 {
+            let name = ev.name.map_or("", |n| self.trace.strings.get(n));
             return Err(format!(
                 "event #{index} ({}) has a negative duration ({dur})",
-                short(ev.name.unwrap_or(""))
+                short(name)
             ));
         }
         if ev.cat.is_gpu() && ev.ph == Phase::Complete && dur.is_nan() {
@@ -254,26 +373,17 @@ impl TraceBuilder {
         let mut args = None;
         if let Some(a) = ev.args {
             if ev.ph == Phase::Metadata {
-                self.set_meta(
-                    ev.name.unwrap_or(""),
-                    (pid, tid),
-                    a.meta_name,
-                    a.meta_labels,
-                );
+                let what = ev
+                    .name
+                    .map_or("", |n| self.trace.strings.get(n))
+                    .to_string();
+                self.set_meta(&what, (ev.pid, ev.tid), a.meta_name, a.meta_labels);
             }
             if ev.cat == Cat::Kernel {
                 self.set_collective_args(id, &a.collective, parse);
             }
-            let op = OpArgIds {
-                dims: a.op[0].and_then(|t| self.value(t, parse)),
-                types: a.op[1].and_then(|t| self.value(t, parse)),
-                strides: a.op[2].and_then(|t| self.value(t, parse)),
-                concrete: a.op[3].and_then(|t| self.value(t, parse)),
-            };
-            let mut rec = Args::new(a.links, op);
-            if ev.cat.is_runtime() {
-                rec.kernel = a.kernel.as_deref().map(|k| self.trace.strings.intern(k));
-            }
+            let mut rec = Args::new(a.links, a.op);
+            rec.kernel = a.kernel;
             args = Some(self.push_args(rec));
         }
         if matches!(ev.ph, Phase::FlowStart | Phase::FlowEnd)
@@ -284,9 +394,9 @@ impl TraceBuilder {
         self.trace.events.push(Event {
             ts,
             dur,
-            name,
-            pid,
-            tid,
+            name: ev.name,
+            pid: ev.pid,
+            tid: ev.tid,
             args,
             cat: ev.cat,
             ph: ev.ph,

@@ -1,0 +1,472 @@
+//! A hand-written reader for the common shape of a Kineto event: one JSON
+//! object of plain strings, numbers and nested arrays/objects, no escape
+//! sequences. It reads only the fields the builder takes and gives up
+//! (returns `None`) on anything it does not handle exactly as serde would:
+//! escapes, duplicate known keys, numbers outside the plain integer and
+//! finite float forms, unexpected types, deep nesting, invalid JSON. The
+//! caller then parses the event with serde, which decides and words any
+//! error, so the result never depends on which reader ran.
+
+use std::borrow::Cow;
+
+use crate::trace::args::LinkIds;
+
+use super::{ArgTexts, EventTexts, Num};
+
+/// Deeper containers than this are left to serde (its limit is 128).
+const MAX_DEPTH: usize = 64;
+
+/// Reads `json` (one element of `traceEvents`); None when serde must.
+pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
+    if memchr::memchr(b'\\', json).is_some() {
+        return None;
+    }
+    let text = std::str::from_utf8(json).ok()?;
+    let mut r = Reader { text, pos: 0 };
+    let ev = r.event()?;
+    r.ws();
+    (r.pos == text.len()).then_some(ev)
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// Event keys the reader takes, as bits of a seen-mask (serde refuses a
+/// repeated field; the reader leaves that case to it).
+const PH: u32 = 1;
+const CAT: u32 = 1 << 1;
+const NAME: u32 = 1 << 2;
+const PID: u32 = 1 << 3;
+const TID: u32 = 1 << 4;
+const TS: u32 = 1 << 5;
+const DUR: u32 = 1 << 6;
+const ID: u32 = 1 << 7;
+const ARGS: u32 = 1 << 8;
+
+impl<'a> Reader<'a> {
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    fn ws(&mut self) {
+        let b = self.bytes();
+        while self.pos < b.len() && matches!(b[self.pos], b' ' | b'\n' | b'\r' | b'\t') {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips whitespace and consumes `c`.
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == c).then(|| self.pos += 1)
+    }
+
+    /// A string (after whitespace) without its quotes; the input has no
+    /// backslash, so the next quote closes it.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let len = memchr::memchr(b'"', &self.bytes()[start..])?;
+        let inner = &self.bytes()[start..start + len];
+        // JSON strings may not hold control characters (serde rejects them).
+        if inner.iter().fold(false, |acc, &c| acc | (c < 0x20)) {
+            return None;
+        }
+        self.pos = start + len + 1;
+        self.text.get(start..start + len)
+    }
+
+    /// `null` (after whitespace), consumed; false (nothing consumed) otherwise.
+    fn null(&mut self) -> bool {
+        self.ws();
+        if self.bytes()[self.pos..].starts_with(b"null") {
+            self.pos += 4;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A string or `null`; None when neither (serde decides).
+    fn opt_string(&mut self) -> Option<Option<&'a str>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// The span of a number in JSON's grammar, and whether it is an integer.
+    fn number_span(&mut self) -> Option<(&'a str, bool)> {
+        self.ws();
+        let b = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let mut is_int = true;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let d = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == d {
+                return None;
+            }
+            is_int = false;
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let d = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == d {
+                return None;
+            }
+            is_int = false;
+        }
+        self.pos = i;
+        Some((self.text.get(start..i)?, is_int))
+    }
+
+    /// An integer in the plain form serde reads as `i64` (at most 18 digits,
+    /// not `-0`, which serde reads as a float).
+    fn int(&mut self) -> Option<i64> {
+        let (t, is_int) = self.number_span()?;
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        if !is_int || digits.len() > 18 || t == "-0" {
+            return None;
+        }
+        t.parse().ok()
+    }
+
+    /// A number as serde reads it into [`Num`]; None for the forms left to
+    /// serde (long integers, `-0`, floats out of range).
+    fn num(&mut self) -> Option<Num> {
+        let save = self.pos;
+        let (t, is_int) = self.number_span()?;
+        if is_int {
+            self.pos = save;
+            let v = self.int()?;
+            return Some(Num {
+                value: v as f64,
+                is_int: true,
+            });
+        }
+        // serde_json's float_roundtrip parsing and std's are both correctly
+        // rounded, so they agree.
+        let value: f64 = t.parse().ok()?;
+        value.is_finite().then_some(Num {
+            value,
+            is_int: false,
+        })
+    }
+
+    /// A number or `null` (absent).
+    fn opt_num(&mut self) -> Option<Option<Num>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.num().map(Some)
+    }
+
+    /// An integer or `null` (absent).
+    fn opt_int(&mut self) -> Option<Option<i64>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.int().map(Some)
+    }
+
+    /// Skips one value, checking its syntax; None when serde must decide.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        self.ws();
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.string()?;
+                    self.eat(b':')?;
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' | b'f' | b'n' => {
+                let rest = &self.bytes()[self.pos..];
+                let n = [&b"true"[..], b"false", b"null"]
+                    .into_iter()
+                    .find(|w| rest.starts_with(w))?
+                    .len();
+                self.pos += n;
+                Some(())
+            }
+            _ => self.number_span().map(drop),
+        }
+    }
+
+    /// A value's text as written (serde's `RawValue`); `null` is absent.
+    fn raw(&mut self, depth: usize) -> Option<Option<&'a str>> {
+        if self.null() {
+            return Some(None);
+        }
+        let start = self.pos;
+        self.skip(depth)?;
+        Some(Some(self.text.get(start..self.pos)?))
+    }
+
+    /// The members of an object, after its `{`: calls `member` with each
+    /// key (the reader then before its value), through the closing `}`.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.ws();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            member(self, key)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn event(&mut self) -> Option<EventTexts<'a>> {
+        self.eat(b'{')?;
+        let mut ev = EventTexts::default();
+        let mut seen = 0u32;
+        self.members(|r, key| {
+            let bit = match key {
+                "ph" => PH,
+                "cat" => CAT,
+                "name" => NAME,
+                "pid" => PID,
+                "tid" => TID,
+                "ts" => TS,
+                "dur" => DUR,
+                "id" => ID,
+                "args" => ARGS,
+                _ => return r.skip(1),
+            };
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match bit {
+                PH => ev.ph = r.opt_string()?.map(Cow::Borrowed),
+                CAT => ev.cat = r.opt_string()?.map(Cow::Borrowed),
+                NAME => ev.name = r.opt_string()?.map(Cow::Borrowed),
+                PID => ev.pid = Some(r.ident()?),
+                TID => ev.tid = Some(r.ident()?),
+                TS => ev.ts = r.opt_num()?,
+                DUR => ev.dur = r.opt_num()?,
+                ID => ev.id = r.opt_int()?,
+                _ => {
+                    if !r.null() {
+                        ev.args = Some(r.args()?);
+                    }
+                }
+            }
+            Some(())
+        })?;
+        Some(ev)
+    }
+
+    /// A pid/tid: an integer, a string or `null`.
+    fn ident(&mut self) -> Option<super::Ident<'a>> {
+        use super::Ident;
+        self.ws();
+        match self.peek()? {
+            b'"' => self.string().map(|s| Ident::Str(Cow::Borrowed(s))),
+            b'n' => self.null().then_some(Ident::Null),
+            _ => self.int().map(Ident::Int),
+        }
+    }
+
+    fn args(&mut self) -> Option<ArgTexts<'a>> {
+        self.eat(b'{')?;
+        let mut a = ArgTexts::default();
+        let mut seen = 0u32;
+        let mut links = LinkIds::default();
+        self.members(|r, key| {
+            // Each known key: its bit, then where its value goes.
+            let (bit, slot): (u32, Slot) = match key {
+                "correlation" => (1, Slot::Link(0)),
+                "External id" => (1 << 1, Slot::Link(1)),
+                "stream" => (1 << 2, Slot::Link(2)),
+                "Sequence number" => (1 << 3, Slot::Link(3)),
+                "Input Dims" => (1 << 4, Slot::Op(0)),
+                "Input type" => (1 << 5, Slot::Op(1)),
+                "Input Strides" => (1 << 6, Slot::Op(2)),
+                "Concrete Inputs" => (1 << 7, Slot::Op(3)),
+                "kernel" => (1 << 8, Slot::Kernel),
+                "name" => (1 << 9, Slot::Name),
+                "labels" => (1 << 10, Slot::Labels),
+                _ => match crate::trace::args::COLLECTIVE_ARG_KEYS
+                    .iter()
+                    .position(|k| *k == key)
+                {
+                    Some(i) => (1 << (11 + i), Slot::Collective(i)),
+                    None => return r.skip(2),
+                },
+            };
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match slot {
+                Slot::Link(i) => {
+                    let v = r.opt_int()?;
+                    match i {
+                        0 => links.correlation = v,
+                        1 => links.external_id = v,
+                        2 => links.stream = v,
+                        _ => links.sequence = v,
+                    }
+                }
+                Slot::Op(i) => a.op[i] = r.raw(2)?,
+                Slot::Kernel => a.kernel = r.raw(2)?,
+                Slot::Name => a.name = r.raw(2)?,
+                Slot::Labels => a.labels = r.raw(2)?,
+                Slot::Collective(i) => a.collective[i] = r.raw(2)?,
+            }
+            Some(())
+        })?;
+        a.links = links;
+        Some(a)
+    }
+}
+
+/// Where a known `args` key's value goes.
+#[derive(Clone, Copy)]
+enum Slot {
+    Link(usize),
+    Op(usize),
+    Kernel,
+    Name,
+    Labels,
+    Collective(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_common_shape() {
+        let json = br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": "t 1",
+            "ts": 1694128201545.125, "dur": 12, "unknown": [1, {"a": [true, null]}, -2.5e3],
+            "args": {"External id": 5, "Input Dims": [[2, 3], []], "Ev Idx": 4,
+                     "In msg nelems": 1024, "Concrete Inputs": null}}"#;
+        let ev = read(json).unwrap();
+        assert_eq!(ev.ph.as_deref(), Some("X"));
+        assert_eq!(ev.name.as_deref(), Some("aten::mm"));
+        assert!(matches!(ev.pid, Some(super::super::Ident::Int(7))));
+        assert!(matches!(&ev.tid, Some(super::super::Ident::Str(t)) if t == "t 1"));
+        let ts = ev.ts.unwrap();
+        assert_eq!((ts.value, ts.is_int), (1694128201545.125, false));
+        assert_eq!(ev.dur.map(|d| (d.value, d.is_int)), Some((12.0, true)));
+        let a = ev.args.unwrap();
+        assert_eq!(a.links.external_id, Some(5));
+        assert_eq!(a.op[0], Some("[[2, 3], []]"));
+        assert_eq!(
+            a.op[3], None,
+            "null is absent, as serde reads Option<&RawValue>"
+        );
+        assert_eq!(a.collective[5], Some("1024"));
+    }
+
+    #[test]
+    fn leaves_unusual_events_to_serde() {
+        for json in [
+            r#"{"name": "a\"b"}"#,
+            r#"{"name": "a", "name": "b"}"#,
+            r#"{"ts": "12"}"#,
+            r#"{"ts": 1e400}"#,
+            r#"{"ts": 12345678901234567890}"#,
+            r#"{"ts": -0}"#,
+            r#"{"ts": 01}"#,
+            r#"{"pid": 1.5}"#,
+            r#"{"args": {"correlation": 1, "correlation": 2}}"#,
+            r#"{"args": {"stream": 7.0}}"#,
+            r#"{"args": 5}"#,
+            "{\"name\": \"tab\there\"}",
+            r#"{"x": [1, 2,]}"#,
+            r#"{"x": tru}"#,
+            r#"{"a": 1} x"#,
+            r#"[1]"#,
+            r#"{"a": 1"#,
+        ] {
+            assert!(read(json.as_bytes()).is_none(), "{json}");
+        }
+        let deep = format!(r#"{{"x": {}{}}}"#, "[".repeat(100), "]".repeat(100));
+        assert!(read(deep.as_bytes()).is_none());
+    }
+}

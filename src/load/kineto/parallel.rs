@@ -1,0 +1,618 @@
+//! [`Threads::Parallel`](super::Threads::Parallel): the splitter packs
+//! consecutive events into batches; worker threads parse each batch into
+//! events with batch-local string, pid/tid and value tables; one merger
+//! thread takes the batches in input order, interns each distinct local
+//! text once and hands the events to the builder.
+//!
+//! The result is the one a sequential decode gives: the workers read each
+//! event as [`super::Decoder`] does (early category check, the same
+//! readers), local tables are filled in the order the builder interns, and
+//! the merger interns them batch by batch in that order, so every handle
+//! and every error comes out the same.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+
+use rustc_hash::FxHashMap;
+
+use super::scan::{self, Sink};
+use super::{
+    Decoder, EventTexts, Ident, LoadError, Packing, PhaseCounts, early_keep, kernel_text,
+    meta_text, parse_value, scan_error,
+};
+use crate::trace::args::{LinkIds, OpArgIds};
+use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
+use crate::trace::{Cat, IdentId, Needs, Phase, StrId, ValueId};
+
+/// A batch is sent once it holds this many bytes of events.
+const BATCH_BYTES: usize = 2 << 20;
+
+/// "No entry" in a batch-local handle.
+const NONE: u32 = u32::MAX;
+
+/// The merger hung up (it found an error, which takes precedence).
+const MERGER_STOPPED: &str = "merger stopped";
+
+/// A text a worker read: a span of the batch buffer, or a string it had to
+/// unescape (kept in [`Parsed::owned`]).
+#[derive(Debug, Clone, Copy)]
+enum Text {
+    Buf { start: u32, len: u32 },
+    Owned(u32),
+}
+
+/// A pid/tid value of a batch.
+#[derive(Debug, Clone, Copy)]
+enum LocalIdent {
+    Null,
+    Int(i64),
+    Str(Text),
+}
+
+/// One element of `traceEvents` as a worker read it.
+#[derive(Debug)]
+enum Item {
+    /// Kept as a placeholder only.
+    Stub(Cat),
+    /// Left out.
+    Drop,
+    /// Kept, with batch-local handles.
+    Full(Local),
+}
+
+/// An event with batch-local handles ([`NONE`] for absent).
+#[derive(Debug)]
+struct Local {
+    cat: Cat,
+    ph: Phase,
+    name: u32,
+    pid: u32,
+    tid: u32,
+    ts: Option<Time>,
+    dur: Option<Time>,
+    flow_id: Option<i64>,
+    args: Option<LocalArgs>,
+}
+
+#[derive(Debug)]
+struct LocalArgs {
+    links: LinkIds,
+    op: [u32; 4],
+    kernel: u32,
+    /// Index into [`Parsed::extras`].
+    extra: u32,
+}
+
+/// The rare parts of an event's arguments: collective metadata texts of
+/// kernels, names of metadata events.
+#[derive(Debug, Default)]
+struct Extra {
+    collective: [Option<Text>; 10],
+    meta_name: Option<String>,
+    meta_labels: Option<String>,
+}
+
+/// A batch of events ready for the merger.
+struct Parsed {
+    first_index: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+    owned: Vec<Box<str>>,
+    /// Names and kernel names, in first-use order.
+    strings: Vec<Text>,
+    idents: Vec<LocalIdent>,
+    /// Op argument texts.
+    values: Vec<Text>,
+    items: Vec<Item>,
+    extras: Vec<Extra>,
+    phases: PhaseCounts,
+    /// The error of the element after the last item, which ends the batch.
+    error: Option<String>,
+}
+
+impl Parsed {
+    fn text(&self, t: Text) -> Result<&str, String> {
+        match t {
+            Text::Buf { start, len } => {
+                let (start, len) = (start as usize, len as usize);
+                std::str::from_utf8(&self.buf[start..start + len])
+                    .map_err(|_| "internal error: a batch text is not UTF-8".to_string())
+            }
+            Text::Owned(i) => Ok(&self.owned[i as usize]),
+        }
+    }
+}
+
+/// Key of the batch-local pid/tid table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum IdentKey<'a> {
+    Null,
+    Int(i64),
+    Str(&'a str),
+}
+
+/// A worker's tables while it reads one batch (borrowing the batch bytes).
+struct Tables<'a> {
+    base: usize,
+    len: usize,
+    owned: Vec<Box<str>>,
+    string_ids: FxHashMap<&'a str, u32>,
+    strings: Vec<Text>,
+    ident_ids: FxHashMap<IdentKey<'a>, u32>,
+    idents: Vec<LocalIdent>,
+    value_ids: FxHashMap<&'a str, u32>,
+    values: Vec<Text>,
+    extras: Vec<Extra>,
+}
+
+impl<'a> Tables<'a> {
+    fn new(buf: &'a [u8]) -> Tables<'a> {
+        Tables {
+            base: buf.as_ptr() as usize,
+            len: buf.len(),
+            owned: Vec::new(),
+            string_ids: FxHashMap::default(),
+            strings: Vec::new(),
+            ident_ids: FxHashMap::default(),
+            idents: Vec::new(),
+            value_ids: FxHashMap::default(),
+            values: Vec::new(),
+            extras: Vec::new(),
+        }
+    }
+
+    /// Where `s` is: a span of the batch, or a new owned copy.
+    fn place(&mut self, s: &str) -> Text {
+        let p = s.as_ptr() as usize;
+        if p >= self.base && p + s.len() <= self.base + self.len {
+            Text::Buf {
+                start: (p - self.base) as u32,
+                len: s.len() as u32,
+            }
+        } else {
+            self.owned.push(s.into());
+            Text::Owned(self.owned.len() as u32 - 1)
+        }
+    }
+
+    /// The local handle of a name; borrowed names are shared, unescaped
+    /// ones (rare) get an entry each (the merger's interning joins them).
+    // The Cow tells borrowed (shareable) names from unescaped ones.
+    #[allow(clippy::ptr_arg)]
+    fn string(&mut self, s: &Cow<'a, str>) -> u32 {
+        match s {
+            Cow::Borrowed(b) => {
+                if let Some(&id) = self.string_ids.get(b) {
+                    return id;
+                }
+                let id = self.strings.len() as u32;
+                let t = self.place(b);
+                self.strings.push(t);
+                self.string_ids.insert(b, id);
+                id
+            }
+            Cow::Owned(o) => {
+                let t = self.place(o);
+                self.strings.push(t);
+                self.strings.len() as u32 - 1
+            }
+        }
+    }
+
+    fn ident(&mut self, raw: &Option<Ident<'a>>) -> u32 {
+        let key = match raw {
+            None | Some(Ident::Null) => IdentKey::Null,
+            Some(Ident::Int(v)) => IdentKey::Int(*v),
+            Some(Ident::Str(Cow::Borrowed(s))) => IdentKey::Str(s),
+            Some(Ident::Str(Cow::Owned(s))) => {
+                let t = self.place(s);
+                self.idents.push(LocalIdent::Str(t));
+                return self.idents.len() as u32 - 1;
+            }
+        };
+        if let Some(&id) = self.ident_ids.get(&key) {
+            return id;
+        }
+        let id = self.idents.len() as u32;
+        let local = match key {
+            IdentKey::Null => LocalIdent::Null,
+            IdentKey::Int(v) => LocalIdent::Int(v),
+            IdentKey::Str(s) => LocalIdent::Str(self.place(s)),
+        };
+        self.idents.push(local);
+        self.ident_ids.insert(key, id);
+        id
+    }
+
+    fn value(&mut self, text: &'a str) -> u32 {
+        if let Some(&id) = self.value_ids.get(text) {
+            return id;
+        }
+        let id = self.values.len() as u32;
+        let t = self.place(text);
+        self.values.push(t);
+        self.value_ids.insert(text, id);
+        id
+    }
+
+    /// The event with local handles, taking them in the order
+    /// [`crate::trace::TraceBuilder::push_event`] interns.
+    fn local(&mut self, ev: &EventTexts<'a>, ph: Phase) -> Local {
+        let cat = ev.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing);
+        let name = ev.name.as_ref().map_or(NONE, |n| self.string(n));
+        let pid = self.ident(&ev.pid);
+        let tid = self.ident(&ev.tid);
+        let args = ev.args.as_ref().map(|a| {
+            let op = a.op.map(|t| t.map_or(NONE, |t| self.value(t)));
+            let kernel = match a.kernel {
+                Some(k) if cat.is_runtime() => self.string(&kernel_text(k)),
+                _ => NONE,
+            };
+            let metadata = ph == Phase::Metadata;
+            let collective = cat == Cat::Kernel && a.collective.iter().any(Option::is_some);
+            let extra = if metadata || collective {
+                let e = Extra {
+                    collective: a.collective.map(|t| t.map(|t| self.place(t))),
+                    meta_name: if metadata {
+                        a.name.map(meta_text)
+                    } else {
+                        None
+                    },
+                    meta_labels: if metadata {
+                        a.labels.map(meta_text)
+                    } else {
+                        None
+                    },
+                };
+                self.extras.push(e);
+                self.extras.len() as u32 - 1
+            } else {
+                NONE
+            };
+            LocalArgs {
+                links: a.links,
+                op,
+                kernel,
+                extra,
+            }
+        });
+        Local {
+            cat,
+            ph,
+            name,
+            pid,
+            tid,
+            ts: ev.ts.map(|n| Time {
+                value: n.value,
+                is_int: n.is_int,
+            }),
+            dur: ev.dur.map(|n| Time {
+                value: n.value,
+                is_int: n.is_int,
+            }),
+            flow_id: ev.id,
+            args,
+        }
+    }
+}
+
+/// A batch handed to a worker.
+struct Job {
+    first_index: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+    done: SyncSender<Parsed>,
+}
+
+/// Reads every element of a batch (a worker's part).
+fn parse(first_index: usize, buf: Vec<u8>, ends: Vec<usize>, needs: &Needs) -> Parsed {
+    let skips_any = crate::trace::builder::skips_any(needs);
+    let mut items = Vec::with_capacity(ends.len());
+    let mut phases = PhaseCounts::default();
+    let mut error = None;
+    let mut t = Tables::new(&buf);
+    let mut start = 0;
+    for (i, &end) in ends.iter().enumerate() {
+        let json = &buf[start..end];
+        start = end;
+        if skips_any {
+            match early_keep(needs, json) {
+                (Keep::Full, _) => {}
+                (Keep::Stub, cat) => {
+                    items.push(Item::Stub(cat));
+                    continue;
+                }
+                (Keep::Drop, _) => {
+                    items.push(Item::Drop);
+                    continue;
+                }
+            }
+        }
+        match EventTexts::read(json, first_index + i) {
+            Ok(ev) => {
+                let ph = phases.phase(ev.ph.as_deref());
+                items.push(Item::Full(t.local(&ev, ph)));
+            }
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let Tables {
+        owned,
+        strings,
+        idents,
+        values,
+        extras,
+        string_ids,
+        ident_ids,
+        value_ids,
+        ..
+    } = t;
+    // The maps borrow the batch bytes, which move on with the result.
+    drop((string_ids, ident_ids, value_ids));
+    Parsed {
+        first_index,
+        buf,
+        ends,
+        owned,
+        strings,
+        idents,
+        values,
+        items,
+        extras,
+        phases,
+        error,
+    }
+}
+
+/// Hands the events of one parsed batch to the builder, in order.
+fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
+    d.seen += p.items.len() + usize::from(p.error.is_some());
+    d.phases.add(std::mem::take(&mut p.phases));
+    let b = &mut d.builder;
+    let strings: Vec<StrId> = p
+        .strings
+        .iter()
+        .map(|&t| Ok(b.intern_name(p.text(t)?)))
+        .collect::<Result<_, String>>()?;
+    let idents: Vec<IdentId> = p
+        .idents
+        .iter()
+        .map(|&i| {
+            Ok(b.intern_ident(match i {
+                LocalIdent::Null => crate::trace::builder::IdentRef::Null,
+                LocalIdent::Int(v) => crate::trace::builder::IdentRef::Int(v),
+                LocalIdent::Str(t) => crate::trace::builder::IdentRef::Str(p.text(t)?),
+            }))
+        })
+        .collect::<Result<_, String>>()?;
+    let values: Vec<Option<ValueId>> = p
+        .values
+        .iter()
+        .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
+        .collect::<Result<_, String>>()?;
+    let value = |i: u32| (i != NONE).then(|| values[i as usize]).flatten();
+    let items = std::mem::take(&mut p.items);
+    for (k, item) in items.into_iter().enumerate() {
+        let index = p.first_index + k;
+        let e = match item {
+            Item::Stub(cat) => {
+                b.push_stub(cat)?;
+                continue;
+            }
+            Item::Drop => continue,
+            Item::Full(e) => e,
+        };
+        let args = match e.args {
+            None => None,
+            Some(a) => {
+                let mut r = ResolvedArgs {
+                    links: a.links,
+                    op: OpArgIds {
+                        dims: value(a.op[0]),
+                        types: value(a.op[1]),
+                        strides: value(a.op[2]),
+                        concrete: value(a.op[3]),
+                    },
+                    kernel: (a.kernel != NONE).then(|| strings[a.kernel as usize]),
+                    ..ResolvedArgs::default()
+                };
+                if a.extra != NONE {
+                    let x = std::mem::take(&mut p.extras[a.extra as usize]);
+                    for (slot, t) in r.collective.iter_mut().zip(x.collective) {
+                        *slot = t.map(|t| p.text(t)).transpose()?;
+                    }
+                    r.meta_name = x.meta_name;
+                    r.meta_labels = x.meta_labels;
+                }
+                Some(r)
+            }
+        };
+        let ev = ResolvedEvent {
+            cat: e.cat,
+            ph: e.ph,
+            name: (e.name != NONE).then(|| strings[e.name as usize]),
+            pid: idents[e.pid as usize],
+            tid: idents[e.tid as usize],
+            ts: e.ts,
+            dur: e.dur,
+            flow_id: e.flow_id,
+            args,
+        };
+        b.push_resolved(index, ev, &mut parse_value)?;
+    }
+    match p.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// What the merger takes next, in input order.
+enum Pending {
+    /// A batch being parsed; its result arrives here.
+    Events(Receiver<Parsed>),
+    /// A top-level key other than `traceEvents`.
+    Other { key: String, json: Vec<u8> },
+}
+
+/// The splitter's sink: packs events into batches and queues them for the
+/// workers and, in the same order, for the merger.
+struct BatchSink {
+    jobs: Sender<Job>,
+    order: SyncSender<Pending>,
+    /// Batch buffers the merger has finished with, for reuse.
+    spare: Receiver<(Vec<u8>, Vec<usize>)>,
+    first_index: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl BatchSink {
+    fn flush(&mut self) -> Result<(), String> {
+        if self.ends.is_empty() {
+            return Ok(());
+        }
+        let (mut buf, mut ends) = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| (Vec::with_capacity(BATCH_BYTES + (64 << 10)), Vec::new()));
+        buf.clear();
+        ends.clear();
+        let (done, result) = sync_channel(1);
+        let job = Job {
+            first_index: self.first_index,
+            buf: std::mem::replace(&mut self.buf, buf),
+            ends: std::mem::replace(&mut self.ends, ends),
+            done,
+        };
+        // Queued for the merger first: the bound on batches in flight.
+        self.order
+            .send(Pending::Events(result))
+            .map_err(|_| MERGER_STOPPED.to_string())?;
+        self.jobs.send(job).map_err(|_| MERGER_STOPPED.to_string())
+    }
+}
+
+impl Sink for BatchSink {
+    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+        if self.ends.is_empty() {
+            self.first_index = index;
+        }
+        // An event may be as large as the splitter's limit: no abort if
+        // memory cannot hold a copy.
+        self.buf.try_reserve(json.len()).map_err(|_| {
+            format!(
+                "event #{index} of traceEvents: out of memory copying {} bytes",
+                json.len()
+            )
+        })?;
+        self.buf.extend_from_slice(json);
+        self.ends.push(self.buf.len());
+        if self.buf.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
+        self.flush()?;
+        let pending = Pending::Other {
+            key: key.to_string(),
+            json: json.to_vec(),
+        };
+        self.order
+            .send(pending)
+            .map_err(|_| MERGER_STOPPED.to_string())
+    }
+}
+
+/// Takes batches in order and builds the trace.
+fn run_merger(
+    order: Receiver<Pending>,
+    spare: Sender<(Vec<u8>, Vec<usize>)>,
+    needs: &Needs,
+) -> Result<Decoder, String> {
+    let mut d = Decoder::new(needs);
+    for pending in order {
+        match pending {
+            Pending::Events(result) => {
+                let mut p = result
+                    .recv()
+                    .map_err(|_| "internal error: a parsing thread stopped".to_string())?;
+                merge(&mut d, &mut p)?;
+                // The splitter may have finished; then the buffers are dropped.
+                let _ = spare.send((std::mem::take(&mut p.buf), std::mem::take(&mut p.ends)));
+            }
+            Pending::Other { key, json } => d.other(&key, &json)?,
+        }
+    }
+    Ok(d)
+}
+
+/// Worker threads: as many as the machine has cores, at most 8.
+fn worker_count() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
+}
+
+/// Splits on the calling thread, parses on workers, merges on another
+/// thread (see the module docs).
+pub(super) fn split_and_build<R: Read>(
+    reader: &mut R,
+    packing: Packing,
+    needs: &Needs,
+) -> Result<(Decoder, scan::Outline), LoadError> {
+    let workers = worker_count();
+    let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
+    let (jobs_tx, jobs_rx) = channel::<Job>();
+    let jobs_rx = Mutex::new(jobs_rx);
+    let (spare_tx, spare_rx) = channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let jobs = &jobs_rx;
+            scope.spawn(move || {
+                loop {
+                    // The lock is held only while taking a job.
+                    let job = match jobs.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(Job {
+                        first_index,
+                        buf,
+                        ends,
+                        done,
+                    }) = job
+                    else {
+                        return;
+                    };
+                    // The merger may have stopped: then nobody waits.
+                    let _ = done.send(parse(first_index, buf, ends, needs));
+                }
+            });
+        }
+        let merger = scope.spawn(move || run_merger(order_rx, spare_tx, needs));
+        let mut sink = BatchSink {
+            jobs: jobs_tx,
+            order: order_tx,
+            spare: spare_rx,
+            first_index: 0,
+            buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            ends: Vec::new(),
+        };
+        let split = scan::split(reader, &mut sink);
+        // Events before a syntax error are still checked: their errors come first.
+        let flushed = sink.flush();
+        drop(sink);
+        let decoder = merger
+            .join()
+            .map_err(|_| LoadError::Internal)?
+            .map_err(LoadError::Invalid)?;
+        let outline = split.map_err(|e| scan_error(packing, e))?;
+        flushed.map_err(LoadError::Invalid)?;
+        Ok((decoder, outline))
+    })
+}
