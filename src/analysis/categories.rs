@@ -1,7 +1,7 @@
 //! Op categories (spec 02 §4): registry lookup, name patterns, then the
 //! kernel-name fallback.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 use super::registry::REGISTRY;

@@ -2,7 +2,7 @@
 //! the highest modelled op of each subtree with its perf metrics, leaf ops
 //! without a model, and one-kernel "Synthetic Op" rows for the rest.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use indexmap::IndexMap;
 
@@ -267,7 +267,7 @@ fn collect_events(cx: &Context) -> (Vec<Collected>, CommNames) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut w = Walker {
         cx,
-        visited: HashSet::new(),
+        visited: HashSet::default(),
         collected: Vec::new(),
         comm: CommNames::new(trace),
         full: tree.python_included,
@@ -411,7 +411,7 @@ fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -
 fn collect_rows(cx: &Context) -> Vec<Row> {
     let (collected, mut comm) = collect_events(cx);
     let mut rows = Vec::new();
-    let mut covered: HashSet<EventId> = HashSet::new();
+    let mut covered: HashSet<EventId> = HashSet::default();
     for c in collected {
         let gpu = gpu_events(cx, c.0);
         // A dropped row's kernels count as covered all the same.

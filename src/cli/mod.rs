@@ -329,8 +329,19 @@ fn memory_now() -> String {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map_or_else(|| "?".to_string(), |kb| format!("{}", kb >> 10))
     };
+    // utime and stime: fields 14 and 15 of /proc/self/stat, in clock ticks
+    // (100 per second on Linux), counted after the command name's ')'.
+    let cpu = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| {
+            let rest = stat.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(format!("cpu {:.2} s, ", ticks as f64 / 100.0))
+        })
+        .unwrap_or_default();
     format!(
-        "  (rss {} MiB, peak {} MiB)",
+        "  ({cpu}rss {} MiB, peak {} MiB)",
         field("VmRSS:"),
         field("VmHWM:")
     )

@@ -705,13 +705,25 @@ pub fn decode<R: Read>(
     needs: &Needs,
     threads: Threads,
 ) -> Result<Trace, LoadError> {
+    decode_sized(reader, packing, needs, threads, None)
+}
+
+/// [`decode`], told roughly how many bytes the document has (a hint for
+/// sizing the event tables at once instead of growing them).
+pub fn decode_sized<R: Read>(
+    reader: R,
+    packing: Packing,
+    needs: &Needs,
+    threads: Threads,
+    size_hint: Option<u64>,
+) -> Result<Trace, LoadError> {
     let mut counted = Counted {
         inner: reader,
         bytes: 0,
     };
     let (decoder, outline) = match threads {
         Threads::Parallel if !needs.collectives_only => {
-            parallel::split_and_build(&mut counted, packing, needs)?
+            parallel::split_and_build(&mut counted, packing, needs, size_hint)?
         }
         _ => {
             let mut d = Decoder::new(needs);

@@ -151,7 +151,11 @@ pub fn load(path: &Path, needs: &Needs) -> Result<Trace, LoadError> {
 
 /// [`load`], with the format given (`--format`) instead of detected.
 pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Trace, LoadError> {
-    let (reader, packing) = open(path)?;
+    let Opened {
+        reader,
+        packing,
+        size_hint,
+    } = open(path)?;
     let pick = |head: &[u8]| -> Result<Format, LoadError> {
         format.or_else(|| Format::sniff(head)).ok_or_else(|| {
             LoadError::NotATrace(format!(
@@ -175,16 +179,21 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     // Decompression on its own thread: the decoder never waits for inflate
     // unless inflate is the slower of the two.
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
-    let producer = std::thread::spawn(move || {
-        let mut reader = reader;
-        pump(&mut reader, tx, spare_rx)
-    });
+    let producer = std::thread::Builder::new()
+        .name("tracelens-read".into())
+        .spawn(move || {
+            let mut reader = reader;
+            pump(&mut reader, tx, spare_rx)
+        })
+        .map_err(|e| LoadError::Limit(format!("cannot start a reader thread: {e}")))?;
     let mut input = ChannelReader::new(rx, spare_tx);
     let result = match input.peek() {
         Err(e) => Err(LoadError::read(packing, e)),
         Ok(head) => match pick(head) {
             Err(e) => Err(e),
-            Ok(Format::KinetoJson) => kineto::decode(input, packing, needs, Threads::Parallel),
+            Ok(Format::KinetoJson) => {
+                kineto::decode_sized(input, packing, needs, Threads::Parallel, size_hint)
+            }
             Ok(Format::XPlane) => xplane::decode(input, packing, needs),
             Ok(Format::RocprofJson) => rocprof::decode(input, packing, needs),
         },
@@ -291,7 +300,16 @@ impl Read for ChannelReader {
 }
 
 /// Opens the input and wraps it in the right decompressor.
-fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
+/// An opened input: its unpacked bytes, how it was packed, and the size of
+/// the unpacked bytes when cheap to know (plain files: their length; gzip
+/// files: the size their trailer records, modulo 4 GiB), to size tables.
+struct Opened {
+    reader: Box<dyn Read + Send>,
+    packing: Packing,
+    size_hint: Option<u64>,
+}
+
+fn open(path: &Path) -> Result<Opened, LoadError> {
     if path.as_os_str() == "-" {
         let mut raw: Box<dyn Read + Send> = Box::new(io::stdin());
         let head = read_head(&mut raw)?;
@@ -301,7 +319,11 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
             Packing::Zip => open_zip(Cursor::new(buffer_stdin_zip(joined)?))?,
             _ => unpack(joined, packing),
         };
-        return Ok((reader, packing));
+        return Ok(Opened {
+            reader,
+            packing,
+            size_hint: None,
+        });
     }
     let meta = std::fs::metadata(path).map_err(LoadError::Io)?;
     if meta.is_dir() {
@@ -314,6 +336,11 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
     let mut file = File::open(path).map_err(LoadError::Io)?;
     let head = read_head(&mut file)?;
     let packing = Packing::sniff(&head);
+    let size_hint = match packing {
+        Packing::Plain => Some(meta.len()),
+        Packing::Gzip => gzip_isize(&mut file, meta.len()),
+        Packing::Zip => None,
+    };
     // A regular file is seekable: start again from its first byte.
     file.seek(SeekFrom::Start(0)).map_err(LoadError::Io)?;
     let reader = match packing {
@@ -321,7 +348,24 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Packing), LoadError> {
         Packing::Zip => open_zip(file)?,
         _ => unpack(Box::new(file), packing),
     };
-    Ok((reader, packing))
+    Ok(Opened {
+        reader,
+        packing,
+        size_hint,
+    })
+}
+
+/// The uncompressed size a gzip file's trailer records (its last four
+/// bytes, little-endian, modulo 4 GiB; the last member's only): a hint,
+/// None when it cannot be read.
+fn gzip_isize(file: &mut File, len: u64) -> Option<u64> {
+    if len < 18 {
+        return None;
+    }
+    file.seek(SeekFrom::Start(len - 4)).ok()?;
+    let mut trailer = [0u8; 4];
+    file.read_exact(&mut trailer).ok()?;
+    Some(u64::from(u32::from_le_bytes(trailer)))
 }
 
 /// The first (up to 4) bytes of the input; an error when there are none.

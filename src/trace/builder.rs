@@ -325,6 +325,14 @@ impl TraceBuilder {
         self.push_resolved(index, ev, parse)
     }
 
+    /// Makes room for about `events` events and `args` argument records
+    /// (a decoder's estimate; nothing happens when memory says no).
+    pub fn reserve(&mut self, events: usize, args: usize) {
+        let events = events.min(MAX_INDEX);
+        let _ = self.trace.events.try_reserve(events);
+        let _ = self.trace.args.try_reserve(args.min(events));
+    }
+
     /// The handle of a name (or a kernel name of `args.kernel`).
     pub fn intern_name(&mut self, name: &str) -> StrId {
         self.trace.strings.intern(name)

@@ -35,7 +35,7 @@ pub mod ssm;
 pub mod table;
 pub mod triton;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 pub use py::Py;
@@ -73,7 +73,7 @@ impl ModelClass {
 fn by_name() -> &'static HashMap<&'static str, &'static ModelClass> {
     static MAP: OnceLock<HashMap<&'static str, &'static ModelClass>> = OnceLock::new();
     MAP.get_or_init(|| {
-        let mut m = HashMap::new();
+        let mut m = HashMap::default();
         for c in table::CLASSES {
             for &op in c.ops {
                 m.insert(op, c);

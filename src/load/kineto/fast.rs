@@ -28,6 +28,33 @@ pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
     (r.pos == text.len()).then_some(ev)
 }
 
+/// The index of the first quote or control character in `b`, eight bytes
+/// at a time (strings are mostly short keys, where `memchr` costs more to
+/// start than to run).
+fn quote_or_control(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(le);
+        let q = w ^ (ONES * u64::from(b'"'));
+        // High bit of each byte that is zero in `q` (a quote) or below 0x20
+        // in `w`; only bytes above a true hit can be flagged wrongly, so the
+        // lowest flag is exact.
+        let hit = ((q.wrapping_sub(ONES) & !q) | (w.wrapping_sub(ONES * 0x20) & !w)) & HIGHS;
+        if hit != 0 {
+            return Some(i + hit.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c < 0x20)
+        .map(|k| i + k)
+}
+
 struct Reader<'a> {
     text: &'a str,
     pos: usize,
@@ -72,10 +99,9 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.pos;
-        let len = memchr::memchr(b'"', &self.bytes()[start..])?;
-        let inner = &self.bytes()[start..start + len];
+        let len = quote_or_control(&self.bytes()[start..])?;
         // JSON strings may not hold control characters (serde rejects them).
-        if inner.iter().fold(false, |acc, &c| acc | (c < 0x20)) {
+        if self.bytes()[start + len] != b'"' {
             return None;
         }
         self.pos = start + len + 1;
@@ -441,6 +467,36 @@ mod tests {
             "null is absent, as serde reads Option<&RawValue>"
         );
         assert_eq!(a.collective[5], Some("1024"));
+    }
+
+    #[test]
+    fn finds_the_first_quote_or_control_character() {
+        for (text, want) in [
+            ("abc\"", Some(3)),
+            ("abcdefghijklmnop\"x\"", Some(16)),
+            ("abcdefgh\u{1}ij\"", Some(8)),
+            ("\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\"", Some(10)),
+            ("\u{7f}\u{80}xyz", None),
+            ("", None),
+            ("\"", Some(0)),
+            ("ab\tc\"", Some(2)),
+        ] {
+            assert_eq!(quote_or_control(text.as_bytes()), want, "{text:?}");
+        }
+        // Every position, both kinds of hit, behind every byte value.
+        for n in 0..20 {
+            for filler in 0x20..=0xffu8 {
+                if filler == b'"' {
+                    continue;
+                }
+                for hit in [b'"', 0x1f, 0x00] {
+                    let mut b = vec![filler; n];
+                    b.push(hit);
+                    b.extend([0u8, b'"']);
+                    assert_eq!(quote_or_control(&b), Some(n), "{filler} {hit}");
+                }
+            }
+        }
     }
 
     #[test]

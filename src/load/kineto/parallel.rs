@@ -535,14 +535,30 @@ fn run_merger(
     order: Receiver<Pending>,
     spare: Sender<(Vec<u8>, Vec<usize>)>,
     needs: &Needs,
+    size_hint: Option<u64>,
 ) -> Result<Decoder, String> {
     let mut d = Decoder::new(needs);
+    let mut sized = size_hint.is_none();
     for pending in order {
         match pending {
             Pending::Events(result) => {
                 let mut p = result
                     .recv()
                     .map_err(|_| "internal error: a parsing thread stopped".to_string())?;
+                if !sized && let Some(total) = size_hint {
+                    // Tables sized once from the first batch's density: no
+                    // copy of a half-built table each time it doubles.
+                    sized = true;
+                    let per_byte = |n: usize| n as f64 / p.buf.len().max(1) as f64;
+                    let args = p
+                        .items
+                        .iter()
+                        .filter(|i| matches!(i, Item::Full(Local { args: Some(_), .. })))
+                        .count();
+                    let events = (per_byte(p.items.len()) * total as f64 * 1.02) as usize;
+                    let args = (per_byte(args) * total as f64 * 1.02) as usize;
+                    d.builder.reserve(events, args);
+                }
                 merge(&mut d, &mut p)?;
                 // The splitter may have finished; then the buffers are dropped.
                 let _ = spare.send((std::mem::take(&mut p.buf), std::mem::take(&mut p.ends)));
@@ -564,6 +580,7 @@ pub(super) fn split_and_build<R: Read>(
     reader: &mut R,
     packing: Packing,
     needs: &Needs,
+    size_hint: Option<u64>,
 ) -> Result<(Decoder, scan::Outline), LoadError> {
     let workers = worker_count();
     let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
@@ -573,7 +590,8 @@ pub(super) fn split_and_build<R: Read>(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let jobs = &jobs_rx;
-            scope.spawn(move || {
+            let worker = std::thread::Builder::new().name("tracelens-parse".into());
+            let spawned = worker.spawn_scoped(scope, move || {
                 loop {
                     // The lock is held only while taking a job.
                     let job = match jobs.lock() {
@@ -593,8 +611,14 @@ pub(super) fn split_and_build<R: Read>(
                     let _ = done.send(parse(first_index, buf, ends, needs));
                 }
             });
+            spawned.map_err(|e| LoadError::Limit(format!("cannot start a loader thread: {e}")))?;
         }
-        let merger = scope.spawn(move || run_merger(order_rx, spare_tx, needs));
+        let merger = std::thread::Builder::new()
+            .name("tracelens-merge".into())
+            .spawn_scoped(scope, move || {
+                run_merger(order_rx, spare_tx, needs, size_hint)
+            })
+            .map_err(|e| LoadError::Limit(format!("cannot start a loader thread: {e}")))?;
         let mut sink = BatchSink {
             jobs: jobs_tx,
             order: order_tx,
