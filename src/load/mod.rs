@@ -164,13 +164,20 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
             ))
         })
     };
-    if needs.collectives_only {
+    if needs.collectives_only || packing == Packing::Plain {
         // Collectives-only loads run many ranks in parallel and keep little
-        // of each: one thread per load and no read-ahead buffers.
+        // of each: one thread per load and no read-ahead buffers. Plain
+        // input needs no inflate thread: the splitter reads the file
+        // straight into its buffer (large reads bypass this small one).
+        let threads = if needs.collectives_only {
+            Threads::One
+        } else {
+            Threads::Parallel
+        };
         let mut input = BufReader::with_capacity(1 << 16, reader);
         let head = input.fill_buf().map_err(|e| LoadError::read(packing, e))?;
         return match pick(head)? {
-            Format::KinetoJson => kineto::decode(input, packing, needs, Threads::One),
+            Format::KinetoJson => kineto::decode_sized(input, packing, needs, threads, size_hint),
             Format::XPlane => xplane::decode(input, packing, needs),
             Format::RocprofJson => rocprof::decode(input, packing, needs),
         };
