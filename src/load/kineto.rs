@@ -33,6 +33,16 @@ struct Num {
     is_int: bool,
 }
 
+impl Num {
+    /// The builder's form.
+    fn time(self) -> Time {
+        Time {
+            value: self.value,
+            is_int: self.is_int,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -261,21 +271,24 @@ impl<'a> From<RawArgs<'a>> for ArgTexts<'a> {
 impl<'a> ArgTexts<'a> {
     /// The builder's view; metadata texts only for metadata events.
     fn input(&self, metadata: bool) -> ArgsInput<'a> {
+        let (meta_name, meta_labels) = self.meta(metadata);
         ArgsInput {
             links: self.links,
             op: self.op,
             collective: self.collective,
-            meta_name: if metadata {
-                self.name.map(meta_text)
-            } else {
-                None
-            },
-            meta_labels: if metadata {
-                self.labels.map(meta_text)
-            } else {
-                None
-            },
+            meta_name,
+            meta_labels,
             kernel: self.kernel.map(kernel_text),
+        }
+    }
+
+    /// The process/thread name and labels of a metadata event (none for
+    /// other events).
+    fn meta(&self, metadata: bool) -> (Option<String>, Option<String>) {
+        if metadata {
+            (self.name.map(meta_text), self.labels.map(meta_text))
+        } else {
+            (None, None)
         }
     }
 }
@@ -325,20 +338,21 @@ impl<'a> EventTexts<'a> {
         })
     }
 
+    /// The category.
+    fn cat(&self) -> Cat {
+        self.cat.as_deref().map_or(Cat::Missing, Cat::parse)
+    }
+
     /// The builder's view, with the phase already classified.
     fn input(&self, ph: Phase) -> EventInput<'_> {
-        let time = |n: Num| Time {
-            value: n.value,
-            is_int: n.is_int,
-        };
         EventInput {
-            cat: self.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing),
+            cat: self.cat(),
             ph,
             name: self.name.as_deref(),
             pid: ident(&self.pid),
             tid: ident(&self.tid),
-            ts: self.ts.map(time),
-            dur: self.dur.map(time),
+            ts: self.ts.map(Num::time),
+            dur: self.dur.map(Num::time),
             flow_id: self.id,
             args: self.args.as_ref().map(|a| a.input(ph == Phase::Metadata)),
         }

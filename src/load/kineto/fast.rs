@@ -18,9 +18,6 @@ const MAX_DEPTH: usize = 64;
 
 /// Reads `json` (one element of `traceEvents`); None when serde must.
 pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
-    if memchr::memchr(b'\\', json).is_some() {
-        return None;
-    }
     let text = std::str::from_utf8(json).ok()?;
     let mut r = Reader { text, pos: 0 };
     let ev = r.event()?;
@@ -28,10 +25,10 @@ pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
     (r.pos == text.len()).then_some(ev)
 }
 
-/// The index of the first quote or control character in `b`, eight bytes
-/// at a time (strings are mostly short keys, where `memchr` costs more to
-/// start than to run).
-fn quote_or_control(b: &[u8]) -> Option<usize> {
+/// The index of the first quote, backslash or control character in `b`,
+/// eight bytes at a time (strings are mostly short keys, where `memchr`
+/// costs more to start than to run).
+fn string_stop(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
@@ -40,10 +37,12 @@ fn quote_or_control(b: &[u8]) -> Option<usize> {
         le.copy_from_slice(chunk);
         let w = u64::from_le_bytes(le);
         let q = w ^ (ONES * u64::from(b'"'));
-        // High bit of each byte that is zero in `q` (a quote) or below 0x20
-        // in `w`; only bytes above a true hit can be flagged wrongly, so the
-        // lowest flag is exact.
-        let hit = ((q.wrapping_sub(ONES) & !q) | (w.wrapping_sub(ONES * 0x20) & !w)) & HIGHS;
+        let bs = w ^ (ONES * u64::from(b'\\'));
+        // High bit of each byte that is zero in `q` (a quote) or `bs` (a
+        // backslash) or below 0x20 in `w`; only bytes above a true hit can
+        // be flagged wrongly, so the lowest flag is exact.
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+        let hit = (zero(q) | zero(bs) | (w.wrapping_sub(ONES * 0x20) & !w)) & HIGHS;
         if hit != 0 {
             return Some(i + hit.trailing_zeros() as usize / 8);
         }
@@ -51,7 +50,7 @@ fn quote_or_control(b: &[u8]) -> Option<usize> {
     }
     b[i..]
         .iter()
-        .position(|&c| c == b'"' || c < 0x20)
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|k| i + k)
 }
 
@@ -94,13 +93,12 @@ impl<'a> Reader<'a> {
         (self.peek()? == c).then(|| self.pos += 1)
     }
 
-    /// A string (after whitespace) without its quotes; the input has no
-    /// backslash, so the next quote closes it.
+    /// A string (after whitespace) without its quotes; None for one with an
+    /// escape (serde unescapes it) or a control character (serde refuses it).
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.pos;
-        let len = quote_or_control(&self.bytes()[start..])?;
-        // JSON strings may not hold control characters (serde rejects them).
+        let len = string_stop(&self.bytes()[start..])?;
         if self.bytes()[start + len] != b'"' {
             return None;
         }
@@ -117,14 +115,6 @@ impl<'a> Reader<'a> {
         } else {
             false
         }
-    }
-
-    /// A string or `null`; None when neither (serde decides).
-    fn opt_string(&mut self) -> Option<Option<&'a str>> {
-        if self.null() {
-            return Some(None);
-        }
-        self.string().map(Some)
     }
 
     /// The span of a number in JSON's grammar, and whether it is an integer.
@@ -208,74 +198,19 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// A number or `null` (absent).
-    fn opt_num(&mut self) -> Option<Option<Num>> {
-        if self.null() {
-            return Some(None);
-        }
-        self.num().map(Some)
-    }
-
-    /// An integer or `null` (absent).
-    fn opt_int(&mut self) -> Option<Option<i64>> {
-        if self.null() {
-            return Some(None);
-        }
-        self.int().map(Some)
-    }
-
     /// Skips one value, checking its syntax; None when serde must decide.
     fn skip(&mut self, depth: usize) -> Option<()> {
         self.ws();
         match self.peek()? {
             b'"' => self.string().map(drop),
+            b'{' | b'[' if depth >= MAX_DEPTH => None,
             b'{' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
                 self.pos += 1;
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.pos += 1;
-                    return Some(());
-                }
-                loop {
-                    self.string()?;
-                    self.eat(b':')?;
-                    self.skip(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => self.pos += 1,
-                        b'}' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
+                self.members(|r, _| r.skip(depth + 1))
             }
             b'[' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
                 self.pos += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.pos += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => self.pos += 1,
-                        b']' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
+                self.items(b']', |r| r.skip(depth + 1))
             }
             b't' | b'f' | b'n' => {
                 let rest = &self.bytes()[self.pos..];
@@ -290,32 +225,47 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A value's text as written (serde's `RawValue`); `null` is absent.
-    fn raw(&mut self, depth: usize) -> Option<Option<&'a str>> {
+    /// `null` (absent, as serde reads an `Option`), or what `read` reads.
+    fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.null() {
             return Some(None);
         }
-        let start = self.pos;
-        self.skip(depth)?;
-        Some(Some(self.text.get(start..self.pos)?))
+        read(self).map(Some)
+    }
+
+    /// A value's text as written (serde's `RawValue`); `null` is absent.
+    fn raw(&mut self, depth: usize) -> Option<Option<&'a str>> {
+        self.opt(|r| {
+            let start = r.pos;
+            r.skip(depth)?;
+            r.text.get(start..r.pos)
+        })
     }
 
     /// The members of an object, after its `{`: calls `member` with each
     /// key (the reader then before its value), through the closing `}`.
     fn members(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.items(b'}', |r| {
+            let key = r.string()?;
+            r.eat(b':')?;
+            member(r, key)
+        })
+    }
+
+    /// The comma-separated items of an array or object, after its opening
+    /// bracket, through `close`; `item` reads one.
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.ws();
-        if self.peek()? == b'}' {
+        if self.peek()? == close {
             self.pos += 1;
             return Some(());
         }
         loop {
-            let key = self.string()?;
-            self.eat(b':')?;
-            member(self, key)?;
+            item(self)?;
             self.ws();
             match self.peek()? {
                 b',' => self.pos += 1,
-                b'}' => {
+                c if c == close => {
                     self.pos += 1;
                     return Some(());
                 }
@@ -346,19 +296,15 @@ impl<'a> Reader<'a> {
             }
             seen |= bit;
             match bit {
-                PH => ev.ph = r.opt_string()?.map(Cow::Borrowed),
-                CAT => ev.cat = r.opt_string()?.map(Cow::Borrowed),
-                NAME => ev.name = r.opt_string()?.map(Cow::Borrowed),
+                PH => ev.ph = r.opt(Self::string)?.map(Cow::Borrowed),
+                CAT => ev.cat = r.opt(Self::string)?.map(Cow::Borrowed),
+                NAME => ev.name = r.opt(Self::string)?.map(Cow::Borrowed),
                 PID => ev.pid = Some(r.ident()?),
                 TID => ev.tid = Some(r.ident()?),
-                TS => ev.ts = r.opt_num()?,
-                DUR => ev.dur = r.opt_num()?,
-                ID => ev.id = r.opt_int()?,
-                _ => {
-                    if !r.null() {
-                        ev.args = Some(r.args()?);
-                    }
-                }
+                TS => ev.ts = r.opt(Self::num)?,
+                DUR => ev.dur = r.opt(Self::num)?,
+                ID => ev.id = r.opt(Self::int)?,
+                _ => ev.args = r.opt(Self::args)?,
             }
             Some(())
         })?;
@@ -409,7 +355,7 @@ impl<'a> Reader<'a> {
             seen |= bit;
             match slot {
                 Slot::Link(i) => {
-                    let v = r.opt_int()?;
+                    let v = r.opt(Self::int)?;
                     match i {
                         0 => links.correlation = v,
                         1 => links.external_id = v,
@@ -470,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_first_quote_or_control_character() {
+    fn finds_the_first_quote_backslash_or_control_character() {
         for (text, want) in [
             ("abc\"", Some(3)),
             ("abcdefghijklmnop\"x\"", Some(16)),
@@ -480,20 +426,21 @@ mod tests {
             ("", None),
             ("\"", Some(0)),
             ("ab\tc\"", Some(2)),
+            ("abcdefghij\\\"", Some(10)),
         ] {
-            assert_eq!(quote_or_control(text.as_bytes()), want, "{text:?}");
+            assert_eq!(string_stop(text.as_bytes()), want, "{text:?}");
         }
-        // Every position, both kinds of hit, behind every byte value.
+        // Every position, every kind of hit, behind every byte value.
         for n in 0..20 {
             for filler in 0x20..=0xffu8 {
-                if filler == b'"' {
+                if filler == b'"' || filler == b'\\' {
                     continue;
                 }
-                for hit in [b'"', 0x1f, 0x00] {
+                for hit in [b'"', b'\\', 0x1f, 0x00] {
                     let mut b = vec![filler; n];
                     b.push(hit);
                     b.extend([0u8, b'"']);
-                    assert_eq!(quote_or_control(&b), Some(n), "{filler} {hit}");
+                    assert_eq!(string_stop(&b), Some(n), "{filler} {hit}");
                 }
             }
         }

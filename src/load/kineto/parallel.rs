@@ -19,8 +19,8 @@ use rustc_hash::FxHashMap;
 
 use super::scan::{self, Sink};
 use super::{
-    Decoder, EventTexts, Ident, LoadError, Packing, PhaseCounts, early_keep, kernel_text,
-    meta_text, parse_value, scan_error,
+    Decoder, EventTexts, Ident, LoadError, Num, Packing, PhaseCounts, early_keep, kernel_text,
+    parse_value, scan_error,
 };
 use crate::trace::args::{LinkIds, OpArgIds};
 use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
@@ -184,14 +184,8 @@ impl<'a> Tables<'a> {
     fn string(&mut self, s: &Cow<'a, str>) -> u32 {
         match s {
             Cow::Borrowed(b) => {
-                if let Some(&id) = self.string_ids.get(b) {
-                    return id;
-                }
-                let id = self.strings.len() as u32;
                 let t = self.place(b);
-                self.strings.push(t);
-                self.string_ids.insert(b, id);
-                id
+                shared_entry(&mut self.string_ids, &mut self.strings, b, t)
             }
             Cow::Owned(o) => {
                 let t = self.place(o);
@@ -227,20 +221,14 @@ impl<'a> Tables<'a> {
     }
 
     fn value(&mut self, text: &'a str) -> u32 {
-        if let Some(&id) = self.value_ids.get(text) {
-            return id;
-        }
-        let id = self.values.len() as u32;
         let t = self.place(text);
-        self.values.push(t);
-        self.value_ids.insert(text, id);
-        id
+        shared_entry(&mut self.value_ids, &mut self.values, text, t)
     }
 
     /// The event with local handles, taking them in the order
     /// [`crate::trace::TraceBuilder::push_event`] interns.
     fn local(&mut self, ev: &EventTexts<'a>, ph: Phase) -> Local {
-        let cat = ev.cat.as_deref().map(Cat::parse).unwrap_or(Cat::Missing);
+        let cat = ev.cat();
         let name = ev.name.as_ref().map_or(NONE, |n| self.string(n));
         let pid = self.ident(&ev.pid);
         let tid = self.ident(&ev.tid);
@@ -253,18 +241,11 @@ impl<'a> Tables<'a> {
             let metadata = ph == Phase::Metadata;
             let collective = cat == Cat::Kernel && a.collective.iter().any(Option::is_some);
             let extra = if metadata || collective {
+                let (meta_name, meta_labels) = a.meta(metadata);
                 let e = Extra {
                     collective: a.collective.map(|t| t.map(|t| self.place(t))),
-                    meta_name: if metadata {
-                        a.name.map(meta_text)
-                    } else {
-                        None
-                    },
-                    meta_labels: if metadata {
-                        a.labels.map(meta_text)
-                    } else {
-                        None
-                    },
+                    meta_name,
+                    meta_labels,
                 };
                 self.extras.push(e);
                 self.extras.len() as u32 - 1
@@ -284,18 +265,25 @@ impl<'a> Tables<'a> {
             name,
             pid,
             tid,
-            ts: ev.ts.map(|n| Time {
-                value: n.value,
-                is_int: n.is_int,
-            }),
-            dur: ev.dur.map(|n| Time {
-                value: n.value,
-                is_int: n.is_int,
-            }),
+            ts: ev.ts.map(Num::time),
+            dur: ev.dur.map(Num::time),
             flow_id: ev.id,
             args,
         }
     }
+}
+
+/// The local handle of `text` in `table`: its entry, or a new one at `at`.
+fn shared_entry<'a>(
+    ids: &mut FxHashMap<&'a str, u32>,
+    table: &mut Vec<Text>,
+    text: &'a str,
+    at: Text,
+) -> u32 {
+    *ids.entry(text).or_insert_with(|| {
+        table.push(at);
+        table.len() as u32 - 1
+    })
 }
 
 /// A batch handed to a worker.
