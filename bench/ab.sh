@@ -11,6 +11,7 @@
 # The baseline is built once in ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}/base-<sha>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/scaled.sh
 ref_venv=""
 if [ "${1:-}" = "--reference" ]; then ref_venv=$2; shift 2; fi
 base_rev=${1:?usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]}
@@ -38,10 +39,7 @@ b_bin=$base_dir/target/release/tracelens
 traces=("$big")
 for n in 4 16; do
   out="$cache/owlv2_x$n.json"
-  if [ ! -f "$out" ]; then
-    echo "making $out (scale_trace.py x$n)..." >&2
-    python3 "$shared/tools/scale_trace.py" "$big" "$n" "$out"
-  fi
+  scaled_copy "$shared/tools/scale_trace.py" "$big" "$n" "$out"
   traces+=("$out")
 done
 

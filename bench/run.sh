@@ -11,6 +11,7 @@
 # ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}. This is not a test: it asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/scaled.sh
 scaled=1
 if [ "${1:-}" = "--no-scaled" ]; then scaled=0; shift; fi
 runs=${1:-3}
@@ -28,10 +29,7 @@ if [ -d "$shared/corpus/pytorch" ]; then
   if [ "$scaled" = 1 ] && [ -f "$big" ]; then
     for n in 4 16; do
       out="$cache/owlv2_x$n.json"
-      if [ ! -f "$out" ]; then
-        echo "making $out (scale_trace.py x$n)..." >&2
-        python3 "$shared/tools/scale_trace.py" "$big" "$n" "$out"
-      fi
+      scaled_copy "$shared/tools/scale_trace.py" "$big" "$n" "$out"
       traces+=("$out")
     done
   fi
@@ -42,10 +40,7 @@ if [ -d "$shared/corpus/pytorch" ]; then
   if [ "$scaled" = 1 ] && [ -f "$roc" ]; then
     for n in 4 16; do
       out="$cache/908_x${n}_results.json"
-      if [ ! -f "$out" ]; then
-        echo "making $out (bench/scale_rocprof.py x$n)..." >&2
-        python3 bench/scale_rocprof.py "$roc" "$n" "$out"
-      fi
+      scaled_copy bench/scale_rocprof.py "$roc" "$n" "$out"
       traces+=("$out")
     done
   fi
@@ -97,11 +92,8 @@ if [ -f "$base" ] && [ -f "$variant" ]; then
   if [ "$scaled" = 1 ]; then
     for n in 4 16; do
       for side in h100 mi300; do
-        out="$cache/qwen_${side}_x$n.json"
-        if [ ! -f "$out" ]; then
-          echo "making $out (scale_trace.py x$n)..." >&2
-          python3 "$shared/tools/scale_trace.py" "$shared/corpus/pytorch/${side}_qwen15_05b.json.gz" "$n" "$out"
-        fi
+        scaled_copy "$shared/tools/scale_trace.py" \
+          "$shared/corpus/pytorch/${side}_qwen15_05b.json.gz" "$n" "$cache/qwen_${side}_x$n.json"
       done
       pairs+=("$cache/qwen_h100_x$n.json|$cache/qwen_mi300_x$n.json")
     done

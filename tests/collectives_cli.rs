@@ -127,20 +127,9 @@ fn write_job(dir: &Path, files: &[RankFile]) {
     }
 }
 
+/// [`common::collectives_csv`] with `-q`.
 fn collectives(dir: &Path, world: u32, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Run) {
-    let out = tempfile::tempdir().unwrap();
-    let csv = out.path().join("csv");
-    let r = run(tracelens()
-        .arg("collectives")
-        .arg("--trace-dir")
-        .arg(dir)
-        .arg("--world-size")
-        .arg(world.to_string())
-        .arg("--csv")
-        .arg(&csv)
-        .arg("-q")
-        .args(extra));
-    (out, csv, r)
+    common::collectives_csv(dir, world, &[&["-q"], extra].concat())
 }
 
 /// Row of `t` whose `collective_id` is `cid`.

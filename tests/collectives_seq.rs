@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Run, Table, run, tracelens};
+use common::{Run, Table};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -60,19 +60,9 @@ fn job(seqs: impl Fn(i64) -> Vec<i64>) -> tempfile::TempDir {
     dir
 }
 
-/// Runs the command on `dir`; the CSV folder and the run.
+/// Runs the command on the three ranks in `dir`; the CSV folder and the run.
 fn collectives(dir: &Path) -> (tempfile::TempDir, PathBuf, Run) {
-    let out = tempfile::tempdir().unwrap();
-    let csv = out.path().join("csv");
-    let r = run(tracelens()
-        .arg("collectives")
-        .arg("--trace-dir")
-        .arg(dir)
-        .arg("--world-size")
-        .arg("3")
-        .arg("--csv")
-        .arg(&csv));
-    (out, csv, r)
+    common::collectives_csv(dir, 3, &[])
 }
 
 /// The stdout line that contains `what`.

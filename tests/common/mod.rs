@@ -182,6 +182,28 @@ pub fn report_csv(trace: &Path, extra: &[&str]) -> (tempfile::TempDir, PathBuf, 
     (tmp, csv, r)
 }
 
+/// `tracelens collectives --trace-dir DIR --world-size WORLD --csv <tmp>/csv
+/// EXTRA...`. Returns the temporary directory (keep it alive), the CSV
+/// folder and the run.
+pub fn collectives_csv(
+    dir: &Path,
+    world: u32,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, Run) {
+    let out = tempfile::tempdir().unwrap();
+    let csv = out.path().join("csv");
+    let r = run(tracelens()
+        .arg("collectives")
+        .arg("--trace-dir")
+        .arg(dir)
+        .arg("--world-size")
+        .arg(world.to_string())
+        .arg("--csv")
+        .arg(&csv)
+        .args(extra));
+    (out, csv, r)
+}
+
 /// Every file (not directory) under `dir`, recursively, sorted.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
