@@ -27,6 +27,7 @@ pub mod report;
 pub mod table;
 #[cfg(test)]
 mod test_support;
+pub mod timings;
 pub mod trace;
 
 pub use api::*;

@@ -28,12 +28,14 @@ pub mod timeline;
 pub mod treeview;
 pub mod unified;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::names::sheet;
+use crate::timings;
 
 use crate::table::{Table, Value};
 use crate::trace::tree::Tree;
@@ -199,6 +201,21 @@ pub struct Context<'a> {
     tid_zero: Option<IdentId>,
     /// The launcher table, built by the first pass that asks for it.
     launchers: OnceLock<Vec<LauncherRow<'a>>>,
+    /// Metrics of the modelled op instances, computed once on both cores
+    /// ([`Context::compute_metrics`]) for the passes that share them.
+    metrics_table: OnceLock<MetricsTable>,
+}
+
+/// An op instance's metrics: the op, its model (by address) and whether the
+/// backward kernels time it.
+type MetricsKey = (OpRef, usize, bool);
+
+/// Metrics by op instance ([`MetricsKey`]).
+type MetricsTable = FxHashMap<MetricsKey, ModelResult<Arc<Metrics>>>;
+
+/// The table key of `op` under `class`.
+fn metrics_key(op: OpRef, class: &ModelClass, bwd: bool) -> MetricsKey {
+    (op, std::ptr::from_ref(class) as usize, bwd)
 }
 
 impl<'a> Context<'a> {
@@ -220,7 +237,32 @@ impl<'a> Context<'a> {
             pseudo: &prepared.pseudo,
             tid_zero: trace.int_ident(0),
             launchers: OnceLock::new(),
+            metrics_table: OnceLock::new(),
         }
+    }
+
+    /// Computes, in parallel, the metrics of every modelled op instance the
+    /// roofline and unified sheets read (forward, and backward where the
+    /// op has linked backward ops), so that the passes share one
+    /// evaluation each instead of repeating it.
+    pub fn compute_metrics(&self) {
+        let mut wanted: Vec<(OpRef, &'static ModelClass, bool)> = Vec::new();
+        for (op, class) in perf_sheets::modelled_ops(self) {
+            wanted.push((op, class, false));
+            if let OpRef::Event(e) = op
+                && self.tree.bwd_events.contains_key(&e)
+            {
+                wanted.push((op, class, true));
+            }
+        }
+        let table = wanted
+            .par_iter()
+            .map(|&(op, class, bwd)| {
+                let m = self.evaluate_metrics(op, class, bwd).map(Arc::new);
+                (metrics_key(op, class, bwd), m)
+            })
+            .collect();
+        let _ = self.metrics_table.set(table);
     }
 
     /// The launcher table `L` ([`ops::launcher_rows`]), computed once and
@@ -277,8 +319,21 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The perf metrics of an op instance under `class` ([`roofline::compute`]).
-    pub fn metrics(&self, op: OpRef, class: &ModelClass, bwd: bool) -> ModelResult<Metrics> {
+    /// The perf metrics of an op instance under `class`: from the table of
+    /// [`Context::compute_metrics`] when it holds them, else computed now
+    /// ([`roofline::compute`]).
+    pub fn metrics(&self, op: OpRef, class: &ModelClass, bwd: bool) -> ModelResult<Arc<Metrics>> {
+        if let Some(found) = self
+            .metrics_table
+            .get()
+            .and_then(|t| t.get(&metrics_key(op, class, bwd)))
+        {
+            return found.clone();
+        }
+        self.evaluate_metrics(op, class, bwd).map(Arc::new)
+    }
+
+    fn evaluate_metrics(&self, op: OpRef, class: &ModelClass, bwd: bool) -> ModelResult<Metrics> {
         match op {
             OpRef::Event(e) => roofline::compute(
                 self.trace,
@@ -395,7 +450,16 @@ pub fn report_needs() -> Needs {
 
 /// Runs `passes` in parallel and concatenates their sheets in list order.
 pub fn run_passes(cx: &Context, passes: &[Pass]) -> Vec<Table> {
-    let per_pass: Vec<Vec<Table>> = passes.par_iter().map(|p| (p.run)(cx)).collect();
+    let per_pass: Vec<Vec<Table>> = passes
+        .par_iter()
+        .map(|p| {
+            let start = Instant::now();
+            let sheets = (p.run)(cx);
+            // Passes overlap on the pool: each figure is its own wall time.
+            timings::stage(p.name, start);
+            sheets
+        })
+        .collect();
     per_pass.into_iter().flatten().collect()
 }
 
@@ -542,8 +606,15 @@ pub fn rows_known_at_load(trace: &Trace, at_least: usize) -> Vec<(&'static str, 
 
 /// Runs every pass of `tracelens report`.
 pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
+    let start = Instant::now();
     let prepared = Prepared::new(trace, tree, opts);
+    timings::stage("attribution and timeline", start);
     let cx = Context::new(trace, tree, opts, &prepared);
+    if cx.has_launchers() {
+        let start = Instant::now();
+        cx.compute_metrics();
+        timings::stage("op metrics", start);
+    }
     let sheets = run_passes(&cx, REPORT_PASSES);
     let mut quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
     quality

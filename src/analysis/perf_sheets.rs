@@ -3,6 +3,8 @@
 //! per distinct (op, model parameters), with FLOPs, bytes, achieved rates and
 //! kernel-time statistics over the instances.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
@@ -24,7 +26,7 @@ use crate::trace::{ArgValue, EventId, StrId};
 /// One modelled op instance (a raw row of the reference's table).
 struct RawRow {
     op: OpRef,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
 }
 
 /// The cells of param column `key` over `rows` ([`param_cells`]).
@@ -255,6 +257,12 @@ const NOT_ON_BWD: [&str; 5] = [
     "ConvBias_",
     "ConvBiasReLU_",
 ];
+
+/// Every modelled op with its model: host events in UID order, then the
+/// pseudo ops.
+pub(crate) fn modelled_ops(cx: &Context) -> impl Iterator<Item = (OpRef, &'static ModelClass)> {
+    modelled_events(cx).into_values().flatten()
+}
 
 /// Modelled ops by sheet family: host events with a model in UID order,
 /// then the pseudo ops with one.

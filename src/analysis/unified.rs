@@ -2,6 +2,8 @@
 //! the highest modelled op of each subtree with its perf metrics, leaf ops
 //! without a model, and one-kernel "Synthetic Op" rows for the rest.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashSet as HashSet;
 
 use indexmap::IndexMap;
@@ -41,7 +43,7 @@ struct Row {
     /// GPU events in `gpu_events` order.
     kernels: Vec<EventId>,
     kernel_time: f64,
-    metrics: Option<Metrics>,
+    metrics: Option<Arc<Metrics>>,
     /// The stack frames from the walk's root down to the op (with python
     /// frames in the tree); None for synthetic rows.
     stack: Option<Vec<OpRef>>,
@@ -294,7 +296,7 @@ fn measure(
     op: OpRef,
     name: &str,
     how: Collect,
-) -> Option<(String, Option<Metrics>, bool)> {
+) -> Option<(String, Option<Arc<Metrics>>, bool)> {
     let trace = cx.trace;
     let first = match op {
         OpRef::Event(e) => cx.attribution.first_kernel(trace, e),
@@ -316,7 +318,7 @@ fn measure(
                 Ok(ev) => {
                     let ks = roofline::kernel_set(trace, cx.tree, uid, false);
                     let t = super::intervals::events_busy_time(trace, &ks);
-                    let m = roofline::metrics_from(ev, ks, t, cx.arch);
+                    let m = Arc::new(roofline::metrics_from(ev, ks, t, cx.arch));
                     (category(), Some(m), true)
                 }
                 Err(_) => (category(), None, true),
@@ -553,7 +555,7 @@ fn group_row(
     let f = Value::Float;
     let metric = |get: fn(&Metrics) -> f64| -> Vec<f64> {
         g.iter()
-            .map(|r| r.metrics.as_ref().map(get).unwrap_or(f64::NAN))
+            .map(|r| r.metrics.as_deref().map(get).unwrap_or(f64::NAN))
             .collect()
     };
     let d = Durations::of(g);
@@ -562,7 +564,7 @@ fn group_row(
     let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
     let tb = nan_stats(&metric(|m| m.tb_s));
     let tf = nan_stats(&metric(|m| m.tflops_s));
-    let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_ref()).collect();
+    let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_deref()).collect();
     let roofline = with_m.iter().find_map(|m| m.roofline);
     let mut row: Vec<Value> = keys.to_vec();
     row.extend([
