@@ -204,6 +204,8 @@ pub struct Context<'a> {
     /// Metrics of the modelled op instances, computed once on both cores
     /// ([`Context::compute_metrics`]) for the passes that share them.
     metrics_table: OnceLock<MetricsTable>,
+    /// Model evaluations shared by op instances with equal inputs.
+    evaluations: roofline::EvalMemo,
 }
 
 /// An op instance's metrics: the op, its model (by address) and whether the
@@ -238,6 +240,7 @@ impl<'a> Context<'a> {
             tid_zero: trace.int_ident(0),
             launchers: OnceLock::new(),
             metrics_table: OnceLock::new(),
+            evaluations: roofline::EvalMemo::default(),
         }
     }
 
@@ -343,6 +346,7 @@ impl<'a> Context<'a> {
                 bwd,
                 self.arch,
                 self.annotated_ops(),
+                &self.evaluations,
             ),
             OpRef::Pseudo(i) => {
                 roofline::compute_pseudo(self.trace, &self.pseudo.ops[i], class, self.arch)

@@ -2,12 +2,16 @@
 //! kernel set and busy time, the op's model, achieved TFLOPS/s and TB/s,
 //! and, with a GPU spec, the roofline time and bound.
 
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
 use super::intervals::events_busy_time;
 use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
 use super::pseudo::PseudoOp;
 use crate::gpu_arch::GpuArch;
 use crate::trace::tree::Tree;
-use crate::trace::{ArgValue, Cat, EventId, Trace};
+use crate::trace::{ArgValue, Cat, EventId, StrId, Trace, ValueId};
 
 /// Roofline numbers of one op instance against a GPU spec.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,8 +38,9 @@ impl Roofline {
 /// Everything the sheets print about one modelled op instance.
 #[derive(Debug, Clone)]
 pub struct Metrics {
-    /// The model's parameters, FLOPs and bytes.
-    pub eval: Evaluation,
+    /// The model's parameters, FLOPs and bytes (shared by the instances
+    /// with the same inputs, see [`EvalMemo`]).
+    pub eval: Arc<Evaluation>,
     /// GPU events timed for this instance, in start-time order.
     pub kernels: Vec<EventId>,
     /// Busy time of those events, µs.
@@ -182,6 +187,11 @@ pub fn fused_forward(trace: &Trace, uid: EventId) -> Option<EventId> {
 /// end`, the name of the earliest-starting one (the first in trace order
 /// among equal starts).
 pub fn enclosing_annotation(trace: &Trace, uid: EventId) -> Option<&str> {
+    enclosing_annotation_event(trace, uid).map(|a| trace.name(a))
+}
+
+/// The annotation event [`enclosing_annotation`] names.
+fn enclosing_annotation_event(trace: &Trace, uid: EventId) -> Option<EventId> {
     let e = trace.event(uid);
     let end = e.t_end();
     let mut best: Option<(f64, EventId)> = None;
@@ -193,7 +203,7 @@ pub fn enclosing_annotation(trace: &Trace, uid: EventId) -> Option<&str> {
             best = Some((a.ts, i));
         }
     }
-    best.map(|(_, i)| trace.name(i))
+    best.map(|(_, i)| i)
 }
 
 /// The backward ops linked to `uid` or to any of its host descendants.
@@ -228,8 +238,66 @@ pub fn kernel_set(trace: &Trace, tree: &Tree, uid: EventId, bwd: bool) -> Vec<Ev
     ks
 }
 
+/// Everything a model evaluation of a trace event reads, by handle: the
+/// model, the direction, the op's name and recorded arguments, its kernels'
+/// names, the enclosing annotation and the fused forward op's name and
+/// arguments. Equal keys give equal [`OpInput`]s, hence equal evaluations.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct EvalKey {
+    class: usize,
+    bwd: bool,
+    op: (Option<StrId>, [Option<ValueId>; 4]),
+    kernels: Vec<Option<StrId>>,
+    annotation: Option<Option<StrId>>,
+    forward: Option<(Option<StrId>, [Option<ValueId>; 4])>,
+}
+
+/// Model evaluations by their inputs ([`EvalKey`]): ops repeat per layer
+/// and per step with the same shapes, and the models are pure functions of
+/// the inputs, so each distinct input is evaluated once and its result
+/// shared. Safe to use from several threads.
+#[derive(Default)]
+pub struct EvalMemo(Mutex<FxHashMap<EvalKey, ModelResult<Arc<Evaluation>>>>);
+
+impl EvalMemo {
+    /// The memoised result for `key`, or `eval()`'s, remembered. The lock
+    /// is not held while evaluating (a race evaluates twice, harmlessly).
+    fn get_or_eval(
+        &self,
+        key: EvalKey,
+        eval: impl FnOnce() -> ModelResult<Evaluation>,
+    ) -> ModelResult<Arc<Evaluation>> {
+        if let Some(found) = self.lock().get(&key) {
+            return found.clone();
+        }
+        let result = eval().map(Arc::new);
+        self.lock().insert(key, result.clone());
+        result
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<EvalKey, ModelResult<Arc<Evaluation>>>> {
+        // A panic elsewhere cannot leave the map half-updated: use it anyway.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The name and recorded-argument handles of an event.
+fn arg_handles(trace: &Trace, uid: EventId) -> (Option<StrId>, [Option<ValueId>; 4]) {
+    let ids = trace.args(uid).map_or([None; 4], |a| {
+        [
+            a.input_dims,
+            a.input_type,
+            a.input_strides,
+            a.concrete_inputs,
+        ]
+    });
+    (trace.event(uid).name, ids)
+}
+
 /// Runs the pipeline of spec 03 §2 for one event, reading the enclosing
-/// annotation of the ops named in `annotated`.
+/// annotation of the ops named in `annotated`; the model evaluation goes
+/// through `memo`.
+#[allow(clippy::too_many_arguments)]
 pub fn compute(
     trace: &Trace,
     tree: &Tree,
@@ -238,12 +306,34 @@ pub fn compute(
     bwd: bool,
     arch: Option<&GpuArch>,
     annotated: &[&str],
+    memo: &EvalMemo,
 ) -> ModelResult<Metrics> {
     let kernels = kernel_set(trace, tree, uid, bwd);
     let t = events_busy_time(trace, &kernels);
-    let names = kernels.iter().map(|&k| trace.name(k)).collect();
-    let input = op_input_with(trace, uid, names, annotated);
-    let eval = perf_model::evaluate(class, &input, bwd)?;
+    let name = trace.name(uid);
+    let annotation = if annotated.iter().any(|p| name.starts_with(p)) {
+        enclosing_annotation_event(trace, uid)
+    } else {
+        None
+    };
+    let forward = fused_forward(trace, uid);
+    let key = EvalKey {
+        class: std::ptr::from_ref(class) as usize,
+        bwd,
+        op: arg_handles(trace, uid),
+        kernels: kernels.iter().map(|&k| trace.event(k).name).collect(),
+        annotation: annotation.map(|a| trace.event(a).name),
+        forward: forward.map(|f| arg_handles(trace, f)),
+    };
+    let eval = memo.get_or_eval(key, || {
+        let names = kernels.iter().map(|&k| trace.name(k)).collect();
+        let input = OpInput {
+            annotation: annotation.map(|a| trace.name(a)),
+            forward: forward.map(|f| Box::new(op_input_with(trace, f, Vec::new(), annotated))),
+            ..args_input(trace, name, uid, names)
+        };
+        perf_model::evaluate(class, &input, bwd)
+    })?;
     Ok(metrics_from(eval, kernels, t, arch))
 }
 
@@ -263,11 +353,12 @@ pub fn compute_pseudo(
 
 /// Derived rates and roofline numbers from a model evaluation and a time.
 pub fn metrics_from(
-    eval: Evaluation,
+    eval: impl Into<Arc<Evaluation>>,
     kernels: Vec<EventId>,
     t: f64,
     arch: Option<&GpuArch>,
 ) -> Metrics {
+    let eval = eval.into();
     let gflops = eval.flops / 1e9;
     let tflops_s = if t > 0.0 {
         (gflops / 1e3) / (t / 1e6)
@@ -330,4 +421,42 @@ pub fn is_host_op(cat: Cat) -> bool {
         cat,
         Cat::CpuOp | Cat::CudaRuntime | Cat::CudaDriver | Cat::PythonFunction
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::trace_of_json;
+    use crate::trace::tree::{TreeOptions, build};
+
+    fn mm(ts: u32, m: u32) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                "ts": {ts}, "dur": 5, "args": {{"Input Dims": [[{m}, 64], [64, 32]],
+                "Input type": ["float", "float"], "Input Strides": [[64, 1], [32, 1]],
+                "Concrete Inputs": ["", ""]}}}}"#
+        )
+    }
+
+    #[test]
+    fn equal_inputs_share_one_evaluation() {
+        let trace = trace_of_json(&[mm(0, 128), mm(10, 128), mm(20, 256)].join(","));
+        let tree = build(&trace, TreeOptions::default());
+        let class = perf_model::lookup("aten::mm").expect("aten::mm has a model");
+        let memo = EvalMemo::default();
+        let eval = |i: usize, memo: &EvalMemo| {
+            let uid = trace.ids().nth(i).unwrap();
+            compute(&trace, &tree, uid, class, false, None, &[], memo)
+                .expect("aten::mm evaluates")
+                .eval
+        };
+        let (a, b, c) = (eval(0, &memo), eval(1, &memo), eval(2, &memo));
+        assert!(Arc::ptr_eq(&a, &b), "same shapes: one shared evaluation");
+        assert!(!Arc::ptr_eq(&a, &c), "other shapes: their own evaluation");
+        assert_eq!(c.flops, 2.0 * 256.0 * 64.0 * 32.0);
+        // The memoised result is what a fresh evaluation gives.
+        let fresh = eval(1, &EvalMemo::default());
+        assert_eq!((fresh.flops, fresh.bytes), (b.flops, b.bytes));
+        assert_eq!(a.flops, 2.0 * 128.0 * 64.0 * 32.0);
+    }
 }

@@ -364,7 +364,8 @@ fn op_row(cx: &Context, c: Collected, gpu: Vec<EventId>) -> Option<Row> {
 /// ancestor), the parent-grouped ones first.
 fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -> Vec<Row> {
     let (trace, tree) = (cx.trace, cx.tree);
-    let mut by_parent: IndexMap<EventId, Vec<EventId>> = IndexMap::new();
+    let mut by_parent: IndexMap<EventId, Vec<EventId>, rustc_hash::FxBuildHasher> =
+        IndexMap::default();
     let mut with_op: Vec<(EventId, EventId)> = Vec::new();
     for (k, e) in trace.events() {
         if !e.cat.is_gpu() || covered.contains(&k) || comm.is_comm(trace, k) {

@@ -17,6 +17,7 @@ use std::hash::Hash;
 
 use indexmap::IndexMap;
 use indexmap::map::Entry;
+use rustc_hash::FxBuildHasher;
 
 use super::{Key, Value, cmp_rows};
 
@@ -26,7 +27,7 @@ pub type Group<K> = (K, Vec<usize>);
 /// Groups rows by key in order of first appearance; `keys` yields one key
 /// per row, row 0 first. Each group keeps the first row's key.
 pub fn group_first_seen<K: Hash + Eq>(keys: impl IntoIterator<Item = K>) -> Vec<Group<K>> {
-    let mut groups: IndexMap<K, Vec<usize>> = IndexMap::new();
+    let mut groups: IndexMap<K, Vec<usize>, FxBuildHasher> = IndexMap::default();
     for (i, k) in keys.into_iter().enumerate() {
         groups.entry(k).or_default().push(i);
     }
@@ -73,7 +74,7 @@ pub fn group_sorted_by<K>(
 /// sheets group. Each group shows, per key column, its first present cell
 /// (pandas `first`), or `Null` when it has none.
 pub fn group_first_seen_text(keys: impl IntoIterator<Item = Vec<Value>>) -> Vec<Group<Vec<Value>>> {
-    let mut groups: IndexMap<Vec<String>, Group<Vec<Value>>> = IndexMap::new();
+    let mut groups: IndexMap<Vec<String>, Group<Vec<Value>>, FxBuildHasher> = IndexMap::default();
     for (i, cells) in keys.into_iter().enumerate() {
         let text: Vec<String> = cells.iter().map(Value::py_str).collect();
         match groups.entry(text) {

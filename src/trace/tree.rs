@@ -7,6 +7,9 @@
 //! edited after it is built (the capture merge moves replayed kernels under
 //! copied capture launches).
 
+use std::time::Instant;
+
+use crate::timings;
 use rustc_hash::FxHashMap;
 
 use super::{Cat, EventId, Ident, IdentId, Phase, Trace};
@@ -323,10 +326,16 @@ pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
         gpu_unlinked: 0,
         python_included: opts.include_python,
     };
+    let start = Instant::now();
     tree.link_key = choose_link_key(trace);
     nest_host_events(trace, &mut tree, opts.include_python);
+    timings::stage("host nesting", start);
+    let start = Instant::now();
     link_gpu_work(trace, &mut tree);
+    timings::stage("GPU links", start);
+    let start = Instant::now();
     link_forward_backward(trace, &mut tree);
+    timings::stage("forward/backward links", start);
     tree
 }
 
@@ -476,7 +485,9 @@ impl Links {
 
 /// Links runtime launches to GPU work (spec 01 §2.5).
 fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
+    let start = Instant::now();
     let mut links = Links::collect(trace, tree);
+    timings::stage("  link tables", start);
     let has_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
     if links.any_graph_launch || !has_flows {
         links.gpu_by_link.sort_unstable();
