@@ -13,7 +13,7 @@
 //! each group's first present key cells.
 
 use std::cmp::Ordering;
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 
 use indexmap::IndexMap;
 use indexmap::map::Entry;
@@ -74,25 +74,74 @@ pub fn group_sorted_by<K>(
 /// sheets group. Each group shows, per key column, its first present cell
 /// (pandas `first`), or `Null` when it has none.
 pub fn group_first_seen_text(keys: impl IntoIterator<Item = Vec<Value>>) -> Vec<Group<Vec<Value>>> {
-    let mut groups: IndexMap<Vec<String>, Group<Vec<Value>>, FxBuildHasher> = IndexMap::default();
-    for (i, cells) in keys.into_iter().enumerate() {
+    // Rows repeat their keys a lot (an op per layer and step): group
+    // identical key rows first, then render each distinct row's text once.
+    // Identical cells have the same text, so each text group is a union of
+    // identical groups; their cells are constant, so visiting them in
+    // first-seen order finds the same first present cells as visiting rows.
+    let identical = group_first_seen(keys.into_iter().map(Identical));
+    let mut groups: IndexMap<Vec<String>, (Vec<Value>, Vec<Vec<usize>>), FxBuildHasher> =
+        IndexMap::default();
+    for (Identical(cells), rows) in identical {
         let text: Vec<String> = cells.iter().map(Value::py_str).collect();
         match groups.entry(text) {
             Entry::Occupied(mut e) => {
-                let (shown, rows) = e.get_mut();
+                let (shown, parts) = e.get_mut();
                 for (slot, cell) in shown.iter_mut().zip(cells) {
                     if slot.is_missing() && !cell.is_missing() {
                         *slot = cell;
                     }
                 }
-                rows.push(i);
+                parts.push(rows);
             }
             Entry::Vacant(e) => {
-                e.insert((cells, vec![i]));
+                e.insert((cells, vec![rows]));
             }
         }
     }
-    groups.into_values().collect()
+    groups
+        .into_values()
+        .map(|(cells, mut parts)| {
+            let rows = if parts.len() == 1 {
+                parts.pop().unwrap_or_default()
+            } else {
+                let mut all: Vec<usize> = parts.concat();
+                all.sort_unstable();
+                all
+            };
+            (cells, rows)
+        })
+        .collect()
+}
+
+/// A key row compared by identical cells ([`Value`]'s `==`), hashed to
+/// agree: finer than text equality, so it can pre-group rows for it.
+struct Identical(Vec<Value>);
+
+impl PartialEq for Identical {
+    fn eq(&self, other: &Identical) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Identical {}
+
+impl Hash for Identical {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.len().hash(state);
+        for v in &self.0 {
+            match v {
+                Value::Null => 0u8.hash(state),
+                Value::Int(i) => (1u8, i).hash(state),
+                // Every NaN is identical to every NaN: one hash for all.
+                Value::Float(x) if x.is_nan() => 2u8.hash(state),
+                Value::Float(x) => (3u8, x.to_bits()).hash(state),
+                Value::Bool(b) => (4u8, b).hash(state),
+                Value::Text(t) => (5u8, t).hash(state),
+                Value::Py(t) => (6u8, t).hash(state),
+            }
+        }
+    }
 }
 
 /// Groups rows by a key of values in order of first appearance, with
@@ -214,6 +263,22 @@ mod tests {
             ]
         );
         assert!(group_first_seen_text(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn first_seen_text_floats_by_text() {
+        let nan = Value::Float(f64::NAN);
+        let other_nan = Value::Float(f64::from_bits(f64::NAN.to_bits() | 1));
+        let g = group_first_seen_text(vec![
+            vec![Value::Float(0.0)],
+            vec![nan],
+            vec![Value::Float(-0.0)],
+            vec![other_nan],
+            vec![Value::Float(0.0)],
+        ]);
+        let members: Vec<Vec<usize>> = g.into_iter().map(|(_, r)| r).collect();
+        // 0.0 and -0.0 print differently; every NaN prints `nan`.
+        assert_eq!(members, [vec![0, 4], vec![1, 3], vec![2]]);
     }
 
     #[test]
