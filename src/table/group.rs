@@ -80,8 +80,9 @@ pub fn group_first_seen_text(keys: impl IntoIterator<Item = Vec<Value>>) -> Vec<
     // identical groups; their cells are constant, so visiting them in
     // first-seen order finds the same first present cells as visiting rows.
     let identical = group_first_seen(keys.into_iter().map(Identical));
-    let mut groups: IndexMap<Vec<String>, (Vec<Value>, Vec<Vec<usize>>), FxBuildHasher> =
-        IndexMap::default();
+    // Text key -> (shown cells, the row lists of its identical groups).
+    type Parts = (Vec<Value>, Vec<Vec<usize>>);
+    let mut groups: IndexMap<Vec<String>, Parts, FxBuildHasher> = IndexMap::default();
     for (Identical(cells), rows) in identical {
         let text: Vec<String> = cells.iter().map(Value::py_str).collect();
         match groups.entry(text) {
