@@ -261,6 +261,45 @@ pub enum Error {
     },
 }
 
+/// The world size of a multi-rank job and where it came from, as the
+/// error messages of [`RankError`] name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum World {
+    /// `--world-size N`.
+    Given(i64),
+    /// `distributedInfo.world_size` of the trace at `path`.
+    Traced {
+        /// The world size.
+        size: i64,
+        /// The first trace that carries it.
+        path: PathBuf,
+    },
+    /// The number of rank traces found (no trace carries a world size).
+    Counted(i64),
+}
+
+impl World {
+    /// The number of ranks.
+    pub fn size(&self) -> i64 {
+        match self {
+            World::Given(n) | World::Counted(n) => *n,
+            World::Traced { size, .. } => *size,
+        }
+    }
+}
+
+impl std::fmt::Display for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            World::Given(n) => write!(f, "--world-size is {n}"),
+            World::Traced { size, path } => {
+                write!(f, "{} says world_size {size}", path.display())
+            }
+            World::Counted(n) => write!(f, "{n} rank traces were found"),
+        }
+    }
+}
+
 /// Why the traces of a multi-rank job could not be found or assigned to
 /// ranks. The option names are those of `tracelens collectives`.
 #[derive(Debug, thiserror::Error)]
@@ -311,27 +350,27 @@ pub enum RankError {
         example: String,
     },
     /// A trace of another job.
-    #[error("{}: the trace says world_size {trace} (distributedInfo) but --world-size is {given}: a trace from another job?", .path.display())]
+    #[error("{}: the trace says world_size {trace} (distributedInfo) but {given}: a trace from another job?", .path.display())]
     WorldSize {
         /// The trace file.
         path: PathBuf,
         /// The trace's world size.
         trace: i64,
-        /// The world size asked for.
-        given: i64,
+        /// The world size of the run.
+        given: World,
     },
     /// A trace whose rank neither its content nor its name tells.
     #[error("{}: cannot tell its rank: no distributedInfo.rank in the trace and no rank in the name (like rank3, rank_3, worker3); use --rank-regex", .0.display())]
     UnknownRank(PathBuf),
     /// A rank outside `0..world_size`.
-    #[error("{}: rank {rank} is outside --world-size {world} (ranks 0..{})", .path.display(), .world - 1)]
+    #[error("{}: rank {rank} is outside ranks 0..{} ({world})", .path.display(), .world.size() - 1)]
     OutOfRange {
         /// The trace file.
         path: PathBuf,
         /// Its rank.
         rank: i64,
         /// The world size.
-        world: i64,
+        world: World,
     },
     /// Two traces claim one rank.
     #[error("rank {rank} has two traces: {} and {} (move one away or use --rank-regex)", .first.display(), .second.display())]
@@ -343,8 +382,11 @@ pub enum RankError {
         /// The second.
         second: PathBuf,
     },
+    /// No world size given, none in the traces and no trace found.
+    #[error("{}: cannot tell the world size: no file is a rank trace; use --world-size N", .0.display())]
+    NoWorldSize(PathBuf),
     /// Ranks without a trace.
-    #[error("no trace for rank{} {}{} of --world-size {world} in {}",
+    #[error("no trace for rank{} {}{} in {} ({world})",
         if *.count > 1 { "s" } else { "" }, .first.join(", "),
         if *.count > 8 { format!(" and {} more", .count - 8) } else { String::new() },
         .dir.display())]
@@ -354,7 +396,7 @@ pub enum RankError {
         /// How many are missing.
         count: i64,
         /// The world size.
-        world: i64,
+        world: World,
         /// The directory.
         dir: PathBuf,
     },
@@ -381,7 +423,7 @@ pub enum CompareInputError {
         inputs: usize,
     },
     /// Two inputs with one tag.
-    #[error("tags must be unique (\"{0}\" repeats): use --names to disambiguate")]
+    #[error("--names must be unique (\"{0}\" repeats)")]
     TagRepeats(String),
     /// More than one input on stdin.
     #[error("only one input can be read from stdin (-)")]

@@ -153,10 +153,15 @@ fn compare_inputs_are_tagged_and_read_back() {
     let read = tracelens::load_compare_inputs(&traces, &[]).unwrap();
     let tags: Vec<&str> = read.inputs.iter().map(|i| i.tag.as_str()).collect();
     assert_eq!(tags, ["example", "no_flows"]);
+    // One file twice: the default tags are made distinct; repeated
+    // --names are refused.
     let same = [testdata("example.json"), testdata("example.json")];
+    let read = tracelens::load_compare_inputs(&same, &[]).unwrap();
+    let tags: Vec<&str> = read.inputs.iter().map(|i| i.tag.as_str()).collect();
+    assert_eq!(tags, ["example", "example_2"]);
     assert!(matches!(
-        tracelens::load_compare_inputs(&same, &[]),
-        Err(Error::Compare(CompareInputError::TagRepeats(t))) if t == "example"
+        tracelens::load_compare_inputs(&same, &["a".into(), "a".into()]),
+        Err(Error::Compare(CompareInputError::TagRepeats(t))) if t == "a"
     ));
     assert!(matches!(
         tracelens::load_compare_inputs(&traces, &["a".into()]),
@@ -189,7 +194,7 @@ fn read_report_gives_back_the_written_sheets() {
 fn rank_discovery_errors_are_typed() {
     let opts = CollectivesOptions {
         trace_dir: testdata("example.json"),
-        world_size: 2,
+        world_size: Some(2),
         ..CollectivesOptions::default()
     };
     assert!(matches!(

@@ -1137,7 +1137,14 @@ fn default_workbook_markdown_and_node_override() {
         ])
         .arg(job.path()));
     r.assert_ok();
+    // --md alone writes no workbook; without an output option the default
+    // one is written in the trace folder.
     let book = job.path().join("nccl_analysis_report.xlsx");
+    assert!(!book.exists());
+    run(tracelens()
+        .args(["collectives", "--world-size", "2", "-q", "--trace-dir"])
+        .arg(job.path()))
+    .assert_ok();
     assert_eq!(
         xlsx_sheet_names(&book),
         [
@@ -1462,4 +1469,153 @@ fn dlrm_with_the_first_kernel_dropped_judges_the_rest() {
         .min_by(|&a, &b| total(a).total_cmp(&total(b)))
         .unwrap();
     assert_eq!(cut.cell(0, "rank"), least.to_string());
+}
+
+// ---------------------------------------------------------------------------
+// The world size from the traces; the reference's flags
+// ---------------------------------------------------------------------------
+
+/// `tracelens collectives --trace-dir DIR --csv <tmp>/csv -q EXTRA...`,
+/// without --world-size.
+fn collectives_no_world(dir: &Path, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Run) {
+    let out = tempfile::tempdir().unwrap();
+    let csv = out.path().join("csv");
+    let r = run(tracelens()
+        .arg("collectives")
+        .arg("--trace-dir")
+        .arg(dir)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("-q")
+        .args(extra));
+    (out, csv, r)
+}
+
+#[test]
+fn world_size_from_distributed_info_else_from_the_rank_files() {
+    // distributedInfo says 2: both ranks are read.
+    let job = tempfile::tempdir().unwrap();
+    write_job(
+        job.path(),
+        &[
+            rank_file("rank0.json", Some((0, 2)), 0.0),
+            rank_file("rank1.json", Some((1, 2)), 1.0),
+        ],
+    );
+    let (_t, csv, r) = collectives_no_world(job.path(), &[]);
+    r.assert_ok();
+    assert_eq!(starts_by_rank(&csv).len(), 2);
+    // It says 3 but only two traces: the missing rank is named, with where
+    // the size came from.
+    let job = tempfile::tempdir().unwrap();
+    write_job(
+        job.path(),
+        &[
+            rank_file("rank0.json", Some((0, 3)), 0.0),
+            rank_file("rank1.json", Some((1, 3)), 1.0),
+        ],
+    );
+    let (t, _csv, r) = collectives_no_world(job.path(), &[]);
+    let line = r.assert_one_error_line("rank 2 ");
+    assert!(line.contains("says world_size 3"), "{line}");
+    assert!(!t.path().join("csv").exists());
+    // No distributedInfo: the rank files are counted.
+    let job = tempfile::tempdir().unwrap();
+    write_job(
+        job.path(),
+        &[
+            rank_file("rank0.json", None, 0.0),
+            rank_file("rank1.json", None, 1.0),
+            rank_file("rank2.json.gz", None, 2.0),
+        ],
+    );
+    let (_t, csv, r) = collectives_no_world(job.path(), &[]);
+    r.assert_ok();
+    assert_eq!(starts_by_rank(&csv).len(), 3);
+    // Counted, with a gap: rank 3 is outside the 3 files found.
+    std::fs::remove_file(job.path().join("rank2.json.gz")).unwrap();
+    write_job(job.path(), &[rank_file("rank3.json", None, 3.0)]);
+    let (_t, _csv, r) = collectives_no_world(job.path(), &[]);
+    let line = r.assert_one_error_line("rank3.json");
+    assert!(line.contains("3 rank traces were found"), "{line}");
+    // Neither a world size nor a trace: one line saying what to do.
+    let job = tempfile::tempdir().unwrap();
+    std::fs::write(job.path().join("config.json"), r#"{"lr": 0.1}"#).unwrap();
+    let (_t, _csv, r) = collectives_no_world(job.path(), &[]);
+    let line = r.assert_one_error_line("--world-size");
+    assert!(line.contains("cannot tell the world size"), "{line}");
+}
+
+#[test]
+fn reference_flags_are_accepted_with_the_same_meaning() {
+    let job = tempfile::tempdir().unwrap();
+    write_job(
+        job.path(),
+        &[
+            rank_file("rank0.json", Some((0, 2)), 0.0),
+            rank_file("rank1.json", Some((1, 2)), 1.0),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let csv = out.path().join("csv");
+    let r = run(tracelens()
+        .arg("collectives")
+        .arg("--trace_dir")
+        .arg(job.path())
+        .args([
+            "--world_size",
+            "2",
+            "--gpus_per_node",
+            "1",
+            "--agg_metrics",
+            "max",
+            "sum",
+        ])
+        .args([
+            "--detailed_analysis",
+            "--use_multiprocessing",
+            "--max_workers",
+            "4",
+        ])
+        .arg("--output_csvs_dir")
+        .arg(&csv)
+        .arg("-q"));
+    r.assert_ok();
+    let ss = Table::load(&csv, "nccl_summary_implicit_sync");
+    let aggs: Vec<&String> = ss
+        .header
+        .iter()
+        .filter(|h| h.starts_with("comm_latency_"))
+        .collect();
+    assert_eq!(
+        aggs,
+        ["comm_latency_max", "comm_latency_sum"],
+        "{:?}",
+        ss.header
+    );
+    // The default is the reference's mean, median, min, max.
+    let (_t, csv, r) = collectives(job.path(), 2, &[]);
+    r.assert_ok();
+    let ss = Table::load(&csv, "nccl_summary_implicit_sync");
+    for agg in ["mean", "median", "min", "max"] {
+        let col = format!("comm_latency_{agg}");
+        assert!(ss.header.contains(&col), "{col}: {:?}", ss.header);
+    }
+    // Flags with no equivalent: one line saying what replaces them.
+    for (flag, value, says) in [
+        ("--trace_pattern", Some("/t/rank_*.json"), "--trace-dir"),
+        ("--trace_glob", Some("/t/**/*.json"), "--recursive"),
+        ("--all2allv_heatmap", None, "not supported"),
+    ] {
+        let r = run(tracelens()
+            .args(["collectives", "--world-size", "2", "--trace-dir"])
+            .arg(job.path())
+            .arg(flag)
+            .args(value));
+        assert_eq!(r.code, Some(2), "{flag}: {r:?}");
+        let lines = r.stderr_lines();
+        assert_eq!(lines.len(), 1, "{r:?}");
+        assert!(lines[0].contains(flag) && lines[0].contains(says), "{r:?}");
+    }
+    assert_eq!(common::entries(job.path()), ["rank0.json", "rank1.json"]);
 }

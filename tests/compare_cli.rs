@@ -790,7 +790,11 @@ fn usage_errors_exit_2() {
     let ok = testdata("example.json");
     let o = ok.as_os_str();
     let s = |x: &'static str| std::ffi::OsStr::new(x);
-    refused(&[o, o], "--names");
+    // (One file twice without --names is fine: one_file_twice_gets_two_tags.)
+    refused(
+        &[o, o, s("--names"), s("a"), s("a")],
+        "--names must be unique",
+    );
     refused(&[o, o, s("--names"), s("a")], "--names");
     refused(
         &[
@@ -912,4 +916,32 @@ fn jax_profiles_compare() {
     )
     .unwrap();
     assert_eq!(t.nrows(), 8);
+}
+
+#[test]
+fn one_file_twice_gets_two_tags() {
+    // No --names: the second tag gets a suffix instead of a refusal.
+    let t = testdata("example.json");
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(tracelens()
+        .current_dir(dir.path())
+        .arg("compare")
+        .arg(&t)
+        .arg(&t)
+        .args(["--csv", "c", "--fail-above", "0"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let header = fs::read_to_string(dir.path().join("c/ops_summary.csv")).unwrap();
+    let header = header.lines().next().unwrap().to_string();
+    assert!(
+        header.contains("example") && header.contains("example_2"),
+        "{header}"
+    );
+    // Repeated --names are still refused, naming the flag.
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&t)
+        .arg(&t)
+        .args(["--names", "a", "a"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--names must be unique"), "{}", r.stderr);
 }

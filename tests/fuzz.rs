@@ -218,7 +218,7 @@ fn run_trace(path: &Path, seed_path: &Path) {
 fn run_ranks(dir: &Path) {
     let opts = tracelens::CollectivesOptions {
         trace_dir: dir.to_path_buf(),
-        world_size: 2,
+        world_size: Some(2),
         ..Default::default()
     };
     let _ = tracelens::collectives(&opts, None);

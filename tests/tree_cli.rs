@@ -136,9 +136,9 @@ fn modules_show_gpu_time_per_module() {
             .unwrap_or_else(|| panic!("no {m} in\n{out}"))
     };
     assert!(line("Model_0").starts_with("└── "), "{out}");
-    assert!(line("Model_0").ends_with("(39.50)"), "{out}");
-    assert!(line("Linear_0").ends_with("(12.00)"), "{out}");
-    assert!(line("ReLU_0").ends_with("(4.50)"), "{out}");
+    assert!(line("Model_0").ends_with("(39.50 µs)"), "{out}");
+    assert!(line("Linear_0").ends_with("(12.00 µs)"), "{out}");
+    assert!(line("ReLU_0").ends_with("(4.50 µs)"), "{out}");
     assert!(
         line("ReLU_0").starts_with("    └── "),
         "ReLU_0 is the last child"

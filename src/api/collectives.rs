@@ -11,8 +11,9 @@ use regex::Regex;
 use crate::analysis::collectives::{
     CollectiveOptions, CollectiveReport, analyze, collective_kernel_count,
 };
-use crate::error::{Error, LoadError, RankError};
+use crate::error::{Error, LoadError, RankError, World};
 use crate::load;
+use crate::table::agg::Agg;
 use crate::trace::{Needs, Trace};
 
 /// The multi-rank analysis reads only collective kernels.
@@ -27,8 +28,10 @@ const NAME_RANK: &str = r"(?i)(?:rank|worker)[\[\-_/]?(\d+)";
 pub struct CollectivesOptions {
     /// Directory holding one trace per rank (.json or .json.gz, any names).
     pub trace_dir: PathBuf,
-    /// Number of ranks of the job; every rank 0..N-1 needs a trace.
-    pub world_size: usize,
+    /// Number of ranks of the job; every rank 0..N-1 needs a trace. None:
+    /// the traces' `distributedInfo.world_size`, else the number of rank
+    /// traces found.
+    pub world_size: Option<usize>,
     /// Also look for traces in the subdirectories.
     pub recursive: bool,
     /// Take each file's rank from its name with this regular expression
@@ -36,6 +39,9 @@ pub struct CollectivesOptions {
     pub rank_regex: Option<String>,
     /// GPUs per node [default: from rank 0's deviceProperties].
     pub gpus_per_node: Option<usize>,
+    /// The aggregations of the summary sheets [default: mean, median,
+    /// min, max].
+    pub agg_metrics: Option<Vec<Agg>>,
 }
 
 /// The multi-rank collective report and what was odd on the way.
@@ -56,10 +62,11 @@ pub fn collectives(
     progress: Option<LoadProgress>,
 ) -> Result<CollectivesRun, Error> {
     let (ranks, mut warnings) = discover_ranks(opts, progress)?;
+    let defaults = CollectiveOptions::default();
     let copts = CollectiveOptions {
-        world_size: opts.world_size,
+        world_size: ranks.len(),
         gpus_per_node: opts.gpus_per_node,
-        ..CollectiveOptions::default()
+        agg_metrics: opts.agg_metrics.clone().unwrap_or(defaults.agg_metrics),
     };
     let report = analyze(&ranks, &copts).map_err(Error::Collectives)?;
     warnings.extend(report.warnings.iter().cloned());
@@ -96,11 +103,39 @@ pub fn discover_ranks(
     let files = select_files(&found, user_rx.as_ref(), dir, &mut warnings)?;
     let list: Vec<&Candidate> = files.iter().map(|f| f.0).collect();
     let loaded = load_all(&list, progress);
-    let by_rank = assign_ranks(&files, loaded, opts.world_size as i64, &mut warnings)?;
-    check_complete(&by_rank, opts.world_size as i64, dir)?;
+    let world = world_size(opts.world_size, &files, &loaded, dir)?;
+    let by_rank = assign_ranks(&files, loaded, &world, &mut warnings)?;
+    check_complete(&by_rank, &world, dir)?;
     let ranks: Vec<Trace> = by_rank.into_values().map(|(_, t)| t).collect();
     warn_empty_ranks(&ranks, &mut warnings);
     Ok((ranks, warnings))
+}
+
+/// The world size: `given`, else the first loaded trace's
+/// `distributedInfo.world_size`, else the number of traces loaded.
+fn world_size(
+    given: Option<usize>,
+    files: &[(&Candidate, Option<i64>)],
+    loaded: &[Result<Trace, LoadError>],
+    dir: &Path,
+) -> Result<World, RankError> {
+    if let Some(n) = given {
+        return Ok(World::Given(n as i64));
+    }
+    let traced = files.iter().zip(loaded).find_map(|((c, _), t)| {
+        let size = t.as_ref().ok()?.info().world_size?;
+        Some(World::Traced {
+            size,
+            path: c.path.clone(),
+        })
+    });
+    if let Some(w) = traced {
+        return Ok(w);
+    }
+    match loaded.iter().filter(|t| t.is_ok()).count() {
+        0 => Err(RankError::NoWorldSize(dir.to_path_buf())),
+        n => Ok(World::Counted(n as i64)),
+    }
 }
 
 /// Compiles `--rank-regex`, which needs a group for the rank.
@@ -229,7 +264,7 @@ type ByRank = BTreeMap<i64, (usize, Trace)>;
 fn assign_ranks(
     files: &[(&Candidate, Option<i64>)],
     loaded: Vec<Result<Trace, LoadError>>,
-    world: i64,
+    world: &World,
     warnings: &mut Vec<String>,
 ) -> Result<ByRank, Error> {
     let name_rx = Regex::new(NAME_RANK).expect("NAME_RANK is a valid pattern");
@@ -278,18 +313,18 @@ fn rank_of(
     c: &Candidate,
     named: Option<i64>,
     trace: &Trace,
-    world: i64,
+    world: &World,
     name_rx: &Regex,
     warnings: &mut Vec<String>,
 ) -> Result<i64, RankError> {
     let path = c.path.display();
     if let Some(ws) = trace.info().world_size
-        && ws != world
+        && ws != world.size()
     {
         return Err(RankError::WorldSize {
             path: c.path.clone(),
             trace: ws,
-            given: world,
+            given: world.clone(),
         });
     }
     let rank = match (named, trace.info().rank) {
@@ -317,20 +352,21 @@ fn rank_of(
             rank_from_name(name_rx, c).ok_or_else(|| RankError::UnknownRank(c.path.clone()))?
         }
     };
-    if rank < 0 || rank >= world {
+    if rank < 0 || rank >= world.size() {
         let path = c.path.clone();
+        let world = world.clone();
         return Err(RankError::OutOfRange { path, rank, world });
     }
     Ok(rank)
 }
 
 /// Every rank `0..world` needs a trace.
-fn check_complete(by_rank: &ByRank, world: i64, dir: &Path) -> Result<(), RankError> {
-    let count = world - by_rank.len() as i64;
+fn check_complete(by_rank: &ByRank, world: &World, dir: &Path) -> Result<(), RankError> {
+    let count = world.size() - by_rank.len() as i64;
     if count <= 0 {
         return Ok(());
     }
-    let first: Vec<String> = (0..world)
+    let first: Vec<String> = (0..world.size())
         .filter(|r| !by_rank.contains_key(r))
         .take(8)
         .map(|r| r.to_string())
@@ -338,7 +374,7 @@ fn check_complete(by_rank: &ByRank, world: i64, dir: &Path) -> Result<(), RankEr
     Err(RankError::Missing {
         first,
         count,
-        world,
+        world: world.clone(),
         dir: dir.to_path_buf(),
     })
 }

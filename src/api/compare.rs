@@ -173,23 +173,36 @@ fn tree_diffs(
         .collect()
 }
 
-/// `names`, or the default tags; they must be unique.
+/// `names`, which must be unique, or the default tags, made unique by a
+/// suffix (`run`, `run_2`: e.g. one file compared with itself).
 fn tags(paths: &[PathBuf], kinds: &[InputKind], names: &[String]) -> Result<Vec<String>, Error> {
-    let tags: Vec<String> = if names.is_empty() {
-        paths
-            .iter()
-            .zip(kinds)
-            .map(|(p, &k)| default_tag(p, k))
-            .collect()
-    } else {
-        names.to_vec()
-    };
+    if names.is_empty() {
+        let defaults = paths.iter().zip(kinds).map(|(p, &k)| default_tag(p, k));
+        return Ok(distinct(defaults));
+    }
+    let tags = names.to_vec();
     for (n, t) in tags.iter().enumerate() {
         if tags[..n].contains(t) {
             return Err(CompareInputError::TagRepeats(t.clone()).into());
         }
     }
     Ok(tags)
+}
+
+/// `tags` with each repeat suffixed `_2`, `_3`, … (the first suffix no
+/// other tag has).
+fn distinct(tags: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tags {
+        let mut tag = t.clone();
+        let mut n = 1;
+        while out.contains(&tag) {
+            n += 1;
+            tag = format!("{t}_{n}");
+        }
+        out.push(tag);
+    }
+    out
 }
 
 /// One input read: its sheets, notes about it and, when asked to keep
@@ -272,6 +285,13 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_default_tags_get_suffixes() {
+        let tags = |v: &[&str]| distinct(v.iter().map(|s| s.to_string()));
+        assert_eq!(tags(&["a", "a", "a_2", "b"]), ["a", "a_2", "a_2_2", "b"]);
+        assert_eq!(tags(&["a", "a_2", "a"]), ["a", "a_2", "a_3"]);
+    }
 
     #[test]
     fn default_tags() {

@@ -3,17 +3,17 @@
 //! ([`tracelens::collectives`]); this writes the reference's sheets (Excel,
 //! CSV) and a Markdown summary.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use anyhow::Result;
 use clap::Args;
+use clap::builder::PossibleValuesParser;
 
 use tracelens::api::LoadProgress;
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::collectives as view;
+use tracelens::table::agg::Agg;
 use tracelens::{CollectivesOptions, CollectivesRun};
 
 /// Options of `tracelens collectives`.
@@ -22,9 +22,11 @@ pub struct CollectivesArgs {
     /// Directory holding one trace per rank (.json or .json.gz, any names).
     #[arg(long, value_name = "DIR")]
     pub trace_dir: PathBuf,
-    /// Number of ranks of the job; every rank 0..N-1 needs a trace.
+    /// Number of ranks of the job; every rank 0..N-1 needs a trace
+    /// [default: the traces' distributedInfo.world_size, else the number of
+    /// rank traces found].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub world_size: u32,
+    pub world_size: Option<u32>,
     /// Also look for traces in the subdirectories of DIR.
     #[arg(long)]
     pub recursive: bool,
@@ -37,12 +39,22 @@ pub struct CollectivesArgs {
     /// number of deviceProperties entries in rank 0's trace].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub gpus_per_node: Option<u32>,
+    /// The aggregations of nccl_summary_implicit_sync and
+    /// nccl_summary_all2allv.
+    #[arg(long, num_args = 1.., value_name = "AGG", default_values = ["mean", "median", "min", "max"],
+          value_parser = PossibleValuesParser::new(Agg::ALL.map(Agg::name)))]
+    pub agg_metrics: Vec<String>,
     /// Excel workbook to write [default: DIR/nccl_analysis_report.xlsx,
-    /// unless --csv is given].
-    #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
+    /// when no other output (--csv, --md) is asked for].
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.xlsx",
+        alias = "output_xlsx_path"
+    )]
     pub output: Option<PathBuf>,
     /// Write one <sheet>.csv per sheet into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     pub csv: Option<PathBuf>,
     /// Write a Markdown summary to FILE (- for stdout).
     #[arg(long, value_name = "FILE")]
@@ -61,34 +73,35 @@ fn warn(msg: &str) {
 fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
     let opts = CollectivesOptions {
         trace_dir: a.trace_dir.clone(),
-        world_size: a.world_size as usize,
+        world_size: a.world_size.map(|w| w as usize),
         recursive: a.recursive,
         rank_regex: a.rank_regex.clone(),
         gpus_per_node: a.gpus_per_node.map(|g| g as usize),
+        agg_metrics: Some(a.agg_metrics.iter().filter_map(|m| Agg::parse(m)).collect()),
     };
-    let show = !a.quiet && std::io::stderr().is_terminal();
-    let line = Mutex::new(());
+    let bar = super::progress::counter(super::progress::display_wanted(a.quiet), "loading traces");
     let progress = |n: usize, total: usize| {
-        if let Ok(_g) = line.lock() {
-            eprint!("\r\x1b[2Kloading traces: {n}/{total}");
-            let _ = std::io::stderr().flush();
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(n as u64);
         }
     };
     let progress: LoadProgress = &progress;
-    let run = tracelens::collectives(&opts, show.then_some(progress));
-    if show {
-        eprint!("\r\x1b[2K");
+    let run = tracelens::collectives(&opts, bar.is_some().then_some(progress));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     Ok(run?)
 }
 
 /// Runs the subcommand.
 pub fn run(a: CollectivesArgs) -> Result<()> {
-    let xlsx_path = match (&a.output, &a.csv) {
-        (Some(o), _) => Some(o.clone()),
-        (None, Some(_)) => None,
-        (None, None) => Some(a.trace_dir.join("nccl_analysis_report.xlsx")),
-    };
+    let xlsx_path = super::outputs::workbook_path(
+        a.output.as_deref(),
+        a.csv.is_some() || a.md.is_some(),
+        || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")),
+    )
+    .map_err(anyhow::Error::msg)?;
     use super::outputs::Kind::{Dir, File};
     let xlsx_flag = if a.output.is_some() {
         "-o"
@@ -104,6 +117,9 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         ],
     )
     .map_err(anyhow::Error::msg)?;
+    if let Some(o) = &a.output {
+        super::outputs::check_workbook_name(o, None).map_err(anyhow::Error::msg)?;
+    }
     let CollectivesRun { report, warnings } = analyze(&a)?;
     for w in &warnings {
         warn(w);

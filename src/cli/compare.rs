@@ -39,7 +39,7 @@ pub struct CompareArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
     pub output: Option<PathBuf>,
     /// Write one <sheet>.csv per comparison sheet into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     pub csv: Option<PathBuf>,
     /// Write the Markdown verdict (for a pull-request comment) to FILE; - for
     /// stdout. This is the default output when no other is asked for.
@@ -114,7 +114,11 @@ fn check_usage(a: &CompareArgs) -> Result<(), String> {
             ("--md", File, a.md.as_deref()),
             ("--json", File, a.json.as_deref()),
         ],
-    )
+    )?;
+    match &a.output {
+        Some(o) => super::outputs::check_workbook_name(o, Some("--json")),
+        None => Ok(()),
+    }
 }
 
 fn run_inner(a: CompareArgs) -> Result<i32, String> {

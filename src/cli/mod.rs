@@ -4,16 +4,19 @@
 
 mod collectives;
 mod compare;
+mod compat;
 mod diff;
 mod outputs;
+mod progress;
 
-use std::io::{IsTerminal, Write};
+use std::cell::RefCell;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context as _, Result, anyhow};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use progress::Progress;
 use tracelens::analysis::kernel_category::KernelCategories;
 use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::gpu_arch::GpuArch;
@@ -61,7 +64,7 @@ struct RooflineArgs {
     #[command(subcommand)]
     op: RooflineOp,
     /// GPU spec: a bundled name (MI300X, H100, …) or a JSON file.
-    #[arg(long, global = true, value_name = "NAME|FILE")]
+    #[arg(long, global = true, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
     gpu_arch: Option<String>,
     /// Measured kernel time, for achieved TFLOP/s, TB/s and % of roofline.
     #[arg(long, global = true, value_name = "US")]
@@ -142,16 +145,30 @@ enum RooflineOp {
 struct ReportArgs {
     /// Trace file: PyTorch/Kineto JSON, JAX .xplane.pb or rocprofv3 JSON,
     /// plain, .gz or .zip (all detected by content); - for stdin.
-    trace: PathBuf,
+    #[arg(required_unless_present = "profile_json_path")]
+    trace: Option<PathBuf>,
+    /// The reference's spelling of TRACE.
+    #[arg(
+        long = "profile_json_path",
+        hide = true,
+        value_name = "FILE",
+        conflicts_with = "trace"
+    )]
+    profile_json_path: Option<PathBuf>,
     /// The input format, instead of detecting it from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<InputFormat>,
     /// Excel workbook to write [default: <trace stem>_perf_report.xlsx beside
-    /// the trace, unless --csv is given].
-    #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
+    /// the trace, when no other output (--csv, --md, --plots) is asked for].
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.xlsx",
+        alias = "output_xlsx_path"
+    )]
     output: Option<PathBuf>,
-    /// Write one <sheet>.csv per sheet into DIR (alone, replaces the Excel output).
-    #[arg(long, value_name = "DIR")]
+    /// Write one <sheet>.csv per sheet into DIR.
+    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     csv: Option<PathBuf>,
     /// Write a Markdown summary to FILE (- for stdout).
     #[arg(long, value_name = "FILE")]
@@ -173,7 +190,7 @@ struct ReportArgs {
     include_unlinked_kernels: bool,
     /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
     /// or a JSON file in the reference's schema.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
     gpu_arch: Option<String>,
     /// With --gpu-arch: write one roofline SVG per roofline category sheet into DIR.
     #[arg(long, value_name = "DIR", requires = "gpu_arch")]
@@ -199,7 +216,7 @@ struct ReportArgs {
     inference: bool,
     /// Split ops whose kernels do distinct work (e.g. an unfused MoE's up and
     /// down GEMMs) into pseudo ops with their own roofline rows.
-    #[arg(long, help_heading = "Inference servers")]
+    #[arg(long, help_heading = "Inference servers", alias = "enable_pseudo_ops")]
     pseudo_ops: bool,
     /// Group ops_summary, ops_summary_by_category and ops_unique_args by the
     /// op's parent nn.Module.
@@ -213,11 +230,29 @@ struct ReportArgs {
     #[arg(long, help_heading = "Inference servers")]
     include_call_stack: bool,
     /// Leave out the coll_analysis sheet.
-    #[arg(long, help_heading = "Inference servers")]
+    #[arg(
+        long,
+        help_heading = "Inference servers",
+        alias = "disable_coll_analysis"
+    )]
     no_coll_analysis: bool,
-    /// Print nothing but errors.
+    /// Print the start time, CPU time and memory of each phase on stderr
+    /// (as TRACELENS_TIMINGS=1 does).
+    #[arg(long)]
+    timings: bool,
+    /// Print nothing but errors (no summary, no progress display).
     #[arg(short, long)]
     quiet: bool,
+}
+
+impl ReportArgs {
+    /// The trace: TRACE or --profile_json_path (clap requires one).
+    fn trace(&self) -> &Path {
+        self.trace
+            .as_deref()
+            .or(self.profile_json_path.as_deref())
+            .unwrap_or(Path::new("-"))
+    }
 }
 
 #[derive(Args)]
@@ -238,15 +273,29 @@ struct TreeArgs {
     all: bool,
 }
 
+/// Parses the command line, the reference's flags included
+/// ([`compat`]); `Err` is the exit code after the message is printed.
+fn parse() -> Result<Cli, i32> {
+    let print = |e: clap::Error| {
+        let code = if e.use_stderr() { 2 } else { 0 };
+        let _ = e.print();
+        code
+    };
+    let matches = compat::with_reference_flags(Cli::command())
+        .try_get_matches()
+        .map_err(print)?;
+    if let Err(msg) = compat::check(&matches) {
+        eprintln!("tracelens: error: {msg}");
+        return Err(2);
+    }
+    Cli::from_arg_matches(&matches).map_err(print)
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
-        }
+        Err(code) => return code,
     };
     outputs::clean_up_on_signals();
     let result = match cli.command {
@@ -270,81 +319,6 @@ pub fn run() -> i32 {
 /// prints them.
 pub(crate) fn chain(e: impl std::error::Error + Send + Sync + 'static) -> String {
     format!("{:#}", anyhow::Error::new(e))
-}
-
-/// Shows what is going on during long work, only on a terminal.
-struct Progress {
-    on: bool,
-    /// `TRACELENS_TIMINGS=1`: print phase start times (for benchmarks).
-    timings: bool,
-    start: Instant,
-}
-
-impl Progress {
-    fn new(quiet: bool, path: &Path) -> Progress {
-        let big = std::fs::metadata(path)
-            .map(|m| m.len() > 8 << 20)
-            .unwrap_or(false);
-        Progress {
-            on: !quiet && big && std::io::stderr().is_terminal(),
-            timings: std::env::var_os("TRACELENS_TIMINGS").is_some(),
-            start: Instant::now(),
-        }
-    }
-
-    fn step(&self, what: &str) {
-        if self.timings {
-            eprintln!(
-                "[{:8.3}s] {what}{}",
-                self.start.elapsed().as_secs_f64(),
-                memory_now()
-            );
-        }
-        if self.on {
-            eprint!(
-                "\r\x1b[2K[{:6.2}s] {what}…",
-                self.start.elapsed().as_secs_f64()
-            );
-            let _ = std::io::stderr().flush();
-        }
-    }
-
-    fn done(&self) {
-        if self.on {
-            eprint!("\r\x1b[2K");
-        }
-    }
-}
-
-/// Resident and peak memory of this process for timing lines (Linux:
-/// `/proc/self/status`; empty elsewhere).
-fn memory_now() -> String {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return String::new();
-    };
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or_else(|| "?".to_string(), |kb| format!("{}", kb >> 10))
-    };
-    // utime and stime: fields 14 and 15 of /proc/self/stat, in clock ticks
-    // (100 per second on Linux), counted after the command name's ')'.
-    let cpu = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|stat| {
-            let rest = stat.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-            Some(format!("cpu {:.2} s, ", ticks as f64 / 100.0))
-        })
-        .unwrap_or_default();
-    format!(
-        "  ({cpu}rss {} MiB, peak {} MiB)",
-        field("VmRSS:"),
-        field("VmHWM:")
-    )
 }
 
 /// The single file `writer` makes of `doc`, as text (empty when it makes
@@ -485,19 +459,20 @@ fn default_xlsx_path(trace: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}_perf_report.xlsx"))
 }
 
-/// Where the workbook goes: `-o`, none with only `--csv`, else beside the
-/// trace (which needs a trace file, not stdin).
+/// Where the workbook goes: `-o`; none when another output is asked for;
+/// else beside the trace (which needs a trace file, not stdin).
 fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
-    Ok(match (&a.output, &a.csv) {
-        (Some(o), _) => Some(o.clone()),
-        (None, Some(_)) => None,
-        (None, None) if a.trace.as_os_str() == "-" => {
-            return Err(anyhow!(
-                "reading the trace from stdin: say where to write with -o FILE.xlsx or --csv DIR"
-            ));
+    let others = a.csv.is_some() || a.md.is_some() || a.plots.is_some();
+    outputs::workbook_path(a.output.as_deref(), others, || {
+        if a.trace().as_os_str() == "-" {
+            return Err(
+                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR or --md FILE|-"
+                    .into(),
+            );
         }
-        (None, None) => Some(default_xlsx_path(&a.trace)),
+        Ok(default_xlsx_path(a.trace()))
     })
+    .map_err(|e| anyhow!(e))
 }
 
 /// The report pass options from the command line.
@@ -552,13 +527,12 @@ fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
         "the default workbook"
     };
     let inputs: Vec<&Path> = [
-        Some(&a.trace),
-        a.kernel_categories_file.as_ref(),
-        a.capture_dir.as_ref(),
+        Some(a.trace()),
+        a.kernel_categories_file.as_deref(),
+        a.capture_dir.as_deref(),
     ]
     .into_iter()
     .flatten()
-    .map(PathBuf::as_path)
     .collect();
     outputs::check_paths(
         &inputs,
@@ -575,13 +549,20 @@ fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
 fn report(a: ReportArgs) -> Result<()> {
     let xlsx_path = report_xlsx_path(&a)?;
     check_report_paths(&a, xlsx_path.as_deref())?;
+    if let Some(o) = &a.output {
+        outputs::check_workbook_name(o, None).map_err(|e| anyhow!(e))?;
+    }
     let arch = a
         .gpu_arch
         .as_deref()
         .map(tracelens::resolve_gpu_arch)
         .transpose()?;
-    let progress = Progress::new(a.quiet, &a.trace);
-    let step = |s: Step| progress.step(s.describe());
+    let progress = RefCell::new(Progress::new(
+        progress::display_wanted(a.quiet),
+        progress::timings_wanted(a.timings),
+        a.trace(),
+    ));
+    let step = |s: Step| progress.borrow_mut().step(s.describe(), s == Step::Loading);
     let opts = AnalyzeOptions {
         report: report_options(&a, arch)?,
         progress: Some(&step),
@@ -590,30 +571,42 @@ fn report(a: ReportArgs) -> Result<()> {
         // A workbook refuses an oversized sheet at load, not after the work.
         max_sheet_rows: xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit()),
     };
-    let report = tracelens::analyze(&a.trace, &opts)?;
-    progress.step("writing outputs");
+    let report = tracelens::analyze(a.trace(), &opts)?;
+    progress.borrow_mut().step("writing outputs", false);
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let arch = opts.report.arch.as_ref();
     let mut written = stage_report_sheets(&mut staging, &a, &report, arch, xlsx_path.as_deref())?;
+    let mut no_plots = false;
     if let (Some(dir), Some(arch)) = (&a.plots, arch) {
-        written.push(stage_plots(&mut staging, dir, &report, arch)?);
+        match stage_plots(&mut staging, dir, &report, arch)? {
+            Some(w) => written.push(w),
+            None => no_plots = true,
+        }
     }
-    let title = a
-        .trace
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "stdin".into());
+    let title = match a.trace() {
+        t if t.as_os_str() == "-" => "stdin".to_string(),
+        t => t
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| t.display().to_string()),
+    };
     let md_text = stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         summary::page(&report, &title)
     })?;
     outputs::commit(staging)?;
-    progress.step("done");
+    let mut progress = progress.into_inner();
+    progress.step("done", false);
     progress.done();
     // Trace-quality notes always go to stderr, even with --quiet.
     for n in report.quality.notes() {
-        eprintln!("tracelens: warning: {}: {n}", a.trace.display());
+        eprintln!("tracelens: warning: {}: {n}", a.trace().display());
+    }
+    if no_plots {
+        eprintln!(
+            "tracelens: warning: --plots: no op of this trace has a roofline model (GEMM, attention, …): no plots written"
+        );
     }
     let terminal = terminal_text(summary::terminal(&report))?;
     print_results(
@@ -650,28 +643,32 @@ fn stage_report_sheets(
 }
 
 /// Stages one roofline SVG per roofline sheet into `dir`; returns the
-/// "wrote" line.
+/// "wrote" line, or None (and leaves `dir` alone) when no sheet has a
+/// roofline, as in a GPU-only trace.
 fn stage_plots(
     staging: &mut Staging,
     dir: &Path,
     report: &Report,
     arch: &GpuArch,
-) -> Result<String> {
+) -> Result<Option<String>> {
+    let plots = Document {
+        charts: roofline::category_charts(&report.sheets, arch),
+        ..Document::default()
+    };
+    if plots.charts.is_empty() {
+        return Ok(None);
+    }
     staging
         .create_dir_all(dir)
         .with_context(|| format!("cannot write plots to {}", dir.display()))?;
     // Like the CSV sheets, the folder's plots are replaced as a unit.
     staging.replace_all(dir, "svg");
-    let plots = Document {
-        charts: roofline::category_charts(&report.sheets, arch),
-        ..Document::default()
-    };
     stage_with(staging, &Svg { dir: dir.into() }, &plots)?;
-    Ok(format!(
+    Ok(Some(format!(
         "{}/ ({} roofline plots)",
         dir.display(),
         plots.charts.len()
-    ))
+    )))
 }
 
 /// Compiles `--grep`; regex errors span several lines, the last one says

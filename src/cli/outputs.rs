@@ -82,6 +82,46 @@ pub(crate) fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), St
     Ok(())
 }
 
+/// Checks that `-o` names an Excel workbook (`FILE.xlsx`, any case): a
+/// name with the extension of another output is refused naming the flag
+/// that writes it; `json_flag` is the command's JSON output flag, if any.
+pub(crate) fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Result<(), String> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let instead = match ext.as_str() {
+        "xlsx" => return Ok(()),
+        "csv" => "for CSV sheets use --csv DIR".to_string(),
+        "md" | "markdown" => "for Markdown use --md FILE".to_string(),
+        "json" => match json_flag {
+            Some(flag) => format!("for JSON use {flag} FILE"),
+            None => "this command writes no JSON".to_string(),
+        },
+        _ => "name it FILE.xlsx (--csv DIR writes CSV sheets, --md FILE Markdown)".to_string(),
+    };
+    Err(format!(
+        "{}: -o writes an Excel workbook (.xlsx): {instead}",
+        path.display()
+    ))
+}
+
+/// Where the workbook of a run goes: `-o`; none when another output was
+/// asked for (`others`: `--csv`, `--md`, …), as only the outputs asked for
+/// are written; else `default()`. The name of `-o` is checked apart
+/// ([`check_workbook_name`]), after the checks of [`check_paths`].
+pub(crate) fn workbook_path(
+    output: Option<&Path>,
+    others: bool,
+    default: impl FnOnce() -> Result<PathBuf, String>,
+) -> Result<Option<PathBuf>, String> {
+    match output {
+        Some(o) => Ok(Some(o.to_path_buf())),
+        None if others => Ok(None),
+        None => default().map(Some),
+    }
+}
+
 /// The most data rows a sheet of an xlsx workbook may have: Excel's
 /// limit. `TRACELENS_TEST_XLSX_ROW_LIMIT` is a test hook that lowers it, so
 /// a test can reach the early check without a million-row trace.
@@ -148,5 +188,27 @@ mod tests {
         assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("--md", f, Some(&csv))]).is_err());
         let dash = Path::new("-");
         assert!(check_paths(&[dash], &[("--md", f, Some(dash)), ("--json", f, None)]).is_ok());
+    }
+
+    #[test]
+    fn workbook_names() {
+        let ok = |p: &str| check_workbook_name(Path::new(p), Some("--json"));
+        assert!(ok("a/r.xlsx").is_ok());
+        assert!(ok("R.XLSX").is_ok());
+        assert!(ok("r.csv").unwrap_err().contains("--csv DIR"));
+        assert!(ok("r.md").unwrap_err().contains("--md FILE"));
+        assert!(ok("r.json").unwrap_err().contains("--json FILE"));
+        let none = check_workbook_name(Path::new("r.json"), None).unwrap_err();
+        assert!(none.contains("no JSON"), "{none}");
+        assert!(ok("r").unwrap_err().contains("FILE.xlsx"));
+        assert!(ok("-").is_err());
+        let default = || Ok(PathBuf::from("d.xlsx"));
+        assert_eq!(workbook_path(None, true, default), Ok(None));
+        assert_eq!(
+            workbook_path(None, false, default),
+            Ok(Some("d.xlsx".into()))
+        );
+        let o = Some(Path::new("o.xlsx"));
+        assert_eq!(workbook_path(o, true, default), Ok(Some("o.xlsx".into())));
     }
 }

@@ -307,6 +307,6 @@ pub struct Outline<'a> {
 pub enum TimeLayout {
     /// After the name, `[12.5 µs]`, as the event recorded it.
     Inline,
-    /// Dot-leadered to a common column, `(12.50)`.
+    /// Dot-leadered to a common column, `(12.50 µs)`.
     Leader,
 }

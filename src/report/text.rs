@@ -39,7 +39,7 @@ impl Writer for Text {
 
 /// `outline` as box-drawing text, one line per node: `├── (cpu) name`,
 /// with the node's time after its name (`[12.5 µs]`) or dot-leadered to a
-/// common column (`.... (12.50)`), as the outline asks.
+/// common column (`.... (12.50 µs)`), as the outline asks.
 pub fn outline_text(outline: &Outline) -> String {
     let mut lines: Vec<(String, Option<f64>)> = Vec::new();
     let n = outline.roots.len();
@@ -64,7 +64,7 @@ pub fn outline_text(outline: &Outline) -> String {
             for (l, t) in lines {
                 let pad = width.saturating_sub(l.chars().count());
                 let _ = match t {
-                    Some(t) => writeln!(out, "{l} {} ({t:.2})", ".".repeat(pad)),
+                    Some(t) => writeln!(out, "{l} {} ({t:.2} µs)", ".".repeat(pad)),
                     None => writeln!(out, "{l}"),
                 };
             }
@@ -224,7 +224,7 @@ mod tests {
         };
         assert_eq!(
             outline_text(&o),
-            "├── nn.Module: A ........ (3.00)\n│   ├── nn.Module: B .... (1.00)\n└── nn.Module: C ........ (0.50)\n"
+            "├── nn.Module: A ........ (3.00 µs)\n│   ├── nn.Module: B .... (1.00 µs)\n└── nn.Module: C ........ (0.50 µs)\n"
         );
     }
 
