@@ -322,6 +322,11 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// How many op instances [`Context::compute_metrics`] computed.
+    pub fn metrics_count(&self) -> usize {
+        self.metrics_table.get().map_or(0, |t| t.len())
+    }
+
     /// The perf metrics of an op instance under `class`: from the table of
     /// [`Context::compute_metrics`] when it holds them, else computed now
     /// ([`roofline::compute`]).
@@ -617,7 +622,7 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     if cx.has_launchers() {
         let start = Instant::now();
         cx.compute_metrics();
-        timings::stage("op metrics", start);
+        timings::stage(&format!("op metrics ({})", cx.metrics_count()), start);
     }
     let sheets = run_passes(&cx, REPORT_PASSES);
     let mut quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
