@@ -468,8 +468,11 @@ pub(crate) fn parse_value(text: &str) -> Option<ArgValue> {
 pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
     // An unescaped `"cat"` followed by `:` can only be the key: inside a JSON
     // string a quote is always escaped.
+    // Built once: a searcher per event costs as much as the search.
+    static CAT_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"cat\""));
     let mut from = 0;
-    while let Some(i) = memchr::memmem::find(&json[from..], b"\"cat\"") {
+    while let Some(i) = CAT_KEY.find(&json[from..]) {
         let mut j = from + i + 5;
         while j < json.len() && json[j].is_ascii_whitespace() {
             j += 1;
