@@ -1,5 +1,7 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
+mod cells;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -7,6 +9,7 @@ use rust_xlsxwriter::{
     Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
 };
 
+use self::cells::{ColumnStyle, column_style, text_as_number};
 use super::staging::Staging;
 use super::{CellRange, Chart as ReportChart, Document, Rendered, Scale, WriteError, Writer};
 use crate::pyfmt::float_repr;
@@ -37,9 +40,15 @@ const CHART_HEIGHT: u32 = 600;
 /// that is frozen and carries an autofilter. Ints and finite floats are
 /// numbers, `Null`, NaN and infinite floats are blank, bools are booleans and
 /// text and Python reprs are strings (cut to Excel's 32767-character cell
-/// limit). Column widths follow the longest text among the header and the
-/// first rows, clamped to 8..=60 characters. Worksheet names are made valid
-/// for Excel (see [`worksheet_names`]).
+/// limit), except that numeric text in perf-model parameter columns
+/// (`param: M`) is written as a number. Each column gets a number format
+/// from what it measures (see [`cells::column_style`]): percentages
+/// `#,##0.00"%"`, counts `#,##0`, milliseconds `#,##0.000`, microseconds
+/// `#,##0.00`, other floats rounded to three significant digits. The
+/// values are those of the CSV files; only their display differs. Column
+/// widths follow the longest shown text among the header and the first
+/// rows, clamped to 8..=60 characters. Worksheet names are made valid for
+/// Excel (see [`worksheet_names`]).
 ///
 /// Then each chart gets a worksheet, after the data sheets, holding a
 /// scatter chart (markers only, the chart's axis names and scales, one
@@ -241,12 +250,22 @@ fn fill_worksheet(
     let last_col = u16::try_from(width - 1)?;
     let last_row = u32::try_from(sheet.nrows())?;
 
-    for (c, col) in sheet.columns.iter().enumerate() {
-        ws.write_string_with_format(0, c as u16, clip(&col.name), header)?;
+    let styles: Vec<ColumnStyle> = sheet
+        .columns
+        .iter()
+        .map(|col| column_style(col, WIDTH_SAMPLE_ROWS))
+        .collect();
+    for (c, (col, style)) in sheet.columns.iter().zip(&styles).enumerate() {
+        let c = c as u16;
+        ws.write_string_with_format(0, c, clip(&col.name), header)?;
+        if let Some(f) = style.number_format {
+            // Cells written without a format take the column's.
+            ws.set_column_format(c, &Format::new().set_num_format(f.code()))?;
+        }
     }
     for row in sheet.rows() {
         let r = row.index() as u32 + 1;
-        for (c, cell) in row.iter().enumerate() {
+        for (c, (cell, style)) in row.iter().zip(&styles).enumerate() {
             let c = c as u16;
             match cell {
                 Value::Null => {}
@@ -260,16 +279,21 @@ fn fill_worksheet(
                 Value::Bool(b) => {
                     ws.write_boolean(r, c, *b)?;
                 }
-                Value::Text(s) | Value::Py(s) => {
-                    // Always a string cell: text from a trace (an op named
-                    // `=HYPERLINK(..)`) must never become a formula.
-                    ws.write_string(r, c, clip(s))?;
-                }
+                Value::Text(s) | Value::Py(s) => match text_as_number(style, s) {
+                    Some(x) => {
+                        ws.write_number(r, c, x)?;
+                    }
+                    // Otherwise always a string cell: text from a trace (an
+                    // op named `=HYPERLINK(..)`) must never become a formula.
+                    None => {
+                        ws.write_string(r, c, clip(s))?;
+                    }
+                },
             }
         }
     }
 
-    for (c, w) in column_widths(sheet).into_iter().enumerate() {
+    for (c, w) in column_widths(sheet, &styles).into_iter().enumerate() {
         ws.set_column_width(c as u16, w as f64)?;
     }
     ws.set_freeze_panes(1, 0)?;
@@ -295,24 +319,32 @@ fn clip(s: &str) -> &str {
 }
 
 /// Column widths in characters from the header and the first
-/// [`WIDTH_SAMPLE_ROWS`] rows, clamped to `MIN_WIDTH..=MAX_WIDTH`.
-fn column_widths(sheet: &Table) -> Vec<usize> {
+/// [`WIDTH_SAMPLE_ROWS`] rows as `styles` show them, clamped to
+/// `MIN_WIDTH..=MAX_WIDTH`.
+fn column_widths(sheet: &Table, styles: &[ColumnStyle]) -> Vec<usize> {
     let sample = sheet.nrows().min(WIDTH_SAMPLE_ROWS);
     sheet
         .columns
         .iter()
-        .map(|col| {
+        .zip(styles)
+        .map(|(col, style)| {
             // Room for the autofilter drop-down button beside the title.
             let mut w = col.name.chars().count() + 3;
             for cell in &col.values[..sample] {
-                let len = match cell {
-                    Value::Null => 0,
-                    Value::Int(i) => i.to_string().len(),
+                let number = match cell {
+                    Value::Int(i) => Some(*i as f64),
+                    Value::Float(x) => Some(*x),
+                    _ => None,
+                };
+                let len = match (cell, number, style.number_format) {
+                    (_, Some(x), Some(f)) => f.shown_len(x),
+                    (Value::Int(i), _, None) => i.to_string().len(),
                     // Excel's General format shows about 11 significant characters.
-                    Value::Float(x) => float_repr(*x).len().min(12),
-                    Value::Bool(_) => 5,
+                    (Value::Float(x), _, None) => float_repr(*x).len().min(12),
+                    (Value::Bool(_), _, _) => 5,
                     // Counting stops at the cap: no need to walk huge strings.
-                    Value::Text(s) | Value::Py(s) => s.chars().take(MAX_WIDTH).count(),
+                    (Value::Text(s) | Value::Py(s), _, _) => s.chars().take(MAX_WIDTH).count(),
+                    _ => 0,
                 };
                 w = w.max(len + 1);
             }
@@ -653,9 +685,16 @@ mod tests {
         s.push_row(vec![Value::Text("y".repeat(500)), Value::Int(7)]);
         // "a": max(1+3, 500 chars capped at 60, +1) -> 60.
         // header: 20 + 3 = 23.
-        assert_eq!(column_widths(&s), vec![60, 23]);
+        let styles = |s: &Table| -> Vec<ColumnStyle> {
+            s.columns.iter().map(|c| column_style(c, 10)).collect()
+        };
+        assert_eq!(column_widths(&s, &styles(&s)), vec![60, 23]);
         let s = Table::new("w", &["a"]);
-        assert_eq!(column_widths(&s), vec![8]);
+        assert_eq!(column_widths(&s, &styles(&s)), vec![8]);
+        // Formatted numbers count as shown: 1,234,567.00 is 12 characters.
+        let mut s = Table::new("w", &["t (µs)"]);
+        s.push_row(vec![Value::Float(1_234_567.0)]);
+        assert_eq!(column_widths(&s, &styles(&s)), vec![13]);
     }
 
     #[test]
