@@ -16,6 +16,7 @@ pub mod csv;
 pub mod json;
 pub mod markdown;
 pub mod read;
+pub mod roof_geometry;
 pub mod staging;
 pub mod svg;
 pub mod text;
