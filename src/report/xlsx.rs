@@ -1,17 +1,17 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
 mod cells;
+mod chart;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rust_xlsxwriter::{
-    Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
-};
+use rust_xlsxwriter::{Color, Format, FormatBorder, Workbook, Worksheet};
 
 use self::cells::{ColumnStyle, column_style, text_as_number};
+use self::chart::add_chart_sheet;
 use super::staging::Staging;
-use super::{CellRange, Chart as ReportChart, Document, Rendered, Scale, WriteError, Writer};
+use super::{Chart as ReportChart, Document, Rendered, WriteError, Writer};
 use crate::pyfmt::float_repr;
 use crate::table::{Table, Value};
 
@@ -30,9 +30,6 @@ const WIDTH_SAMPLE_ROWS: usize = 200;
 /// Column width bounds, in characters.
 const MIN_WIDTH: usize = 8;
 const MAX_WIDTH: usize = 60;
-/// Size of an inserted chart, pixels.
-const CHART_WIDTH: u32 = 960;
-const CHART_HEIGHT: u32 = 600;
 
 /// Writes a document's tables and charts as one Excel workbook.
 ///
@@ -53,7 +50,11 @@ const CHART_HEIGHT: u32 = 600;
 /// Then each chart gets a worksheet, after the data sheets, holding a
 /// scatter chart (markers only, the chart's axis names and scales, one
 /// series per [`crate::report::Series`] over the cells it names in the
-/// chart's data table, legend on the right). A chart whose data table is
+/// chart's data table, each in its own colour, legend on the right). A
+/// chart with roofs also shows each GPU's memory roof (solid) and compute
+/// roofs (dashed) as line series, whose end points are listed under the
+/// chart, with both axes fixed to whole decades covering points and
+/// ridges. A chart whose data table is
 /// not among the tables, or whose series point outside that table's
 /// columns or rows, is an error. A chart without series gets a worksheet
 /// with a note instead of an empty chart.
@@ -116,111 +117,6 @@ fn build_workbook(
             .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
     Ok(workbook)
-}
-
-/// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
-/// (written under `data_names`).
-fn add_chart_sheet(
-    workbook: &mut Workbook,
-    chart: &ReportChart,
-    name: &str,
-    sheets: &[&Table],
-    data_names: &[String],
-) -> Result<(), WriteError> {
-    let wanted = chart.data_table.as_deref().unwrap_or_default();
-    let idx = sheets
-        .iter()
-        .position(|s| s.name == wanted)
-        .or_else(|| data_names.iter().position(|n| *n == wanted))
-        .ok_or_else(|| WriteError::Invalid(format!("no data sheet named {wanted:?}")))?;
-    let built = scatter_chart(chart, sheets[idx], &data_names[idx])?;
-    let ws = workbook.add_worksheet();
-    ws.set_name(name)?;
-    match built {
-        Some(c) => {
-            ws.insert_chart(1, 1, &c)?;
-        }
-        None => {
-            ws.write_string(0, 0, format!("{}: no data to plot", chart.title))?;
-        }
-    }
-    Ok(())
-}
-
-/// The Excel chart for `spec`, reading `data` (written as worksheet
-/// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(
-    spec: &ReportChart,
-    data: &Table,
-    data_name: &str,
-) -> Result<Option<Chart>, WriteError> {
-    if spec.series.is_empty() {
-        return Ok(None);
-    }
-    let mut chart = Chart::new(ChartType::Scatter);
-    chart.title().set_name(spec.title.as_str());
-    for s in &spec.series {
-        let cells = s.cells.ok_or_else(|| {
-            WriteError::Invalid(format!(
-                "series {:?} names no cells of {:?}",
-                s.name, data.name
-            ))
-        })?;
-        let (r0, r1, xc, yc) = series_cells(&s.name, &cells, data)?;
-        chart
-            .add_series()
-            .set_name(s.name.as_str())
-            .set_categories((data_name, r0, xc, r1, xc))
-            .set_values((data_name, r0, yc, r1, yc));
-    }
-    set_axis(chart.x_axis(), &spec.x);
-    set_axis(chart.y_axis(), &spec.y);
-    chart.legend().set_position(ChartLegendPosition::Right);
-    chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
-    Ok(Some(chart))
-}
-
-/// Names and scales an Excel chart axis like `axis`.
-fn set_axis(excel: &mut rust_xlsxwriter::ChartAxis, axis: &super::ChartAxis) {
-    excel.set_name(axis.name.as_str());
-    if axis.scale == Scale::Log10 {
-        excel.set_log_base(10);
-    }
-}
-
-/// Worksheet rows and columns (first row, last row, x column, y column) of
-/// a series' cells, checked against `data`.
-fn series_cells(
-    name: &str,
-    c: &CellRange,
-    data: &Table,
-) -> Result<(u32, u32, u16, u16), WriteError> {
-    for (what, col) in [("x", c.x_col), ("y", c.y_col)] {
-        if col >= data.ncols() {
-            return Err(WriteError::Invalid(format!(
-                "series {name:?}: {what} column {col} is outside sheet {:?} ({} columns)",
-                data.name,
-                data.ncols()
-            )));
-        }
-    }
-    if c.first_row > c.last_row || c.last_row >= data.nrows() {
-        return Err(WriteError::Invalid(format!(
-            "series {name:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
-            c.first_row,
-            c.last_row,
-            data.name,
-            data.nrows()
-        )));
-    }
-    // Data row r is worksheet row r + 1, below the header. Both bounds were
-    // checked against the sheet, which fits Excel's limits.
-    Ok((
-        u32::try_from(c.first_row + 1)?,
-        u32::try_from(c.last_row + 1)?,
-        u16::try_from(c.x_col)?,
-        u16::try_from(c.y_col)?,
-    ))
 }
 
 /// Writes one table's header, cells, widths, freeze pane and autofilter.
@@ -435,7 +331,7 @@ fn cut_units(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ChartAxis, Series};
+    use crate::report::{CellRange, ChartAxis, Roof, Scale, Series};
     use std::fs;
 
     /// Writes `sheets` and `charts` as one workbook at `path`.
@@ -582,6 +478,53 @@ mod tests {
         // Ranges skip the header row and quote the sheet name.
         assert!(xml.contains("'roofline sheet'!$B$2:$B$4"), "{xml}");
         assert!(xml.contains("'roofline sheet'!$C$5:$C$7"), "{xml}");
+    }
+
+    #[test]
+    fn roofline_chart_draws_roofs_and_colours_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("roofs.xlsx");
+        let mut c = chart(vec![series("gemm", 0, 2), series("elementwise", 3, 5)]);
+        let rows = roofline_sheet();
+        // The writer reads the points for the axis range.
+        for s in &mut c.series {
+            let r = s.cells.unwrap();
+            for i in r.first_row..=r.last_row {
+                s.points.push(crate::report::Point {
+                    label: String::new(),
+                    x: rows.columns[1].values[i].to_f64(),
+                    y: rows.columns[2].values[i].to_f64(),
+                    weight: 1.0,
+                });
+            }
+        }
+        c.roofs = vec![Roof {
+            gpu: "MI300X".into(),
+            compute_spec: "matrix_bf16".into(),
+            peak_tflops: 708.0,
+            mem_bw_gbps: 5300.0,
+        }];
+        write_xlsx_with_charts(&[rows], &[c], &path).unwrap();
+        let xml = zip_text(&path, "xl/charts/chart1.xml");
+        // Two category series and two roof lines.
+        assert_eq!(xml.matches("<c:ser>").count(), 4, "{xml}");
+        for colour in ["1F77B4", "FF7F0E", "D62728"] {
+            assert!(
+                xml.contains(&format!("<a:srgbClr val=\"{colour}\"/>")),
+                "{colour}"
+            );
+        }
+        assert!(xml.contains("<a:prstDash val=\"dash\"/>"), "{xml}");
+        assert!(xml.contains("MI300X memory roof 5.3 TB/s"), "{xml}");
+        assert!(xml.contains("MI300X matrix_bf16 roof 708 TFLOP/s"), "{xml}");
+        // Axes fixed to decades: points 0.5..512 and the ridge 133.6 give
+        // 10^-2..10^4 on x; rates 2.65..700 and the peak 10^-1..10^4 on y.
+        assert!(xml.contains("<c:max val=\"10000\"/>"), "{xml}");
+        assert!(xml.contains("<c:min val=\"0.01\"/>"), "{xml}");
+        assert!(xml.contains("<c:min val=\"0.1\"/>"), "{xml}");
+        // The roof lines' end points sit on the chart sheet.
+        assert!(xml.contains("roofline_chart!$B$36:$B$37"), "{xml}");
+        assert!(xml.contains("roofline_chart!$C$38:$C$39"), "{xml}");
     }
 
     #[test]
