@@ -142,14 +142,27 @@ fn rounded(numbers: &[&Value]) -> NumberFormat {
     fixed(decimals as usize)
 }
 
+/// Integer text from this magnitude on may not be exactly an `f64`.
+const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
 /// The number a text cell of a column styled `style` is written as, if
-/// any.
+/// any: numeric parameter text, when the number cell reads back as the text
+/// does ([`crate::report::read`] types an integral number cell as an int,
+/// as pandas' `read_excel` does): integers spelled without a fraction (below
+/// 2^53) and decimals with a fractional part. `0.0` or `1e3` stay text, so
+/// a workbook given to `compare` yields the tables its CSV files yield.
 pub fn text_as_number(style: &ColumnStyle, text: &str) -> Option<f64> {
-    if style.numeric_text {
-        param_number(text)
-    } else {
-        None
+    if !style.numeric_text {
+        return None;
     }
+    let x = param_number(text)?;
+    let spelled_int = !text.contains(['.', 'e', 'E']);
+    let keeps_type = if spelled_int {
+        x.abs() < MAX_EXACT_INT
+    } else {
+        x.fract() != 0.0
+    };
+    keeps_type.then_some(x)
 }
 
 #[cfg(test)]
@@ -239,6 +252,13 @@ mod tests {
         assert_eq!(style.number_format, None);
         assert_eq!(text_as_number(&style, "8944"), Some(8944.0));
         assert_eq!(text_as_number(&style, "(1024, 1)"), None);
+        assert_eq!(text_as_number(&style, "0.5"), Some(0.5));
+        assert_eq!(text_as_number(&style, "1e-05"), Some(1e-5));
+        // Would read back as an int, not as the float the text spells.
+        assert_eq!(text_as_number(&style, "0.0"), None);
+        assert_eq!(text_as_number(&style, "1e3"), None);
+        // Not exactly representable.
+        assert_eq!(text_as_number(&style, "9007199254740993"), None);
         let plain = column_style(&column("name", vec![Value::Text("8944".into())]), 10);
         assert_eq!(text_as_number(&plain, "8944"), None);
     }
