@@ -4,16 +4,19 @@
 //! A command builds a [`Document`] from its results with the views in
 //! [`view`] (summaries, charts, the compare verdict, the tree outline) and
 //! hands it to the writers it was asked for: [`csv`], [`xlsx`],
-//! [`markdown`], [`json`], [`text`] and [`svg`]. Each writer turns the parts
+//! [`markdown`], [`json`], [`text`] and [`svg`] ([`columns`] tells them what
+//! a column measures). Each writer turns the parts
 //! of the document it understands into [`Rendered`] files, in memory;
 //! [`staging`] puts them on disk all-or-nothing. [`read`] turns report files
 //! back into [`Table`]s. Writers know nothing about traces, passes know
 //! nothing about formats.
 
+pub mod columns;
 pub mod csv;
 pub mod json;
 pub mod markdown;
 pub mod read;
+pub mod roof_geometry;
 pub mod staging;
 pub mod svg;
 pub mod text;

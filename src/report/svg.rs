@@ -10,7 +10,8 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::{Chart, Document, Point, Rendered, Roof, Scale, WriteError, Writer};
+use super::roof_geometry::{RoofGroup, decades, roof_extents, roof_groups};
+use super::{Chart, Document, Point, Rendered, Scale, WriteError, Writer};
 
 /// Writes each chart of a document as `<dir>/<chart name>.svg`.
 #[derive(Debug, Clone)]
@@ -51,11 +52,6 @@ const LEGEND_X: f64 = 762.0;
 /// Marker radius bounds, pixels; the longest kernel gets `R_MAX`.
 const R_MIN: f64 = 2.5;
 const R_MAX: f64 = 22.0;
-/// At most this many decades per axis; wider data is cut at the low end.
-const MAX_DECADES: i32 = 16;
-/// Decade exponents are kept where `10^k` is a normal, finite `f64`.
-const MIN_EXP: i32 = -300;
-const MAX_EXP: i32 = 300;
 /// Colour of the kernel markers.
 const POINT_COLOR: &str = "#1f77b4";
 /// Roof colours, one per GPU, in order of first appearance.
@@ -84,16 +80,9 @@ fn roofline_svg(chart: &Chart) -> String {
     let valid: Vec<&Point> = all.iter().copied().filter(|p| point_is_valid(p)).collect();
     let skipped = all.len() - valid.len();
 
-    let mut xs: Vec<f64> = valid.iter().map(|p| p.x).collect();
-    let mut ys: Vec<f64> = valid.iter().map(|p| p.y).collect();
-    for g in &groups {
-        for c in &g.compute {
-            ys.push(c.peak);
-            if let Some(r) = g.ridge(c.peak) {
-                xs.push(r);
-            }
-        }
-    }
+    let (mut xs, mut ys) = roof_extents(&groups);
+    xs.extend(valid.iter().map(|p| p.x));
+    ys.extend(valid.iter().map(|p| p.y));
     let x = Axis::fit(&xs, LEFT, RIGHT);
     let y = Axis::fit(&ys, BOTTOM, TOP);
 
@@ -152,64 +141,9 @@ fn point_is_valid(p: &Point) -> bool {
         && p.weight >= 0.0
 }
 
-/// One compute roof of a GPU.
-struct ComputeRoof {
-    spec: String,
-    peak: f64,
-}
-
-/// The roofs of one GPU (one memory bandwidth).
-struct RoofGroup {
-    gpu: String,
-    /// Bandwidth in TB/s, i.e. TFLOP/s per FLOP/byte; `None` if invalid.
-    bw_tbps: Option<f64>,
-    /// Distinct compute specs, in input order.
-    compute: Vec<ComputeRoof>,
-    color: &'static str,
-}
-
-impl RoofGroup {
-    /// Intensity where the memory roof reaches `peak`, FLOPs/byte.
-    fn ridge(&self, peak: f64) -> Option<f64> {
-        self.bw_tbps
-            .map(|bw| peak / bw)
-            .filter(|r| r.is_finite() && *r > 0.0)
-    }
-}
-
-/// Valid roofs grouped by GPU and bandwidth, compute specs de-duplicated.
-fn roof_groups(roofs: &[Roof]) -> Vec<RoofGroup> {
-    let mut groups: Vec<RoofGroup> = Vec::new();
-    for r in roofs {
-        if !(r.peak_tflops.is_finite() && r.peak_tflops > 0.0) {
-            continue;
-        }
-        let bw = (r.mem_bw_gbps.is_finite() && r.mem_bw_gbps > 0.0).then(|| r.mem_bw_gbps / 1e3);
-        let idx = match groups
-            .iter()
-            .position(|g| g.gpu == r.gpu && g.bw_tbps == bw)
-        {
-            Some(i) => i,
-            None => {
-                let color = ROOF_COLORS[groups.len() % ROOF_COLORS.len()];
-                groups.push(RoofGroup {
-                    gpu: r.gpu.clone(),
-                    bw_tbps: bw,
-                    compute: Vec::new(),
-                    color,
-                });
-                groups.len() - 1
-            }
-        };
-        let g = &mut groups[idx];
-        if !g.compute.iter().any(|c| c.spec == r.compute_spec) {
-            g.compute.push(ComputeRoof {
-                spec: r.compute_spec.clone(),
-                peak: r.peak_tflops,
-            });
-        }
-    }
-    groups
+/// The colour of a GPU's roofs.
+fn roof_color(g: &RoofGroup) -> &'static str {
+    ROOF_COLORS[g.index % ROOF_COLORS.len()]
 }
 
 /// A logarithmic axis spanning whole decades `10^lo ..= 10^hi`, mapped to
@@ -225,25 +159,7 @@ impl Axis {
     /// Decades covering `values` (positive and finite), padded by one on each
     /// side; `10^-2 ..= 10^4` when there are none.
     fn fit(values: &[f64], px_lo: f64, px_hi: f64) -> Axis {
-        let logs = values
-            .iter()
-            .filter(|v| v.is_finite() && **v > 0.0)
-            .map(|v| v.log10());
-        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-        for l in logs {
-            min = min.min(l);
-            max = max.max(l);
-        }
-        let (mut lo, mut hi) = if min.is_finite() && max.is_finite() {
-            (clamp_exp(min.floor()) - 1, clamp_exp(max.ceil()) + 1)
-        } else {
-            (-2, 4)
-        };
-        lo = lo.clamp(MIN_EXP, MAX_EXP - 1);
-        hi = hi.clamp(lo + 1, MAX_EXP);
-        if hi - lo > MAX_DECADES {
-            lo = hi - MAX_DECADES;
-        }
+        let (lo, hi) = decades(values);
         Axis {
             lo,
             hi,
@@ -275,12 +191,6 @@ impl Axis {
     fn max_value(&self) -> f64 {
         10f64.powi(self.hi)
     }
-}
-
-/// `e` (a whole number) as a decade exponent in the supported range.
-fn clamp_exp(e: f64) -> i32 {
-    // A float-to-int `as` cast saturates; the clamp keeps 10^k normal.
-    (e as i32).clamp(MIN_EXP, MAX_EXP)
 }
 
 /// Gridlines, ticks and tick labels of both axes.
@@ -428,15 +338,12 @@ fn draw_memory_roof(
     rank: usize,
     (x, y): (&Axis, &Axis),
 ) {
-    let top_peak = g.compute.iter().map(|c| c.peak).fold(0.0, f64::max);
-    let (Some(bw), Some(ridge)) = (g.bw_tbps, g.ridge(top_peak)) else {
+    let (Some(bw), Some((x0, x1))) = (
+        g.bw_tbps,
+        g.memory_span((x.min_value(), x.max_value()), y.min_value()),
+    ) else {
         return;
     };
-    let x0 = x.min_value().max(y.min_value() / bw);
-    let x1 = ridge.min(x.max_value());
-    if !(x0.is_finite() && x0 < x1) {
-        return;
-    }
     let (px0, py0) = (x.pos(x0), y.pos(bw * x0));
     let (px1, py1) = (x.pos(x1), y.pos(bw * x1));
     let _ = writeln!(
@@ -446,7 +353,7 @@ fn draw_memory_roof(
         num(py0),
         num(px1),
         num(py1),
-        g.color,
+        roof_color(g),
         escape(&format!("{}memory roof: {} TB/s", prefix, sig(bw)))
     );
     // The label runs along the roof, just off the line.
@@ -469,7 +376,7 @@ fn draw_memory_roof(
         lx = num(lx),
         ly = num(ly),
         a = num(angle),
-        c = g.color,
+        c = roof_color(g),
         t = escape(&format!("{}HBM {} TB/s", prefix, sig(bw)))
     );
 }
@@ -484,10 +391,7 @@ fn draw_compute_roofs(
     (x, y): (&Axis, &Axis),
 ) {
     for c in &g.compute {
-        let start = g
-            .ridge(c.peak)
-            .unwrap_or_else(|| x.min_value())
-            .max(x.min_value());
+        let start = g.compute_start(c.peak, x.min_value());
         let py = y.pos(c.peak);
         let px0 = x.pos(start);
         let _ = writeln!(
@@ -497,13 +401,13 @@ fn draw_compute_roofs(
             num(py),
             num(RIGHT),
             num(py),
-            g.color,
+            roof_color(g),
             escape(&format!("{}{}: {} TFLOP/s", prefix, c.spec, sig(c.peak)))
         );
         labels.push(RoofLabel {
             y: py - 5.0,
             text: format!("{}{} {} TFLOP/s", prefix, c.spec, sig(c.peak)),
-            color: g.color,
+            color: roof_color(g),
         });
     }
 }
@@ -519,7 +423,7 @@ fn draw_ridges(s: &mut String, groups: &[RoofGroup], x: &Axis, y: &Axis) {
                     s,
                     r#"<path d="{}" fill="white" stroke="{}" stroke-width="2"><title>{}</title></path>"#,
                     diamond(px, py, 5.0),
-                    g.color,
+                    roof_color(g),
                     escape(&format!(
                         "{} {} ridge point: {} FLOPs/byte",
                         g.gpu,
@@ -693,7 +597,7 @@ fn legend_roofs(s: &mut String, groups: &[RoofGroup], mut y: f64) -> f64 {
             num(y - 4.0),
             num(x0 + 22.0),
             num(y - 4.0),
-            g.color
+            roof_color(g)
         );
         let name = if g.gpu.is_empty() { "GPU" } else { &g.gpu };
         let _ = writeln!(
@@ -821,7 +725,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ChartAxis, Series};
+    use crate::report::{ChartAxis, Roof, Series};
 
     /// The SVG of a one-series roofline chart.
     fn roofline_svg(title: &str, roofs: &[Roof], points: &[Point]) -> String {

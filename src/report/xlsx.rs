@@ -1,14 +1,17 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
+mod cells;
+mod chart;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rust_xlsxwriter::{
-    Chart, ChartLegendPosition, ChartType, Color, Format, FormatBorder, Workbook, Worksheet,
-};
+use rust_xlsxwriter::{Color, Format, FormatBorder, Workbook, Worksheet};
 
+use self::cells::{ColumnStyle, column_style, text_as_number};
+use self::chart::add_chart_sheet;
 use super::staging::Staging;
-use super::{CellRange, Chart as ReportChart, Document, Rendered, Scale, WriteError, Writer};
+use super::{Chart as ReportChart, Document, Rendered, WriteError, Writer};
 use crate::pyfmt::float_repr;
 use crate::table::{Table, Value};
 
@@ -27,9 +30,6 @@ const WIDTH_SAMPLE_ROWS: usize = 200;
 /// Column width bounds, in characters.
 const MIN_WIDTH: usize = 8;
 const MAX_WIDTH: usize = 60;
-/// Size of an inserted chart, pixels.
-const CHART_WIDTH: u32 = 960;
-const CHART_HEIGHT: u32 = 600;
 
 /// Writes a document's tables and charts as one Excel workbook.
 ///
@@ -37,14 +37,25 @@ const CHART_HEIGHT: u32 = 600;
 /// that is frozen and carries an autofilter. Ints and finite floats are
 /// numbers, `Null`, NaN and infinite floats are blank, bools are booleans and
 /// text and Python reprs are strings (cut to Excel's 32767-character cell
-/// limit). Column widths follow the longest text among the header and the
-/// first rows, clamped to 8..=60 characters. Worksheet names are made valid
-/// for Excel (see [`worksheet_names`]).
+/// limit), except that numeric text in perf-model parameter columns
+/// (`param: M`) is written as a number where that reads back the same (see
+/// [`cells::text_as_number`]). Each column gets a number format
+/// from what it measures (see [`cells::column_style`]): percentages
+/// `#,##0.00"%"`, counts `#,##0`, milliseconds `#,##0.000`, microseconds
+/// `#,##0.00`, other floats rounded to three significant digits. The
+/// values are those of the CSV files; only their display differs. Column
+/// widths follow the longest shown text among the header and the first
+/// rows, clamped to 8..=60 characters. Worksheet names are made valid for
+/// Excel (see [`worksheet_names`]).
 ///
 /// Then each chart gets a worksheet, after the data sheets, holding a
 /// scatter chart (markers only, the chart's axis names and scales, one
 /// series per [`crate::report::Series`] over the cells it names in the
-/// chart's data table, legend on the right). A chart whose data table is
+/// chart's data table, each in its own colour, legend on the right). A
+/// chart with roofs also shows each GPU's memory roof (solid) and compute
+/// roofs (dashed) as line series, whose end points are listed under the
+/// chart, with both axes fixed to whole decades covering points and
+/// ridges. A chart whose data table is
 /// not among the tables, or whose series point outside that table's
 /// columns or rows, is an error. A chart without series gets a worksheet
 /// with a note instead of an empty chart.
@@ -109,111 +120,6 @@ fn build_workbook(
     Ok(workbook)
 }
 
-/// Adds worksheet `name` holding `chart`, whose data is one of `sheets`
-/// (written under `data_names`).
-fn add_chart_sheet(
-    workbook: &mut Workbook,
-    chart: &ReportChart,
-    name: &str,
-    sheets: &[&Table],
-    data_names: &[String],
-) -> Result<(), WriteError> {
-    let wanted = chart.data_table.as_deref().unwrap_or_default();
-    let idx = sheets
-        .iter()
-        .position(|s| s.name == wanted)
-        .or_else(|| data_names.iter().position(|n| *n == wanted))
-        .ok_or_else(|| WriteError::Invalid(format!("no data sheet named {wanted:?}")))?;
-    let built = scatter_chart(chart, sheets[idx], &data_names[idx])?;
-    let ws = workbook.add_worksheet();
-    ws.set_name(name)?;
-    match built {
-        Some(c) => {
-            ws.insert_chart(1, 1, &c)?;
-        }
-        None => {
-            ws.write_string(0, 0, format!("{}: no data to plot", chart.title))?;
-        }
-    }
-    Ok(())
-}
-
-/// The Excel chart for `spec`, reading `data` (written as worksheet
-/// `data_name`); `None` when `spec` has no series.
-fn scatter_chart(
-    spec: &ReportChart,
-    data: &Table,
-    data_name: &str,
-) -> Result<Option<Chart>, WriteError> {
-    if spec.series.is_empty() {
-        return Ok(None);
-    }
-    let mut chart = Chart::new(ChartType::Scatter);
-    chart.title().set_name(spec.title.as_str());
-    for s in &spec.series {
-        let cells = s.cells.ok_or_else(|| {
-            WriteError::Invalid(format!(
-                "series {:?} names no cells of {:?}",
-                s.name, data.name
-            ))
-        })?;
-        let (r0, r1, xc, yc) = series_cells(&s.name, &cells, data)?;
-        chart
-            .add_series()
-            .set_name(s.name.as_str())
-            .set_categories((data_name, r0, xc, r1, xc))
-            .set_values((data_name, r0, yc, r1, yc));
-    }
-    set_axis(chart.x_axis(), &spec.x);
-    set_axis(chart.y_axis(), &spec.y);
-    chart.legend().set_position(ChartLegendPosition::Right);
-    chart.set_width(CHART_WIDTH).set_height(CHART_HEIGHT);
-    Ok(Some(chart))
-}
-
-/// Names and scales an Excel chart axis like `axis`.
-fn set_axis(excel: &mut rust_xlsxwriter::ChartAxis, axis: &super::ChartAxis) {
-    excel.set_name(axis.name.as_str());
-    if axis.scale == Scale::Log10 {
-        excel.set_log_base(10);
-    }
-}
-
-/// Worksheet rows and columns (first row, last row, x column, y column) of
-/// a series' cells, checked against `data`.
-fn series_cells(
-    name: &str,
-    c: &CellRange,
-    data: &Table,
-) -> Result<(u32, u32, u16, u16), WriteError> {
-    for (what, col) in [("x", c.x_col), ("y", c.y_col)] {
-        if col >= data.ncols() {
-            return Err(WriteError::Invalid(format!(
-                "series {name:?}: {what} column {col} is outside sheet {:?} ({} columns)",
-                data.name,
-                data.ncols()
-            )));
-        }
-    }
-    if c.first_row > c.last_row || c.last_row >= data.nrows() {
-        return Err(WriteError::Invalid(format!(
-            "series {name:?}: rows {}..={} are outside sheet {:?} ({} data rows)",
-            c.first_row,
-            c.last_row,
-            data.name,
-            data.nrows()
-        )));
-    }
-    // Data row r is worksheet row r + 1, below the header. Both bounds were
-    // checked against the sheet, which fits Excel's limits.
-    Ok((
-        u32::try_from(c.first_row + 1)?,
-        u32::try_from(c.last_row + 1)?,
-        u16::try_from(c.x_col)?,
-        u16::try_from(c.y_col)?,
-    ))
-}
-
 /// Writes one table's header, cells, widths, freeze pane and autofilter.
 fn fill_worksheet(
     ws: &mut Worksheet,
@@ -241,12 +147,22 @@ fn fill_worksheet(
     let last_col = u16::try_from(width - 1)?;
     let last_row = u32::try_from(sheet.nrows())?;
 
-    for (c, col) in sheet.columns.iter().enumerate() {
-        ws.write_string_with_format(0, c as u16, clip(&col.name), header)?;
+    let styles: Vec<ColumnStyle> = sheet
+        .columns
+        .iter()
+        .map(|col| column_style(col, WIDTH_SAMPLE_ROWS))
+        .collect();
+    for (c, (col, style)) in sheet.columns.iter().zip(&styles).enumerate() {
+        let c = c as u16;
+        ws.write_string_with_format(0, c, clip(&col.name), header)?;
+        if let Some(f) = style.number_format {
+            // Cells written without a format take the column's.
+            ws.set_column_format(c, &Format::new().set_num_format(f.code()))?;
+        }
     }
     for row in sheet.rows() {
         let r = row.index() as u32 + 1;
-        for (c, cell) in row.iter().enumerate() {
+        for (c, (cell, style)) in row.iter().zip(&styles).enumerate() {
             let c = c as u16;
             match cell {
                 Value::Null => {}
@@ -260,16 +176,21 @@ fn fill_worksheet(
                 Value::Bool(b) => {
                     ws.write_boolean(r, c, *b)?;
                 }
-                Value::Text(s) | Value::Py(s) => {
-                    // Always a string cell: text from a trace (an op named
-                    // `=HYPERLINK(..)`) must never become a formula.
-                    ws.write_string(r, c, clip(s))?;
-                }
+                Value::Text(s) | Value::Py(s) => match text_as_number(style, s) {
+                    Some(x) => {
+                        ws.write_number(r, c, x)?;
+                    }
+                    // Otherwise always a string cell: text from a trace (an
+                    // op named `=HYPERLINK(..)`) must never become a formula.
+                    None => {
+                        ws.write_string(r, c, clip(s))?;
+                    }
+                },
             }
         }
     }
 
-    for (c, w) in column_widths(sheet).into_iter().enumerate() {
+    for (c, w) in column_widths(sheet, &styles).into_iter().enumerate() {
         ws.set_column_width(c as u16, w as f64)?;
     }
     ws.set_freeze_panes(1, 0)?;
@@ -295,24 +216,32 @@ fn clip(s: &str) -> &str {
 }
 
 /// Column widths in characters from the header and the first
-/// [`WIDTH_SAMPLE_ROWS`] rows, clamped to `MIN_WIDTH..=MAX_WIDTH`.
-fn column_widths(sheet: &Table) -> Vec<usize> {
+/// [`WIDTH_SAMPLE_ROWS`] rows as `styles` show them, clamped to
+/// `MIN_WIDTH..=MAX_WIDTH`.
+fn column_widths(sheet: &Table, styles: &[ColumnStyle]) -> Vec<usize> {
     let sample = sheet.nrows().min(WIDTH_SAMPLE_ROWS);
     sheet
         .columns
         .iter()
-        .map(|col| {
+        .zip(styles)
+        .map(|(col, style)| {
             // Room for the autofilter drop-down button beside the title.
             let mut w = col.name.chars().count() + 3;
             for cell in &col.values[..sample] {
-                let len = match cell {
-                    Value::Null => 0,
-                    Value::Int(i) => i.to_string().len(),
+                let number = match cell {
+                    Value::Int(i) => Some(*i as f64),
+                    Value::Float(x) => Some(*x),
+                    _ => None,
+                };
+                let len = match (cell, number, style.number_format) {
+                    (_, Some(x), Some(f)) => f.shown_len(x),
+                    (Value::Int(i), _, None) => i.to_string().len(),
                     // Excel's General format shows about 11 significant characters.
-                    Value::Float(x) => float_repr(*x).len().min(12),
-                    Value::Bool(_) => 5,
+                    (Value::Float(x), _, None) => float_repr(*x).len().min(12),
+                    (Value::Bool(_), _, _) => 5,
                     // Counting stops at the cap: no need to walk huge strings.
-                    Value::Text(s) | Value::Py(s) => s.chars().take(MAX_WIDTH).count(),
+                    (Value::Text(s) | Value::Py(s), _, _) => s.chars().take(MAX_WIDTH).count(),
+                    _ => 0,
                 };
                 w = w.max(len + 1);
             }
@@ -403,7 +332,7 @@ fn cut_units(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ChartAxis, Series};
+    use crate::report::{CellRange, ChartAxis, Roof, Scale, Series};
     use std::fs;
 
     /// Writes `sheets` and `charts` as one workbook at `path`.
@@ -553,6 +482,53 @@ mod tests {
     }
 
     #[test]
+    fn roofline_chart_draws_roofs_and_colours_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("roofs.xlsx");
+        let mut c = chart(vec![series("gemm", 0, 2), series("elementwise", 3, 5)]);
+        let rows = roofline_sheet();
+        // The writer reads the points for the axis range.
+        for s in &mut c.series {
+            let r = s.cells.unwrap();
+            for i in r.first_row..=r.last_row {
+                s.points.push(crate::report::Point {
+                    label: String::new(),
+                    x: rows.columns[1].values[i].to_f64(),
+                    y: rows.columns[2].values[i].to_f64(),
+                    weight: 1.0,
+                });
+            }
+        }
+        c.roofs = vec![Roof {
+            gpu: "MI300X".into(),
+            compute_spec: "matrix_bf16".into(),
+            peak_tflops: 708.0,
+            mem_bw_gbps: 5300.0,
+        }];
+        write_xlsx_with_charts(&[rows], &[c], &path).unwrap();
+        let xml = zip_text(&path, "xl/charts/chart1.xml");
+        // Two category series and two roof lines.
+        assert_eq!(xml.matches("<c:ser>").count(), 4, "{xml}");
+        for colour in ["1F77B4", "FF7F0E", "D62728"] {
+            assert!(
+                xml.contains(&format!("<a:srgbClr val=\"{colour}\"/>")),
+                "{colour}"
+            );
+        }
+        assert!(xml.contains("<a:prstDash val=\"dash\"/>"), "{xml}");
+        assert!(xml.contains("MI300X memory roof 5.3 TB/s"), "{xml}");
+        assert!(xml.contains("MI300X matrix_bf16 roof 708 TFLOP/s"), "{xml}");
+        // Axes fixed to decades: points 0.5..512 and the ridge 133.6 give
+        // 10^-2..10^4 on x; rates 2.65..700 and the peak 10^-1..10^4 on y.
+        assert!(xml.contains("<c:max val=\"10000\"/>"), "{xml}");
+        assert!(xml.contains("<c:min val=\"0.01\"/>"), "{xml}");
+        assert!(xml.contains("<c:min val=\"0.1\"/>"), "{xml}");
+        // The roof lines' end points sit on the chart sheet.
+        assert!(xml.contains("roofline_chart!$B$36:$B$37"), "{xml}");
+        assert!(xml.contains("roofline_chart!$C$38:$C$39"), "{xml}");
+    }
+
+    #[test]
     fn chart_errors_write_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.xlsx");
@@ -653,9 +629,16 @@ mod tests {
         s.push_row(vec![Value::Text("y".repeat(500)), Value::Int(7)]);
         // "a": max(1+3, 500 chars capped at 60, +1) -> 60.
         // header: 20 + 3 = 23.
-        assert_eq!(column_widths(&s), vec![60, 23]);
+        let styles = |s: &Table| -> Vec<ColumnStyle> {
+            s.columns.iter().map(|c| column_style(c, 10)).collect()
+        };
+        assert_eq!(column_widths(&s, &styles(&s)), vec![60, 23]);
         let s = Table::new("w", &["a"]);
-        assert_eq!(column_widths(&s), vec![8]);
+        assert_eq!(column_widths(&s, &styles(&s)), vec![8]);
+        // Formatted numbers count as shown: 1,234,567.00 is 12 characters.
+        let mut s = Table::new("w", &["t (µs)"]);
+        s.push_row(vec![Value::Float(1_234_567.0)]);
+        assert_eq!(column_widths(&s, &styles(&s)), vec![13]);
     }
 
     #[test]

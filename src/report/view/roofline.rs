@@ -89,26 +89,32 @@ fn log_axis(name: &str) -> ChartAxis {
     }
 }
 
+/// `arch`'s roofs for the compute specs `points` use (those it has a peak
+/// for), in spec order.
+fn roofs(points: &[PlotPoint], arch: &GpuArch) -> Vec<Roof> {
+    let mut specs: Vec<&str> = points.iter().map(|p| p.compute_spec.as_str()).collect();
+    specs.sort_unstable();
+    specs.dedup();
+    specs
+        .iter()
+        .filter_map(|spec| {
+            Some(Roof {
+                gpu: arch.name.clone(),
+                compute_spec: spec.to_string(),
+                peak_tflops: arch.peak_tflops(spec)?,
+                mem_bw_gbps: arch.mem_bw_gbps,
+            })
+        })
+        .collect()
+}
+
 /// One chart per roofline category sheet with points, named after the
 /// sheet, with `arch`'s roofs for the compute specs its points use.
 pub fn category_charts(sheets: &[Table], arch: &GpuArch) -> Vec<Chart> {
     categories(sheets)
         .into_iter()
         .map(|(category, points)| {
-            let mut specs: Vec<&str> = points.iter().map(|p| p.compute_spec.as_str()).collect();
-            specs.sort_unstable();
-            specs.dedup();
-            let roofs: Vec<Roof> = specs
-                .iter()
-                .filter_map(|spec| {
-                    Some(Roof {
-                        gpu: arch.name.clone(),
-                        compute_spec: spec.to_string(),
-                        peak_tflops: arch.peak_tflops(spec)?,
-                        mem_bw_gbps: arch.mem_bw_gbps,
-                    })
-                })
-                .collect();
+            let roofs = roofs(&points, arch);
             Chart {
                 name: category.name.clone(),
                 title: format!("{} roofline on {}", category.name, arch.name),
@@ -127,7 +133,8 @@ pub fn category_charts(sheets: &[Table], arch: &GpuArch) -> Vec<Chart> {
 }
 
 /// The `roofline_points` data sheet and the workbook's scatter chart over
-/// it (one series per category), or None when no sheet has points.
+/// it (one series per category; with `arch`, its roofs for the compute
+/// specs the points use), or None when no sheet has points.
 pub fn workbook_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table, Chart)> {
     let cats = categories(sheets);
     if cats.is_empty() {
@@ -145,6 +152,8 @@ pub fn workbook_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table
         ],
     );
     let mut series = Vec::new();
+    let all: Vec<PlotPoint> = cats.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
+    let roofs = arch.map_or_else(Vec::new, |a| roofs(&all, a));
     for (category, points) in cats {
         let first = data.nrows();
         let mut shown = Vec::with_capacity(points.len());
@@ -183,7 +192,7 @@ pub fn workbook_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table
         x: log_axis(col::FLOPS_PER_BYTE_AXIS),
         y: log_axis(col::TFLOP_S_AXIS),
         series,
-        roofs: Vec::new(),
+        roofs,
         data_table: Some(sheet::ROOFLINE_POINTS.into()),
     };
     Some((data, chart))
