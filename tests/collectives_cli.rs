@@ -1478,17 +1478,7 @@ fn dlrm_with_the_first_kernel_dropped_judges_the_rest() {
 /// `tracelens collectives --trace-dir DIR --csv <tmp>/csv -q EXTRA...`,
 /// without --world-size.
 fn collectives_no_world(dir: &Path, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Run) {
-    let out = tempfile::tempdir().unwrap();
-    let csv = out.path().join("csv");
-    let r = run(tracelens()
-        .arg("collectives")
-        .arg("--trace-dir")
-        .arg(dir)
-        .arg("--csv")
-        .arg(&csv)
-        .arg("-q")
-        .args(extra));
-    (out, csv, r)
+    common::collectives_csv_world(dir, None, &[&["-q"], extra].concat())
 }
 
 #[test]

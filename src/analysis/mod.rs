@@ -206,6 +206,8 @@ pub struct Context<'a> {
     metrics_table: OnceLock<MetricsTable>,
     /// Model evaluations shared by op instances with equal inputs.
     evaluations: roofline::EvalMemo,
+    /// The modelled ops by sheet family, found by the first reader.
+    modelled: OnceLock<perf_sheets::ByFamily>,
 }
 
 /// An op instance's metrics: the op, its model (by address) and whether the
@@ -241,7 +243,15 @@ impl<'a> Context<'a> {
             launchers: OnceLock::new(),
             metrics_table: OnceLock::new(),
             evaluations: roofline::EvalMemo::default(),
+            modelled: OnceLock::new(),
         }
+    }
+
+    /// The modelled ops by sheet family ([`perf_sheets::modelled_events`]),
+    /// found once and shared by the metrics table and the roofline sheets.
+    pub fn modelled_ops(&self) -> &perf_sheets::ByFamily {
+        self.modelled
+            .get_or_init(|| perf_sheets::modelled_events(self))
     }
 
     /// Computes, in parallel, the metrics of every modelled op instance the
@@ -250,7 +260,7 @@ impl<'a> Context<'a> {
     /// evaluation each instead of repeating it.
     pub fn compute_metrics(&self) {
         let mut wanted: Vec<(OpRef, &'static ModelClass, bool)> = Vec::new();
-        for (op, class) in perf_sheets::modelled_ops(self) {
+        for &(op, class) in self.modelled_ops().values().flatten() {
             wanted.push((op, class, false));
             if let OpRef::Event(e) = op
                 && self.tree.bwd_events.contains_key(&e)

@@ -258,15 +258,13 @@ const NOT_ON_BWD: [&str; 5] = [
     "ConvBiasReLU_",
 ];
 
-/// Every modelled op with its model: host events in UID order, then the
-/// pseudo ops.
-pub(crate) fn modelled_ops(cx: &Context) -> impl Iterator<Item = (OpRef, &'static ModelClass)> {
-    modelled_events(cx).into_values().flatten()
-}
+/// Modelled ops by sheet family.
+pub(crate) type ByFamily = HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>>;
 
 /// Modelled ops by sheet family: host events with a model in UID order,
-/// then the pseudo ops with one.
-fn modelled_events(cx: &Context) -> HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>> {
+/// then the pseudo ops with one (computed once per context, see
+/// [`Context::modelled_ops`]).
+pub(crate) fn modelled_events(cx: &Context) -> ByFamily {
     let trace = cx.trace;
     // Model lookups are per name; names repeat a lot.
     let mut class_of: HashMap<Option<StrId>, Option<&'static ModelClass>> = HashMap::default();
@@ -351,7 +349,7 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
             families.push(c.family);
         }
     }
-    let events = modelled_events(cx);
+    let events = cx.modelled_ops();
     let per_family: Vec<Vec<Table>> = families
         .par_iter()
         .map(|fam| match events.get(fam) {

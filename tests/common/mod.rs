@@ -190,17 +190,24 @@ pub fn collectives_csv(
     world: u32,
     extra: &[&str],
 ) -> (tempfile::TempDir, PathBuf, Run) {
+    collectives_csv_world(dir, Some(world), extra)
+}
+
+/// [`collectives_csv`] with `--world-size` only when `world` is given
+/// (without it the world size comes from the traces).
+pub fn collectives_csv_world(
+    dir: &Path,
+    world: Option<u32>,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, Run) {
     let out = tempfile::tempdir().unwrap();
     let csv = out.path().join("csv");
-    let r = run(tracelens()
-        .arg("collectives")
-        .arg("--trace-dir")
-        .arg(dir)
-        .arg("--world-size")
-        .arg(world.to_string())
-        .arg("--csv")
-        .arg(&csv)
-        .args(extra));
+    let mut cmd = tracelens();
+    cmd.arg("collectives").arg("--trace-dir").arg(dir);
+    if let Some(world) = world {
+        cmd.arg("--world-size").arg(world.to_string());
+    }
+    let r = run(cmd.arg("--csv").arg(&csv).args(extra));
     (out, csv, r)
 }
 
