@@ -1163,8 +1163,7 @@ fn default_workbook_markdown_and_node_override() {
         r.stdout
     );
     assert!(
-        r.stdout
-            .contains("| allreduce | 1 | 0.200 | 200.000 | 4.883 |"),
+        r.stdout.contains("| allreduce | 1 | 0.200 | 200 | 4.88 |"),
         "{}",
         r.stdout
     );

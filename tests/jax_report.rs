@@ -592,22 +592,22 @@ fn summary_shows_the_mean_timeline_and_kernel_categories() {
     let md = markdown::page_text(&summary::page(&r, "t.xplane.pb"));
     for want in [
         "\n### GPU timeline (mean of 2 GPUs)\n",
-        "\n| busy_time | 0.1756 | 67.4832 |\n",
-        "\n| idle_time | 0.0846 | 32.5168 |\n",
-        "\n| exposed_memcpy_time | 0.0050 | 1.9212 |\n",
+        "\n| busy | 0.176 | 67.5% |\n",
+        "\n| idle | 0.0846 | 32.5% |\n",
+        "\n| exposed memcpy | 0.00500 | 1.9% |\n",
         "\nOne timeline per GPU in the `gpu_timeline` sheet.\n",
         "\n### Top kernel categories (GPU kernel time, all GPUs)\n",
-        "\n| Uncategorized Events/XLA | 3 | 0.0245 | 7.1795 |\n",
+        "\n| Uncategorized Events/XLA | 3 | 0.0245 | 7.2% |\n",
         "\nKernel time summed over all GPUs",
         // The Im3d2Col kernel at 600 µs has no launch.
         "\n- 1 of 5 kernels have no host launch in the trace",
     ] {
         assert!(md.contains(want), "{want:?} in {md}");
     }
-    // 0.31675 ms, printed with four decimals; 316.75 / 341.25 = 92.8205 %.
+    // 0.31675 ms to three significant digits; 316.75 / 341.25 = 92.8205 %.
     let conv = md.lines().find(|l| l.starts_with("| Conv |")).unwrap();
     assert!(
-        conv.starts_with("| Conv | 2 | 0.316") && conv.ends_with(" | 92.8205 |"),
+        conv.starts_with("| Conv | 2 | 0.31") && conv.ends_with(" | 92.8% |"),
         "{conv}"
     );
     assert!(!md.contains("All GPU events are linked"), "{md}");

@@ -74,8 +74,10 @@ fn rocprof_summary_shows_busy_idle_and_categories_in_ms() {
     assert!(term[5].starts_with("wrote "), "{term:?}");
 
     assert!(md.contains("\n### GPU timeline\n"), "{md}");
-    assert!(md.contains("\n| busy_time | 0.1825 | 18.2500 |\n"), "{md}");
-    assert!(md.contains("\n| idle | 0.8175 | 81.7500 |\n"), "{md}");
+    // Three significant digits, shares to 0.1%: 0.1825 ms is stored a
+    // hair below the tie, so it rounds down.
+    assert!(md.contains("\n| busy | 0.182 | 18.2% |\n"), "{md}");
+    assert!(md.contains("\n| idle | 0.818 | 81.8% |\n"), "{md}");
     assert!(
         md.contains("\n### Top kernel categories (GPU kernel time)\n"),
         "{md}"
@@ -83,9 +85,9 @@ fn rocprof_summary_shows_busy_idle_and_categories_in_ms() {
     // 100000 / 183500 = 54.4959 %, 80000 / 183500 = 43.5967 %,
     // 3500 / 183500 = 1.9074 %.
     for row in [
-        "| COMM | 1 | 0.1000 | 54.4959 |",
-        "| GEMM | 2 | 0.0800 | 43.5967 |",
-        "| Elementwise | 3 | 0.0035 | 1.9074 |",
+        "| COMM | 1 | 0.100 | 54.5% |",
+        "| GEMM | 2 | 0.0800 | 43.6% |",
+        "| Elementwise | 3 | 0.00350 | 1.9% |",
     ] {
         assert!(md.contains(&format!("\n{row}\n")), "{row} in {md}");
     }
@@ -107,9 +109,12 @@ fn rocprof_summary_counts_memory_copies() {
         "{term:?}"
     );
     assert_printed(&term[2], &[2.0, 0.004, 100.0]);
-    assert!(md.contains("\n| memory | 0.0020 | 20.0000 |\n"), "{md}");
     assert!(
-        md.contains("\n| Normalization | 2 | 0.0040 | 100.0000 |\n"),
+        md.contains("\n| memory copies | 0.00200 | 20.0% |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("\n| Normalization | 2 | 0.00400 | 100.0% |\n"),
         "{md}"
     );
 }
@@ -133,4 +138,88 @@ fn pytorch_summary_counts_ops_and_vouches_for_launches() {
         md.ends_with("### Trace quality\n\nAll GPU events are linked to their host launch.\n"),
         "{md}"
     );
+}
+
+/// The roofline rows of the PyTorch page: the op's input shapes beside its
+/// name (scalars left out), the bound in words, numbers to three
+/// significant digits and shares to 0.1%, human column names, and the
+/// notes under the table.
+#[test]
+fn pytorch_roofline_rows_show_shapes_and_rounded_numbers() {
+    let r = run(tracelens()
+        .arg("report")
+        .arg(testdata("example.json"))
+        .args(["--gpu-arch", "H100", "--md", "-", "-q"]));
+    r.assert_ok();
+    let md = &r.stdout;
+    assert!(
+        md.contains(
+            "\n| Op | Shape | Category | Count | Kernel time (µs) | TFLOPS/s | TB/s | FLOPs/byte | Bound | Of roofline |\n"
+        ),
+        "{md}"
+    );
+    // addmm(bias (32,), (4, 16), (16, 32)) in 12 µs: 2·4·16·32 + 4·32 =
+    // 4224 FLOPs, 4.224e-9 TFLOP / 12e-6 s = 3.52e-4 TFLOPS/s.
+    let roofline = md.split("### Roofline").nth(1).unwrap_or("");
+    let addmm = roofline
+        .lines()
+        .find(|l| l.starts_with("| aten::addmm |"))
+        .unwrap_or_else(|| panic!("no addmm row:\n{md}"));
+    assert!(
+        addmm.starts_with("| aten::addmm | 32, 4×16, 16×32 | GEMM | 1 | 12.0 | 3.52e-4 |"),
+        "{addmm}"
+    );
+    assert!(addmm.contains("| memory |"), "{addmm}");
+    // relu has no model: its rate cells are empty, and a note says why.
+    assert!(
+        md.contains("\n| aten::relu | 4×32 | elementwise | 1 | 4.50 |  |  |  |  |  |\n"),
+        "{md}"
+    );
+    assert!(md.contains("\n- Empty rate cells: "), "{md}");
+    assert!(md.contains("\n- Of roofline: "), "{md}");
+    // No share above 100% here, so no note about it.
+    assert!(!md.contains("Above 100%"), "{md}");
+    // Nothing is printed with the four decimals of the sheets.
+    assert!(!md.contains("0.0000"), "{md}");
+}
+
+/// On owlv2 (H100) one `aten::add` runs faster than its roofline allows:
+/// the page shows its share above 100% as the sheet has it (to 0.1%) and
+/// says why such a number is possible.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn share_of_roofline_above_100_gets_a_note() {
+    let shared = common::shared();
+    let trace = shared.join("corpus/pytorch/h100_owlv2_large.json.gz");
+    let (_t, csv, r) = common::report_csv(&trace, &["--gpu-arch", "H100", "--md", "-"]);
+    r.assert_ok();
+    let sheet = common::Table::load(&csv, "unified_perf_summary");
+    let pct = |i: usize| {
+        sheet
+            .cell(i, "Pct Roofline_mean")
+            .parse::<f64>()
+            .unwrap_or(f64::NAN)
+    };
+    let above: Vec<usize> = (0..sheet.rows.len().min(15))
+        .filter(|&i| pct(i) > 100.0)
+        .collect();
+    assert!(
+        !above.is_empty(),
+        "owlv2 has a top op above 100% of roofline"
+    );
+    let md = &r.stdout;
+    let note = md
+        .lines()
+        .find(|l| l.starts_with("- Above 100% of roofline ("))
+        .unwrap_or_else(|| panic!("no note:\n{md}"));
+    for i in above {
+        let name = sheet.cell(i, "name");
+        assert!(note.contains(&format!("`{name}` (")), "{name} in {note}");
+        let share = format!("| {:.1}% |", pct(i));
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&share)),
+            "{name} row ending {share}:\n{md}"
+        );
+    }
 }

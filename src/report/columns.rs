@@ -10,6 +10,8 @@
 //! `compare` prefixes names with a tag (`h100::TB/s_mean`) and suffixes its
 //! differences (`Kernel Time (µs)_sum__mi300_pct`); both are understood.
 
+use crate::table::Value;
+
 /// What the numbers of a column measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measure {
@@ -85,6 +87,72 @@ pub fn param_number(text: &str) -> Option<f64> {
         return None;
     }
     text.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// A cell as people read it on a page (Markdown, the terminal), by what
+/// its column measures:
+///
+/// - shares to 0.1 % with the sign: `12.3%`;
+/// - counts whole, with thousands separators: `71,920`;
+/// - other numbers (times, rates, ratios) to three significant digits,
+///   whole digits never dropped: `0.00220`, `98.7`, `262,422`; below
+///   0.001 in scientific notation: `1.20e-5`;
+/// - ints of an [`Measure::Other`] column (ranks, ids) as they are;
+/// - `Null`, NaN: empty; text verbatim; bools `True` / `False`.
+pub fn readable(value: &Value, measure: Measure) -> String {
+    match (value, measure) {
+        (Value::Float(x), _) if x.is_nan() => String::new(),
+        (Value::Float(x), Measure::Percent) => format!("{x:.1}%"),
+        (Value::Int(i), Measure::Percent) => format!("{i}%"),
+        (Value::Int(i), Measure::Count | Measure::Time(_)) => grouped(&i.to_string()),
+        (Value::Float(x), Measure::Count) if x.fract() == 0.0 && x.abs() < 1e15 => {
+            grouped(&format!("{x:.0}"))
+        }
+        (Value::Float(x), _) => significant(*x),
+        (other, _) => other.csv_text(),
+    }
+}
+
+/// `x` to three significant digits, keeping every whole digit, grouped by
+/// thousands; scientific below 0.001; infinities as `inf` / `-inf`.
+fn significant(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    if !x.is_finite() {
+        return crate::pyfmt::float_repr(x);
+    }
+    let magnitude = x.abs();
+    if magnitude < 1e-3 {
+        return format!("{x:.2e}");
+    }
+    // Whole digits of the value: 1 for 0.5 and 5.2, 3 for 262.4.
+    let whole = magnitude.log10().floor() as i32 + 1;
+    let decimals = (3 - whole).max(0) as usize;
+    grouped(&format!("{x:.decimals$}"))
+}
+
+/// A decimal number's text with `,` between thousands of its whole part:
+/// `-1234567.5` becomes `-1,234,567.5`.
+fn grouped(text: &str) -> String {
+    let (sign, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (whole, fraction) = match unsigned.find('.') {
+        Some(i) => unsigned.split_at(i),
+        None => (unsigned, ""),
+    };
+    let mut out = String::with_capacity(text.len() + whole.len() / 3);
+    out.push_str(sign);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out.push_str(fraction);
+    out
 }
 
 #[cfg(test)]
@@ -180,5 +248,40 @@ mod tests {
         ] {
             assert_eq!(param_number(not), None, "{not:?}");
         }
+    }
+    #[test]
+    fn readable_cells() {
+        use Measure::*;
+        let f = |x: f64, m| readable(&Value::Float(x), m);
+        assert_eq!(f(12.345, Percent), "12.3%");
+        assert_eq!(f(100.0, Percent), "100.0%");
+        assert_eq!(readable(&Value::Int(7), Percent), "7%");
+        assert_eq!(readable(&Value::Int(71920), Count), "71,920");
+        assert_eq!(f(26.0, Count), "26");
+        assert_eq!(f(2.5, Count), "2.50");
+        assert_eq!(f(262422.4673, Time(TimeUnit::Us)), "262,422");
+        assert_eq!(f(98.718, Time(TimeUnit::Us)), "98.7");
+        assert_eq!(f(0.3072, Time(TimeUnit::Ms)), "0.307");
+        assert_eq!(f(0.0022, Time(TimeUnit::Ms)), "0.00220");
+        assert_eq!(f(0.000012, Other), "1.20e-5");
+        assert_eq!(f(-1234.5, Other), "-1,234");
+        assert_eq!(f(1.0, Other), "1.00");
+        assert_eq!(f(0.0, Other), "0");
+        assert_eq!(f(f64::NAN, Other), "");
+        assert_eq!(f(f64::INFINITY, Other), "inf");
+        assert_eq!(readable(&Value::Int(123456), Other), "123456");
+        assert_eq!(readable(&Value::Int(-1234), Time(TimeUnit::Us)), "-1,234");
+        assert_eq!(readable(&Value::Null, Count), "");
+        assert_eq!(readable(&Value::Bool(true), Other), "True");
+        assert_eq!(readable(&Value::Text("aten::mm".into()), Other), "aten::mm");
+    }
+
+    #[test]
+    fn thousands() {
+        assert_eq!(grouped("1"), "1");
+        assert_eq!(grouped("999"), "999");
+        assert_eq!(grouped("1000"), "1,000");
+        assert_eq!(grouped("-1234567.25"), "-1,234,567.25");
+        assert_eq!(grouped("123456"), "123,456");
     }
 }

@@ -70,8 +70,8 @@ fn push_lines(out: &mut String, lines: &[String], prefix: &str) {
 
 /// A Markdown table of a [`DataTable`]: `| --- |` rules, every column.
 ///
-/// Floats are shown with `float_digits` decimals (NaN as an empty cell),
-/// ints plainly, bools as `True` / `False`. Text and Python reprs have line
+/// Cells are spelled by [`DataTable::cell_text`] (rounded by what the
+/// column measures; NaN as an empty cell). Text and Python reprs have line
 /// breaks turned into spaces, are cut to 80 characters with `…`, and have
 /// `|` escaped. Columns whose cells are all numbers (ignoring `Null`
 /// cells, counting a NaN float as a number, and with at least one number)
@@ -89,8 +89,11 @@ fn data_table(d: &DataTable) -> String {
             .iter()
             .map(|c| if is_numeric(&c.values) { "---:" } else { "---" }.to_string()),
     );
-    for row in t.rows() {
-        push_row(&mut out, row.iter().map(|v| cell_text(v, d.float_digits)));
+    for row in 0..t.nrows() {
+        push_row(
+            &mut out,
+            (0..t.ncols()).map(|col| escape_text(&d.cell_text(row, col))),
+        );
     }
     out
 }
@@ -144,16 +147,6 @@ fn is_numeric(cells: &[Value]) -> bool {
     any
 }
 
-/// The Markdown text of one cell.
-fn cell_text(cell: &Value, float_digits: usize) -> String {
-    match cell {
-        Value::Float(x) if x.is_nan() => String::new(),
-        Value::Float(x) => format!("{x:.float_digits$}"),
-        Value::Text(s) | Value::Py(s) => escape_text(s),
-        other => other.csv_text(),
-    }
-}
-
 /// Text made safe for a table cell: line breaks become spaces, the result
 /// is cut to [`MAX_TEXT_CHARS`], then `|` is escaped (after cutting, so an
 /// escape is never split).
@@ -198,11 +191,21 @@ pub fn truncate_text(s: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::Shown;
     use crate::table::Table;
 
-    /// The Markdown of `columns` over the first `max_rows` rows of `t`.
-    fn table(t: &Table, columns: &[&str], max_rows: usize, digits: usize) -> String {
-        data_table(&DataTable::pick(t, columns, max_rows, digits))
+    /// The Markdown of `columns` (labelled by their names) over the first
+    /// `max_rows` rows of `t`.
+    fn table(t: &Table, columns: &[&str], max_rows: usize) -> String {
+        data_table(&picked(t, columns, max_rows))
+    }
+
+    fn picked(t: &Table, columns: &[&str], max_rows: usize) -> DataTable {
+        let shown: Vec<Shown<'_>> = columns
+            .iter()
+            .map(|&name| Shown { name, label: name })
+            .collect();
+        DataTable::pick(t, &shown, max_rows)
     }
 
     fn t(s: &str) -> Value {
@@ -237,7 +240,7 @@ mod tests {
 
     #[test]
     fn basic_table() {
-        let md = table(&sample(), &["name", "missing", "count", "ms", "note"], 2, 2);
+        let md = table(&sample(), &["name", "missing", "count", "ms", "note"], 2);
         assert_eq!(
             md,
             "| name | count | ms | note |\n\
@@ -249,10 +252,34 @@ mod tests {
 
     #[test]
     fn bools_are_text_and_rounding() {
-        let md = table(&sample(), &["flag", "ms"], 10, 0);
+        let md = table(&sample(), &["flag", "ms"], 10);
         assert_eq!(
             md,
-            "| flag | ms |\n| --- | ---: |\n| True | 1 |\n| False |  |\n| False | 2 |\n"
+            "| flag | ms |\n| --- | ---: |\n| True | 1.23 |\n| False |  |\n| False | 2.00 |\n"
+        );
+    }
+
+    #[test]
+    fn labels_replace_sheet_names_and_measures_follow_the_sheet() {
+        let mut s = Table::new("t", &["Percentage (%)", "operation_count"]);
+        s.push_row(vec![Value::Float(12.345), Value::Int(71920)]);
+        let d = DataTable::pick(
+            &s,
+            &[
+                Shown {
+                    name: "Percentage (%)",
+                    label: "Share",
+                },
+                Shown {
+                    name: "operation_count",
+                    label: "Count",
+                },
+            ],
+            5,
+        );
+        assert_eq!(
+            data_table(&d),
+            "| Share | Count |\n| ---: | ---: |\n| 12.3% | 71,920 |\n"
         );
     }
 
@@ -265,17 +292,17 @@ mod tests {
             Value::Py("(1, 2)".into()),
         ]);
         assert_eq!(
-            table(&s, &["nan", "null", "repr"], 5, 1),
+            table(&s, &["nan", "null", "repr"], 5),
             "| nan | null | repr |\n| ---: | --- | --- |\n|  |  | (1, 2) |\n"
         );
     }
 
     #[test]
     fn no_columns_or_rows() {
-        assert_eq!(table(&sample(), &["nope"], 5, 2), "");
-        assert_eq!(table(&sample(), &[], 5, 2), "");
+        assert_eq!(table(&sample(), &["nope"], 5), "");
+        assert_eq!(table(&sample(), &[], 5), "");
         // No rows shown: nothing proves the column numeric, so left-aligned.
-        assert_eq!(table(&sample(), &["count"], 0, 2), "| count |\n| --- |\n");
+        assert_eq!(table(&sample(), &["count"], 0), "| count |\n| --- |\n");
     }
 
     #[test]
@@ -284,7 +311,7 @@ mod tests {
         s.push_row(vec![t(&format!("{}|tail", "x".repeat(78)))]);
         // 79 kept characters: 78 x and the `|`, which is then escaped.
         let expected = format!("| t |\n| --- |\n| {}\\|… |\n", "x".repeat(78));
-        assert_eq!(table(&s, &["t"], 5, 1), expected);
+        assert_eq!(table(&s, &["t"], 5), expected);
     }
 
     #[test]
@@ -316,7 +343,7 @@ mod tests {
                     align: vec![Align::Left, Align::Left, Align::Right],
                     rows: vec![vec![String::new(), code("a|b`c", 100), "1.000".into()]],
                 }),
-                Block::Data(DataTable::pick(&sample(), &["nope"], 5, 2)),
+                Block::Data(picked(&sample(), &["nope"], 5)),
                 Block::Bullets(vec!["x".into()]),
             ],
             trailing_blank: false,

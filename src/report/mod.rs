@@ -210,31 +210,62 @@ pub enum Block {
 }
 
 /// A data table shown on a page: cells formatted by the writer from their
-/// values (floats with `float_digits` decimals, long text cut, numeric
-/// columns right-aligned).
+/// values and what each column measures ([`columns::readable`]: three
+/// significant digits, shares to 0.1 %, counts whole), long text cut,
+/// numeric columns right-aligned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DataTable {
-    /// The rows and columns to show.
+    /// The rows and columns to show, columns named as the page labels
+    /// them.
     pub table: Table,
-    /// Decimals of float cells.
-    pub float_digits: usize,
+    /// What each column measures (from its sheet name), in column order.
+    pub measures: Vec<columns::Measure>,
+}
+
+/// A column a view shows: the sheet's name for it and the label the page
+/// gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown<'a> {
+    /// The column's name in the sheet.
+    pub name: &'a str,
+    /// Its header on the page.
+    pub label: &'a str,
 }
 
 impl DataTable {
-    /// Columns `columns` (by name, in that order; unknown names are
-    /// skipped) of the first `max_rows` rows of `table`.
-    pub fn pick(table: &Table, columns: &[&str], max_rows: usize, float_digits: usize) -> Self {
-        let idx: Vec<usize> = columns
+    /// Columns `columns` (by sheet name, in that order, renamed to their
+    /// labels; unknown names are skipped) of the first `max_rows` rows of
+    /// `table`.
+    pub fn pick(table: &Table, columns: &[Shown<'_>], max_rows: usize) -> Self {
+        let found: Vec<(usize, &Shown<'_>)> = columns
             .iter()
-            .filter_map(|c| table.column_index(c))
+            .filter_map(|c| Some((table.column_index(c.name)?, c)))
             .collect();
         let rows: Vec<usize> = (0..table.nrows().min(max_rows)).collect();
         let mut shown = table.take_rows(&rows);
-        shown.select_columns(&idx);
+        shown.select_columns(&found.iter().map(|(i, _)| *i).collect::<Vec<_>>());
+        for (column, (_, c)) in shown.columns.iter_mut().zip(&found) {
+            column.name = c.label.to_string();
+        }
         DataTable {
             table: shown,
-            float_digits,
+            measures: found
+                .iter()
+                .map(|(_, c)| columns::measure(c.name))
+                .collect(),
         }
+    }
+
+    /// The text of the cell in row `row`, column `col`, as
+    /// [`columns::readable`] spells it.
+    pub fn cell_text(&self, row: usize, col: usize) -> String {
+        columns::readable(
+            &self.table.columns[col].values[row],
+            self.measures
+                .get(col)
+                .copied()
+                .unwrap_or(columns::Measure::Other),
+        )
     }
 }
 

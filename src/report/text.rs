@@ -123,14 +123,8 @@ pub fn page_text(page: &Page) -> String {
             Block::Data(d) => {
                 let t = &d.table;
                 let header = t.columns.iter().map(|c| c.name.clone()).collect();
-                let rows = t.rows().map(|r| {
-                    r.iter()
-                        .map(|v| match v {
-                            crate::table::Value::Float(x) => format!("{x:.*}", d.float_digits),
-                            v => v.csv_text(),
-                        })
-                        .collect()
-                });
+                let rows =
+                    (0..t.nrows()).map(|row| (0..t.ncols()).map(|c| d.cell_text(row, c)).collect());
                 aligned(std::iter::once(header).chain(rows).collect())
             }
             Block::Grid(g) => aligned(
@@ -175,6 +169,7 @@ fn aligned(rows: Vec<Vec<String>>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::columns::{Measure, TimeUnit};
     use crate::report::{DataTable, Grid};
     use crate::table::{Table, Value};
 
@@ -242,7 +237,7 @@ mod tests {
                 Block::Bullets(vec!["x".into()]),
                 Block::Data(DataTable {
                     table: t,
-                    float_digits: 2,
+                    measures: vec![Measure::Other, Measure::Time(TimeUnit::Ms)],
                 }),
                 Block::Grid(Grid {
                     header: vec!["k".into(), "value".into()],

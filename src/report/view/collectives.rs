@@ -1,7 +1,7 @@
 //! The collectives summaries: the Markdown page of the multi-rank report
 //! and the lines printed on the terminal.
 
-use super::{heading, line, lines_page, section};
+use super::{heading, line, lines_page, section, shown};
 use crate::analysis::collectives::{CollectiveReport, Mode};
 use crate::names::{col, sheet};
 use crate::report::{Block, Page};
@@ -27,17 +27,20 @@ pub fn page(report: &CollectiveReport, title: &str) -> Page {
     match report.sheet(sheet::NCCL_SUMMARY_BY_TYPE) {
         Some(s) => {
             let cols = [
-                col::COLLECTIVE_TYPE,
-                col::COUNT_LC,
-                col::TOTAL_COMM_LATENCY_MS,
-                col::COMM_LATENCY_MEAN,
-                col::BUS_BW_MEAN,
-                col::SKEW_IN_START_TIME_MEAN,
-                col::ARRIVED_LAST_MOST_OFTEN,
+                shown(col::COLLECTIVE_TYPE, "Collective"),
+                shown(col::COUNT_LC, "Count"),
+                shown(col::TOTAL_COMM_LATENCY_MS, "Total latency (ms)"),
+                shown(col::COMM_LATENCY_MEAN, "Mean latency (µs)"),
+                shown(col::BUS_BW_MEAN, "Bus bandwidth (GB/s)"),
+                shown(col::SKEW_IN_START_TIME_MEAN, "Mean start skew (µs)"),
+                shown(
+                    col::ARRIVED_LAST_MOST_OFTEN,
+                    "Last to arrive most often (rank)",
+                ),
             ];
-            section(&mut p, "Per collective type", s, &cols, 30, 3);
+            section(&mut p, "Per collective type", s, &cols, 30);
             let mut notes = vec![
-                "Latency and skew in µs; bus bandwidth in GB/s (empty without message sizes in the traces).".to_string(),
+                "Means over the collectives of each type; bus bandwidth is empty without message sizes in the traces.".to_string(),
             ];
             if report.inferred > 0 {
                 notes.push(format!(
@@ -45,7 +48,7 @@ pub fn page(report: &CollectiveReport, title: &str) -> Page {
                     report.inferred, report.matched
                 ));
             }
-            p.blocks.push(Block::Paragraph(notes));
+            p.blocks.push(Block::Bullets(notes));
         }
         None => p
             .blocks
@@ -53,15 +56,15 @@ pub fn page(report: &CollectiveReport, title: &str) -> Page {
     }
     if let Some(s) = report.sheet(sheet::STRAGGLER_SUMMARY) {
         let cols = [
-            col::RANK,
-            col::TOTAL_WAIT_TIME_US,
-            col::MEAN_WAIT_TIME_US,
-            col::TIMES_ARRIVED_LAST,
-            col::PCT_ARRIVED_LAST,
-            col::TOTAL_NCCL_DUR_US,
+            shown(col::RANK, "Rank"),
+            shown(col::TOTAL_WAIT_TIME_US, "Total wait (µs)"),
+            shown(col::MEAN_WAIT_TIME_US, "Mean wait (µs)"),
+            shown(col::TIMES_ARRIVED_LAST, "Times last"),
+            shown(col::PCT_ARRIVED_LAST, "Share last"),
+            shown(col::TOTAL_NCCL_DUR_US, "Collective time (µs)"),
         ];
         let title = "Slowest ranks (least waiting: the others wait for them)";
-        section(&mut p, title, s, &cols, 10, 1);
+        section(&mut p, title, s, &cols, 10);
     }
     p
 }

@@ -13,7 +13,7 @@ pub mod summary;
 pub mod tree;
 pub mod verdict;
 
-use super::{Block, DataTable, Page};
+use super::{Block, DataTable, Page, Shown};
 use crate::table::Table;
 
 /// A heading block.
@@ -47,17 +47,15 @@ fn line(text: impl Into<String>) -> Block {
 }
 
 /// A heading over columns `columns` of the first `max_rows` rows of `t`.
-fn section(
-    page: &mut Page,
-    title: &str,
-    t: &Table,
-    columns: &[&str],
-    max_rows: usize,
-    digits: usize,
-) {
+fn section(page: &mut Page, title: &str, t: &Table, columns: &[Shown<'_>], max_rows: usize) {
     page.blocks.push(heading(3, title));
     page.blocks
-        .push(Block::Data(DataTable::pick(t, columns, max_rows, digits)));
+        .push(Block::Data(DataTable::pick(t, columns, max_rows)));
+}
+
+/// A column shown as `label`.
+const fn shown<'a>(name: &'a str, label: &'a str) -> Shown<'a> {
+    Shown { name, label }
 }
 
 /// A page of plain lines (the terminal summaries).

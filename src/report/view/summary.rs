@@ -9,11 +9,11 @@
 
 use std::borrow::Cow;
 
-use super::{heading, line, lines_page, section};
+use super::{heading, line, lines_page, section, shown};
 use crate::analysis::Report;
 use crate::names::{col, row, sheet};
 use crate::report::{Block, Page};
-use crate::table::{RowRef, Table, Value};
+use crate::table::{Column, RowRef, Table, Value};
 
 fn find<'a>(r: &'a Report, name: &str) -> Option<&'a Table> {
     crate::table::find(&r.sheets, name)
@@ -114,7 +114,9 @@ fn gpus_phrase(n: usize) -> String {
 }
 
 /// The summary page: GPU timeline, top categories, top ops by kernel time,
-/// the roofline view and the trace-quality notes.
+/// the roofline view and the trace-quality notes. Numbers are rounded
+/// for reading (see [`crate::report::columns::readable`]); the sheets
+/// keep them whole.
 pub fn page(report: &Report, title: &str) -> Page {
     let mut p = Page::default();
     p.blocks
@@ -122,61 +124,229 @@ pub fn page(report: &Report, title: &str) -> Page {
     timeline_section(&mut p, report);
     if let Some((c, t)) = categories(report) {
         let cols = [
-            col::OP_CATEGORY,
-            col::COUNT,
-            col::TOTAL_DIRECT_KERNEL_TIME_MS,
-            col::PERCENTAGE,
+            shown(col::OP_CATEGORY, "Category"),
+            shown(col::COUNT, "Count"),
+            shown(col::TOTAL_DIRECT_KERNEL_TIME_MS, "Kernel time (ms)"),
+            shown(col::PERCENTAGE, "Share"),
         ];
         let title = format!("Top {} categories (GPU kernel time{})", c.what, c.scope);
-        section(&mut p, &title, &t, &cols, 10, 4);
+        section(&mut p, &title, &t, &cols, 10);
         if let Some(n) = c.note {
             p.blocks.push(line(n));
         }
     }
     if let Some(s) = find(report, sheet::OPS_SUMMARY) {
         let cols = [
-            col::NAME,
-            col::COUNT,
-            col::TOTAL_DIRECT_KERNEL_TIME_MS,
-            col::PERCENTAGE,
-            col::CUMULATIVE_PERCENTAGE,
+            shown(col::NAME, "Op"),
+            shown(col::COUNT, "Count"),
+            shown(col::TOTAL_DIRECT_KERNEL_TIME_MS, "Kernel time (ms)"),
+            shown(col::PERCENTAGE, "Share"),
+            shown(col::CUMULATIVE_PERCENTAGE, "Cumulative"),
         ];
-        section(&mut p, "Top ops by kernel time", s, &cols, 15, 4);
+        section(&mut p, "Top ops by kernel time", s, &cols, 15);
     }
     if let Some(s) = find(report, sheet::UNIFIED_PERF_SUMMARY) {
-        let mut cols = vec![
-            col::NAME,
-            col::OP_CATEGORY,
-            col::OPERATION_COUNT,
-            col::KERNEL_TIME_US_SUM,
-            col::TFLOPS_S_MEAN,
-            col::TB_S_MEAN,
-            col::FLOPS_PER_BYTE,
-        ];
-        if s.column(col::PCT_ROOFLINE_MEAN).is_some() {
-            cols.extend([col::ROOFLINE_BOUND, col::PCT_ROOFLINE_MEAN]);
-        }
-        section(&mut p, "Roofline: top ops by kernel time", s, &cols, 15, 4);
+        roofline_section(&mut p, s);
     }
     quality_section(&mut p, report);
     p
 }
 
+/// Rows of the roofline table on the page.
+const ROOFLINE_ROWS: usize = 15;
+
+/// The page's own column in the roofline table: the op's input shapes.
+const SHAPE: &str = "shape";
+
+/// The top rows of `unified_perf_summary`, each op with its input shapes
+/// (one op name has a row per shape), and notes on the numbers that need
+/// one: empty model cells, and shares of the roofline above 100 %.
+fn roofline_section(p: &mut Page, s: &Table) {
+    let rows: Vec<usize> = (0..s.nrows().min(ROOFLINE_ROWS)).collect();
+    let mut top = s.take_rows(&rows);
+    if let Some(dims) = top.column(col::INPUT_DIMS) {
+        let shapes = dims
+            .values
+            .iter()
+            .map(|v| Value::Text(shape_text(&v.py_str())))
+            .collect();
+        top.push_column(Column::new(SHAPE, shapes));
+    }
+    if let Some(bound) = top.column_mut(col::ROOFLINE_BOUND) {
+        for v in &mut bound.values {
+            if let Some(word) = v.as_str().and_then(bound_word) {
+                *v = Value::Text(word.to_string());
+            }
+        }
+    }
+    let mut cols = vec![
+        shown(col::NAME, "Op"),
+        shown(SHAPE, "Shape"),
+        shown(col::OP_CATEGORY, "Category"),
+        shown(col::OPERATION_COUNT, "Count"),
+        shown(col::KERNEL_TIME_US_SUM, "Kernel time (µs)"),
+        shown(col::TFLOPS_S_MEAN, "TFLOPS/s"),
+        shown(col::TB_S_MEAN, "TB/s"),
+        shown(col::FLOPS_PER_BYTE, "FLOPs/byte"),
+    ];
+    let has_roofline = top.column(col::PCT_ROOFLINE_MEAN).is_some();
+    if has_roofline {
+        cols.extend([
+            shown(col::ROOFLINE_BOUND, "Bound"),
+            shown(col::PCT_ROOFLINE_MEAN, "Of roofline"),
+        ]);
+    }
+    section(
+        p,
+        "Roofline: top ops by kernel time",
+        &top,
+        &cols,
+        ROOFLINE_ROWS,
+    );
+    let mut notes = vec![
+        "Kernel time summed over the op's calls with these inputs; rates are means over the calls."
+            .to_string(),
+    ];
+    if has_roofline {
+        notes.push(
+            "Of roofline: the time the roofline allows the op on this GPU (its FLOPs at peak compute or its bytes at peak bandwidth, whichever bounds it) over its kernel time."
+                .to_string(),
+        );
+    }
+    let unmodelled = top
+        .column(col::TFLOPS_S_MEAN)
+        .is_some_and(|c| c.values.iter().any(Value::is_missing));
+    if unmodelled {
+        notes.push(
+            "Empty rate cells: tracelens has no FLOP/byte model for the op (`has_perf_model` is False)."
+                .to_string(),
+        );
+    }
+    let above: Vec<String> = top
+        .rows()
+        .filter(|r| {
+            r.get_named(col::PCT_ROOFLINE_MEAN)
+                .is_some_and(|v| v.to_f64() > 100.0)
+        })
+        .map(|r| {
+            let name = r
+                .get_named(col::NAME)
+                .map_or(String::new(), Value::csv_text);
+            let shape = r.get_named(SHAPE).map_or(String::new(), Value::csv_text);
+            if shape.is_empty() {
+                format!("`{name}`")
+            } else {
+                format!("`{name}` ({shape})")
+            }
+        })
+        .collect();
+    if !above.is_empty() {
+        notes.push(format!(
+            "Above 100% of roofline ({}): the kernels finished faster than the model's minimum time. The model counts every operand byte as memory traffic; caches that served some of it, or a GPU faster than its listed peaks, beat that bound. Treat these rows as at the roofline.",
+            above.join(", ")
+        ));
+    }
+    p.blocks.push(Block::Bullets(notes));
+}
+
+/// `memory` / `compute` for the reference's bound labels.
+fn bound_word(label: &str) -> Option<&'static str> {
+    match label {
+        "MEMORY_BOUND" => Some("memory"),
+        "COMPUTE_BOUND" => Some("compute"),
+        _ => None,
+    }
+}
+
+/// Longest shape text shown, in characters.
+const SHAPE_CHARS: usize = 48;
+
+/// The input shapes of an `Input Dims` repr, for reading: each tensor's
+/// dims joined by `×`, tensors by `, `; scalars (`()`) and other
+/// non-tensor inputs are left out, and a tensor list's tensors are listed
+/// in turn. `((8944, 1024), (1024, 2816), ())` becomes
+/// `8944×1024, 1024×2816`; `((512,),)` becomes `512`.
+pub fn shape_text(dims: &str) -> String {
+    let mut shapes: Vec<String> = Vec::new();
+    let mut depth = 0usize;
+    // Start of the innermost open tuple or list, and whether it has an
+    // inner one (then it is not a tensor's dims).
+    let mut open: Option<usize> = None;
+    for (i, c) in dims.char_indices() {
+        match c {
+            '(' | '[' => {
+                depth += 1;
+                open = Some(i + 1);
+            }
+            ')' | ']' => {
+                if let Some(start) = open.take() {
+                    // The outermost tuple is the list of inputs, not a tensor.
+                    if depth > 1 {
+                        let inner: Vec<&str> = dims[start..i]
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|d| !d.is_empty())
+                            .collect();
+                        if !inner.is_empty() {
+                            shapes.push(inner.join("×"));
+                        }
+                    }
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    crate::report::markdown::truncate_text(&shapes.join(", "), SHAPE_CHARS)
+}
+
+/// The timeline's row labels as the page words them.
+fn timeline_word(label: &str) -> Option<&'static str> {
+    Some(match label {
+        "computation_time" => "compute",
+        "exposed_comm_time" => "exposed communication",
+        "exposed_memcpy_time" => "exposed memcpy",
+        "busy_time" => "busy",
+        "idle_time" | "idle" => "idle",
+        "total_time" => "total",
+        "total_comm_time" => "all communication",
+        "total_memcpy_time" => "all memcpy",
+        "kernel" => "kernels",
+        "memory" => "memory copies",
+        _ => return None,
+    })
+}
+
 /// The timeline table: the mean over GPUs when the report has one
 /// (`gpu_events_averages`), else `gpu_timeline`.
 fn timeline_section(p: &mut Page, report: &Report) {
-    let cols = [col::TYPE, col::TIME_MS, col::PERCENT];
+    let cols = [
+        shown(col::TYPE, ""),
+        shown(col::TIME_MS, "Time (ms)"),
+        shown(col::PERCENT, "Share"),
+    ];
+    let worded = |s: &Table| {
+        let mut t = s.clone();
+        if let Some(types) = t.column_mut(col::TYPE) {
+            for v in &mut types.values {
+                if let Some(word) = v.as_str().and_then(timeline_word) {
+                    *v = Value::Text(word.to_string());
+                }
+            }
+        }
+        t
+    };
     match (find(report, sheet::GPU_EVENTS_AVERAGES), gpu_count(report)) {
         (Some(s), Some(n)) => {
             let title = format!("GPU timeline ({})", gpus_phrase(n));
-            section(p, &title, s, &cols, 20, 4);
+            section(p, &title, &worded(s), &cols, 20);
             p.blocks.push(line(format!(
                 "One timeline per GPU in the `{}` sheet.",
                 sheet::GPU_TIMELINE
             )));
         }
         _ => match find(report, sheet::GPU_TIMELINE) {
-            Some(s) => section(p, "GPU timeline", s, &cols, 20, 4),
+            Some(s) => section(p, "GPU timeline", &worded(s), &cols, 20),
             None => p.blocks.push(line("No GPU activity to put on a timeline.")),
         },
     }
@@ -263,4 +433,37 @@ fn sheet_timeline_line(s: &Table) -> Option<String> {
         pct(ms(row::KERNEL).unwrap_or(0.0)),
         pct(ms(row::MEMORY).unwrap_or(0.0)),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_of_input_dims() {
+        assert_eq!(
+            shape_text("((8944, 1024), (1024, 2816), ())"),
+            "8944×1024, 1024×2816"
+        );
+        assert_eq!(shape_text("((512,),)"), "512");
+        assert_eq!(shape_text("((), ())"), "");
+        assert_eq!(shape_text("()"), "");
+        assert_eq!(shape_text(""), "");
+        // A tensor list: each of its tensors in turn.
+        assert_eq!(shape_text("(((2, 3), (2, 3)), (4,), ())"), "2×3, 2×3, 4");
+        // Lists as some traces spell them.
+        assert_eq!(shape_text("[[1, 8], [8]]"), "1×8, 8");
+        let long = format!("(({}),)", vec!["1024"; 20].join(", "));
+        assert_eq!(shape_text(&long).chars().count(), SHAPE_CHARS);
+        assert!(shape_text(&long).ends_with('…'));
+    }
+
+    #[test]
+    fn words_for_labels() {
+        assert_eq!(bound_word("MEMORY_BOUND"), Some("memory"));
+        assert_eq!(bound_word("COMPUTE_BOUND"), Some("compute"));
+        assert_eq!(bound_word("other"), None);
+        assert_eq!(timeline_word("computation_time"), Some("compute"));
+        assert_eq!(timeline_word("gpu_pid"), None);
+    }
 }
