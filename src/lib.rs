@@ -10,13 +10,19 @@
 //! The [`api`] (re-exported here) is what the command line calls:
 //! [`analyze`] a trace, [`load_tree`], [`collectives`] across ranks,
 //! [`load_compare_inputs`], [`diff_traces`], [`roofline`], [`read_report`]. Its errors are
-//! typed ([`Error`]).
+//! typed ([`Error`]). The command line itself ([`cli`]) is here too, so
+//! that the `tracelens` binary and the Python package run the same code.
 
 // One SSE2 load in load::structural is the only unsafe code; it says why.
 #![deny(unsafe_code)]
 
+// The command line's modules name the library `tracelens::`, as the
+// binary and the Python package that run them see it.
+extern crate self as tracelens;
+
 pub mod analysis;
 pub mod api;
+pub mod cli;
 pub mod error;
 pub mod gpu_arch;
 pub mod load;

@@ -1,7 +1,4 @@
-//! The `tracelens` command line: parses arguments, calls the library API
-//! ([`tracelens::api`]) and writes and prints what it returns.
-
-mod cli;
+//! The `tracelens` binary: runs the command line ([`tracelens::cli`]).
 
 // The loader and passes make many small allocations; mimalloc serves them
 // faster than the system allocator, especially across the loader's threads.
@@ -9,5 +6,5 @@ mod cli;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    std::process::exit(cli::run());
+    std::process::exit(tracelens::cli::run());
 }

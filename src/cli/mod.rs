@@ -6,6 +6,7 @@ mod collectives;
 mod compare;
 mod compat;
 mod diff;
+pub mod embed;
 mod outputs;
 mod progress;
 
@@ -273,27 +274,62 @@ struct TreeArgs {
     all: bool,
 }
 
-/// Parses the command line, the reference's flags included
-/// ([`compat`]); `Err` is the exit code after the message is printed.
-fn parse() -> Result<Cli, i32> {
-    let print = |e: clap::Error| {
-        let code = if e.use_stderr() { 2 } else { 0 };
-        let _ = e.print();
-        code
-    };
-    let matches = compat::with_reference_flags(Cli::command())
-        .try_get_matches()
-        .map_err(print)?;
-    if let Err(msg) = compat::check(&matches) {
-        eprintln!("tracelens: error: {msg}");
-        return Err(2);
-    }
-    Cli::from_arg_matches(&matches).map_err(print)
+/// Why arguments were not accepted.
+enum ParseFailure {
+    /// clap's answer: an error, or help / version text to print.
+    Clap(clap::Error),
+    /// A reference flag without an equivalent ([`compat::check`]).
+    Refused(String),
 }
 
-/// Runs the command line; returns the process exit code.
+/// Parses `args` (the program name first), the reference's flags included
+/// ([`compat`]).
+fn parse_args<I, T>(args: I) -> Result<Cli, ParseFailure>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = compat::with_reference_flags(Cli::command())
+        .try_get_matches_from(args)
+        .map_err(ParseFailure::Clap)?;
+    compat::check(&matches).map_err(ParseFailure::Refused)?;
+    Cli::from_arg_matches(&matches).map_err(ParseFailure::Clap)
+}
+
+/// Parses `args` as [`parse_args`]; `Err` is the exit code after the
+/// message (or the help text) is printed.
+fn parse<I, T>(args: I) -> Result<Cli, i32>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    parse_args(args).map_err(|f| match f {
+        ParseFailure::Clap(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            code
+        }
+        ParseFailure::Refused(msg) => {
+            eprintln!("tracelens: error: {msg}");
+            2
+        }
+    })
+}
+
+/// Runs the command line of this process; returns its exit code.
 pub fn run() -> i32 {
-    let cli = match parse() {
+    run_from(std::env::args_os())
+}
+
+/// Runs the command line `args` (the program name first, as in
+/// `std::env::args_os`); returns the exit code. Messages go to stderr and
+/// results to stdout, as from the binary.
+pub fn run_from<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match parse(args) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -577,7 +613,13 @@ fn report(a: ReportArgs) -> Result<()> {
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let arch = opts.report.arch.as_ref();
-    let mut written = stage_report_sheets(&mut staging, &a, &report, arch, xlsx_path.as_deref())?;
+    let mut written = stage_report_sheets(
+        &mut staging,
+        a.csv.as_deref(),
+        &report,
+        arch,
+        xlsx_path.as_deref(),
+    )?;
     let mut no_plots = false;
     if let (Some(dir), Some(arch)) = (&a.plots, arch) {
         match stage_plots(&mut staging, dir, &report, arch)? {
@@ -585,13 +627,7 @@ fn report(a: ReportArgs) -> Result<()> {
             None => no_plots = true,
         }
     }
-    let title = match a.trace() {
-        t if t.as_os_str() == "-" => "stdin".to_string(),
-        t => t
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| t.display().to_string()),
-    };
+    let title = report_title(a.trace());
     let md_text = stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         summary::page(&report, &title)
     })?;
@@ -619,11 +655,24 @@ fn report(a: ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// Stages the report's CSVs and workbook; with a GPU spec the workbook
-/// gains the roofline chart and its data sheet (the CSVs do not).
+/// The title of a report's Markdown page: the trace's file name (`stdin`
+/// for `-`).
+fn report_title(trace: &Path) -> String {
+    if trace.as_os_str() == "-" {
+        return "stdin".to_string();
+    }
+    trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| trace.display().to_string())
+}
+
+/// Stages the report's CSVs (into `csv_dir`) and workbook; with a GPU spec
+/// the workbook gains the roofline chart and its data sheet (the CSVs do
+/// not).
 fn stage_report_sheets(
     staging: &mut Staging,
-    a: &ReportArgs,
+    csv_dir: Option<&Path>,
     report: &Report,
     arch: Option<&GpuArch>,
     xlsx_path: Option<&Path>,
@@ -639,7 +688,7 @@ fn stage_report_sheets(
         ..Document::default()
     };
     let csv = Document::of_tables(&report.sheets);
-    stage_sheets(staging, a.csv.as_deref(), &csv, xlsx_path, &book)
+    stage_sheets(staging, csv_dir, &csv, xlsx_path, &book)
 }
 
 /// Stages one roofline SVG per roofline sheet into `dir`; returns the

@@ -1,0 +1,156 @@
+//! The commands as calls, for programs that embed tracelens (the Python
+//! package): the same arguments as on the command line, the results
+//! returned instead of written, nothing printed, errors as the one line
+//! the command would print after `tracelens: error:`.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{
+    Command, ParseFailure, parse_args, report_options, report_title, stage_report_sheets, summary,
+};
+use crate::gpu_arch::GpuArch;
+use crate::report::Document;
+use crate::report::markdown::Markdown;
+use crate::report::staging::Staging;
+use crate::{AnalyzeOptions, Report};
+
+/// A report computed from `tracelens report` arguments, not yet written.
+pub struct ReportRun {
+    /// The report: its sheets, timeline and trace-quality notes.
+    pub report: Report,
+    /// The GPU spec of `--gpu-arch`, when given.
+    arch: Option<GpuArch>,
+    /// The title of its Markdown page (the trace's file name).
+    title: String,
+}
+
+/// The error line of arguments that do not parse: clap's first line
+/// without its `error: ` prefix, or the refusal of a reference flag.
+fn parse_error(f: ParseFailure) -> String {
+    match f {
+        ParseFailure::Clap(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            first.trim_start_matches("error: ").to_string()
+        }
+        ParseFailure::Refused(msg) => msg,
+    }
+}
+
+/// Computes the report that `tracelens report ARGS` would write (`args`:
+/// what follows `report`, the trace first). Output flags are accepted and
+/// ignored: nothing is written until [`ReportRun::write`].
+pub fn report<I, T>(args: I) -> Result<ReportRun, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv = ["tracelens", "report"]
+        .into_iter()
+        .map(OsString::from)
+        .chain(args.into_iter().map(Into::into));
+    let cli = parse_args(argv).map_err(parse_error)?;
+    let Command::Report(a) = cli.command else {
+        return Err("not a report command".to_string());
+    };
+    let run = || -> anyhow::Result<ReportRun> {
+        let arch = a
+            .gpu_arch
+            .as_deref()
+            .map(crate::resolve_gpu_arch)
+            .transpose()?;
+        let opts = AnalyzeOptions {
+            report: report_options(&a, arch)?,
+            progress: None,
+            capture_dir: a.capture_dir.clone(),
+            format: a.format.map(Into::into),
+            max_sheet_rows: None,
+        };
+        let report = crate::analyze(a.trace(), &opts)?;
+        Ok(ReportRun {
+            report,
+            arch: opts.report.arch,
+            title: report_title(a.trace()),
+        })
+    };
+    run().map_err(|e| format!("{e:#}"))
+}
+
+impl ReportRun {
+    /// The Markdown summary `--md` writes.
+    pub fn markdown(&self) -> String {
+        let page = summary::page(&self.report, &self.title);
+        super::render_text(&Markdown { path: "-".into() }, &Document::of_page(page))
+            .unwrap_or_default()
+    }
+
+    /// Writes the workbook (`-o FILE.xlsx`) and the CSV sheets
+    /// (`--csv DIR`) as the command does, all or nothing; returns what was
+    /// written, one entry per output.
+    pub fn write(
+        &self,
+        xlsx: Option<&Path>,
+        csv_dir: Option<&Path>,
+    ) -> Result<Vec<String>, String> {
+        let run = || -> anyhow::Result<Vec<String>> {
+            if let Some(x) = xlsx {
+                super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
+            }
+            let mut staging = Staging::new();
+            let written = stage_report_sheets(
+                &mut staging,
+                csv_dir,
+                &self.report,
+                self.arch.as_ref(),
+                xlsx,
+            )?;
+            super::outputs::commit(staging)?;
+            Ok(written)
+        };
+        run().map_err(|e| format!("{e:#}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> String {
+        format!("{}/testdata/example.json", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn report_then_write_as_the_command_does() {
+        let run = report([example().as_str(), "--gpu-arch", "H100"]).unwrap();
+        assert!(run.report.sheets.iter().any(|s| s.name == "ops_summary"));
+        assert!(
+            run.markdown()
+                .starts_with("## tracelens report: example.json\n")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("csv");
+        let xlsx = dir.path().join("r.xlsx");
+        let written = run.write(Some(&xlsx), Some(&csv)).unwrap();
+        assert_eq!(written.len(), 2);
+        assert!(xlsx.is_file());
+        assert!(csv.join("ops_summary.csv").is_file());
+        assert!(
+            run.write(Some(&dir.path().join("r.csv")), None)
+                .unwrap_err()
+                .contains("--csv DIR")
+        );
+    }
+
+    #[test]
+    fn errors_are_the_commands_lines() {
+        let e = report(["/nonexistent/t.json"]).err().unwrap();
+        assert!(e.contains("/nonexistent/t.json"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = report([example().as_str(), "--no-such-flag"])
+            .err()
+            .unwrap();
+        assert!(e.contains("--no-such-flag"), "{e}");
+        assert!(!e.starts_with("error:"), "{e}");
+    }
+}
