@@ -84,6 +84,9 @@ pub enum WriteError {
     /// The workbook library refused the content.
     #[error(transparent)]
     Xlsx(#[from] rust_xlsxwriter::XlsxError),
+    /// The Parquet library refused the content.
+    #[error(transparent)]
+    Parquet(#[from] parquet::errors::ParquetError),
     /// A row or column number past what the format can address.
     #[error(transparent)]
     Limit(#[from] std::num::TryFromIntError),

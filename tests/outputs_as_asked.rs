@@ -1,7 +1,8 @@
-//! Outputs exactly as asked (issue 14): `--md` alone writes no workbook,
-//! stdin works with any output (and without one is refused naming the
-//! flags), `-o` must name a `.xlsx` (a `.csv`/`.md`/`.json` name is refused
-//! naming the flag that writes it) in `report`, `compare` and
+//! Outputs exactly as asked (issue 14): `--md` (or `--parquet`) alone
+//! writes no workbook, stdin works with any output (and without one is
+//! refused naming the flags), `-o` must name a `.xlsx` (a
+//! `.csv`/`.parquet`/`.md`/`.json` name is refused naming the flag that
+//! writes it) in `report`, `compare` and
 //! `collectives`, `--plots` on a trace without roofline ops writes nothing
 //! and says so, and `--timings` prints the phase breakdown.
 
@@ -73,7 +74,7 @@ fn stdin_without_an_output_names_the_output_flags() {
         &std::fs::read(example()).unwrap(),
     );
     let line = r.assert_one_error_line("stdin");
-    for flag in ["-o FILE.xlsx", "--csv DIR", "--md FILE"] {
+    for flag in ["-o FILE.xlsx", "--csv DIR", "--parquet DIR", "--md FILE"] {
         assert!(line.contains(flag), "{line}");
     }
     assert!(entries(dir.path()).is_empty());
@@ -107,12 +108,14 @@ fn o_names_a_workbook_in_every_command() {
     let t = t.to_str().unwrap();
     let report = ["report", t];
     assert_o_refused(&report, "out.csv", "--csv DIR", 1);
+    assert_o_refused(&report, "out.parquet", "--parquet DIR", 1);
     assert_o_refused(&report, "out.md", "--md FILE", 1);
     assert_o_refused(&report, "out.json", "no JSON", 1);
     assert_o_refused(&report, "out", "FILE.xlsx", 1);
     assert_o_refused(&report, "out.xls", "FILE.xlsx", 1);
     let compare = ["compare", t, t];
     assert_o_refused(&compare, "c.csv", "--csv DIR", 2);
+    assert_o_refused(&compare, "c.parquet", "--parquet DIR", 2);
     assert_o_refused(&compare, "c.md", "--md FILE", 2);
     assert_o_refused(&compare, "c.json", "--json FILE", 2);
     let job = tempfile::tempdir().unwrap();
@@ -120,6 +123,7 @@ fn o_names_a_workbook_in_every_command() {
     let d = job.path().to_str().unwrap();
     let coll = ["collectives", "--trace-dir", d, "--world-size", "1"];
     assert_o_refused(&coll, "n.csv", "--csv DIR", 1);
+    assert_o_refused(&coll, "n.parquet", "--parquet DIR", 1);
     assert_o_refused(&coll, "n.md", "--md FILE", 1);
     assert_eq!(entries(job.path()), ["rank0.json"]);
     // Any case of .xlsx is a workbook.
@@ -149,6 +153,28 @@ fn collectives_markdown_alone_writes_no_workbook() {
     r.assert_ok();
     assert!(!r.stdout.is_empty());
     assert_eq!(entries(job.path()), ["rank0.json"]);
+}
+
+#[test]
+fn parquet_alone_writes_no_workbook() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(example(), dir.path().join("t.json")).unwrap();
+    run(tracelens()
+        .current_dir(dir.path())
+        .args(["report", "t.json", "--parquet", "pq", "-q"]))
+    .assert_ok();
+    assert_eq!(entries(dir.path()), ["pq", "t.json"]);
+    let job = tempfile::tempdir().unwrap();
+    std::fs::copy(example(), job.path().join("rank0.json")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(tracelens()
+        .current_dir(out.path())
+        .args(["collectives", "--world-size", "1", "--parquet", "pq", "-q"])
+        .arg("--trace-dir")
+        .arg(job.path()))
+    .assert_ok();
+    assert_eq!(entries(job.path()), ["rank0.json"]);
+    assert_eq!(entries(out.path()), ["pq"]);
 }
 
 /// A trace of GPU kernels only: no CPU ops, so no roofline sheet.

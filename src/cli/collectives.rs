@@ -1,7 +1,7 @@
 //! `tracelens collectives`: the multi-rank collective report. The library
 //! finds the rank traces in a directory and analyses them
 //! ([`tracelens::collectives`]); this writes the reference's sheets (Excel,
-//! CSV) and a Markdown summary.
+//! CSV, Parquet) and a Markdown summary.
 
 use std::path::PathBuf;
 
@@ -45,7 +45,7 @@ pub struct CollectivesArgs {
           value_parser = PossibleValuesParser::new(Agg::ALL.map(Agg::name)))]
     pub agg_metrics: Vec<String>,
     /// Excel workbook to write [default: DIR/nccl_analysis_report.xlsx,
-    /// when no other output (--csv, --md) is asked for].
+    /// when no other output (--csv, --parquet, --md) is asked for].
     #[arg(
         short = 'o',
         long = "output",
@@ -56,6 +56,9 @@ pub struct CollectivesArgs {
     /// Write one <sheet>.csv per sheet into DIR.
     #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     pub csv: Option<PathBuf>,
+    /// Write one <sheet>.parquet per sheet (typed columns) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
     /// Write a Markdown summary to FILE (- for stdout).
     #[arg(long, value_name = "FILE")]
     pub md: Option<PathBuf>,
@@ -98,7 +101,7 @@ fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
 pub fn run(a: CollectivesArgs) -> Result<()> {
     let xlsx_path = super::outputs::workbook_path(
         a.output.as_deref(),
-        a.csv.is_some() || a.md.is_some(),
+        a.csv.is_some() || a.parquet.is_some() || a.md.is_some(),
         || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")),
     )
     .map_err(anyhow::Error::msg)?;
@@ -113,6 +116,7 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         &[
             (xlsx_flag, File, xlsx_path.as_deref()),
             ("--csv", Dir, a.csv.as_deref()),
+            ("--parquet", Dir, a.parquet.as_deref()),
             ("--md", File, a.md.as_deref()),
         ],
     )
@@ -135,13 +139,12 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let sheets = Document::of_tables(&report.sheets);
-    let mut written = super::stage_sheets(
-        &mut staging,
-        a.csv.as_deref(),
-        &sheets,
-        xlsx_path.as_deref(),
-        &sheets,
-    )?;
+    let dirs = super::SheetDirs {
+        csv: a.csv.as_deref(),
+        parquet: a.parquet.as_deref(),
+    };
+    let mut written =
+        super::stage_sheets(&mut staging, dirs, &sheets, xlsx_path.as_deref(), &sheets)?;
     let md_text = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         view::page(&report, &title)
     })?;

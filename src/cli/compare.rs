@@ -30,7 +30,7 @@ pub struct CompareArgs {
     /// input's file name without its extension].
     #[arg(long, num_args = 0.., value_name = "NAME")]
     pub names: Vec<String>,
-    /// Sheet groups to compare (for -o and --csv).
+    /// Sheet groups to compare (for -o, --csv and --parquet).
     #[arg(long, num_args = 1.., value_name = "GROUP",
           value_parser = PossibleValuesParser::new(SheetGroup::NAMES),
           default_value = "all")]
@@ -41,6 +41,10 @@ pub struct CompareArgs {
     /// Write one <sheet>.csv per comparison sheet into DIR.
     #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     pub csv: Option<PathBuf>,
+    /// Write one <sheet>.parquet per comparison sheet (typed columns) into
+    /// DIR.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
     /// Write the Markdown verdict (for a pull-request comment) to FILE; - for
     /// stdout. This is the default output when no other is asked for.
     #[arg(long, value_name = "FILE")]
@@ -111,6 +115,7 @@ fn check_usage(a: &CompareArgs) -> Result<(), String> {
         &[
             ("-o", File, a.output.as_deref()),
             ("--csv", Dir, a.csv.as_deref()),
+            ("--parquet", Dir, a.parquet.as_deref()),
             ("--md", File, a.md.as_deref()),
             ("--json", File, a.json.as_deref()),
         ],
@@ -141,7 +146,7 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
             eprintln!("tracelens: warning: {w}");
         }
     }
-    let wants_tables = a.output.is_some() || a.csv.is_some();
+    let wants_tables = a.output.is_some() || a.csv.is_some() || a.parquet.is_some();
     let comparison = if wants_tables {
         let c = compare::compare(&inputs, &groups).map_err(|e| e.to_string())?;
         if !a.quiet {
@@ -206,8 +211,11 @@ fn stage_outputs(
     let mut written = match comparison {
         Some(c) => {
             let sheets = Document::of_tables(&c.sheets);
-            let (csv, xlsx) = (a.csv.as_deref(), a.output.as_deref());
-            super::stage_sheets(&mut staging, csv, &sheets, xlsx, &sheets)
+            let dirs = super::SheetDirs {
+                csv: a.csv.as_deref(),
+                parquet: a.parquet.as_deref(),
+            };
+            super::stage_sheets(&mut staging, dirs, &sheets, a.output.as_deref(), &sheets)
                 .map_err(|e| format!("{e:#}"))?
         }
         None => Vec::new(),

@@ -1,7 +1,8 @@
 //! `tracelens diff`: the morphological tree diff of two traces.
 //!
 //! Wiring only: the library loads and merges ([`tracelens::diff_traces`]),
-//! the files come from [`tracediff::write_files`], the Markdown from
+//! the files come from [`tracediff::write_files`] (and the Parquet writer
+//! for `--parquet`), the Markdown from
 //! `report::view::diff`; everything is written through one [`Staging`].
 
 use std::path::PathBuf;
@@ -10,7 +11,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::report::Document;
 use tracelens::report::markdown::truncate_text;
+use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
 use tracelens::report::tracediff;
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
@@ -26,9 +29,14 @@ pub struct DiffArgs {
     pub variant: PathBuf,
     /// Write the reference's six files (merged_tree_output.txt, diff_stats.csv,
     /// diff_stats_unique_args_summary.csv, cpu_op_map*.json) into DIR
-    /// [default: <base>_vs_<variant>_diff, unless only --md is asked for].
+    /// [default: <base>_vs_<variant>_diff, unless --md or --parquet is
+    /// asked for].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write diff_stats.parquet and diff_stats_unique_args_summary.parquet
+    /// (typed columns; each when it has rows, as the CSVs) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
     /// Write the Markdown view (where the GPU time moved, for a pull
     /// request) to FILE; - for stdout.
     #[arg(long, value_name = "FILE")]
@@ -49,16 +57,18 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let opts = DiffOptions {
         prune_non_gpu: a.prune_non_gpu,
     };
-    let out_dir = match (&a.out, &a.md) {
+    // Only the outputs asked for: the default folder only when none is.
+    let out_dir = match (&a.out, a.md.is_some() || a.parquet.is_some()) {
         (Some(d), _) => Some(d.clone()),
-        (None, None) => Some(tracelens::default_out_dir(&a.base, &a.variant)),
-        (None, Some(_)) => None,
+        (None, false) => Some(tracelens::default_out_dir(&a.base, &a.variant)),
+        (None, true) => None,
     };
     use super::outputs::Kind::{Dir, File};
     super::outputs::check_paths(
         &[a.base.as_path(), a.variant.as_path()],
         &[
             ("--out", Dir, out_dir.as_deref()),
+            ("--parquet", Dir, a.parquet.as_deref()),
             ("--md", File, a.md.as_deref()),
         ],
     )
@@ -74,6 +84,16 @@ pub fn run(a: DiffArgs) -> Result<()> {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let n = tracediff::write_files(&d, |name, bytes| staging.put(&dir.join(name), bytes))?;
         written.push(format!("{}/ ({n} files)", dir.display()));
+    }
+    if let Some(dir) = &a.parquet {
+        // The two tables the CSVs hold, left out as they are when empty.
+        let tables = Document {
+            tables: d.stats.iter().chain(&d.summary).collect(),
+            ..Document::default()
+        };
+        let pq = Parquet { dir: dir.clone() };
+        let line = super::stage_sheet_dir(&mut staging, &pq, dir, "parquet", "Parquet", &tables)?;
+        written.push(line);
     }
     let md = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
         page(&d, &base_tag, &variant_tag, a.top)

@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::{
-    Command, ParseFailure, parse_args, report_options, report_title, stage_report_sheets, summary,
+    Command, ParseFailure, SheetDirs, parse_args, report_options, report_title,
+    stage_report_sheets, summary,
 };
 use crate::gpu_arch::GpuArch;
 use crate::report::Document;
@@ -85,13 +86,14 @@ impl ReportRun {
             .unwrap_or_default()
     }
 
-    /// Writes the workbook (`-o FILE.xlsx`) and the CSV sheets
-    /// (`--csv DIR`) as the command does, all or nothing; returns what was
-    /// written, one entry per output.
+    /// Writes the workbook (`-o FILE.xlsx`), the CSV sheets (`--csv DIR`)
+    /// and the Parquet sheets (`--parquet DIR`) as the command does, all
+    /// or nothing; returns what was written, one entry per output.
     pub fn write(
         &self,
         xlsx: Option<&Path>,
-        csv_dir: Option<&Path>,
+        csv: Option<&Path>,
+        parquet: Option<&Path>,
     ) -> Result<Vec<String>, String> {
         let run = || -> anyhow::Result<Vec<String>> {
             if let Some(x) = xlsx {
@@ -100,7 +102,7 @@ impl ReportRun {
             let mut staging = Staging::new();
             let written = stage_report_sheets(
                 &mut staging,
-                csv_dir,
+                SheetDirs { csv, parquet },
                 &self.report,
                 self.arch.as_ref(),
                 xlsx,
@@ -131,12 +133,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("csv");
         let xlsx = dir.path().join("r.xlsx");
-        let written = run.write(Some(&xlsx), Some(&csv)).unwrap();
-        assert_eq!(written.len(), 2);
+        let pq = dir.path().join("pq");
+        let written = run.write(Some(&xlsx), Some(&csv), Some(&pq)).unwrap();
+        assert_eq!(written.len(), 3);
+        assert!(pq.join("ops_summary.parquet").is_file());
         assert!(xlsx.is_file());
         assert!(csv.join("ops_summary.csv").is_file());
         assert!(
-            run.write(Some(&dir.path().join("r.csv")), None)
+            run.write(Some(&dir.path().join("r.csv")), None, None)
                 .unwrap_err()
                 .contains("--csv DIR")
         );

@@ -23,6 +23,7 @@ use tracelens::analysis::treeview::TreeViewOptions;
 use tracelens::gpu_arch::GpuArch;
 use tracelens::report::csv::Csv;
 use tracelens::report::markdown::Markdown;
+use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
 use tracelens::report::svg::Svg;
 use tracelens::report::text::Text;
@@ -44,7 +45,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write the performance report (Excel, CSV, Markdown) for one trace.
+    /// Write the performance report (Excel, CSV, Parquet, Markdown) for one
+    /// trace.
     Report(ReportArgs),
     /// Print the call tree: Python frames and ops down to GPU kernels.
     Tree(TreeArgs),
@@ -160,7 +162,8 @@ struct ReportArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<InputFormat>,
     /// Excel workbook to write [default: <trace stem>_perf_report.xlsx beside
-    /// the trace, when no other output (--csv, --md, --plots) is asked for].
+    /// the trace, when no other output (--csv, --parquet, --md, --plots) is
+    /// asked for].
     #[arg(
         short = 'o',
         long = "output",
@@ -171,6 +174,9 @@ struct ReportArgs {
     /// Write one <sheet>.csv per sheet into DIR.
     #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
     csv: Option<PathBuf>,
+    /// Write one <sheet>.parquet per sheet (typed columns) into DIR.
+    #[arg(long, value_name = "DIR")]
+    parquet: Option<PathBuf>,
     /// Write a Markdown summary to FILE (- for stdout).
     #[arg(long, value_name = "FILE")]
     md: Option<PathBuf>,
@@ -396,36 +402,62 @@ pub(crate) fn stage_with(staging: &mut Staging, writer: &dyn Writer, doc: &Docum
     Ok(())
 }
 
-/// Stages `csv`'s tables as one CSV per table in `csv_dir` and `book` as a
-/// workbook at `xlsx_path`, each when asked for; returns the "wrote …"
-/// lines for the terminal.
+/// The folders of per-sheet files a command was asked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SheetDirs<'a> {
+    /// `--csv DIR`.
+    pub csv: Option<&'a Path>,
+    /// `--parquet DIR`.
+    pub parquet: Option<&'a Path>,
+}
+
+/// Stages `sheets`' tables as one file per table in each folder of `dirs`
+/// (CSV, Parquet) and `book` as a workbook at `xlsx_path`, each when asked
+/// for; returns the "wrote …" lines for the terminal.
 pub(crate) fn stage_sheets(
     staging: &mut Staging,
-    csv_dir: Option<&Path>,
-    csv: &Document,
+    dirs: SheetDirs,
+    sheets: &Document,
     xlsx_path: Option<&Path>,
     book: &Document,
 ) -> Result<Vec<String>> {
     let mut written = Vec::new();
-    if let Some(dir) = csv_dir {
-        Csv { dir: dir.into() }
-            .render(csv)
-            .and_then(|files| staging.put_all(dir, &files))
-            .with_context(|| format!("cannot write CSV sheets to {}", dir.display()))?;
-        // The folder's sheets are replaced as a unit: an earlier run's
-        // sheets that this run does not write go too.
-        staging.replace_all(dir, "csv");
-        written.push(format!(
-            "{}/ ({} CSV sheets)",
-            dir.display(),
-            csv.tables.len()
-        ));
+    if let Some(dir) = dirs.csv {
+        let csv = Csv { dir: dir.into() };
+        written.push(stage_sheet_dir(staging, &csv, dir, "csv", "CSV", sheets)?);
+    }
+    if let Some(dir) = dirs.parquet {
+        let pq = Parquet { dir: dir.into() };
+        written.push(stage_sheet_dir(
+            staging, &pq, dir, "parquet", "Parquet", sheets,
+        )?);
     }
     if let Some(x) = xlsx_path {
         stage_with(staging, &Xlsx { path: x.into() }, book)?;
         written.push(x.display().to_string());
     }
     Ok(written)
+}
+
+/// Stages the files `writer` makes of `doc`'s tables (one per table, all
+/// in `dir`), making this run own the folder's `*.ext` files; returns the
+/// "wrote …" line, naming the files `what` sheets.
+pub(crate) fn stage_sheet_dir(
+    staging: &mut Staging,
+    writer: &dyn Writer,
+    dir: &Path,
+    ext: &str,
+    what: &str,
+    doc: &Document,
+) -> Result<String> {
+    let n = writer
+        .render(doc)
+        .and_then(|files| staging.put_all(dir, &files).map(|()| files.len()))
+        .with_context(|| format!("cannot write {what} sheets to {}", dir.display()))?;
+    // The folder's sheets are replaced as a unit: an earlier run's sheets
+    // that this run does not write go too.
+    staging.replace_all(dir, ext);
+    Ok(format!("{}/ ({n} {what} sheets)", dir.display()))
 }
 
 /// Prints the Markdown (when it goes to stdout) and the terminal summary
@@ -498,11 +530,11 @@ fn default_xlsx_path(trace: &Path) -> PathBuf {
 /// Where the workbook goes: `-o`; none when another output is asked for;
 /// else beside the trace (which needs a trace file, not stdin).
 fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
-    let others = a.csv.is_some() || a.md.is_some() || a.plots.is_some();
+    let others = a.csv.is_some() || a.parquet.is_some() || a.md.is_some() || a.plots.is_some();
     outputs::workbook_path(a.output.as_deref(), others, || {
         if a.trace().as_os_str() == "-" {
             return Err(
-                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR or --md FILE|-"
+                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR, --parquet DIR or --md FILE|-"
                     .into(),
             );
         }
@@ -575,6 +607,7 @@ fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
         &[
             (xlsx_flag, File, xlsx_path),
             ("--csv", Dir, a.csv.as_deref()),
+            ("--parquet", Dir, a.parquet.as_deref()),
             ("--md", File, a.md.as_deref()),
             ("--plots", Dir, a.plots.as_deref()),
         ],
@@ -613,13 +646,11 @@ fn report(a: ReportArgs) -> Result<()> {
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let arch = opts.report.arch.as_ref();
-    let mut written = stage_report_sheets(
-        &mut staging,
-        a.csv.as_deref(),
-        &report,
-        arch,
-        xlsx_path.as_deref(),
-    )?;
+    let dirs = SheetDirs {
+        csv: a.csv.as_deref(),
+        parquet: a.parquet.as_deref(),
+    };
+    let mut written = stage_report_sheets(&mut staging, dirs, &report, arch, xlsx_path.as_deref())?;
     let mut no_plots = false;
     if let (Some(dir), Some(arch)) = (&a.plots, arch) {
         match stage_plots(&mut staging, dir, &report, arch)? {
@@ -667,12 +698,12 @@ fn report_title(trace: &Path) -> String {
         .unwrap_or_else(|| trace.display().to_string())
 }
 
-/// Stages the report's CSVs (into `csv_dir`) and workbook; with a GPU spec
-/// the workbook gains the roofline chart and its data sheet (the CSVs do
-/// not).
+/// Stages the report's CSVs, Parquet files and workbook; with a GPU spec
+/// the workbook gains the roofline chart and its data sheet (the per-sheet
+/// folders do not).
 fn stage_report_sheets(
     staging: &mut Staging,
-    csv_dir: Option<&Path>,
+    dirs: SheetDirs,
     report: &Report,
     arch: Option<&GpuArch>,
     xlsx_path: Option<&Path>,
@@ -687,8 +718,8 @@ fn stage_report_sheets(
         charts,
         ..Document::default()
     };
-    let csv = Document::of_tables(&report.sheets);
-    stage_sheets(staging, csv_dir, &csv, xlsx_path, &book)
+    let sheets = Document::of_tables(&report.sheets);
+    stage_sheets(staging, dirs, &sheets, xlsx_path, &book)
 }
 
 /// Stages one roofline SVG per roofline sheet into `dir`; returns the

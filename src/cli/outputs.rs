@@ -12,7 +12,7 @@ use tracelens::report::staging::Staging;
 pub(crate) enum Kind {
     /// One file (`-o`, `--md`, `--json`).
     File,
-    /// A folder of files (`--csv`, `--plots`, `diff --out`).
+    /// A folder of files (`--csv`, `--parquet`, `--plots`, `diff --out`).
     Dir,
 }
 
@@ -93,6 +93,7 @@ pub(crate) fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Resul
     let instead = match ext.as_str() {
         "xlsx" => return Ok(()),
         "csv" => "for CSV sheets use --csv DIR".to_string(),
+        "parquet" | "pq" => "for Parquet sheets use --parquet DIR".to_string(),
         "md" | "markdown" => "for Markdown use --md FILE".to_string(),
         "json" => match json_flag {
             Some(flag) => format!("for JSON use {flag} FILE"),
@@ -107,7 +108,7 @@ pub(crate) fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Resul
 }
 
 /// Where the workbook of a run goes: `-o`; none when another output was
-/// asked for (`others`: `--csv`, `--md`, …), as only the outputs asked for
+/// asked for (`others`: `--csv`, `--parquet`, `--md`, …), as only the outputs asked for
 /// are written; else `default()`. The name of `-o` is checked apart
 /// ([`check_workbook_name`]), after the checks of [`check_paths`].
 pub(crate) fn workbook_path(
@@ -196,6 +197,7 @@ mod tests {
         assert!(ok("a/r.xlsx").is_ok());
         assert!(ok("R.XLSX").is_ok());
         assert!(ok("r.csv").unwrap_err().contains("--csv DIR"));
+        assert!(ok("r.parquet").unwrap_err().contains("--parquet DIR"));
         assert!(ok("r.md").unwrap_err().contains("--md FILE"));
         assert!(ok("r.json").unwrap_err().contains("--json FILE"));
         let none = check_workbook_name(Path::new("r.json"), None).unwrap_err();

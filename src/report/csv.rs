@@ -83,27 +83,45 @@ pub struct Csv {
     pub dir: PathBuf,
 }
 
+/// The file of each table in a folder of sheets: `<dir>/<stem>.<ext>`, in
+/// table order, the stem being the sheet name made safe for a file name.
+/// Two tables mapping to the same file are an error rather than a silent
+/// overwrite. Shared by the per-sheet writers (CSV, Parquet) so their
+/// folders name the sheets alike.
+pub(crate) fn sheet_paths(
+    dir: &Path,
+    tables: &[&Table],
+    ext: &str,
+) -> Result<Vec<PathBuf>, WriteError> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(tables.len());
+    for table in tables {
+        let name = dir.join(format!("{}.{ext}", file_stem(&table.name)));
+        if !seen.insert(name.clone()) {
+            return Err(WriteError::Invalid(format!(
+                "two sheets would both be written to {} (sheet name {:?})",
+                name.display(),
+                table.name
+            )));
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
 impl Writer for Csv {
     /// One file per table, in table order. Two tables mapping to the same
     /// file name are an error rather than a silent overwrite.
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::with_capacity(doc.tables.len());
-        for table in &doc.tables {
-            let name = self.dir.join(format!("{}.csv", file_stem(&table.name)));
-            if !seen.insert(name.clone()) {
-                return Err(WriteError::Invalid(format!(
-                    "two sheets would both be written to {} (sheet name {:?})",
-                    name.display(),
-                    table.name
-                )));
-            }
-            out.push(Rendered {
+        let names = sheet_paths(&self.dir, &doc.tables, "csv")?;
+        Ok(names
+            .into_iter()
+            .zip(&doc.tables)
+            .map(|(name, table)| Rendered {
                 name,
                 bytes: table_to_csv(table).into_bytes(),
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     }
 }
 

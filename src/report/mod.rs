@@ -15,6 +15,7 @@ pub mod columns;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod parquet;
 pub mod read;
 pub mod roof_geometry;
 pub mod staging;
