@@ -1,0 +1,96 @@
+//! `tracelens._tracelens`: the extension module under the `tracelens`
+//! Python package (python/tracelens). It runs the command line's own code
+//! ([`tracelens::cli`]) with the GIL released, and hands sheets to Python
+//! as Parquet bytes that pyarrow turns into DataFrames.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::PathBuf;
+use tracelens::cli::embed::{self, ReportRun};
+
+create_exception!(
+    _tracelens,
+    TracelensError,
+    PyException,
+    "A trace or an argument tracelens cannot use; the message is the line the command prints."
+);
+
+/// A computed report: its sheets, Markdown summary and writers.
+#[pyclass(frozen, module = "tracelens._tracelens")]
+struct Report {
+    run: ReportRun,
+}
+
+#[pymethods]
+impl Report {
+    /// The sheet names, in workbook order.
+    fn sheet_names(&self) -> Vec<String> {
+        self.run
+            .report
+            .sheets
+            .iter()
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// The sheet `name` as a Parquet file's bytes (columns typed as
+    /// `read_csv` types the sheet's CSV).
+    fn sheet_parquet<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let table = tracelens::table::find(&self.run.report.sheets, name)
+            .ok_or_else(|| TracelensError::new_err(format!("no sheet named {name:?}")))?;
+        let bytes = py
+            .detach(|| tracelens::report::parquet::table_to_parquet(table))
+            .map_err(|e| TracelensError::new_err(format!("{name}: {e}")))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The Markdown summary (`--md`).
+    fn markdown(&self) -> String {
+        self.run.markdown()
+    }
+
+    /// Writes a workbook, CSV sheets and Parquet sheets, as asked; all or
+    /// nothing. Returns what was written.
+    #[pyo3(signature = (xlsx=None, csv=None, parquet=None))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        xlsx: Option<PathBuf>,
+        csv: Option<PathBuf>,
+        parquet: Option<PathBuf>,
+    ) -> PyResult<Vec<String>> {
+        py.detach(|| {
+            self.run
+                .write(xlsx.as_deref(), csv.as_deref(), parquet.as_deref())
+        })
+        .map_err(TracelensError::new_err)
+    }
+}
+
+/// `tracelens report ARGS` without writing: `args` follow `report`.
+#[pyfunction]
+fn report(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
+    py.detach(|| embed::report(args))
+        .map(|run| Report { run })
+        .map_err(TracelensError::new_err)
+}
+
+/// Runs the command line `argv` (program name first); returns the exit
+/// code. The `tracelens` console script.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| tracelens::cli::run_from(argv))
+}
+
+/// The module.
+#[pymodule]
+fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Report>()?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add("TracelensError", m.py().get_type::<TracelensError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

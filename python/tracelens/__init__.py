@@ -1,0 +1,121 @@
+"""tracelens in Python: performance reports from AI profiler traces as
+pandas DataFrames.
+
+>>> import tracelens
+>>> r = tracelens.report("trace.json.gz", gpu_arch="H100")
+>>> r["ops_summary"].head()
+
+The work is done by the same Rust code as the ``tracelens`` command, with the
+GIL released; sheets come over as Parquet (typed columns, read through
+Arrow), so each DataFrame equals ``pandas.read_csv`` of the sheet that
+``tracelens report --csv`` writes, values and dtypes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+
+from . import _tracelens
+from ._tracelens import TracelensError
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Report", "TracelensError", "report", "__version__"]
+__version__: str = _tracelens.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _flags(options: Dict[str, Any]) -> List[str]:
+    """Command-line flags for keyword options: ``short_kernel_threshold_us=20``
+    is ``--short-kernel-threshold-us 20``, ``True`` a bare flag, ``False``
+    and ``None`` nothing."""
+    out: List[str] = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        else:
+            out.extend([flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)])
+    return out
+
+
+class Report:
+    """The report of one trace: every sheet of ``tracelens report`` as a
+    DataFrame (``report["ops_summary"]``, ``report.sheets``), its Markdown
+    summary, and the writers of the command line."""
+
+    def __init__(self, inner: "_tracelens.Report") -> None:
+        self._inner = inner
+        self._frames: Dict[str, "pandas.DataFrame"] = {}
+
+    @property
+    def sheet_names(self) -> List[str]:
+        """The sheet names, in workbook order."""
+        return list(self._inner.sheet_names())
+
+    def __getitem__(self, name: str) -> "pandas.DataFrame":
+        """The sheet ``name`` as a DataFrame (built once, then cached)."""
+        if name not in self._frames:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            data = self._inner.sheet_parquet(name)
+            self._frames[name] = pq.read_table(pa.BufferReader(data)).to_pandas()
+        return self._frames[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.sheet_names
+
+    def __repr__(self) -> str:
+        return f"<tracelens.Report: {len(self.sheet_names)} sheets>"
+
+    @property
+    def sheets(self) -> Dict[str, "pandas.DataFrame"]:
+        """Every sheet, by name, as DataFrames."""
+        return {name: self[name] for name in self.sheet_names}
+
+    def markdown(self) -> str:
+        """The Markdown summary (``--md``) for a pull request."""
+        return self._inner.markdown()
+
+    def to_excel(self, path: PathLike) -> str:
+        """Writes the workbook (``-o FILE.xlsx``), formatted as the command
+        writes it."""
+        return self._inner.write(xlsx=os.fspath(path))[0]
+
+    def to_csv(self, directory: PathLike) -> str:
+        """Writes one CSV per sheet into ``directory`` (``--csv DIR``)."""
+        return self._inner.write(csv=os.fspath(directory))[0]
+
+    def to_parquet(self, directory: PathLike) -> str:
+        """Writes one Parquet file per sheet into ``directory``
+        (``--parquet DIR``)."""
+        return self._inner.write(parquet=os.fspath(directory))[0]
+
+
+def report(
+    path: PathLike,
+    gpu_arch: Optional[str] = None,
+    capture_dir: Optional[PathLike] = None,
+    **options: Any,
+) -> Report:
+    """The report of the trace at ``path`` (``.json``, ``.json.gz``, ``.zip``,
+    XPlane ``.pb``, rocprofv3 JSON), as ``tracelens report`` computes it.
+
+    ``gpu_arch`` (a name such as ``"H100"`` or a JSON file) adds the
+    roofline columns; ``capture_dir`` attributes graph-replayed kernels to
+    their captured ops. Other keywords are the command's flags with
+    underscores: ``short_kernel_threshold_us=20``,
+    ``include_unlinked_kernels=True``, ``inference=True``.
+
+    Raises :class:`TracelensError` with the command's one-line message on a
+    bad trace or option.
+    """
+    args = [os.fspath(path)]
+    args += _flags({"gpu_arch": gpu_arch, "capture_dir": capture_dir, **options})
+    return Report(_tracelens.report(args))

@@ -1,0 +1,153 @@
+"""`tracelens.report` against the command line: every DataFrame equals the
+sheet `tracelens report --csv` writes, read back with `pandas.read_csv`
+(values and dtypes); Parquet files read back equal; errors are the
+command's lines."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import tracelens
+from conftest import TESTDATA, corpus, run
+
+
+def csv_sheets(binary, trace, tmp_path, *flags):
+    """The CSV folder of `tracelens report TRACE FLAGS --csv DIR`."""
+    out = tmp_path / "csv"
+    run(binary, "report", trace, "--csv", out, "-q", *flags)
+    return out
+
+
+def assert_sheets_equal_csv(report, csv_dir):
+    names = report.sheet_names
+    files = sorted(p.stem for p in csv_dir.glob("*.csv"))
+    assert sorted(names) == files
+    for name in names:
+        frame = report[name]
+        expected = pd.read_csv(csv_dir / f"{name}.csv")
+        if len(expected) == 0:
+            # An empty CSV carries no types: only the columns can agree.
+            assert list(frame.columns) == list(expected.columns), name
+            assert len(frame) == 0, name
+            continue
+        pd.testing.assert_frame_equal(
+            frame, expected, check_dtype=True, check_exact=False, rtol=1e-12, obj=name
+        )
+
+
+CASES = [
+    ("testdata", "example.json", []),
+    ("testdata", "example.json", ["--gpu-arch", "H100"]),
+    ("testdata", "rocprof/small.json", []),
+    ("corpus", "pytorch/h100_bert_small.json.gz", ["--gpu-arch", "H100"]),
+    ("corpus", "pytorch/mi300_qwen15_05b.json.gz", ["--gpu-arch", "MI300X"]),
+    ("corpus", "pytorch/mi300_torch_compile_triton.json.gz", []),
+]
+
+
+def trace_path(where, rel):
+    return TESTDATA / rel if where == "testdata" else corpus(rel)
+
+
+def keywords(flags):
+    """`["--gpu-arch", "H100"]` as `{"gpu_arch": "H100"}`."""
+    return {flags[i][2:].replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}
+
+
+@pytest.mark.parametrize("where,rel,flags", CASES, ids=[c[1] + " " + " ".join(c[2]) for c in CASES])
+def test_every_dataframe_equals_its_csv_sheet(binary, tmp_path, where, rel, flags):
+    trace = trace_path(where, rel)
+    report = tracelens.report(trace, **keywords(flags))
+    assert_sheets_equal_csv(report, csv_sheets(binary, trace, tmp_path, *flags))
+
+
+def test_parquet_files_read_back_equal(tmp_path):
+    report = tracelens.report(TESTDATA / "example.json", gpu_arch="H100")
+    report.to_parquet(tmp_path / "pq")
+    for name in report.sheet_names:
+        path = tmp_path / "pq" / f"{name}.parquet"
+        pd.testing.assert_frame_equal(pd.read_parquet(path), report[name], obj=name)
+
+
+def test_writers_match_the_command(binary, tmp_path):
+    trace = TESTDATA / "example.json"
+    report = tracelens.report(trace)
+    report.to_csv(tmp_path / "py")
+    cli = csv_sheets(binary, trace, tmp_path)
+    for path in sorted(cli.glob("*.csv")):
+        assert (tmp_path / "py" / path.name).read_bytes() == path.read_bytes(), path.name
+    book = tmp_path / "r.xlsx"
+    report.to_excel(book)
+    assert book.stat().st_size > 0
+    assert report.markdown() == run(binary, "report", trace, "--md", "-", "-q")
+
+
+def test_options_are_the_commands_flags(tmp_path):
+    # A 1 µs short-kernel threshold counts fewer short kernels than 10 µs.
+    trace = TESTDATA / "example.json"
+    default = tracelens.report(trace)["short_kernels_summary"]
+    strict = tracelens.report(trace, short_kernel_threshold_us=1)["short_kernels_summary"]
+    assert len(strict) <= len(default)
+    assert "ops_summary" in tracelens.report(trace, include_unlinked_kernels=True)
+
+
+def test_errors_are_the_commands_lines(tmp_path):
+    with pytest.raises(tracelens.TracelensError, match="no such file"):
+        tracelens.report(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [')
+    with pytest.raises(tracelens.TracelensError) as err:
+        tracelens.report(bad)
+    assert str(bad) in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(tracelens.TracelensError, match="no-such-option"):
+        tracelens.report(TESTDATA / "example.json", no_such_option=1)
+    with pytest.raises(tracelens.TracelensError, match="--csv DIR"):
+        tracelens.report(TESTDATA / "example.json").to_excel(tmp_path / "r.csv")
+
+
+def test_the_gil_is_released_during_a_report():
+    # A Python thread keeps running while one long report is computed: had
+    # the call held the GIL, the thread's longest pause would span the call.
+    trace = corpus("pytorch/h100_owlv2_large.json.gz")
+    stamps = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        time.sleep(0.02)
+        start = time.perf_counter()
+        tracelens.report(trace, gpu_arch="H100")
+        took = time.perf_counter() - start
+        time.sleep(0.02)
+    finally:
+        done.set()
+        t.join()
+    during = [s for s in stamps if start <= s <= start + took]
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    assert took > 0.05, f"the report took {took:.3f} s: too short to tell"
+    assert len(during) > 2 and max(gaps) < took / 2, (took, max(gaps), len(during))
+
+
+def test_console_script_is_the_command(tmp_path):
+    script = pathlib.Path(os.environ.get("TRACELENS_VENV_BIN", pathlib.Path(sys.executable).parent)) / "tracelens"
+    done = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("tracelens "), done
+    done = subprocess.run(
+        [str(script), "report", str(tmp_path / "missing.json"), "--md", "-"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("tracelens: error: ") and "no such file" in done.stderr
