@@ -119,13 +119,6 @@ pub fn excel_number(x: f64) -> Value {
     }
 }
 
-/// The cells of a column as `read_csv` types them when it reads the
-/// column's CSV text back: what a DataFrame or a Parquet file of the
-/// sheet holds, so that it equals the sheet read from CSV.
-pub fn as_read_back(values: &[Value]) -> Vec<Value> {
-    type_column(values.iter().map(|v| Raw::Text(v.csv_text())).collect())
-}
-
 /// Types one column of values read from a report (see the module
 /// documentation). Missing values are `Null`.
 pub fn type_column(raw: Vec<Raw>) -> Vec<Value> {
@@ -410,21 +403,5 @@ mod tests {
         // pass (pandas 3.1 gives a, a.2, a.1, a.3; kept as it was).
         assert_eq!(h(&["a", "a", "a.1", "a"]), ["a", "a.1", "a.1.1", "a.2"]);
         assert_eq!(h(&["x", ""]), ["x", "Unnamed: 1"]);
-    }
-
-    #[test]
-    fn read_back_types_as_read_csv() {
-        // Floats that are whole print as `8.0`, so they stay floats; a
-        // text column of digits becomes ints; NaN becomes missing.
-        let vals = [Value::Float(8.0), Value::Float(f64::NAN)];
-        assert_eq!(as_read_back(&vals), [Value::Float(8.0), Value::Null]);
-        let text = [t("8944"), t("12")];
-        assert_eq!(as_read_back(&text), [Value::Int(8944), Value::Int(12)]);
-        let mixed = [t("(1, 2)"), Value::Null];
-        assert_eq!(as_read_back(&mixed), [t("(1, 2)"), Value::Null]);
-        assert_eq!(
-            as_read_back(&[Value::Bool(true), Value::Bool(false)]),
-            [Value::Bool(true), Value::Bool(false)]
-        );
     }
 }
