@@ -8,7 +8,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
-use tracelens::cli::embed::{self, ReportRun};
+use tracelens::cli::embed::{self, ReportRun, SheetsRun};
+use tracelens::table::Table;
 
 create_exception!(
     _tracelens,
@@ -17,28 +18,41 @@ create_exception!(
     "A trace or an argument tracelens cannot use; the message is the line the command prints."
 );
 
+/// What a command computed: `report`'s report, or another command's
+/// sheets.
+enum Run {
+    /// `tracelens report`.
+    Report(ReportRun),
+    /// `tracelens collectives`.
+    Sheets(SheetsRun),
+}
+
 /// A computed report: its sheets, Markdown summary and writers.
 #[pyclass(frozen, module = "tracelens._tracelens")]
 struct Report {
-    run: ReportRun,
+    run: Run,
+}
+
+impl Report {
+    fn sheets(&self) -> &[Table] {
+        match &self.run {
+            Run::Report(r) => &r.report.sheets,
+            Run::Sheets(s) => &s.sheets,
+        }
+    }
 }
 
 #[pymethods]
 impl Report {
     /// The sheet names, in workbook order.
     fn sheet_names(&self) -> Vec<String> {
-        self.run
-            .report
-            .sheets
-            .iter()
-            .map(|s| s.name.clone())
-            .collect()
+        self.sheets().iter().map(|s| s.name.clone()).collect()
     }
 
     /// The sheet `name` as a Parquet file's bytes (columns typed as
     /// `read_csv` types the sheet's CSV).
     fn sheet_parquet<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let table = tracelens::table::find(&self.run.report.sheets, name)
+        let table = tracelens::table::find(self.sheets(), name)
             .ok_or_else(|| TracelensError::new_err(format!("no sheet named {name:?}")))?;
         let bytes = py
             .detach(|| tracelens::report::parquet::table_to_parquet(table))
@@ -46,9 +60,21 @@ impl Report {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// The warnings the command would have printed (trace-quality notes,
+    /// ranks left out).
+    fn warnings(&self) -> Vec<String> {
+        match &self.run {
+            Run::Report(r) => r.report.quality.notes(),
+            Run::Sheets(s) => s.warnings.clone(),
+        }
+    }
+
     /// The Markdown summary (`--md`).
     fn markdown(&self) -> String {
-        self.run.markdown()
+        match &self.run {
+            Run::Report(r) => r.markdown(),
+            Run::Sheets(s) => s.markdown().to_string(),
+        }
     }
 
     /// Writes a workbook, CSV sheets and Parquet sheets, as asked; all or
@@ -61,9 +87,10 @@ impl Report {
         csv: Option<PathBuf>,
         parquet: Option<PathBuf>,
     ) -> PyResult<Vec<String>> {
-        py.detach(|| {
-            self.run
-                .write(xlsx.as_deref(), csv.as_deref(), parquet.as_deref())
+        let (x, c, p) = (xlsx.as_deref(), csv.as_deref(), parquet.as_deref());
+        py.detach(|| match &self.run {
+            Run::Report(r) => r.write(x, c, p),
+            Run::Sheets(s) => s.write(x, c, p),
         })
         .map_err(TracelensError::new_err)
     }
@@ -73,7 +100,20 @@ impl Report {
 #[pyfunction]
 fn report(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
     py.detach(|| embed::report(args))
-        .map(|run| Report { run })
+        .map(|r| Report {
+            run: Run::Report(r),
+        })
+        .map_err(TracelensError::new_err)
+}
+
+/// `tracelens collectives ARGS` without writing: `args` follow
+/// `collectives`.
+#[pyfunction]
+fn collectives(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
+    py.detach(|| embed::collectives(args))
+        .map(|s| Report {
+            run: Run::Sheets(s),
+        })
         .map_err(TracelensError::new_err)
 }
 
@@ -89,6 +129,7 @@ fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
 fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("TracelensError", m.py().get_type::<TracelensError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

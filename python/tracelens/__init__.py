@@ -22,7 +22,7 @@ from ._tracelens import TracelensError
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Report", "TracelensError", "report", "__version__"]
+__all__ = ["Report", "TracelensError", "collectives", "report", "__version__"]
 __version__: str = _tracelens.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -30,8 +30,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 def _flags(options: Dict[str, Any]) -> List[str]:
     """Command-line flags for keyword options: ``short_kernel_threshold_us=20``
-    is ``--short-kernel-threshold-us 20``, ``True`` a bare flag, ``False``
-    and ``None`` nothing."""
+    is ``--short-kernel-threshold-us 20``, ``True`` a bare flag, a list
+    the flag and its values, ``False`` and ``None`` nothing."""
     out: List[str] = []
     for key, value in options.items():
         if value is None or value is False:
@@ -39,15 +39,18 @@ def _flags(options: Dict[str, Any]) -> List[str]:
         flag = "--" + key.replace("_", "-")
         if value is True:
             out.append(flag)
+        elif isinstance(value, (list, tuple)):
+            out.append(flag)
+            out.extend(str(v) for v in value)
         else:
             out.extend([flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)])
     return out
 
 
 class Report:
-    """The report of one trace: every sheet of ``tracelens report`` as a
-    DataFrame (``report["ops_summary"]``, ``report.sheets``), its Markdown
-    summary, and the writers of the command line."""
+    """What a command computed: every sheet as a DataFrame
+    (``report["ops_summary"]``, ``report.sheets``), its Markdown summary,
+    its warnings, and the writers of the command line."""
 
     def __init__(self, inner: "_tracelens.Report") -> None:
         self._inner = inner
@@ -78,6 +81,12 @@ class Report:
     def sheets(self) -> Dict[str, "pandas.DataFrame"]:
         """Every sheet, by name, as DataFrames."""
         return {name: self[name] for name in self.sheet_names}
+
+    @property
+    def warnings(self) -> List[str]:
+        """The warnings the command prints (trace-quality notes, ranks
+        left out)."""
+        return list(self._inner.warnings())
 
     def markdown(self) -> str:
         """The Markdown summary (``--md``) for a pull request."""
@@ -119,3 +128,20 @@ def report(
     args = [os.fspath(path)]
     args += _flags({"gpu_arch": gpu_arch, "capture_dir": capture_dir, **options})
     return Report(_tracelens.report(args))
+
+
+def collectives(
+    trace_dir: PathLike,
+    world_size: Optional[int] = None,
+    **options: Any,
+) -> Report:
+    """The multi-rank collective report of the rank traces in ``trace_dir``,
+    as ``tracelens collectives`` computes it: ``nccl_summary_by_type``,
+    ``straggler_summary`` and the other sheets, as DataFrames.
+
+    ``world_size`` defaults to what the traces say (or the number of rank
+    traces). Other keywords are the command's flags with underscores:
+    ``gpus_per_node=8``, ``recursive=True``, ``rank_regex=r"rank(\\d+)"``.
+    """
+    args = _flags({"trace_dir": trace_dir, "world_size": world_size, **options})
+    return Report(_tracelens.collectives(args))

@@ -73,7 +73,7 @@ fn warn(msg: &str) {
 
 /// Finds, loads and analyses the rank traces, with a progress line on a
 /// terminal.
-fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
+pub(super) fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
     let opts = CollectivesOptions {
         trace_dir: a.trace_dir.clone(),
         world_size: a.world_size.map(|w| w as usize),

@@ -14,6 +14,8 @@ use crate::gpu_arch::GpuArch;
 use crate::report::Document;
 use crate::report::markdown::Markdown;
 use crate::report::staging::Staging;
+use crate::report::view::collectives as collectives_view;
+use crate::table::Table;
 use crate::{AnalyzeOptions, Report};
 
 /// A report computed from `tracelens report` arguments, not yet written.
@@ -47,12 +49,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let argv = ["tracelens", "report"]
-        .into_iter()
-        .map(OsString::from)
-        .chain(args.into_iter().map(Into::into));
-    let cli = parse_args(argv).map_err(parse_error)?;
-    let Command::Report(a) = cli.command else {
+    let Command::Report(a) = parse_command("report", args)? else {
         return Err("not a report command".to_string());
     };
     let run = || -> anyhow::Result<ReportRun> {
@@ -114,6 +111,87 @@ impl ReportRun {
     }
 }
 
+/// The sheets of a command other than `report`, computed, not yet
+/// written.
+pub struct SheetsRun {
+    /// The sheets, in workbook order.
+    pub sheets: Vec<Table>,
+    /// The warnings the command would print.
+    pub warnings: Vec<String>,
+    /// Its Markdown summary.
+    markdown: String,
+}
+
+/// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
+fn parse_command<I, T>(subcommand: &str, args: I) -> Result<Command, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv = ["tracelens", subcommand]
+        .into_iter()
+        .map(OsString::from)
+        .chain(args.into_iter().map(Into::into));
+    Ok(parse_args(argv).map_err(parse_error)?.command)
+}
+
+/// Computes what `tracelens collectives ARGS` would write (`args`: what
+/// follows `collectives`), without a progress display.
+pub fn collectives<I, T>(args: I) -> Result<SheetsRun, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::Collectives(mut a) = parse_command("collectives", args)? else {
+        return Err("not a collectives command".to_string());
+    };
+    a.quiet = true;
+    let run = super::collectives::analyze(&a).map_err(|e| format!("{e:#}"))?;
+    let title = a.trace_dir.display().to_string();
+    let page = collectives_view::page(&run.report, &title);
+    let markdown = super::render_text(&Markdown { path: "-".into() }, &Document::of_page(page))
+        .map_err(|e| format!("{e:#}"))?;
+    Ok(SheetsRun {
+        sheets: run.report.sheets,
+        warnings: run.warnings,
+        markdown,
+    })
+}
+
+impl SheetsRun {
+    /// The Markdown summary `--md` writes.
+    pub fn markdown(&self) -> &str {
+        &self.markdown
+    }
+
+    /// Writes the sheets as a workbook, CSVs and Parquet files, as asked;
+    /// all or nothing. Returns what was written, one entry per output.
+    pub fn write(
+        &self,
+        xlsx: Option<&Path>,
+        csv: Option<&Path>,
+        parquet: Option<&Path>,
+    ) -> Result<Vec<String>, String> {
+        let run = || -> anyhow::Result<Vec<String>> {
+            if let Some(x) = xlsx {
+                super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
+            }
+            let mut staging = Staging::new();
+            let sheets = Document::of_tables(&self.sheets);
+            let written = super::stage_sheets(
+                &mut staging,
+                SheetDirs { csv, parquet },
+                &sheets,
+                xlsx,
+                &sheets,
+            )?;
+            super::outputs::commit(staging)?;
+            Ok(written)
+        };
+        run().map_err(|e| format!("{e:#}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +222,29 @@ mod tests {
                 .unwrap_err()
                 .contains("--csv DIR")
         );
+    }
+
+    #[test]
+    fn collectives_then_write() {
+        // Two ranks: copies of the example trace (one all-reduce each).
+        let job = tempfile::tempdir().unwrap();
+        for rank in 0..2 {
+            std::fs::copy(example(), job.path().join(format!("rank{rank}.json"))).unwrap();
+        }
+        let dir = job.path().to_str().unwrap();
+        let run = collectives(["--trace-dir", dir, "--world-size", "2"]).unwrap();
+        assert!(run.sheets.iter().any(|s| s.name == "nccl_summary_by_type"));
+        assert!(run.markdown().starts_with("## tracelens collectives"));
+        let out = tempfile::tempdir().unwrap();
+        let written = run
+            .write(None, Some(&out.path().join("csv")), None)
+            .unwrap();
+        assert_eq!(written.len(), 1);
+        assert!(out.path().join("csv/nccl_summary_by_type.csv").is_file());
+        let e = collectives(["--trace-dir", "/nonexistent/dir"])
+            .err()
+            .unwrap();
+        assert!(e.contains("/nonexistent/dir") && !e.contains('\n'), "{e}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! ([`tracelens::api`]), choose the writers and print. No analysis logic
 //! lives here.
 
-mod collectives;
+pub(crate) mod collectives;
 mod compare;
 mod compat;
 mod diff;

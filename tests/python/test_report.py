@@ -151,3 +151,35 @@ def test_console_script_is_the_command(tmp_path):
     )
     assert done.returncode == 1
     assert done.stderr.startswith("tracelens: error: ") and "no such file" in done.stderr
+
+
+def two_rank_job(tmp_path):
+    """A job of two ranks: copies of the example trace (one all-reduce)."""
+    job = tmp_path / "job"
+    job.mkdir()
+    for rank in range(2):
+        (job / f"rank{rank}.json").write_bytes((TESTDATA / "example.json").read_bytes())
+    return job
+
+
+def collectives_csv(binary, job, tmp_path, *flags):
+    out = tmp_path / "coll_csv"
+    run(binary, "collectives", "--trace-dir", job, "--csv", out, "-q", *flags)
+    return out
+
+
+def test_collectives_dataframes_equal_csv_sheets(binary, tmp_path):
+    job = two_rank_job(tmp_path)
+    result = tracelens.collectives(job, world_size=2, agg_metrics=["mean", "max"])
+    assert "nccl_summary_by_type" in result
+    expected = collectives_csv(binary, job, tmp_path, "--world-size", "2", "--agg-metrics", "mean", "max")
+    assert_sheets_equal_csv(result, expected)
+    assert result.markdown().startswith("## tracelens collectives")
+
+
+def test_collectives_on_eight_real_ranks(binary, tmp_path):
+    job = corpus("multirank/dlrm_v100_8rank")
+    result = tracelens.collectives(job)
+    assert_sheets_equal_csv(result, collectives_csv(binary, job, tmp_path))
+    with pytest.raises(tracelens.TracelensError, match="missing"):
+        tracelens.collectives(tmp_path / "missing")
