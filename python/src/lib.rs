@@ -22,7 +22,7 @@ create_exception!(
 /// sheets.
 enum Run {
     /// `tracelens report`.
-    Report(ReportRun),
+    Report(Box<ReportRun>),
     /// `tracelens collectives`.
     Sheets(SheetsRun),
 }
@@ -101,7 +101,7 @@ impl Report {
 fn report(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
     py.detach(|| embed::report(args))
         .map(|r| Report {
-            run: Run::Report(r),
+            run: Run::Report(Box::new(r)),
         })
         .map_err(TracelensError::new_err)
 }
