@@ -92,22 +92,10 @@ impl ReportRun {
         csv: Option<&Path>,
         parquet: Option<&Path>,
     ) -> Result<Vec<String>, String> {
-        let run = || -> anyhow::Result<Vec<String>> {
-            if let Some(x) = xlsx {
-                super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
-            }
-            let mut staging = Staging::new();
-            let written = stage_report_sheets(
-                &mut staging,
-                SheetDirs { csv, parquet },
-                &self.report,
-                self.arch.as_ref(),
-                xlsx,
-            )?;
-            super::outputs::commit(staging)?;
-            Ok(written)
-        };
-        run().map_err(|e| format!("{e:#}"))
+        write_all(xlsx, |staging| {
+            let dirs = SheetDirs { csv, parquet };
+            stage_report_sheets(staging, dirs, &self.report, self.arch.as_ref(), xlsx)
+        })
     }
 }
 
@@ -172,24 +160,30 @@ impl SheetsRun {
         csv: Option<&Path>,
         parquet: Option<&Path>,
     ) -> Result<Vec<String>, String> {
-        let run = || -> anyhow::Result<Vec<String>> {
-            if let Some(x) = xlsx {
-                super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
-            }
-            let mut staging = Staging::new();
+        write_all(xlsx, |staging| {
             let sheets = Document::of_tables(&self.sheets);
-            let written = super::stage_sheets(
-                &mut staging,
-                SheetDirs { csv, parquet },
-                &sheets,
-                xlsx,
-                &sheets,
-            )?;
-            super::outputs::commit(staging)?;
-            Ok(written)
-        };
-        run().map_err(|e| format!("{e:#}"))
+            let dirs = SheetDirs { csv, parquet };
+            super::stage_sheets(staging, dirs, &sheets, xlsx, &sheets)
+        })
     }
+}
+
+/// Checks the workbook name, stages what `stage` stages and commits it
+/// all or nothing; returns what was written, or the error line.
+fn write_all(
+    xlsx: Option<&Path>,
+    stage: impl FnOnce(&mut Staging) -> anyhow::Result<Vec<String>>,
+) -> Result<Vec<String>, String> {
+    let run = || -> anyhow::Result<Vec<String>> {
+        if let Some(x) = xlsx {
+            super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
+        }
+        let mut staging = Staging::new();
+        let written = stage(&mut staging)?;
+        super::outputs::commit(staging)?;
+        Ok(written)
+    };
+    run().map_err(|e| format!("{e:#}"))
 }
 
 #[cfg(test)]
