@@ -23,7 +23,7 @@ create_exception!(
 enum Run {
     /// `tracelens report`.
     Report(Box<ReportRun>),
-    /// `tracelens collectives`.
+    /// `tracelens collectives`, `tracelens compare`.
     Sheets(SheetsRun),
 }
 
@@ -66,6 +66,14 @@ impl Report {
         match &self.run {
             Run::Report(r) => r.report.quality.notes(),
             Run::Sheets(s) => s.warnings.clone(),
+        }
+    }
+
+    /// `compare`'s verdict as the JSON `--json` writes; None otherwise.
+    fn verdict_json(&self) -> Option<String> {
+        match &self.run {
+            Run::Report(_) => None,
+            Run::Sheets(s) => s.verdict_json().map(str::to_string),
         }
     }
 
@@ -117,6 +125,16 @@ fn collectives(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
         .map_err(TracelensError::new_err)
 }
 
+/// `tracelens compare ARGS` without writing: `args` follow `compare`.
+#[pyfunction]
+fn compare(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
+    py.detach(|| embed::compare(args))
+        .map(|s| Report {
+            run: Run::Sheets(s),
+        })
+        .map_err(TracelensError::new_err)
+}
+
 /// Runs the command line `argv` (program name first); returns the exit
 /// code. The `tracelens` console script.
 #[pyfunction]
@@ -130,6 +148,7 @@ fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(collectives, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("TracelensError", m.py().get_type::<TracelensError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -13,6 +13,7 @@ Arrow), so each DataFrame equals ``pandas.read_csv`` of the sheet that
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
@@ -22,7 +23,7 @@ from ._tracelens import TracelensError
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Report", "TracelensError", "collectives", "report", "__version__"]
+__all__ = ["Report", "TracelensError", "collectives", "compare", "report", "__version__"]
 __version__: str = _tracelens.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -88,6 +89,13 @@ class Report:
         left out)."""
         return list(self._inner.warnings())
 
+    @property
+    def verdict(self) -> Optional[Dict[str, Any]]:
+        """``compare``'s verdict, as the JSON ``--json`` writes it; None for
+        other commands."""
+        text = self._inner.verdict_json()
+        return None if text is None else json.loads(text)
+
     def markdown(self) -> str:
         """The Markdown summary (``--md``) for a pull request."""
         return self._inner.markdown()
@@ -145,3 +153,17 @@ def collectives(
     """
     args = _flags({"trace_dir": trace_dir, "world_size": world_size, **options})
     return Report(_tracelens.collectives(args))
+
+
+def compare(*inputs: PathLike, names: Optional[List[str]] = None, **options: Any) -> Report:
+    """Compares two or more runs (traces or report folders/workbooks; the
+    first is the baseline), as ``tracelens compare`` does: the comparison
+    sheets as DataFrames, ``.verdict`` (the ``--json`` record) and
+    ``.markdown()`` (the pull-request comment).
+
+    ``names`` tags the inputs; other keywords are the command's flags:
+    ``fail_above=5``, ``min_ms=0.2``, ``no_diff=True``.
+    """
+    args = [os.fspath(p) for p in inputs]
+    args += _flags({"names": names, **options})
+    return Report(_tracelens.compare(args))

@@ -128,6 +128,38 @@ fn check_usage(a: &CompareArgs) -> Result<(), String> {
 
 fn run_inner(a: CompareArgs) -> Result<i32, String> {
     check_usage(&a)?;
+    let wants_tables = a.output.is_some() || a.csv.is_some() || a.parquet.is_some();
+    let c = compute(&a, wants_tables)?;
+    if !a.quiet {
+        for (kind, msg) in &c.messages {
+            eprintln!("tracelens: {kind}: {msg}");
+        }
+    }
+    let written = stage_outputs(&a, c.comparison.as_ref(), &c.texts)?;
+    print_outputs(&a, &c.verdict, &c.texts, &written, !wants_tables);
+    Ok(if a.fail_above.is_some() {
+        c.verdict.exit_code
+    } else {
+        0
+    })
+}
+
+/// What `compare` computed, before anything is written or printed.
+pub(super) struct Computed {
+    /// The comparison sheets, when asked for.
+    pub comparison: Option<Comparison>,
+    /// The gate's verdict.
+    pub verdict: Gate,
+    /// The verdict as Markdown and JSON.
+    pub texts: VerdictTexts,
+    /// Warnings and notes in the order they arose: (`warning` | `note`,
+    /// message).
+    pub messages: Vec<(&'static str, String)>,
+}
+
+/// Loads the inputs and computes the verdict, and the comparison sheets
+/// when `with_tables`.
+pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, String> {
     let groups: Vec<SheetGroup> = a
         .sheets
         .iter()
@@ -141,19 +173,11 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         warnings,
         moved,
     } = tracelens::load_compare_inputs_with(&a.inputs, &a.names, load).map_err(super::chain)?;
-    if !a.quiet {
-        for w in &warnings {
-            eprintln!("tracelens: warning: {w}");
-        }
-    }
-    let wants_tables = a.output.is_some() || a.csv.is_some() || a.parquet.is_some();
-    let comparison = if wants_tables {
+    let mut messages: Vec<(&'static str, String)> =
+        warnings.into_iter().map(|w| ("warning", w)).collect();
+    let comparison = if with_tables {
         let c = compare::compare(&inputs, &groups).map_err(|e| e.to_string())?;
-        if !a.quiet {
-            for n in &c.notes {
-                eprintln!("tracelens: note: {n}");
-            }
-        }
+        messages.extend(c.notes.iter().map(|n| ("note", n.clone())));
         Some(c)
     } else {
         None
@@ -167,24 +191,25 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     for (v, m) in verdict.comparisons.iter_mut().zip(moved) {
         match m {
             Some(Ok(m)) => v.where_moved = Some(m),
-            Some(Err(e)) if !a.quiet => eprintln!("tracelens: warning: tree diff skipped: {e}"),
-            _ => {}
+            Some(Err(e)) => messages.push(("warning", format!("tree diff skipped: {e}"))),
+            None => {}
         }
     }
     let texts = verdict_texts(&verdict)?;
-    let written = stage_outputs(&a, comparison.as_ref(), &texts)?;
-    print_outputs(&a, &verdict, &texts, &written, !wants_tables);
-    Ok(if a.fail_above.is_some() {
-        verdict.exit_code
-    } else {
-        0
+    Ok(Computed {
+        comparison,
+        verdict,
+        texts,
+        messages,
     })
 }
 
 /// The verdict as Markdown and as JSON.
-struct VerdictTexts {
-    md: String,
-    json: String,
+pub(super) struct VerdictTexts {
+    /// The Markdown verdict (`--md`).
+    pub md: String,
+    /// The JSON verdict (`--json`).
+    pub json: String,
 }
 
 fn verdict_texts(verdict: &Gate) -> Result<VerdictTexts, String> {

@@ -106,8 +106,10 @@ pub struct SheetsRun {
     pub sheets: Vec<Table>,
     /// The warnings the command would print.
     pub warnings: Vec<String>,
-    /// Its Markdown summary.
+    /// Its Markdown summary (`compare`: the verdict).
     markdown: String,
+    /// `compare`'s verdict as the JSON `--json` writes.
+    verdict_json: Option<String>,
 }
 
 /// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
@@ -143,6 +145,34 @@ where
         sheets: run.report.sheets,
         warnings: run.warnings,
         markdown,
+        verdict_json: None,
+    })
+}
+
+/// Computes what `tracelens compare ARGS` would write (`args`: what
+/// follows `compare`): the comparison sheets, and the verdict as Markdown
+/// and JSON. Warnings and notes are returned, prefixed `note: ` for notes.
+pub fn compare<I, T>(args: I) -> Result<SheetsRun, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::Compare(a) = parse_command("compare", args)? else {
+        return Err("not a compare command".to_string());
+    };
+    let c = super::compare::compute(&a, true)?;
+    Ok(SheetsRun {
+        sheets: c.comparison.map(|c| c.sheets).unwrap_or_default(),
+        warnings: c
+            .messages
+            .into_iter()
+            .map(|(kind, m)| match kind {
+                "note" => format!("note: {m}"),
+                _ => m,
+            })
+            .collect(),
+        markdown: c.texts.md,
+        verdict_json: Some(c.texts.json),
     })
 }
 
@@ -150,6 +180,11 @@ impl SheetsRun {
     /// The Markdown summary `--md` writes.
     pub fn markdown(&self) -> &str {
         &self.markdown
+    }
+
+    /// `compare`'s verdict as JSON (`--json`); None for other commands.
+    pub fn verdict_json(&self) -> Option<&str> {
+        self.verdict_json.as_deref()
     }
 
     /// Writes the sheets as a workbook, CSVs and Parquet files, as asked;
@@ -239,6 +274,22 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("/nonexistent/dir") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn compare_gives_sheets_and_a_verdict() {
+        let ex = example();
+        let run = compare([ex.as_str(), ex.as_str()]).unwrap();
+        assert!(!run.sheets.is_empty());
+        assert!(
+            run.markdown().contains("**Verdict: not_gated**"),
+            "{}",
+            run.markdown()
+        );
+        let json = run.verdict_json().unwrap();
+        assert!(json.contains("\"verdict\""), "{json}");
+        let e = compare([ex.as_str()]).err().unwrap();
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! lives here.
 
 pub(crate) mod collectives;
-mod compare;
+pub(crate) mod compare;
 mod compat;
 mod diff;
 pub mod embed;
