@@ -7,16 +7,16 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::{
-    Command, ParseFailure, SheetDirs, parse_args, report_options, report_title,
+    Command, ParseFailure, SheetDirs, analyze_options, gpu_arch, parse_args, report_title,
     stage_report_sheets, summary,
 };
+use crate::Report;
 use crate::gpu_arch::GpuArch;
 use crate::report::Document;
 use crate::report::markdown::Markdown;
 use crate::report::staging::Staging;
 use crate::report::view::collectives as collectives_view;
 use crate::table::Table;
-use crate::{AnalyzeOptions, Report};
 
 /// A report computed from `tracelens report` arguments, not yet written.
 pub struct ReportRun {
@@ -53,18 +53,7 @@ where
         return Err("not a report command".to_string());
     };
     let run = || -> anyhow::Result<ReportRun> {
-        let arch = a
-            .gpu_arch
-            .as_deref()
-            .map(crate::resolve_gpu_arch)
-            .transpose()?;
-        let opts = AnalyzeOptions {
-            report: report_options(&a, arch)?,
-            progress: None,
-            capture_dir: a.capture_dir.clone(),
-            format: a.format.map(Into::into),
-            max_sheet_rows: None,
-        };
+        let opts = analyze_options(&a, gpu_arch(&a)?, None, None)?;
         let report = crate::analyze(a.trace(), &opts)?;
         Ok(ReportRun {
             report,

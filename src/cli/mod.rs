@@ -621,25 +621,16 @@ fn report(a: ReportArgs) -> Result<()> {
     if let Some(o) = &a.output {
         outputs::check_workbook_name(o, None).map_err(|e| anyhow!(e))?;
     }
-    let arch = a
-        .gpu_arch
-        .as_deref()
-        .map(tracelens::resolve_gpu_arch)
-        .transpose()?;
+    let arch = gpu_arch(&a)?;
     let progress = RefCell::new(Progress::new(
         progress::display_wanted(a.quiet),
         progress::timings_wanted(a.timings),
         a.trace(),
     ));
     let step = |s: Step| progress.borrow_mut().step(s.describe(), s == Step::Loading);
-    let opts = AnalyzeOptions {
-        report: report_options(&a, arch)?,
-        progress: Some(&step),
-        capture_dir: a.capture_dir.clone(),
-        format: a.format.map(Into::into),
-        // A workbook refuses an oversized sheet at load, not after the work.
-        max_sheet_rows: xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit()),
-    };
+    // A workbook refuses an oversized sheet at load, not after the work.
+    let max_rows = xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit());
+    let opts = analyze_options(&a, arch, Some(&step), max_rows)?;
     let report = tracelens::analyze(a.trace(), &opts)?;
     progress.borrow_mut().step("writing outputs", false);
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
@@ -684,6 +675,31 @@ fn report(a: ReportArgs) -> Result<()> {
         &written,
     );
     Ok(())
+}
+
+/// The GPU spec `--gpu-arch` names, if any.
+fn gpu_arch(a: &ReportArgs) -> Result<Option<GpuArch>> {
+    Ok(a.gpu_arch
+        .as_deref()
+        .map(tracelens::resolve_gpu_arch)
+        .transpose()?)
+}
+
+/// The analysis options of `tracelens report` arguments, with the GPU
+/// spec `arch`, the progress callback and the row limit of the outputs.
+fn analyze_options<'a>(
+    a: &ReportArgs,
+    arch: Option<GpuArch>,
+    progress: Option<&'a dyn Fn(Step)>,
+    max_sheet_rows: Option<usize>,
+) -> Result<AnalyzeOptions<'a>> {
+    Ok(AnalyzeOptions {
+        report: report_options(a, arch)?,
+        progress,
+        capture_dir: a.capture_dir.clone(),
+        format: a.format.map(Into::into),
+        max_sheet_rows,
+    })
 }
 
 /// The title of a report's Markdown page: the trace's file name (`stdin`
