@@ -187,3 +187,33 @@ fn modules_without_module_frames_is_an_error() {
     let line = r.assert_one_error_line("cpu_only.json");
     assert!(line.contains("nn.Module"), "{line}");
 }
+
+/// The library's module rows (what `tracelens.tree(...).modules()` shows
+/// in Python) hold what `--modules` prints, with parents and event counts.
+#[test]
+fn module_rows_hold_the_module_view() {
+    use tracelens::analysis::treeview::module_rows;
+    let t = tracelens::load_tree(&testdata("example.json")).unwrap();
+    let rows = module_rows(&t.trace, &t.tree, false);
+    let seen: Vec<(&str, Option<&str>, usize, f64, u32)> = rows
+        .iter()
+        .map(|r| {
+            (
+                t.trace.name(r.id),
+                r.parent.map(|p| t.trace.name(p)),
+                r.depth,
+                r.gpu_time_us,
+                r.gpu_events,
+            )
+        })
+        .collect();
+    let model = Some("nn.Module: Model_0");
+    assert_eq!(
+        seen,
+        [
+            ("nn.Module: Model_0", None, 0, 39.5, 4),
+            ("nn.Module: Linear_0", model, 1, 12.0, 1),
+            ("nn.Module: ReLU_0", model, 1, 4.5, 1),
+        ]
+    );
+}

@@ -1,7 +1,9 @@
 //! `tracelens._tracelens`: the extension module under the `tracelens`
 //! Python package (python/tracelens). It runs the command line's own code
 //! ([`tracelens::cli`]) with the GIL released, and hands sheets to Python
-//! as Parquet bytes that pyarrow turns into DataFrames.
+//! as Parquet bytes that pyarrow turns into DataFrames. The call tree
+//! ([`tree`]) and the roofline calculator ([`roofline`]) come over as
+//! objects and dicts.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -10,6 +12,10 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use tracelens::cli::embed::{self, ReportRun, SheetsRun};
 use tracelens::table::Table;
+
+mod convert;
+mod roofline;
+mod tree;
 
 create_exception!(
     _tracelens,
@@ -150,6 +156,10 @@ fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_class::<tree::Tree>()?;
+    m.add_class::<tree::Node>()?;
+    m.add_function(wrap_pyfunction!(tree::load_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(roofline::roofline, m)?)?;
     m.add("TracelensError", m.py().get_type::<TracelensError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -18,12 +18,23 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from . import _tracelens
-from ._tracelens import TracelensError
+from ._tracelens import Node, TracelensError
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Report", "TracelensError", "collectives", "compare", "report", "__version__"]
+__all__ = [
+    "Node",
+    "Report",
+    "TracelensError",
+    "Tree",
+    "collectives",
+    "compare",
+    "report",
+    "roofline",
+    "tree",
+    "__version__",
+]
 __version__: str = _tracelens.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -167,3 +178,79 @@ def compare(*inputs: PathLike, names: Optional[List[str]] = None, **options: Any
     args = [os.fspath(p) for p in inputs]
     args += _flags({"names": names, **options})
     return Report(_tracelens.compare(args))
+
+
+class Tree:
+    """A trace's call tree, as ``tracelens tree`` builds it: Python frames
+    (``nn.Module: …`` included), host ops, runtime launches and the GPU
+    work they caused.
+
+    Walk it from :attr:`roots` through ``Node.children``, or jump to nodes
+    with :meth:`find` and :meth:`node`. Each :class:`Node` has ``name``,
+    ``category``, ``ts``, ``dur``, ``end``, ``pid``, ``tid``, ``args``,
+    ``parent``, ``children``, ``gpu_events`` (the kernels, copies and fills
+    below it), ``gpu_time`` (their summed duration, µs) and ``uid`` (the
+    ``UID`` of the report's sheets).
+    """
+
+    def __init__(self, inner: "_tracelens.Tree") -> None:
+        self._inner = inner
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    @property
+    def roots(self) -> List[Node]:
+        """The outermost host events (frames and ops without a parent)."""
+        return self._inner.roots
+
+    def node(self, uid: int) -> Node:
+        """The node of event ``uid`` (a sheet's ``UID``)."""
+        return self._inner.node(uid)
+
+    def find(self, pattern: str, category: Optional[str] = None) -> List[Node]:
+        """Every node whose name matches the regular expression ``pattern``
+        (Rust syntax, searched anywhere in the name), optionally only of
+        one ``category`` (``"python_function"``, ``"cpu_op"``,
+        ``"kernel"``, …), in uid order."""
+        return self._inner.find(pattern, category)
+
+    def modules(self, all: bool = False) -> "pandas.DataFrame":
+        """The nn.Module view: one row per module frame, parents before
+        their children, as ``tracelens tree --modules`` prints it: ``uid``,
+        ``parent_uid``, ``depth``, ``module``, ``path`` (the dotted names
+        from the outermost module), ``ts``, ``dur``, ``gpu_time_us`` and
+        ``gpu_events`` (the GPU work below the module). Modules that
+        launch no GPU work are included only with ``all=True``. Needs a
+        trace profiled with ``with_stack=True, with_modules=True``."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self._inner.module_columns(all))
+        frame["parent_uid"] = frame["parent_uid"].astype("Int64")
+        return frame
+
+    @property
+    def gpu_total(self) -> int:
+        """GPU events (kernels, copies, fills) in the trace."""
+        return self._inner.gpu_total
+
+    @property
+    def gpu_unlinked(self) -> int:
+        """GPU events that no launch claimed (under no node)."""
+        return self._inner.gpu_unlinked
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+
+def tree(path: PathLike) -> Tree:
+    """The call tree of the trace at ``path``, loaded in full (the GIL is
+    released while it loads).
+
+    >>> t = tracelens.tree("trace.json.gz")
+    >>> [k.name for k in t.find("^nn.Module: BertSelfOutput_0$")[0].gpu_events]
+    """
+    return Tree(_tracelens.load_tree(os.fspath(path)))
+
+
+from . import roofline  # noqa: E402  (the submodule needs the names above)

@@ -3,6 +3,8 @@
 //! fed with shapes typed on the command line.
 
 use super::perf_model::{self, Evaluation, ModelResult, OpInput};
+use super::roofline::metrics_from;
+use crate::gpu_arch::GpuArch;
 use crate::trace::ArgValue;
 
 /// The trace dtype string for a short dtype name (`bf16`, `fp16`, …).
@@ -19,6 +21,87 @@ pub fn trace_dtype(short: &str) -> Option<&'static str> {
 
 /// Short names accepted by [`trace_dtype`].
 pub const DTYPES: &str = "bf16, fp16, fp32, fp64, fp8";
+
+/// What a roofline answer shows, worked out once for the terminal text and
+/// for the Python package.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Bytes moved; None when a dtype size is unknown.
+    pub bytes: Option<f64>,
+    /// FLOPs per byte; None without bytes.
+    pub intensity: Option<f64>,
+    /// `matrix_bf16`, `vector_fp32`, …; empty when the model names none.
+    pub compute_spec: String,
+    /// The GPU's figures, when one was asked for.
+    pub gpu: Option<GpuFigures>,
+    /// The rates achieved in a measured time, when one was given.
+    pub measured: Option<Measured>,
+}
+
+/// The roofline against one GPU spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuFigures {
+    /// The spec's name.
+    pub name: String,
+    /// Peak TFLOP/s for the compute spec; None when the spec has none.
+    pub peak_tflops: Option<f64>,
+    /// Memory bandwidth, GB/s.
+    pub mem_bw_gbps: f64,
+    /// Intensity where compute and memory time meet, FLOPs/byte.
+    pub ridge: Option<f64>,
+    /// `max(compute time, memory time)` at peak, µs; None without a peak,
+    /// bytes or FLOPs.
+    pub roofline_us: Option<f64>,
+    /// True when compute time is at least memory time; None with no roofline.
+    pub compute_bound: Option<bool>,
+}
+
+/// Rates achieved in a measured time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The measured time, µs.
+    pub time_us: f64,
+    /// Achieved TFLOP/s.
+    pub tflops_s: f64,
+    /// Achieved TB/s (NaN without bytes).
+    pub tb_s: f64,
+    /// Roofline time over the measured time, %; None with no roofline.
+    pub pct_of_roofline: Option<f64>,
+}
+
+/// The figures of a model's answer against an optional GPU spec and
+/// measured time (µs).
+pub fn figures(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) -> Figures {
+    let compute_spec = eval.compute_spec();
+    let m = metrics_from(eval.clone(), Vec::new(), time_us.unwrap_or(0.0), arch);
+    let gpu = arch.map(|a| {
+        let peak_tflops = a.peak_tflops(&compute_spec);
+        GpuFigures {
+            name: a.name.clone(),
+            peak_tflops,
+            mem_bw_gbps: a.mem_bw_gbps,
+            ridge: peak_tflops.map(|p| p * 1e12 / (a.mem_bw_gbps * 1e9)),
+            roofline_us: m.roofline.map(|r| r.time_us),
+            compute_bound: m.roofline.map(|r| r.compute_bound),
+        }
+    });
+    let measured = time_us.map(|time_us| Measured {
+        time_us,
+        tflops_s: m.tflops_s,
+        tb_s: m.tb_s,
+        pct_of_roofline: m.roofline.map(|r| r.pct),
+    });
+    Figures {
+        flops: eval.flops,
+        bytes: eval.bytes,
+        intensity: eval.bytes.map(|b| eval.flops / b),
+        compute_spec,
+        gpu,
+        measured,
+    }
+}
 
 /// Runs the model of `op` on arguments as a trace would record them: one
 /// shape and one stride list per argument (`[]` for non-tensors).

@@ -27,11 +27,17 @@ pub struct Roofline {
 impl Roofline {
     /// `COMPUTE_BOUND` or `MEMORY_BOUND`.
     pub fn bound_text(&self) -> &'static str {
-        if self.compute_bound {
-            "COMPUTE_BOUND"
-        } else {
-            "MEMORY_BOUND"
-        }
+        bound_name(self.compute_bound)
+    }
+}
+
+/// `COMPUTE_BOUND` when compute time is at least memory time, else
+/// `MEMORY_BOUND` (the sheets' `Bound` cell).
+pub fn bound_name(compute_bound: bool) -> &'static str {
+    if compute_bound {
+        "COMPUTE_BOUND"
+    } else {
+        "MEMORY_BOUND"
     }
 }
 

@@ -135,6 +135,66 @@ fn module_children(trace: &Trace, tree: &Tree, n: EventId, out: &mut Vec<EventId
     }
 }
 
+/// The outermost nn.Module frames, in tree order.
+fn module_roots(trace: &Trace, tree: &Tree) -> Vec<EventId> {
+    let mut roots = Vec::new();
+    for &r in &tree.host_roots {
+        if is_module(trace, r) {
+            roots.push(r);
+        } else {
+            module_children(trace, tree, r, &mut roots);
+        }
+    }
+    roots
+}
+
+/// One nn.Module frame of the module view, as a table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleRow {
+    /// The module's `python_function` event.
+    pub id: EventId,
+    /// The nearest enclosing module; None for an outermost one.
+    pub parent: Option<EventId>,
+    /// Modules above this one.
+    pub depth: usize,
+    /// GPU time of the kernels, copies and fills below it, µs.
+    pub gpu_time_us: f64,
+    /// Number of those GPU events.
+    pub gpu_events: u32,
+}
+
+/// The nn.Module view as rows, parents before their children (the order
+/// `tracelens tree --modules` prints). Modules without GPU work are left
+/// out unless `show_all`. Needs a tree built with python functions.
+pub fn module_rows(trace: &Trace, tree: &Tree, show_all: bool) -> Vec<ModuleRow> {
+    let keep = |n: EventId| show_all || tree.gpu_count(n) > 0;
+    let mut rows = Vec::new();
+    let mut stack: Vec<(EventId, Option<EventId>, usize)> = module_roots(trace, tree)
+        .into_iter()
+        .rev()
+        .filter(|&r| keep(r))
+        .map(|r| (r, None, 0))
+        .collect();
+    while let Some((n, parent, depth)) = stack.pop() {
+        rows.push(ModuleRow {
+            id: n,
+            parent,
+            depth,
+            gpu_time_us: gpu_time(trace, tree, n),
+            gpu_events: tree.gpu_count(n),
+        });
+        let mut kids = Vec::new();
+        module_children(trace, tree, n, &mut kids);
+        stack.extend(
+            kids.into_iter()
+                .rev()
+                .filter(|&k| keep(k))
+                .map(|k| (k, Some(n), depth + 1)),
+        );
+    }
+    rows
+}
+
 /// Builds the nn.Module view.
 struct ModuleWalker<'t, 'a> {
     trace: &'t Trace,
@@ -170,14 +230,7 @@ impl<'t> ModuleWalker<'t, '_> {
 /// The nn.Module view: each module with the GPU time of its kernels (µs).
 /// Needs a tree built with python functions.
 pub fn module_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> Vec<TreeNode<'t>> {
-    let mut roots = Vec::new();
-    for &r in &tree.host_roots {
-        if is_module(trace, r) {
-            roots.push(r);
-        } else {
-            module_children(trace, tree, r, &mut roots);
-        }
-    }
+    let mut roots = module_roots(trace, tree);
     if let Some(re) = &opts.grep {
         let mut found = Vec::new();
         let mut stack: Vec<EventId> = roots.into_iter().rev().collect();

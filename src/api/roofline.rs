@@ -1,7 +1,7 @@
 //! `tracelens roofline`: FLOPs, bytes and roofline of one operation typed
 //! by hand, through the same models the report uses.
 
-use crate::analysis::calculator;
+use crate::analysis::calculator::{self, Figures};
 use crate::analysis::perf_model::{Evaluation, ModelResult};
 use crate::error::{Error, RooflineError};
 use crate::gpu_arch::GpuArch;
@@ -104,6 +104,13 @@ pub fn roofline(q: &RooflineQuery) -> Result<Roofline, Error> {
         arch,
         time_us: q.time_us,
     })
+}
+
+impl Roofline {
+    /// The figures of this answer.
+    pub fn figures(&self) -> Figures {
+        calculator::figures(&self.eval, self.arch.as_ref(), self.time_us)
+    }
 }
 
 /// `v` when positive.

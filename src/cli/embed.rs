@@ -101,6 +101,24 @@ pub struct SheetsRun {
     verdict_json: Option<String>,
 }
 
+/// Loads a trace with its call tree as `tracelens tree PATH` does.
+pub fn tree(path: &Path) -> Result<crate::CallTree, String> {
+    crate::load_tree(path).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+}
+
+/// Answers `tracelens roofline ARGS` (`args`: what follows `roofline`,
+/// the operation first).
+pub fn roofline<I, T>(args: I) -> Result<crate::Roofline, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::Roofline(a) = parse_command("roofline", args)? else {
+        return Err("not a roofline command".to_string());
+    };
+    crate::roofline(&super::roofline_query(a)).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+}
+
 /// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
 fn parse_command<I, T>(subcommand: &str, args: I) -> Result<Command, String>
 where

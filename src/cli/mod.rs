@@ -834,17 +834,22 @@ macro_rules! library_op {
     };
 }
 
-fn roofline(a: RooflineArgs) -> Result<()> {
+/// The library's question for `roofline` arguments.
+fn roofline_query(a: RooflineArgs) -> RooflineQuery {
     let op = library_op!(a.op;
         Gemm { m, n, k, batch, bias },
         Sdpa { batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal },
         Conv { input, weight, stride, padding, dilation, groups });
-    let r = tracelens::roofline(&RooflineQuery {
+    RooflineQuery {
         op,
         dtype: a.dtype,
         gpu_arch: a.gpu_arch,
         time_us: a.time_us,
-    })?;
-    print!("{}", calculator::text(&r.eval, r.arch.as_ref(), r.time_us));
+    }
+}
+
+fn roofline(a: RooflineArgs) -> Result<()> {
+    let r = tracelens::roofline(&roofline_query(a))?;
+    print!("{}", calculator::text(&r.eval, &r.figures()));
     Ok(())
 }

@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
+use crate::analysis::calculator::Figures;
 use crate::analysis::perf_model::Evaluation;
-use crate::analysis::roofline::metrics_from;
-use crate::gpu_arch::GpuArch;
+use crate::analysis::roofline::bound_name;
 
 /// `v` with an SI prefix (k, M, G, T, P) and four decimals.
 fn si(v: f64, unit: &str) -> String {
@@ -18,7 +18,7 @@ fn si(v: f64, unit: &str) -> String {
 /// The terminal text of one `tracelens roofline` calculation: the model's
 /// parameters, FLOPs, bytes and intensity, and with a GPU spec or a measured
 /// time the roofline and what was achieved.
-pub fn text(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) -> String {
+pub fn text(eval: &Evaluation, f: &Figures) -> String {
     let mut out = String::new();
     let params: Vec<String> = eval
         .params
@@ -26,52 +26,49 @@ pub fn text(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) -> 
         .map(|(k, v)| format!("{k}={}", v.to_str()))
         .collect();
     let _ = writeln!(out, "params:       {}", params.join(", "));
-    let _ = writeln!(
-        out,
-        "FLOPs:        {} ({})",
-        eval.flops,
-        si(eval.flops, "FLOP")
-    );
-    match eval.bytes {
-        Some(b) => {
+    let _ = writeln!(out, "FLOPs:        {} ({})", f.flops, si(f.flops, "FLOP"));
+    match (f.bytes, f.intensity) {
+        (Some(b), Some(i)) => {
             let _ = writeln!(out, "bytes moved:  {b} ({})", si(b, "B"));
-            let _ = writeln!(out, "intensity:    {:.3} FLOPs/byte", eval.flops / b);
+            let _ = writeln!(out, "intensity:    {i:.3} FLOPs/byte");
         }
-        None => {
+        _ => {
             let _ = writeln!(out, "bytes moved:  unknown (dtype size unknown)");
         }
     }
-    let spec = eval.compute_spec();
+    let spec = &f.compute_spec;
     let _ = writeln!(
         out,
         "compute spec: {}",
-        if spec.is_empty() { "(none)" } else { &spec }
+        if spec.is_empty() { "(none)" } else { spec }
     );
-    let m = metrics_from(eval.clone(), Vec::new(), time_us.unwrap_or(0.0), arch);
-    if let Some(a) = arch {
-        match (a.peak_tflops(&spec), &m.roofline) {
-            (Some(peak), Some(r)) => {
-                let ridge = peak * 1e12 / (a.mem_bw_gbps * 1e9);
+    if let Some(g) = &f.gpu {
+        match (g.peak_tflops, g.ridge, g.roofline_us, g.compute_bound) {
+            (Some(peak), Some(ridge), Some(t), Some(compute_bound)) => {
                 let _ = writeln!(
                     out,
                     "{}:        peak {peak} TFLOP/s, {} GB/s, ridge {ridge:.1} FLOPs/byte",
-                    a.name, a.mem_bw_gbps
+                    g.name, g.mem_bw_gbps
                 );
-                let _ = writeln!(out, "roofline:     {:.3} µs, {}", r.time_us, r.bound_text());
+                let _ = writeln!(
+                    out,
+                    "roofline:     {t:.3} µs, {}",
+                    bound_name(compute_bound)
+                );
             }
             _ => {
-                let _ = writeln!(out, "{}: no peak for {spec:?}; no roofline", a.name);
+                let _ = writeln!(out, "{}: no peak for {spec:?}; no roofline", g.name);
             }
         }
     }
-    if let Some(t) = time_us {
+    if let Some(m) = &f.measured {
         let _ = writeln!(
             out,
-            "achieved:     {:.3} TFLOP/s, {:.3} TB/s in {t} µs",
-            m.tflops_s, m.tb_s
+            "achieved:     {:.3} TFLOP/s, {:.3} TB/s in {} µs",
+            m.tflops_s, m.tb_s, m.time_us
         );
-        if let Some(r) = &m.roofline {
-            let _ = writeln!(out, "of roofline:  {:.1}%", r.pct);
+        if let Some(p) = m.pct_of_roofline {
+            let _ = writeln!(out, "of roofline:  {p:.1}%");
         }
     }
     out
