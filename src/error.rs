@@ -237,6 +237,9 @@ pub enum Error {
     /// Two traces could not be diffed (`tracelens diff`).
     #[error("{0}")]
     Diff(String),
+    /// Replay: an op selection that finds nothing to replay.
+    #[error("{0}")]
+    Replay(String),
     /// A sheet of the report would have more rows than the output format
     /// holds (Excel); found right after loading, before the analysis.
     #[error(

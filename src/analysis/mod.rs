@@ -22,6 +22,7 @@ pub mod perf_sheets;
 pub mod pseudo;
 pub mod quality;
 pub mod registry;
+pub mod replay;
 pub mod rocprof;
 pub mod roofline;
 pub mod timeline;

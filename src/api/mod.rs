@@ -16,6 +16,7 @@ mod capture;
 mod collectives;
 mod compare;
 mod diff;
+mod replay;
 mod report;
 mod roofline;
 mod tree;
@@ -30,6 +31,7 @@ pub use compare::{
     load_compare_inputs, load_compare_inputs_with,
 };
 pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
+pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{
     AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,
 };

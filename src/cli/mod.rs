@@ -9,6 +9,7 @@ mod diff;
 pub mod embed;
 mod outputs;
 mod progress;
+mod replay;
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -60,6 +61,10 @@ enum Command {
     /// Merge the call trees of two traces and show where they diverge and
     /// where the GPU time moved (TraceDiff).
     Diff(diff::DiffArgs),
+    /// Write minimal reproducer scripts of a trace's slow ops: random
+    /// tensors of the recorded shapes, dtypes and strides through the same
+    /// ATen overload, timed beside the traced kernel time.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(Args)]
@@ -347,6 +352,7 @@ where
         Command::Collectives(a) => collectives::run(a),
         Command::Compare(a) => return compare::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Replay(a) => replay::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -17,6 +17,7 @@ pub mod json;
 pub mod markdown;
 pub mod parquet;
 pub mod read;
+pub mod replay;
 pub mod roof_geometry;
 pub mod staging;
 pub mod svg;

@@ -144,12 +144,54 @@ pub fn page(report: &Report, title: &str) -> Page {
             shown(col::CUMULATIVE_PERCENTAGE, "Cumulative"),
         ];
         section(&mut p, "Top ops by kernel time", s, &cols, 15);
+        replay_hint(&mut p, report, title);
     }
     if let Some(s) = find(report, sheet::UNIFIED_PERF_SUMMARY) {
         roofline_section(&mut p, s);
     }
     quality_section(&mut p, report);
     p
+}
+
+/// Ops whose `tracelens replay` command the page lists.
+const REPLAY_ROWS: usize = 3;
+
+/// How to reproduce the top ops (the first rows of `ops_unique_args`)
+/// without the model: the `tracelens replay` commands.
+fn replay_hint(p: &mut Page, report: &Report, title: &str) {
+    // Replay needs the trace file.
+    if title == "stdin" {
+        return;
+    }
+    let Some(t) = find(report, sheet::OPS_UNIQUE_ARGS) else {
+        return;
+    };
+    let (Some(name), Some(uid), Some(dims)) = (
+        t.column_index(col::NAME),
+        t.column_index(col::EX_UID),
+        t.column_index(col::INPUT_DIMS),
+    ) else {
+        return;
+    };
+    let items: Vec<String> = t
+        .rows()
+        .take(REPLAY_ROWS)
+        .filter_map(|r| {
+            let uid = r.get(uid).as_f64()?;
+            let shape = shape_text(r.get(dims).as_str().unwrap_or(""));
+            Some(format!(
+                "`tracelens replay {title} --uid {uid}`: {} {shape}",
+                r.get(name).as_str()?
+            ))
+        })
+        .collect();
+    if items.is_empty() {
+        return;
+    }
+    p.blocks.push(line(format!(
+        "Reproduce the top ops without the model (random inputs of the recorded shapes through the same ATen call): `tracelens replay {title} --top 10`, or one op:"
+    )));
+    p.blocks.push(Block::Bullets(items));
 }
 
 /// Rows of the roofline table on the page.

@@ -1,0 +1,209 @@
+//! `tracelens replay`: minimal reproducers of a trace's slow ops.
+//!
+//! Wiring only: the library chooses the ops and builds their replay IR
+//! ([`tracelens::replay_plan`]); the scripts come from
+//! [`tracelens::report::replay`]; everything is written through one
+//! [`Staging`], all or nothing.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+
+use tracelens::report::replay::{
+    BATCHED_SCRIPT, OPS_JSON, Traced, batched_script, entry_json, op_script, ops_json, script_name,
+};
+use tracelens::report::staging::Staging;
+use tracelens::{ReplaySelection, replay_plan};
+
+/// Where the scripts run by default.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Device {
+    /// A CUDA or ROCm GPU (timed with CUDA events).
+    Cuda,
+    /// The CPU (timed with perf_counter).
+    Cpu,
+}
+
+/// Options of `tracelens replay`.
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// Trace file: .json, .json.gz or .zip (PyTorch, recorded with
+    /// record_shapes=True).
+    pub trace: PathBuf,
+    /// Replay the first N rows of ops_unique_args (most GPU time first).
+    #[arg(long, value_name = "N", conflicts_with_all = ["uid", "op"])]
+    pub top: Option<usize>,
+    /// Replay this op event (a UID / ex_UID of the report's sheets, the uid
+    /// of `tracelens tree` in Python); repeat for several.
+    #[arg(long, value_name = "UID", conflicts_with = "op")]
+    pub uid: Vec<usize>,
+    /// Replay every ops_unique_args row of this op (e.g. aten::addmm).
+    #[arg(long, value_name = "NAME")]
+    pub op: Option<String>,
+    /// Folder for the scripts [default: <trace stem>_replay beside the trace].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The device the scripts run on unless told otherwise (`--device`
+    /// when running them).
+    #[arg(long, value_enum, default_value = "cuda")]
+    pub device: Device,
+    /// Write one runner (replay_batched.py) and the list of ops
+    /// (replay_ops.json) instead of one script per op; the runner writes
+    /// a CSV of measured against traced times.
+    #[arg(long)]
+    pub batched: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Ops replayed when no selection is given.
+const DEFAULT_TOP: usize = 10;
+
+/// `<trace stem>_replay` beside the trace.
+fn default_out(trace: &Path) -> PathBuf {
+    let name = trace
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = [".json.gz", ".json", ".zip", ".gz"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(&name);
+    trace.with_file_name(format!("{stem}_replay"))
+}
+
+/// The command line that wrote the scripts, for their headers.
+fn command_line(a: &ReplayArgs, selection: &ReplaySelection) -> String {
+    let trace = a
+        .trace
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let pick = match selection {
+        ReplaySelection::Top(n) => format!("--top {n}"),
+        ReplaySelection::Op(op) => format!("--op {op}"),
+        ReplaySelection::Uids(u) => u
+            .iter()
+            .map(|u| format!("--uid {u}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    format!(
+        "tracelens replay {trace} {pick}{}",
+        if a.batched { " --batched" } else { "" }
+    )
+}
+
+/// Runs the subcommand.
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let selection = match (&a.top, a.uid.is_empty(), &a.op) {
+        (_, false, _) => ReplaySelection::Uids(a.uid.clone()),
+        (_, _, Some(op)) => ReplaySelection::Op(op.clone()),
+        (Some(n), _, _) => ReplaySelection::Top(*n),
+        (None, true, None) => ReplaySelection::Top(DEFAULT_TOP),
+    };
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.trace));
+    use super::outputs::Kind::Dir;
+    super::outputs::check_paths(&[a.trace.as_path()], &[("--out", Dir, Some(out.as_path()))])
+        .map_err(anyhow::Error::msg)?;
+    let plan = replay_plan(&a.trace, &selection).map_err(anyhow::Error::new)?;
+    let device = match a.device {
+        Device::Cuda => "cuda",
+        Device::Cpu => "cpu",
+    };
+    let command = command_line(&a, &selection);
+    let mut staging = Staging::new();
+    staging
+        .create_dir_all(&out)
+        .with_context(|| format!("cannot create {}", out.display()))?;
+    staging.replace_all(&out, "py");
+    let trace_file = a
+        .trace
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    let mut replayable = Vec::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        match &op.replay {
+            Ok(replay) => {
+                let traced = Traced {
+                    uid: op.uid,
+                    kernel_us: op.traced_us,
+                    count: op.count,
+                    kernels: &op.kernels,
+                    trace: &trace_file,
+                };
+                let entry = entry_json(replay, &traced);
+                let file = script_name(i + 1, &op.name, op.uid);
+                lines.push(format!(
+                    "  {:>2}. {} (uid {}, {} calls, {:.3} µs each) -> {}",
+                    i + 1,
+                    op.name,
+                    op.uid,
+                    op.count,
+                    op.traced_us,
+                    if a.batched { OPS_JSON } else { &file }
+                ));
+                if !a.batched {
+                    staging.put(
+                        &out.join(&file),
+                        op_script(&entry, device, &command).as_bytes(),
+                    )?;
+                }
+                replayable.push(entry);
+            }
+            Err(why) => lines.push(format!(
+                "  {:>2}. {} (uid {}): not replayable: {why}",
+                i + 1,
+                op.name,
+                op.uid
+            )),
+        }
+    }
+    if replayable.is_empty() {
+        let why: Vec<String> = plan
+            .ops
+            .iter()
+            .filter_map(|op| {
+                op.replay
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("{}: {e}", op.name))
+            })
+            .collect();
+        anyhow::bail!(
+            "{}: none of the {} selected ops can be replayed ({})",
+            a.trace.display(),
+            plan.ops.len(),
+            why.join("; ")
+        );
+    }
+    if a.batched {
+        staging.put(
+            &out.join(BATCHED_SCRIPT),
+            batched_script(device, &command).as_bytes(),
+        )?;
+        let entries: Vec<&serde_json::Value> = replayable.iter().collect();
+        staging.put(&out.join(OPS_JSON), ops_json(&entries).as_bytes())?;
+    }
+    super::outputs::commit(staging)?;
+    if !a.quiet {
+        println!(
+            "{} of {} ops replayable (ATen schemas of torch {}):",
+            replayable.len(),
+            plan.ops.len(),
+            plan.torch_version
+        );
+        println!("{}", lines.join("\n"));
+        let run = if a.batched {
+            format!("python3 {}", out.join(BATCHED_SCRIPT).display())
+        } else {
+            format!("python3 {}/<script>.py", out.display())
+        };
+        println!("wrote {}/; run: {run} [--device cpu]", out.display());
+    }
+    Ok(())
+}
