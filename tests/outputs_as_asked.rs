@@ -62,7 +62,10 @@ fn gzip_on_stdin_to_markdown_on_stdout() {
     file.assert_ok();
     // The file's page also lists `tracelens replay` commands, which need
     // the file.
-    let hint = file.stdout.find("Reproduce the top ops").expect("replay hint");
+    let hint = file
+        .stdout
+        .find("Reproduce the top ops")
+        .expect("replay hint");
     let next = hint + file.stdout[hint..].find("### ").unwrap();
     let without_hint = format!("{}{}", &file.stdout[..hint], &file.stdout[next..]);
     assert_eq!(

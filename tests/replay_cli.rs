@@ -81,7 +81,8 @@ fn example_scripts() {
 
 /// testdata/replay_ops.json: a custom op, a tensor list, a quantized dtype
 /// (each refused with its reason, no script), gelu (its unrecorded str
-/// argument at its default) and mm with a transposed input.
+/// argument at its default), mm with a transposed input and mul by a
+/// wrapped number (a 0-dim double tensor).
 #[test]
 fn refusals_say_why_and_write_no_script() {
     let (_tmp, out, stdout) = replay(&testdata("replay_ops.json"), &[]);
@@ -105,7 +106,7 @@ fn refusals_say_why_and_write_no_script() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
     assert!(
         names.iter().any(|n| n.contains("aten_gelu"))
             && names.iter().any(|n| n.contains("aten_mm"))
@@ -280,8 +281,8 @@ fn run_on_cpu(dir: &Path) -> (usize, usize) {
 fn scripts_run_on_cpu_under_torch() {
     #[cfg(not(no_torch))]
     {
-        let (_tmp, out, _) = replay(&testdata("example.json"), &["--top", "10"]);
-        let (timed, _) = run_on_cpu(&out);
+        let (_tmp, example_dir, _) = replay(&testdata("example.json"), &["--top", "10"]);
+        let (timed, _) = run_on_cpu(&example_dir);
         assert!(timed >= 2, "addmm and relu time on the CPU");
         // The transposed input of mm is rebuilt with its recorded strides.
         let (_t2, out2, _) = replay(&testdata("replay_ops.json"), &[]);
@@ -301,6 +302,32 @@ fn scripts_run_on_cpu_under_torch() {
         assert_eq!(
             String::from_utf8_lossy(&out.stdout).trim(),
             "(1, 8) torch.Size([8, 64])"
+        );
+        // Host tensors stay on the host: the wrapped number of mul, and the
+        // pinned destination of example.json's device-to-host copy_.
+        let devices = |dir: &Path, op: &str| {
+            let script = scripts(dir)
+                .into_iter()
+                .find(|p| p.to_string_lossy().contains(op))
+                .unwrap();
+            let probe = format!(
+                "import importlib.util as u; s = u.spec_from_file_location('m', {:?}); m = u.module_from_spec(s); \
+                 s.loader.exec_module(m); print(sorted(m.tensor_devices(m.OP, 'cuda').items()))",
+                script.to_string_lossy()
+            );
+            let out = Command::new(env!("TRACELENS_TORCH_PYTHON"))
+                .args(["-c", &probe])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(
+            devices(&out2, "aten_mul"),
+            "[('other', 'cpu'), ('self', 'cuda')]"
+        );
+        assert_eq!(
+            devices(&example_dir, "aten_copy"),
+            "[('self', 'cpu'), ('src', 'cuda')]"
         );
         run_on_cpu(&out2);
         #[cfg(not(no_shared_corpus))]

@@ -48,14 +48,40 @@ def operator(entry):
     return getattr(packet, entry.get("overload") or "default")
 
 
+def tensor_devices(entry, device):
+    """The device of each tensor argument, by name. Everything goes to
+    `device`, except what the trace shows lives on the host: a 0-dim tensor
+    beside larger ones (a wrapped Python number, which CUDA kernels take as
+    an argument), and the host side of an aten::copy_ whose traced work was
+    a host-to-device or device-to-host memcpy."""
+    ir = entry["replay_ir"]
+    tensors = [a for a in ir["list_pos_args"] + ir["list_kwargs"]
+               if a["arg_type"].startswith("Tensor") and isinstance(a["value"], dict)]
+    out = {a["arg_name"]: device for a in tensors}
+    if device == "cpu":
+        return out
+    if any(len(a["value"]["shape"]) > 0 for a in tensors):
+        for a in tensors:
+            if len(a["value"]["shape"]) == 0:
+                out[a["arg_name"]] = "cpu"
+    if entry["op_name"] == "aten::copy_":
+        kernels = " ".join(entry.get("kernels", []))
+        if "HtoD" in kernels:
+            out["src"] = "cpu"
+        if "DtoH" in kernels:
+            out["self"] = "cpu"
+    return out
+
+
 def arguments(entry, device):
     """Positional and keyword arguments from the entry's replay IR."""
     ir = entry["replay_ir"]
+    devices = tensor_devices(entry, device)
 
     def value(arg):
         v = arg["value"]
         if arg["arg_type"].startswith("Tensor") and isinstance(v, dict):
-            return build_tensor(v, device)
+            return build_tensor(v, devices[arg["arg_name"]])
         return v
 
     args = [value(a) for a in ir["list_pos_args"]]
