@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracelens::CallTree;
-use tracelens::analysis::treeview::module_rows;
+use tracelens::analysis::treeview::{gpu_time, module_rows};
 use tracelens::trace::{EventId, Ident};
 
 use crate::TracelensError;
@@ -304,12 +304,7 @@ impl Node {
         if t.event(self.id).cat.is_gpu() {
             return t.event(self.id).dur;
         }
-        self.tree
-            .tree
-            .gpu_events(t, self.id)
-            .iter()
-            .map(|&g| t.event(g).dur)
-            .sum()
+        gpu_time(t, &self.tree.tree, self.id)
     }
 
     /// True for GPU work: kernels, copies and fills.

@@ -117,7 +117,7 @@ fn is_module(trace: &Trace, n: EventId) -> bool {
 }
 
 /// GPU time of a node: the sum of the durations of its GPU events, µs.
-fn gpu_time(trace: &Trace, tree: &Tree, n: EventId) -> f64 {
+pub fn gpu_time(trace: &Trace, tree: &Tree, n: EventId) -> f64 {
     tree.gpu_events(trace, n)
         .iter()
         .map(|&g| trace.event(g).dur)

@@ -515,22 +515,24 @@ impl From<InputFormat> for tracelens::load::Format {
     }
 }
 
-/// The reference's default workbook path: `a/trace.json.gz` ->
-/// `a/trace_perf_report.xlsx` (everything from the last `.json` is
-/// dropped), `a/908_results.json` -> `a/908_perf_report.xlsx` (rocprofv3's
-/// `_results.json`), `a/p.xplane.pb` -> `a/p_perf_report.xlsx`.
-fn default_xlsx_path(trace: &Path) -> PathBuf {
+/// The trace's path without its format suffix, for the default outputs
+/// beside it: `a/trace.json.gz` -> `a/trace` (everything from the last
+/// `.json` is dropped), `a/908_results.json` -> `a/908` (rocprofv3's
+/// `_results.json`), `a/p.xplane.pb` -> `a/p`.
+fn trace_stem(trace: &Path) -> String {
     let s = trace.to_string_lossy();
-    let stem = if let Some(i) = s.rfind(".xplane.pb") {
-        &s[..i]
-    } else if let Some(i) = s.rfind("_results.json") {
-        &s[..i]
-    } else if let Some(i) = s.rfind(".json") {
-        &s[..i]
-    } else {
-        &s[..]
-    };
-    PathBuf::from(format!("{stem}_perf_report.xlsx"))
+    let end = s
+        .rfind(".xplane.pb")
+        .or_else(|| s.rfind("_results.json"))
+        .or_else(|| s.rfind(".json"))
+        .unwrap_or(s.len());
+    s[..end].to_string()
+}
+
+/// The reference's default workbook path: `<trace stem>_perf_report.xlsx`
+/// ([`trace_stem`]).
+fn default_xlsx_path(trace: &Path) -> PathBuf {
+    PathBuf::from(format!("{}_perf_report.xlsx", trace_stem(trace)))
 }
 
 /// Where the workbook goes: `-o`; none when another output is asked for;

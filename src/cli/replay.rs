@@ -61,17 +61,10 @@ pub struct ReplayArgs {
 /// Ops replayed when no selection is given.
 const DEFAULT_TOP: usize = 10;
 
-/// `<trace stem>_replay` beside the trace.
+/// `<trace stem>_replay` beside the trace (the stem of the default
+/// workbook).
 fn default_out(trace: &Path) -> PathBuf {
-    let name = trace
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = [".json.gz", ".json", ".zip", ".gz"]
-        .iter()
-        .find_map(|ext| name.strip_suffix(ext))
-        .unwrap_or(&name);
-    trace.with_file_name(format!("{stem}_replay"))
+    PathBuf::from(format!("{}_replay", super::trace_stem(trace)))
 }
 
 /// The command line that wrote the scripts, for their headers.
