@@ -182,6 +182,14 @@ pub enum ReadError {
         /// Why the workbook reader refused it.
         error: calamine::XlsxError,
     },
+    /// A Parquet file that cannot be read.
+    #[error("{}: not a readable Parquet file: {error}", .path.display())]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// Why the Parquet reader refused it.
+        error: String,
+    },
     /// A folder without per-sheet CSVs.
     #[error("{}: not a report: the folder holds no <sheet>.csv files", .0.display())]
     NotAReport(PathBuf),
@@ -237,6 +245,9 @@ pub enum Error {
     /// Two traces could not be diffed (`tracelens diff`).
     #[error("{0}")]
     Diff(String),
+    /// Fleet: summaries that cannot be found, read or merged.
+    #[error("{0}")]
+    Fleet(String),
     /// Replay: an op selection that finds nothing to replay.
     #[error("{0}")]
     Replay(String),

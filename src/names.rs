@@ -642,6 +642,32 @@ pub mod row {
     pub const IDLE: &str = "idle";
 }
 
+/// The names of the fleet outputs: the per-trace summaries of `tracelens
+/// summarize` and the merged tables of `tracelens fleet`.
+pub mod fleet {
+    /// File stems of the tables.
+    pub mod sheet {
+        /// A summary's one-row table: the trace, its rank and job.
+        pub const TRACE_INFO: &str = "trace_info";
+        /// A summary's per-step figures (busy, idle, exposed comm, …).
+        pub const STEPS: &str = "steps";
+        /// A summary's collective kernels: rank, process group, sequence
+        /// number, type, size, start, end.
+        pub const COLLECTIVES: &str = "collectives";
+        /// Per op: percentiles across traces of time and share.
+        pub const FLEET_OPS: &str = "fleet_ops";
+        /// Per kernel: percentiles across traces of time and share.
+        pub const FLEET_KERNELS: &str = "fleet_kernels";
+        /// One row per rank and step: the heatmap's cells.
+        pub const FLEET_STEPS: &str = "fleet_steps";
+        /// Ranks and steps whose robust z-score is past the threshold.
+        pub const FLEET_OUTLIERS: &str = "fleet_outliers";
+        /// Two fleets compared: per metric, change, bootstrap interval and
+        /// verdict.
+        pub const FLEET_COMPARE: &str = "fleet_compare";
+    }
+}
+
 /// The names of TraceDiff's outputs (`tracelens diff`).
 pub mod diff {
     /// File stems of the two tables.

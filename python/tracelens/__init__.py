@@ -30,6 +30,7 @@ __all__ = [
     "Tree",
     "collectives",
     "compare",
+    "fleet",
     "report",
     "roofline",
     "tree",
@@ -253,4 +254,4 @@ def tree(path: PathLike) -> Tree:
     return Tree(_tracelens.load_tree(os.fspath(path)))
 
 
-from . import roofline  # noqa: E402  (the submodule needs the names above)
+from . import fleet, roofline  # noqa: E402  (the submodules need the names above)

@@ -153,6 +153,29 @@ fn rank_pattern(p: &str) -> Result<Regex, RankError> {
     Ok(rx)
 }
 
+/// The trace files (`.json`, `.json.gz`) in `dir` (and its subdirectories
+/// when `recursive`), sorted by their path below `dir`.
+pub fn trace_files(dir: &Path, recursive: bool) -> Result<Vec<PathBuf>, Error> {
+    let (found, has_subdirs) = find_traces(dir, recursive)?;
+    if found.is_empty() {
+        return Err(RankError::NoTraces {
+            dir: dir.to_path_buf(),
+            subdirs: has_subdirs && !recursive,
+        }
+        .into());
+    }
+    Ok(found.into_iter().map(|c| c.path).collect())
+}
+
+/// The rank in a trace's file name (`rank3`, `worker_3`, …), for traces
+/// without `distributedInfo.rank`.
+pub(crate) fn rank_in_file_name(path: &Path) -> Option<i64> {
+    static RX: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(NAME_RANK).expect("NAME_RANK is a valid pattern"));
+    let base = path.file_name()?.to_string_lossy().into_owned();
+    RX.captures(&base)?.get(1)?.as_str().parse().ok()
+}
+
 /// The trace files (`.json`, `.json.gz`) in `dir`, sorted, and whether it
 /// has subdirectories; hidden files are skipped (our own temporary outputs
 /// are hidden).

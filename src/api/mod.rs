@@ -16,21 +16,24 @@ mod capture;
 mod collectives;
 mod compare;
 mod diff;
+mod fleet;
 mod replay;
 mod report;
 mod roofline;
 mod tree;
 
+pub use crate::analysis::fleet::FleetReport;
 pub use crate::analysis::{InferenceOptions, Report, ReportOptions, TraceQuality};
 pub use crate::error::Error;
 pub use collectives::{
-    CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks,
+    CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks, trace_files,
 };
 pub use compare::{
     CompareInputs, CompareLoadOptions, InputKind, check_tag_count, default_tag, input_kind,
     load_compare_inputs, load_compare_inputs_with,
 };
 pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
+pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{
     AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,

@@ -10,7 +10,7 @@ use crate::load;
 use crate::report::read;
 use crate::table::Table;
 use crate::trace::edit::strip_sglang_profiler_suffixes;
-use crate::trace::tree::{TreeOptions, build};
+use crate::trace::tree::{Tree, TreeOptions, build};
 use crate::trace::{Needs, Profiler, Trace};
 
 /// A step of [`analyze`], told to the progress callback as it starts.
@@ -88,6 +88,15 @@ pub(crate) fn analyze_keeping_trace(
     path: &Path,
     opts: &AnalyzeOptions,
 ) -> Result<(Trace, Report), Error> {
+    analyze_full(path, opts).map(|(trace, _, report)| (trace, report))
+}
+
+/// [`analyze`], also returning the loaded trace and its call tree (None
+/// for the JAX and rocprof reports, which build none).
+pub(crate) fn analyze_full(
+    path: &Path,
+    opts: &AnalyzeOptions,
+) -> Result<(Trace, Option<Tree>, Report), Error> {
     opts.step(Step::Loading);
     let needs = if opts.python_frames() {
         Needs::ALL
@@ -108,8 +117,8 @@ pub(crate) fn analyze_keeping_trace(
             limit,
         });
     }
-    let report = analyze_trace(&mut trace, opts)?;
-    Ok((trace, report))
+    let (report, tree) = analyze_trace_with_tree(&mut trace, opts)?;
+    Ok((trace, tree, report))
 }
 
 /// The report of a trace already loaded (with at least [`report_needs`],
@@ -117,11 +126,21 @@ pub(crate) fn analyze_keeping_trace(
 /// and `--pseudo-ops` renames change the trace: copied capture events are
 /// appended after its loaded events.
 pub fn analyze_trace(trace: &mut Trace, opts: &AnalyzeOptions) -> Result<Report, Error> {
+    analyze_trace_with_tree(trace, opts).map(|(report, _)| report)
+}
+
+/// [`analyze_trace`], also returning the call tree the report read.
+fn analyze_trace_with_tree(
+    trace: &mut Trace,
+    opts: &AnalyzeOptions,
+) -> Result<(Report, Option<Tree>), Error> {
     match trace.info().profiler {
         Profiler::PyTorch => {}
         // These reports read no call tree of ours and no capture traces.
-        Profiler::Jax => return Ok(analysis::jax::run_report(trace, &opts.report)),
-        Profiler::Rocprof => return Ok(analysis::rocprof::run_report(trace, &opts.report)),
+        Profiler::Jax => return Ok((analysis::jax::run_report(trace, &opts.report), None)),
+        Profiler::Rocprof => {
+            return Ok((analysis::rocprof::run_report(trace, &opts.report), None));
+        }
     }
     opts.step(Step::BuildingTree);
     let tree_opts = TreeOptions {
@@ -141,7 +160,7 @@ pub fn analyze_trace(trace: &mut Trace, opts: &AnalyzeOptions) -> Result<Report,
     opts.step(Step::ComputingSheets);
     let mut report = run_report(trace, &tree, &opts.report);
     report.quality.capture = capture;
-    Ok(report)
+    Ok((report, Some(tree)))
 }
 
 /// Loads `path` keeping what `needs` asks for; the error names the path.

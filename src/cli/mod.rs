@@ -7,6 +7,7 @@ pub(crate) mod compare;
 mod compat;
 mod diff;
 pub mod embed;
+mod fleet;
 mod outputs;
 mod progress;
 mod replay;
@@ -65,6 +66,14 @@ enum Command {
     /// tensors of the recorded shapes, dtypes and strides through the same
     /// ATen overload, timed beside the traced kernel time.
     Replay(replay::ReplayArgs),
+    /// Summarise traces for fleet analysis: per trace, its report sheets,
+    /// per-step figures and collective kernels as small Parquet tables (the
+    /// map step; several traces at once, bounded memory).
+    Summarize(fleet::SummarizeArgs),
+    /// Merge trace summaries: percentiles across traces, a rank × step
+    /// heatmap, outlier ranks and steps, collectives across all ranks, and
+    /// a before/after comparison usable as a CI gate (the reduce step).
+    Fleet(fleet::FleetArgs),
 }
 
 #[derive(Args)]
@@ -353,6 +362,8 @@ where
         Command::Compare(a) => return compare::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Summarize(a) => fleet::summarize(a),
+        Command::Fleet(a) => return fleet::fleet(a),
     };
     match result {
         Ok(()) => 0,

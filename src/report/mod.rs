@@ -13,6 +13,7 @@
 
 pub mod columns;
 pub mod csv;
+pub mod heatmap;
 pub mod json;
 pub mod markdown;
 pub mod parquet;

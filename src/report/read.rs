@@ -10,7 +10,7 @@
 
 use crate::error::ReadError;
 use crate::table::typing::{Raw, type_column, unique_headers};
-use crate::table::{Column, Table};
+use crate::table::{Column, Table, Value};
 use std::fs;
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -143,6 +143,58 @@ pub fn read_csv_dir(dir: &Path) -> Result<Vec<Table>, ReadError> {
     }
     paths.sort_by(|a, b| a.file_stem().cmp(&b.file_stem()));
     paths.iter().map(|p| read_csv(p)).collect()
+}
+
+/// Reads one `<sheet>.parquet` file as written by the Parquet writer
+/// ([`crate::report::parquet`]): INT64, DOUBLE, BOOLEAN and UTF8 columns
+/// become `Int`, `Float`, `Bool` and `Text` cells, nulls `Null`. The
+/// table is named after the file stem.
+pub fn read_parquet(path: &Path) -> Result<Table, ReadError> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let bad = |e: parquet::errors::ParquetError| ReadError::Parquet {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    };
+    let file = fs::File::open(path).map_err(ReadError::io(path))?;
+    let reader = SerializedFileReader::new(file).map_err(bad)?;
+    let names: Vec<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    let mut columns: Vec<Vec<Value>> = vec![Vec::new(); names.len()];
+    for row in reader.get_row_iter(None).map_err(bad)? {
+        let row = row.map_err(bad)?;
+        for (k, (_, field)) in row.get_column_iter().enumerate() {
+            let v = match field {
+                Field::Null => Value::Null,
+                Field::Bool(b) => Value::Bool(*b),
+                Field::Long(i) => Value::Int(*i),
+                Field::Int(i) => Value::Int(i64::from(*i)),
+                Field::Double(x) => Value::Float(*x),
+                Field::Float(x) => Value::Float(f64::from(*x)),
+                Field::Str(s) => Value::Text(s.clone()),
+                other => Value::Text(other.to_string()),
+            };
+            if let Some(col) = columns.get_mut(k) {
+                col.push(v);
+            }
+        }
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let columns = names
+        .into_iter()
+        .zip(columns)
+        .map(|(name, values)| Column { name, values })
+        .collect();
+    Ok(Table::from_columns(&name, columns))
 }
 
 /// Whether `path` is a zip archive holding `xl/workbook.xml` (an Excel

@@ -705,7 +705,7 @@ fn sig(v: f64) -> String {
 
 /// `text` with the XML special characters replaced by entities, and control
 /// characters other than tab and newline (invalid in XML 1.0) dropped.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {

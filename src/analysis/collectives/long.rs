@@ -1,16 +1,17 @@
 //! The long table (one row per collective kernel per rank), the matching
 //! mode, node columns, and the `nccl_long` / `nccl_summary_long` sheets.
 
+use super::CollectiveKernel;
 use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
 use super::values::columns;
-use super::{CollectiveKernel, collective_kernels};
+use super::values::time_value;
 use crate::analysis::arg_value;
 use crate::names::{col, sheet};
 use crate::table::agg::{Agg, desc_nan_last, first_present};
 use crate::table::group::{group_first_seen, group_sorted};
 use crate::table::typing::{dataframe, widen_ints};
 use crate::table::{Column, Num, Table, Value};
-use crate::trace::{CollectiveArgs, Trace};
+use crate::trace::CollectiveArgs;
 
 // ---------------------------------------------------------------------------
 // The long table
@@ -154,8 +155,8 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
         in_split: arg_value(a.in_split.as_ref()),
         out_split: arg_value(a.out_split.as_ref()),
         stream: ev.stream.map_or(Value::Null, Value::Int),
-        ts: ev.ts.clone(),
-        dur: ev.dur.clone(),
+        ts: time_value(ev.ts, ev.ts_is_int),
+        dur: time_value(ev.dur, ev.dur_is_int),
         index_in_group: 0,
         cid: String::new(),
         custom_named,
@@ -169,11 +170,11 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
 
 /// Builds the long table (spec A2–A4): rows in rank order, then file order;
 /// columns typed; process groups filled; collectives numbered.
-pub(super) fn build_long(ranks: &[Trace]) -> (Vec<LongRow>, Mode) {
+pub(super) fn build_long(ranks: &[Vec<CollectiveKernel>]) -> (Vec<LongRow>, Mode) {
     let mut rows: Vec<LongRow> = Vec::new();
-    for (r, trace) in ranks.iter().enumerate() {
-        for ev in collective_kernels(trace) {
-            rows.push(long_row(r as i64, &ev));
+    for (r, kernels) in ranks.iter().enumerate() {
+        for ev in kernels {
+            rows.push(long_row(r as i64, ev));
         }
     }
     macro_rules! norm {

@@ -17,7 +17,7 @@
 //! `all2allv` (all_to_allv sheets).
 
 use crate::names::sheet;
-use crate::table::{Table, Value};
+use crate::table::Table;
 use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
 
 mod align;
@@ -37,7 +37,6 @@ use all2allv::{a2av_sheet, build_a2av, summary_a2av_sheet};
 use implicit_sync::{build_sync, summary_sync_sheet, sync_sheet};
 use long::{Nodes, build_long, long_sheet, summary_long_sheet};
 use summary::{by_type_sheet, straggler_sheet};
-use values::time_value;
 
 // ---------------------------------------------------------------------------
 // Entry points
@@ -99,12 +98,23 @@ impl CollectiveReport {
 /// collectives-only load is enough). Fails on a metadata mismatch between
 /// ranks (the reference's strict check).
 pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveReport, String> {
-    let gpn = opts.gpus_per_node.or_else(|| {
-        ranks
-            .first()
-            .map(|r| r.info().device_count)
-            .filter(|&n| n > 0)
-    });
+    let kernels: Vec<Vec<CollectiveKernel>> = ranks.iter().map(collective_kernels).collect();
+    let device_count = ranks.first().map_or(0, |r| r.info().device_count);
+    analyze_kernels(&kernels, device_count, opts)
+}
+
+/// [`analyze`] over the ranks' collective kernels (index = rank), as
+/// [`collective_kernels`] gives them or as read back from a summary;
+/// `device_count` is rank 0's number of GPUs (0: unknown), the default of
+/// the GPUs per node.
+pub fn analyze_kernels(
+    ranks: &[Vec<CollectiveKernel>],
+    device_count: usize,
+    opts: &CollectiveOptions,
+) -> Result<CollectiveReport, String> {
+    let gpn = opts
+        .gpus_per_node
+        .or_else(|| Some(device_count).filter(|&n| n > 0 && !ranks.is_empty()));
     let nodes = gpn.map(|g| Nodes {
         gpus_per_node: g as i64,
         world_size: opts.world_size as i64,
@@ -161,23 +171,28 @@ pub fn analyze(ranks: &[Trace], opts: &CollectiveOptions) -> Result<CollectiveRe
 }
 
 /// One collective kernel of a rank, as the long table reads it.
-struct CollectiveKernel<'t> {
+#[derive(Debug, Clone, Copy)]
+pub struct CollectiveKernel<'t> {
     /// Kernel name.
-    name: &'t str,
-    /// Start, µs (an integer when written as one).
-    ts: Value,
-    /// Duration, µs (an integer when written as one; 0 when absent).
-    dur: Value,
+    pub name: &'t str,
+    /// Start, µs.
+    pub ts: f64,
+    /// The start was written as an integer.
+    pub ts_is_int: bool,
+    /// Duration, µs (0 when absent).
+    pub dur: f64,
+    /// The duration was written as an integer.
+    pub dur_is_int: bool,
     /// `args.stream`.
-    stream: Option<i64>,
+    pub stream: Option<i64>,
     /// The collective metadata.
-    args: &'t CollectiveArgs,
+    pub args: &'t CollectiveArgs,
 }
 
 /// The collective kernels of a trace in trace order (spec A1): kernels
 /// named like a collective that carry a link id and a start time. A full
 /// load and a collectives-only load give the same kernels.
-fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
+pub fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
     trace
         .events()
         .filter_map(|(id, e)| {
@@ -195,8 +210,10 @@ fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
             let dur = if e.dur.is_nan() { 0.0 } else { e.dur };
             Some(CollectiveKernel {
                 name,
-                ts: time_value(e.ts, e.ts_is_int),
-                dur: time_value(dur, e.dur_is_int),
+                ts: e.ts,
+                ts_is_int: e.ts_is_int,
+                dur,
+                dur_is_int: e.dur_is_int,
                 stream: a.stream(),
                 args: trace.collective_args(id).unwrap_or(&CollectiveArgs::EMPTY),
             })
@@ -217,7 +234,7 @@ pub fn coll_analysis(trace: &Trace) -> Option<Table> {
         // Without metadata every row drops out of the group-by.
         return None;
     }
-    let (long, _) = build_long(std::slice::from_ref(trace));
+    let (long, _) = build_long(&[collective_kernels(trace)]);
     let s = summary_long_sheet(sheet::COLL_ANALYSIS, &long, None);
     (s.nrows() > 0).then_some(s)
 }

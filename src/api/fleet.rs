@@ -1,0 +1,594 @@
+//! Fleet mode: `tracelens summarize` (the map: one trace → a compact
+//! summary of small tables, no raw events) and `tracelens fleet` (the
+//! reduce: many summaries → percentiles across traces, the rank × step
+//! grid, outliers, the job's collectives across all ranks, and the
+//! comparison of two fleets).
+//!
+//! A summary is a folder of tables: `trace_info` (one row), `steps`
+//! (per-step figures), `collectives` (one row per collective kernel, with
+//! the recorded arguments as JSON text so that the reduce rebuilds exactly
+//! what `tracelens collectives` reads) and the trace's report sheets. The
+//! command line writes them as Parquet; this module only builds and reads
+//! tables.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::collectives::rank_in_file_name;
+use super::report::{AnalyzeOptions, analyze_full};
+use crate::analysis::collectives::{
+    CollectiveKernel, CollectiveOptions, analyze_kernels, collective_kernels,
+    infer_from_kernel_name,
+};
+use crate::analysis::fleet::{
+    CompareOptions, FleetReport, StepGrid, TimeShare, TraceRecord, compare, compare_sheet,
+    outliers, outliers_sheet, percentile_sheet, steps_sheet,
+};
+use crate::analysis::steps::{StepFigures, profiler_steps};
+use crate::error::Error;
+use crate::load::kineto::parse_value;
+use crate::names::fleet::sheet;
+use crate::names::{col, sheet as report_sheet};
+use crate::report::read::read_parquet;
+use crate::table::{Table, Value};
+use crate::trace::{ArgValue, CollectiveArgs};
+
+/// The summary's table files, as the reduce looks for them.
+const SUMMARY_MARKER: &str = "trace_info.parquet";
+
+// ---------------------------------------------------------------------------
+// The map: one trace's summary
+// ---------------------------------------------------------------------------
+
+/// The summary of the trace at `path`: `trace_info`, `steps`,
+/// `collectives`, then every sheet of its report.
+pub fn summarize(path: &Path, opts: &AnalyzeOptions) -> Result<Vec<Table>, Error> {
+    let (trace, tree, report) = analyze_full(path, opts)?;
+    let steps = tree
+        .as_ref()
+        .map(|t| profiler_steps(&trace, t))
+        .unwrap_or_default();
+    let kernels = collective_kernels(&trace);
+    let info = trace.info();
+    let rank = info.rank.or_else(|| rank_in_file_name(path));
+    let opt_int = |v: Option<i64>| v.map_or(Value::Null, Value::Int);
+    let trace_info = Table::from_rows(
+        sheet::TRACE_INFO,
+        &[
+            "trace",
+            "rank",
+            "world_size",
+            "device_count",
+            "steps",
+            "collective_kernels",
+        ],
+        vec![vec![
+            Value::Text(path.display().to_string()),
+            opt_int(rank),
+            opt_int(info.world_size),
+            Value::Int(info.device_count as i64),
+            Value::Int(steps.len() as i64),
+            Value::Int(kernels.len() as i64),
+        ]],
+    );
+    let mut tables = vec![
+        trace_info,
+        steps_table(&steps),
+        collectives_table(rank, &kernels),
+    ];
+    tables.extend(report.sheets);
+    Ok(tables)
+}
+
+/// The per-step figures as the `steps` table.
+fn steps_table(steps: &[StepFigures]) -> Table {
+    let f = Value::float_or_null;
+    let rows = steps
+        .iter()
+        .map(|s| {
+            vec![
+                Value::Int(s.step),
+                f(s.cpu_start),
+                f(s.cpu_dur),
+                f(s.gpu_start),
+                f(s.gpu_span),
+                f(s.busy),
+                f(s.computation),
+                f(s.exposed_comm),
+                f(s.exposed_memcpy),
+                f(s.idle),
+                Value::Int(s.gpu_events as i64),
+            ]
+        })
+        .collect();
+    Table::from_rows(sheet::STEPS, &STEP_COLUMNS, rows)
+}
+
+/// The columns of the `steps` table, in [`StepFigures`] field order.
+const STEP_COLUMNS: [&str; 11] = [
+    "step",
+    "cpu_start_us",
+    "cpu_dur_us",
+    "gpu_start_us",
+    "gpu_span_us",
+    "busy_us",
+    "computation_us",
+    "exposed_comm_us",
+    "exposed_memcpy_us",
+    "idle_us",
+    "gpu_events",
+];
+
+/// The recorded collective arguments, in [`CollectiveArgs`] field order,
+/// as the `collectives` table's JSON columns name them.
+const ARG_COLUMNS: [&str; 10] = [
+    "arg_pg_name",
+    "arg_pg_ranks",
+    "arg_coll_name",
+    "arg_group_size",
+    "arg_dtype",
+    "arg_in_nelems",
+    "arg_out_nelems",
+    "arg_in_split",
+    "arg_out_split",
+    "arg_seq",
+];
+
+fn arg_fields(a: &CollectiveArgs) -> [&Option<ArgValue>; 10] {
+    [
+        &a.pg_name,
+        &a.pg_ranks,
+        &a.coll_name,
+        &a.group_size,
+        &a.dtype,
+        &a.in_nelems,
+        &a.out_nelems,
+        &a.in_split,
+        &a.out_split,
+        &a.seq,
+    ]
+}
+
+fn args_of(f: [Option<ArgValue>; 10]) -> CollectiveArgs {
+    let [
+        pg_name,
+        pg_ranks,
+        coll_name,
+        group_size,
+        dtype,
+        in_nelems,
+        out_nelems,
+        in_split,
+        out_split,
+        seq,
+    ] = f;
+    CollectiveArgs {
+        pg_name,
+        pg_ranks,
+        coll_name,
+        group_size,
+        dtype,
+        in_nelems,
+        out_nelems,
+        in_split,
+        out_split,
+        seq,
+    }
+}
+
+/// The columns of the `collectives` table before the argument columns.
+const KERNEL_COLUMNS: [&str; 11] = [
+    "rank",
+    "kernel",
+    "stream",
+    "start_us",
+    "dur_us",
+    "end_us",
+    "process_group",
+    "seq",
+    "type",
+    "ts_is_int",
+    "dur_is_int",
+];
+
+/// One row per collective kernel: readable columns (rank, kernel, stream,
+/// start, duration, end, process group, sequence number, collective type
+/// as recorded or inferred from the kernel name), then the recorded
+/// arguments as JSON text.
+fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
+    let text = |v: &Option<ArgValue>| match v {
+        None => Value::Null,
+        Some(ArgValue::Str(s)) => Value::Text(s.to_string()),
+        Some(v) => Value::Text(v.json_text()),
+    };
+    let rows = kernels
+        .iter()
+        .map(|k| {
+            let a = k.args;
+            let kind = match &a.coll_name {
+                Some(_) => text(&a.coll_name),
+                None => infer_from_kernel_name(k.name)
+                    .collective
+                    .map_or(Value::Null, |c| Value::Text(c.into())),
+            };
+            let seq = a.seq.as_ref().and_then(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|t| t.trim().parse().ok()))
+            });
+            let mut row = vec![
+                rank.map_or(Value::Null, Value::Int),
+                Value::Text(k.name.into()),
+                k.stream.map_or(Value::Null, Value::Int),
+                Value::Float(k.ts),
+                Value::Float(k.dur),
+                Value::Float(k.ts + k.dur),
+                text(&a.pg_name),
+                seq.map_or(Value::Null, Value::Int),
+                kind,
+                Value::Bool(k.ts_is_int),
+                Value::Bool(k.dur_is_int),
+            ];
+            row.extend(arg_fields(a).into_iter().map(|v| {
+                v.as_ref()
+                    .map_or(Value::Null, |v| Value::Text(v.json_text()))
+            }));
+            row
+        })
+        .collect();
+    let columns: Vec<&str> = KERNEL_COLUMNS.iter().chain(&ARG_COLUMNS).copied().collect();
+    Table::from_rows(sheet::COLLECTIVES, &columns, rows)
+}
+
+// ---------------------------------------------------------------------------
+// The reduce
+// ---------------------------------------------------------------------------
+
+/// A collective kernel read back from a summary: what
+/// [`CollectiveKernel`] borrows, owned.
+#[derive(Debug, Clone)]
+struct OwnedKernel {
+    name: String,
+    ts: f64,
+    ts_is_int: bool,
+    dur: f64,
+    dur_is_int: bool,
+    stream: Option<i64>,
+    args: CollectiveArgs,
+}
+
+impl OwnedKernel {
+    fn borrow(&self) -> CollectiveKernel<'_> {
+        CollectiveKernel {
+            name: &self.name,
+            ts: self.ts,
+            ts_is_int: self.ts_is_int,
+            dur: self.dur,
+            dur_is_int: self.dur_is_int,
+            stream: self.stream,
+            args: &self.args,
+        }
+    }
+}
+
+/// What the reduce keeps of one summary.
+struct SummaryRecord {
+    record: TraceRecord,
+    device_count: usize,
+    kernels: Vec<OwnedKernel>,
+}
+
+/// Options of [`fleet`].
+#[derive(Debug, Clone, Default)]
+pub struct FleetOptions {
+    /// The folder of summaries (`tracelens summarize --out`).
+    pub summaries: PathBuf,
+    /// A baseline fleet's summaries to compare with.
+    pub baseline: Option<PathBuf>,
+    /// How to compare.
+    pub compare: CompareOptions,
+    /// GPUs per node for the collectives' node columns [default: rank 0's
+    /// device count].
+    pub gpus_per_node: Option<usize>,
+}
+
+/// The summary folders below `dir` (each holding `trace_info.parquet`), in
+/// name order.
+pub fn find_summaries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let err = |e: std::io::Error| Error::Fleet(format!("{}: cannot list: {e}", dir.display()));
+    if !dir.is_dir() {
+        return Err(Error::Fleet(format!(
+            "{}: not a folder of summaries (write one with tracelens summarize TRACE… --out DIR)",
+            dir.display()
+        )));
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(err)? {
+        let p = e.map_err(err)?.path();
+        if p.join(SUMMARY_MARKER).is_file() {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Fleet(format!(
+            "{}: no summaries (folders with {SUMMARY_MARKER}); write them with tracelens summarize TRACE… --out {}",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads `dir/<name>.parquet`; None when the summary has no such table.
+fn read_table(dir: &Path, name: &str) -> Result<Option<Table>, Error> {
+    let p = dir.join(format!("{name}.parquet"));
+    if !p.is_file() {
+        return Ok(None);
+    }
+    Ok(Some(read_parquet(&p)?))
+}
+
+fn num(v: &Value) -> f64 {
+    v.to_f64()
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The column `name` of `t`, or an error naming the summary.
+fn column<'t>(t: &'t Table, name: &str, dir: &Path) -> Result<&'t [Value], Error> {
+    t.column(name).map(|c| c.values.as_slice()).ok_or_else(|| {
+        Error::Fleet(format!(
+            "{}: {}.parquet has no column {name:?} (not a tracelens summary?)",
+            dir.display(),
+            t.name
+        ))
+    })
+}
+
+/// (name, time, share) of each row of a report sheet.
+fn time_shares(t: Option<&Table>, name: &str, time: &str, share: &str) -> Vec<TimeShare> {
+    let Some(t) = t else { return Vec::new() };
+    let (Some(n), Some(ti), Some(sh)) = (t.column(name), t.column(time), t.column(share)) else {
+        return Vec::new();
+    };
+    n.values
+        .iter()
+        .zip(&ti.values)
+        .zip(&sh.values)
+        .map(|((n, t), s)| TimeShare {
+            name: n.py_str(),
+            time_us: num(t),
+            share_pct: num(s),
+        })
+        .filter(|t| t.time_us.is_finite())
+        .collect()
+}
+
+/// Reads what the reduce needs of one summary.
+fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let info = read_table(dir, sheet::TRACE_INFO)?
+        .ok_or_else(|| Error::Fleet(format!("{}: no {SUMMARY_MARKER}", dir.display())))?;
+    if info.nrows() != 1 {
+        return Err(Error::Fleet(format!(
+            "{}: {SUMMARY_MARKER} has {} rows, not 1",
+            dir.display(),
+            info.nrows()
+        )));
+    }
+    let rank = int(&column(&info, "rank", dir)?[0]);
+    let world_size = int(&column(&info, "world_size", dir)?[0]);
+    let device_count = int(&column(&info, "device_count", dir)?[0]).unwrap_or(0) as usize;
+    let mut steps = Vec::new();
+    if let Some(t) = read_table(dir, sheet::STEPS)? {
+        let cols: Vec<&[Value]> = STEP_COLUMNS
+            .iter()
+            .map(|c| column(&t, c, dir))
+            .collect::<Result<_, _>>()?;
+        for i in 0..t.nrows() {
+            let f = |k: usize| num(&cols[k][i]);
+            let Some(step) = int(&cols[0][i]) else {
+                continue;
+            };
+            steps.push(StepFigures {
+                step,
+                cpu_start: f(1),
+                cpu_dur: f(2),
+                gpu_start: f(3),
+                gpu_span: f(4),
+                busy: f(5),
+                computation: f(6),
+                exposed_comm: f(7),
+                exposed_memcpy: f(8),
+                idle: f(9),
+                gpu_events: int(&cols[10][i]).unwrap_or(0) as usize,
+            });
+        }
+    }
+    let mut kernels = Vec::new();
+    if let Some(t) = read_table(dir, sheet::COLLECTIVES)? {
+        let get = |c: &str| column(&t, c, dir);
+        let (kname, stream, start, dur) = (
+            get("kernel")?,
+            get("stream")?,
+            get("start_us")?,
+            get("dur_us")?,
+        );
+        let (ts_int, dur_int) = (get("ts_is_int")?, get("dur_is_int")?);
+        let args: Vec<&[Value]> = ARG_COLUMNS
+            .iter()
+            .map(|c| get(c))
+            .collect::<Result<_, _>>()?;
+        for i in 0..t.nrows() {
+            let mut fields: [Option<ArgValue>; 10] = Default::default();
+            for (k, f) in fields.iter_mut().enumerate() {
+                *f = match &args[k][i] {
+                    Value::Text(s) => Some(parse_value(s).ok_or_else(|| {
+                        Error::Fleet(format!(
+                            "{}: collectives.parquet: {} is not JSON: {s:?}",
+                            dir.display(),
+                            ARG_COLUMNS[k]
+                        ))
+                    })?),
+                    _ => None,
+                };
+            }
+            kernels.push(OwnedKernel {
+                name: kname[i].py_str(),
+                ts: num(&start[i]),
+                ts_is_int: ts_int[i] == Value::Bool(true),
+                dur: num(&dur[i]),
+                dur_is_int: dur_int[i] == Value::Bool(true),
+                stream: int(&stream[i]),
+                args: args_of(fields),
+            });
+        }
+    }
+    let ops_t = read_table(dir, report_sheet::OPS_SUMMARY)?;
+    let ops = time_shares(
+        ops_t.as_ref(),
+        col::NAME,
+        col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+        col::PERCENTAGE,
+    );
+    let kern_t = read_table(dir, report_sheet::KERNEL_SUMMARY)?;
+    let kernels_time = time_shares(
+        kern_t.as_ref(),
+        col::KERNEL_NAME,
+        col::KERNEL_DURATION_US_SUM,
+        col::PERCENT_OF_KERNELS_TIME,
+    );
+    Ok(SummaryRecord {
+        record: TraceRecord {
+            name,
+            rank,
+            world_size,
+            steps,
+            ops,
+            kernels: kernels_time,
+        },
+        device_count,
+        kernels,
+    })
+}
+
+/// Reads every summary below `dir` in parallel, in rank order (then name
+/// order; traces without a rank last).
+fn read_fleet(dir: &Path) -> Result<Vec<SummaryRecord>, Error> {
+    let dirs = find_summaries(dir)?;
+    let mut recs: Vec<SummaryRecord> = dirs
+        .par_iter()
+        .map(|d| read_summary(d))
+        .collect::<Result<_, _>>()?;
+    recs.sort_by(|a, b| {
+        let key = |r: &SummaryRecord| (r.record.rank.is_none(), r.record.rank);
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| a.record.name.cmp(&b.record.name))
+    });
+    Ok(recs)
+}
+
+/// Whether the summaries are ranks 0..N-1 of one job; the reason if not.
+fn one_job(recs: &[SummaryRecord]) -> Result<usize, String> {
+    let n = recs.len();
+    for (i, r) in recs.iter().enumerate() {
+        match r.record.rank {
+            None => return Err(format!("{} has no rank", r.record.name)),
+            Some(k) if k != i as i64 => {
+                return Err(format!(
+                    "the ranks are not 0..{} each once (found rank {k} at position {i}, trace {})",
+                    n - 1,
+                    r.record.name
+                ));
+            }
+            _ => {}
+        }
+        if let Some(w) = r.record.world_size
+            && w != n as i64
+        {
+            return Err(format!(
+                "{} says world size {w}, but {n} summaries were given",
+                r.record.name
+            ));
+        }
+    }
+    if recs.iter().all(|r| r.kernels.is_empty()) {
+        return Err("no collective kernels in any trace".into());
+    }
+    Ok(n)
+}
+
+/// Merges the summaries in `opts.summaries` (and compares them with
+/// `opts.baseline`'s).
+pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
+    let recs = read_fleet(&opts.summaries)?;
+    let (collectives, collectives_skipped) = match one_job(&recs) {
+        Ok(world) => {
+            let owned: Vec<Vec<CollectiveKernel>> = recs
+                .iter()
+                .map(|r| r.kernels.iter().map(OwnedKernel::borrow).collect())
+                .collect();
+            let copts = CollectiveOptions {
+                world_size: world,
+                gpus_per_node: opts.gpus_per_node,
+                ..CollectiveOptions::default()
+            };
+            let report = analyze_kernels(&owned, recs[0].device_count, &copts)
+                .map_err(Error::Collectives)?;
+            (Some(report), None)
+        }
+        Err(why) => (None, Some(why)),
+    };
+    let records: Vec<TraceRecord> = recs.into_iter().map(|r| r.record).collect();
+    let grid = StepGrid::new(&records);
+    let found = outliers(&grid);
+    let mut sheets = vec![
+        percentile_sheet(sheet::FLEET_OPS, "name", &records, |r| &r.ops),
+        percentile_sheet(sheet::FLEET_KERNELS, "kernel", &records, |r| &r.kernels),
+        steps_sheet(&grid),
+        outliers_sheet(&found),
+    ];
+    let (changes, baseline_traces) = match &opts.baseline {
+        Some(b) => {
+            let base: Vec<TraceRecord> = read_fleet(b)?.into_iter().map(|r| r.record).collect();
+            let base_grid = StepGrid::new(&base);
+            if base_grid.is_empty() || grid.is_empty() {
+                return Err(Error::Fleet(format!(
+                    "cannot compare: {} has no profiler steps (ProfilerStep#N ranges)",
+                    if grid.is_empty() {
+                        opts.summaries.display()
+                    } else {
+                        b.display()
+                    }
+                )));
+            }
+            let c = compare(&base_grid, &grid, &opts.compare);
+            sheets.push(compare_sheet(&c));
+            (Some(c), Some(base.len()))
+        }
+        None => (None, None),
+    };
+    if let Some(c) = &collectives {
+        sheets.extend(c.sheets.iter().cloned());
+    }
+    Ok(FleetReport {
+        traces: records.len(),
+        sheets,
+        grid,
+        outliers: found,
+        changes,
+        baseline_traces,
+        collectives,
+        collectives_skipped,
+    })
+}

@@ -1,0 +1,296 @@
+//! `tracelens summarize` (the map: traces → per-trace Parquet summaries,
+//! several traces at once with bounded memory) and `tracelens fleet` (the
+//! reduce: summaries → the fleet report, its heatmaps and the CI gate).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context as _, Result, anyhow};
+use clap::Args;
+use rayon::prelude::*;
+
+use tracelens::analysis::fleet::CompareOptions;
+use tracelens::report::parquet::Parquet;
+use tracelens::report::staging::Staging;
+use tracelens::report::view::fleet as view;
+use tracelens::report::{Document, Writer, csv::Csv, heatmap};
+use tracelens::{AnalyzeOptions, FleetOptions, FleetReport, ReportOptions};
+
+/// Options of `tracelens summarize`.
+#[derive(Args)]
+pub struct SummarizeArgs {
+    /// Traces, or folders of traces (every .json / .json.gz below them).
+    #[arg(required = true, value_name = "TRACE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Folder that gets one summary folder per trace (named after the
+    /// trace file), each with trace_info, steps, collectives and the report
+    /// sheets as Parquet.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Traces summarised at once [default: the number of cores]. Each holds
+    /// one loaded trace in memory, so this bounds the memory.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// GPU spec for the roofline columns of the report sheets: a bundled
+    /// name (MI300X, H100, …) or a JSON file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub gpu_arch: Option<String>,
+    /// Print nothing but warnings and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Options of `tracelens fleet`.
+#[derive(Args)]
+pub struct FleetArgs {
+    /// Folder of summaries (`tracelens summarize --out DIR`).
+    #[arg(value_name = "SUMMARIES")]
+    pub summaries: PathBuf,
+    /// Folder to write the fleet report into: one <sheet>.csv per sheet,
+    /// heatmap_busy/idle/exposed_comm.svg and fleet.md.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write every sheet as <sheet>.parquet into the report folder.
+    #[arg(long)]
+    pub parquet: bool,
+    /// Compare with a baseline fleet's summaries (before/after a change):
+    /// per metric the change of the mean step figures and its bootstrap
+    /// interval over ranks and steps.
+    #[arg(long, value_name = "SUMMARIES")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: changes within ±PCT percent are no change, and the
+    /// command exits with code 1 when the step time is slower by more than
+    /// PCT with 95% confidence, or likely so but not yet shown (the CI
+    /// gate) [default threshold without the gate: 5].
+    #[arg(long, value_name = "PCT", requires = "baseline")]
+    pub fail_above: Option<f64>,
+    /// Bootstrap replicates of the comparison.
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(100..))]
+    pub bootstrap: u32,
+    /// GPUs per node, for the collectives' node columns [default: the
+    /// device count of rank 0's trace].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub gpus_per_node: Option<u32>,
+    /// Print nothing but warnings and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The summary folder name of a trace: its file name without the trace
+/// extensions.
+fn summary_name(path: &Path) -> String {
+    let base = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    super::trace_stem(Path::new(&base))
+}
+
+/// The traces named by the inputs (folders expanded), each with its
+/// summary name; two traces with one name are an error.
+fn traces_of(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, String)>> {
+    let mut traces = Vec::new();
+    for i in inputs {
+        if i.is_dir() {
+            traces.extend(tracelens::trace_files(i, true)?);
+        } else if i.is_file() {
+            traces.push(i.clone());
+        } else {
+            return Err(anyhow!("{}: no such file or folder", i.display()));
+        }
+    }
+    let mut seen: HashMap<String, &Path> = HashMap::new();
+    let mut out = Vec::new();
+    for t in &traces {
+        let name = summary_name(t);
+        if let Some(other) = seen.insert(name.clone(), t) {
+            return Err(anyhow!(
+                "{} and {} would both be summarised as {name}: give traces with distinct file names",
+                other.display(),
+                t.display()
+            ));
+        }
+        out.push((t.clone(), name));
+    }
+    Ok(out)
+}
+
+/// Summarises one trace and writes its folder (all files or none).
+fn summarize_one(trace: &Path, dir: &Path, opts: &AnalyzeOptions) -> Result<()> {
+    let tables = tracelens::summarize(trace, opts)?;
+    let files = Parquet { dir: dir.into() }.render(&Document::of_tables(&tables))?;
+    let mut staging = Staging::new();
+    staging
+        .put_all(dir, &files)
+        .with_context(|| format!("cannot write {}", dir.display()))?;
+    staging.replace_all(dir, "parquet");
+    super::outputs::commit(staging)?;
+    Ok(())
+}
+
+/// Runs `tracelens summarize`.
+pub fn summarize(a: SummarizeArgs) -> Result<()> {
+    let traces = traces_of(&a.inputs)?;
+    let arch = a
+        .gpu_arch
+        .as_deref()
+        .map(tracelens::resolve_gpu_arch)
+        .transpose()?;
+    let report = ReportOptions {
+        arch,
+        ..ReportOptions::default()
+    };
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let jobs = a
+        .jobs
+        .map_or_else(rayon::current_num_threads, |j| j as usize);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start the worker threads")?;
+    let bar = super::progress::counter(
+        super::progress::display_wanted(a.quiet),
+        "summarizing traces",
+    );
+    if let Some(b) = &bar {
+        b.set_length(traces.len() as u64);
+    }
+    let done = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let start = std::time::Instant::now();
+    pool.install(|| {
+        traces.par_iter().for_each(|(trace, name)| {
+            let opts = AnalyzeOptions {
+                report: report.clone(),
+                ..AnalyzeOptions::default()
+            };
+            if let Err(e) = summarize_one(trace, &a.out.join(name), &opts) {
+                let msg = format!("{e:#}");
+                match &bar {
+                    Some(b) => b.suspend(|| eprintln!("tracelens: error: {msg}")),
+                    None => eprintln!("tracelens: error: {msg}"),
+                }
+                failures.lock().expect("no panics hold the lock").push(msg);
+            }
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(b) = &bar {
+                b.set_position(n as u64);
+            }
+        })
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let failed = failures.into_inner().map(|f| f.len()).unwrap_or(0);
+    if failed > 0 {
+        return Err(anyhow!(
+            "{failed} of {} traces could not be summarised (above); the others were written to {}",
+            traces.len(),
+            a.out.display()
+        ));
+    }
+    if !a.quiet {
+        eprintln!(
+            "wrote {} summaries to {}/ in {:.1} s",
+            traces.len(),
+            a.out.display(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `tracelens fleet`; returns the exit code (0 ok; 1 the gate failed;
+/// 2 an error).
+pub fn fleet(a: FleetArgs) -> i32 {
+    match fleet_inner(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tracelens: error: {e:#}");
+            2
+        }
+    }
+}
+
+fn fleet_inner(a: &FleetArgs) -> Result<i32> {
+    if let Some(p) = a.fail_above
+        && !(p.is_finite() && p >= 0.0)
+    {
+        return Err(anyhow!(
+            "--fail-above must be a percentage of 0 or more, got {p}"
+        ));
+    }
+    let opts = FleetOptions {
+        summaries: a.summaries.clone(),
+        baseline: a.baseline.clone(),
+        compare: CompareOptions {
+            threshold_pct: a
+                .fail_above
+                .unwrap_or(CompareOptions::default().threshold_pct),
+            replicates: a.bootstrap as usize,
+            ..CompareOptions::default()
+        },
+        gpus_per_node: a.gpus_per_node.map(|g| g as usize),
+    };
+    let report = tracelens::fleet(&opts)?;
+    let written = write_report(a, &report)?;
+    if !a.quiet {
+        eprint!("{}", super::terminal_text(view::terminal(&report))?);
+        eprintln!("wrote {written}");
+    }
+    let failed = a.fail_above.is_some() && view::step_time_regressed(&report);
+    if a.fail_above.is_some() && !a.quiet {
+        eprintln!(
+            "tracelens: verdict: {} (exit {})",
+            if failed { "regression" } else { "pass" },
+            i32::from(failed)
+        );
+    }
+    Ok(i32::from(failed))
+}
+
+/// Writes the report folder: sheets (CSV, Parquet when asked), heatmaps
+/// and the Markdown page, all or nothing.
+fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
+    let mut staging = Staging::new();
+    let doc = Document::of_tables(&report.sheets);
+    let dir = &a.out;
+    let mut files = Csv { dir: dir.clone() }.render(&doc)?;
+    if a.parquet {
+        files.extend(Parquet { dir: dir.clone() }.render(&doc)?);
+    }
+    let maps = view::heatmaps(report);
+    for h in &maps {
+        files.push(tracelens::report::Rendered {
+            name: dir.join(format!("{}.svg", h.name)),
+            bytes: heatmap::svg(h).into_bytes(),
+        });
+    }
+    let title = a.summaries.display().to_string();
+    let md = super::render_text(
+        &tracelens::report::markdown::Markdown {
+            path: dir.join("fleet.md"),
+        },
+        &Document::of_page(view::page(report, &title)),
+    )?;
+    files.push(tracelens::report::Rendered {
+        name: dir.join("fleet.md"),
+        bytes: md.into_bytes(),
+    });
+    staging
+        .put_all(dir, &files)
+        .with_context(|| format!("cannot write {}", dir.display()))?;
+    for ext in ["csv", "parquet", "svg"] {
+        staging.replace_all(dir, ext);
+    }
+    super::outputs::commit(staging)?;
+    Ok(format!(
+        "{}/ ({} sheets, {} heatmaps, fleet.md)",
+        dir.display(),
+        report.sheets.len(),
+        maps.len()
+    ))
+}

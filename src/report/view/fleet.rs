@@ -1,0 +1,206 @@
+//! The fleet report's views: the Markdown page, the terminal lines and the
+//! rank × step heatmaps.
+
+use super::{heading, line, lines_page, section, shown};
+use crate::analysis::fleet::{FleetReport, MetricChange, Outlier, StepMetric, Verdict};
+use crate::names::fleet::sheet;
+use crate::report::heatmap::Heatmap;
+use crate::report::{Align, Block, Grid, Page};
+
+/// The heatmaps of the grid: busy, idle and exposed communication per rank
+/// and step (µs). None when the traces have no profiler steps.
+pub fn heatmaps(r: &FleetReport) -> Vec<Heatmap> {
+    if r.grid.is_empty() {
+        return Vec::new();
+    }
+    let g = &r.grid;
+    // The grid is rank-major; the heatmap has steps as rows.
+    let (nr, ns) = (g.ranks.len(), g.steps.len());
+    [StepMetric::Busy, StepMetric::Idle, StepMetric::ExposedComm]
+        .into_iter()
+        .map(|m| {
+            let v = g.values(m);
+            let values = (0..ns)
+                .flat_map(|s| (0..nr).map(move |k| (k, s)))
+                .map(|(k, s)| v[k * ns + s])
+                .collect();
+            Heatmap {
+                name: format!("heatmap_{}", m.name().trim_end_matches("_us")),
+                title: format!("{} per rank and step (µs)", m.describe()),
+                col_label: "rank".into(),
+                row_label: "step".into(),
+                cols: g.ranks.clone(),
+                rows: g.steps.clone(),
+                values,
+                unit: "µs".into(),
+            }
+        })
+        .collect()
+}
+
+fn describe(o: &Outlier) -> String {
+    let what = match (o.kind, o.rank, o.step) {
+        ("rank", Some(r), _) => format!("rank {r} ({})", o.trace.as_deref().unwrap_or("?")),
+        (_, _, Some(s)) => format!("step {s}"),
+        _ => o.kind.to_string(),
+    };
+    let dir = if o.z > 0.0 { "high" } else { "low" };
+    format!(
+        "{what}: {} {dir}, {:.0} µs vs {:.0} µs typical (robust z {:+.1})",
+        o.metric.describe(),
+        o.value,
+        o.typical,
+        o.z
+    )
+}
+
+fn change_grid(changes: &[MetricChange]) -> Grid {
+    Grid {
+        header: [
+            "Metric",
+            "Baseline mean (µs)",
+            "New mean (µs)",
+            "Change",
+            "95% interval",
+            "Verdict",
+        ]
+        .map(String::from)
+        .to_vec(),
+        align: vec![
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
+        rows: changes
+            .iter()
+            .map(|c| {
+                vec![
+                    c.metric.describe().to_string(),
+                    format!("{:.1}", c.base_mean),
+                    format!("{:.1}", c.new_mean),
+                    format!("{:+.1}%", c.change_pct),
+                    format!("{:+.1}% … {:+.1}%", c.ci_low_pct, c.ci_high_pct),
+                    c.verdict.name().to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The Markdown page: the fleet at a glance, outliers, the comparison,
+/// the slowest ops and kernels across traces, and the job's stragglers.
+pub fn page(r: &FleetReport, title: &str) -> Page {
+    let mut p = Page {
+        blocks: vec![heading(2, format!("tracelens fleet: {title}"))],
+        trailing_blank: true,
+    };
+    p.blocks.push(line(format!(
+        "{} traces; {} ranks × {} profiler steps in the step grid.",
+        r.traces,
+        r.grid.ranks.len(),
+        r.grid.steps.len()
+    )));
+    p.blocks.push(heading(3, "Outliers"));
+    if r.grid.is_empty() {
+        p.blocks.push(line(
+            "No profiler steps (ProfilerStep#N ranges) in the traces.",
+        ));
+    } else if r.outliers.is_empty() {
+        p.blocks.push(line(
+            "No rank or step stands out (robust z-scores within ±3.5).",
+        ));
+    } else {
+        p.blocks.push(Block::Bullets(
+            r.outliers.iter().take(20).map(describe).collect(),
+        ));
+    }
+    if let Some(c) = &r.changes {
+        p.blocks.push(heading(3, "Compared with the baseline"));
+        p.blocks.push(line(format!(
+            "Baseline: {} traces. Intervals: bootstrap over ranks and steps; higher is slower.",
+            r.baseline_traces.unwrap_or(0)
+        )));
+        p.blocks.push(Block::Grid(change_grid(c)));
+    }
+    if let Some(t) = r.sheets.iter().find(|t| t.name == sheet::FLEET_OPS) {
+        let cols = [
+            shown("name", "Op"),
+            shown("traces", "Traces"),
+            shown("time_p50_us", "p50 (µs)"),
+            shown("time_p90_us", "p90 (µs)"),
+            shown("time_p99_us", "p99 (µs)"),
+            shown("share_p50_pct", "Share p50 (%)"),
+        ];
+        section(&mut p, "Ops by kernel time across traces", t, &cols, 15);
+    }
+    if let Some(t) = r.sheets.iter().find(|t| t.name == sheet::FLEET_KERNELS) {
+        let cols = [
+            shown("kernel", "Kernel"),
+            shown("traces", "Traces"),
+            shown("time_p50_us", "p50 (µs)"),
+            shown("time_p90_us", "p90 (µs)"),
+            shown("time_p99_us", "p99 (µs)"),
+            shown("share_p50_pct", "Share p50 (%)"),
+        ];
+        section(&mut p, "Kernels across traces", t, &cols, 15);
+    }
+    p.blocks.push(heading(3, "Collectives across the job"));
+    match (&r.collectives, &r.collectives_skipped) {
+        (Some(c), _) => {
+            let sub = super::collectives::page(c, title);
+            // Its heading is the command's; the rest is the section.
+            p.blocks.extend(sub.blocks.into_iter().skip(1));
+        }
+        (None, Some(why)) => p.blocks.push(line(format!("Left out: {why}."))),
+        (None, None) => {}
+    }
+    p
+}
+
+/// A few lines for the terminal.
+pub fn terminal(r: &FleetReport) -> Page {
+    let mut lines = vec![format!(
+        "{} traces, {} ranks × {} steps; {} outliers",
+        r.traces,
+        r.grid.ranks.len(),
+        r.grid.steps.len(),
+        r.outliers.len()
+    )];
+    lines.extend(
+        r.outliers
+            .iter()
+            .take(5)
+            .map(|o| format!("  {}", describe(o))),
+    );
+    if let Some(c) = &r.collectives {
+        lines.push(format!(
+            "collectives: {} kernels, {} matched across {} ranks",
+            c.kernels, c.matched, c.ranks
+        ));
+    }
+    if let Some(changes) = &r.changes {
+        for c in changes {
+            lines.push(format!(
+                "{}: {:+.1}% ({:+.1}% … {:+.1}%): {}",
+                c.metric.describe(),
+                c.change_pct,
+                c.ci_low_pct,
+                c.ci_high_pct,
+                c.verdict.name()
+            ));
+        }
+    }
+    lines_page(lines)
+}
+
+/// Whether the comparison found the step time slower past the threshold
+/// (the CI gate's failure).
+pub fn step_time_regressed(r: &FleetReport) -> bool {
+    r.changes.as_ref().is_some_and(|c| {
+        c.iter()
+            .any(|m| m.metric == StepMetric::GpuSpan && m.verdict == Verdict::Regression)
+    })
+}

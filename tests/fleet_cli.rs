@@ -1,0 +1,376 @@
+//! Fleet mode: `tracelens summarize` (per-trace Parquet summaries) and
+//! `tracelens fleet` (the merged report). Synthetic fleets come from
+//! `tools/synth_fleet.py` (a planted slow rank and slow step); their
+//! collectives must match `tracelens collectives` on the same traces byte
+//! for byte; the comparison of two fleets gates on a slower step time; bad
+//! inputs give one error line.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{csv_text, run, testdata, tracelens};
+
+/// The sheets that `tracelens collectives` writes and the fleet report
+/// repeats for a job.
+const COLLECTIVE_SHEETS: [&str; 6] = [
+    "nccl_implicit_sync",
+    "nccl_long",
+    "nccl_summary_by_type",
+    "nccl_summary_implicit_sync",
+    "nccl_summary_long",
+    "straggler_summary",
+];
+
+/// `tools/synth_fleet.py SRC OUT ARGS…`.
+#[cfg(not(no_python3))]
+fn synth(src: &Path, out: &Path, args: &[&str]) {
+    let o = Command::new("python3")
+        .arg(common::root().join("tools/synth_fleet.py"))
+        .arg(src)
+        .arg(out)
+        .args(args)
+        .args(["--jobs", "2"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "synth_fleet.py failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `tracelens summarize DIR --out SUMMARIES`; returns the summaries folder.
+fn summarize(traces: &Path, out: &Path) -> PathBuf {
+    run(tracelens()
+        .arg("summarize")
+        .arg(traces)
+        .arg("--out")
+        .arg(out)
+        .arg("-q"))
+    .assert_ok();
+    out.to_path_buf()
+}
+
+/// `tracelens fleet SUMMARIES --out REPORT ARGS…`; returns its run.
+fn fleet(summaries: &Path, out: &Path, args: &[&str]) -> common::Run {
+    run(tracelens()
+        .arg("fleet")
+        .arg(summaries)
+        .arg("--out")
+        .arg(out)
+        .args(args))
+}
+
+/// The rows of a CSV sheet as records by column name.
+fn rows(dir: &Path, sheet: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let text = csv_text(dir, sheet);
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The collective sheets of the fleet report equal those of `tracelens
+/// collectives` on the traces, byte for byte.
+fn assert_collectives_agree(traces: &Path, report: &Path, tmp: &Path) {
+    let coll = tmp.join("collectives");
+    run(tracelens()
+        .args(["collectives", "--trace-dir"])
+        .arg(traces)
+        .arg("--csv")
+        .arg(&coll)
+        .arg("-q"))
+    .assert_ok();
+    for s in COLLECTIVE_SHEETS {
+        assert_eq!(csv_text(report, s), csv_text(&coll, s), "sheet {s}");
+    }
+}
+
+#[test]
+fn two_hand_written_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = testdata("fleet");
+    let s = summarize(&traces, &tmp.path().join("s"));
+    for f in [
+        "trace_info",
+        "steps",
+        "collectives",
+        "ops_summary",
+        "gpu_timeline",
+    ] {
+        assert!(
+            s.join("rank0").join(format!("{f}.parquet")).is_file(),
+            "{f}"
+        );
+    }
+    let report = tmp.path().join("report");
+    fleet(&s, &report, &[]).assert_ok();
+    // The step figures, worked out by hand from testdata/fleet: GEMM
+    // 1100–1400 (rank 1: –1340), all-reduce from 1410 (1350) to 1560,
+    // copy 1600–1620.
+    let steps = rows(&report, "fleet_steps");
+    assert_eq!(steps.len(), 2);
+    let r0 = &steps[0];
+    assert_eq!((r0["rank"].as_str(), r0["step"].as_str()), ("0", "5"));
+    assert_eq!(r0["gpu_span_us"], "520.0");
+    assert_eq!(r0["busy_us"], "470.0");
+    assert_eq!(r0["computation_us"], "300.0");
+    assert_eq!(r0["exposed_comm_us"], "150.0");
+    assert_eq!(r0["exposed_memcpy_us"], "20.0");
+    assert_eq!(r0["idle_us"], "50.0");
+    assert_eq!(steps[1]["exposed_comm_us"], "210.0");
+    // Percentiles across the two traces: linear interpolation.
+    let ops = rows(&report, "fleet_ops");
+    let mm = ops.iter().find(|r| r["name"] == "aten::mm").unwrap();
+    assert_eq!(mm["traces"], "2");
+    assert_eq!(mm["time_p50_us"], "270.0");
+    assert_eq!(mm["time_p90_us"], "294.0");
+    assert_eq!(mm["time_max_us"], "300.0");
+    assert_collectives_agree(&traces, &report, tmp.path());
+    for h in ["heatmap_busy", "heatmap_idle", "heatmap_exposed_comm"] {
+        let svg = std::fs::read_to_string(report.join(format!("{h}.svg"))).unwrap();
+        assert_eq!(svg.matches("<title>rank ").count(), 2, "{h}");
+    }
+    let md = std::fs::read_to_string(report.join("fleet.md")).unwrap();
+    assert!(md.contains("2 traces; 2 ranks × 1 profiler steps"), "{md}");
+}
+
+#[test]
+#[cfg_attr(no_python3, ignore = "needs python3 (tools/synth_fleet.py)")]
+fn planted_slow_rank_and_step_are_found_and_the_gate_fails_on_a_slower_fleet() {
+    #[cfg(not(no_python3))]
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        let src = testdata("fleet");
+        synth(
+            &src,
+            &t.join("a"),
+            &[
+                "--ranks",
+                "48",
+                "--steps",
+                "4",
+                "--slow-rank",
+                "29",
+                "--slow-step",
+                "2",
+                "--seed",
+                "1",
+            ],
+        );
+        let s = summarize(&t.join("a"), &t.join("sa"));
+        let report = t.join("ra");
+        fleet(&s, &report, &[]).assert_ok();
+        let out = rows(&report, "fleet_outliers");
+        let steps: Vec<&str> = out
+            .iter()
+            .filter(|r| r["kind"] == "step")
+            .map(|r| r["step"].as_str())
+            .collect();
+        assert_eq!(steps, ["7"], "step 2 of ProfilerStep#5.. is #7: {out:?}");
+        let ranks: Vec<&str> = out
+            .iter()
+            .filter(|r| r["kind"] == "rank" && r["metric"] == "gpu_span_us")
+            .map(|r| r["rank"].as_str())
+            .collect();
+        assert_eq!(ranks, ["29"], "{out:?}");
+        assert_collectives_agree(&t.join("a"), &report, t);
+
+        // A fleet like it (another seed, no planted slowness): no change;
+        // one whose every step is 30% slower: the gate fails.
+        synth(
+            &src,
+            &t.join("b"),
+            &["--ranks", "48", "--steps", "4", "--seed", "2"],
+        );
+        let sb = summarize(&t.join("b"), &t.join("sb"));
+        synth(
+            &src,
+            &t.join("c"),
+            &[
+                "--ranks",
+                "48",
+                "--steps",
+                "4",
+                "--seed",
+                "3",
+                "--jitter",
+                "0.02",
+                "--slow-step",
+                "0",
+                "--slow-step-factor",
+                "1.3",
+            ],
+        );
+        let sc = summarize(&t.join("c"), &t.join("sc"));
+        let same = fleet(
+            &sb,
+            &t.join("rb"),
+            &["--baseline", sb.to_str().unwrap(), "--fail-above", "5"],
+        );
+        same.assert_ok();
+        assert!(
+            same.stderr.contains("verdict: pass (exit 0)"),
+            "{}",
+            same.stderr
+        );
+        let slower = fleet(
+            &sc,
+            &t.join("rc"),
+            &["--baseline", sb.to_str().unwrap(), "--fail-above", "5"],
+        );
+        assert_eq!(slower.code, Some(1), "{slower:#?}");
+        assert!(slower.stderr.contains("verdict: regression (exit 1)"));
+        let cmp = rows(&t.join("rc"), "fleet_compare");
+        let span = cmp.iter().find(|r| r["metric"] == "gpu_span_us").unwrap();
+        assert_eq!(span["verdict"], "regression", "{cmp:?}");
+        let change: f64 = span["change_pct"].parse().unwrap();
+        // One of four steps 30% slower: about +7.5% on the mean.
+        assert!((5.0..10.0).contains(&change), "{change}");
+    }
+}
+
+#[test]
+fn bad_inputs_give_one_error_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    // A folder without summaries.
+    let r = fleet(t, &t.join("r"), &[]);
+    assert_eq!(r.code, Some(2), "{r:#?}");
+    assert!(r.stderr.contains("no summaries"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(!t.join("r").exists());
+    // A truncated gzip among good traces: its error names it, the others
+    // are written, the exit code says it failed.
+    let traces = t.join("traces");
+    std::fs::create_dir(&traces).unwrap();
+    std::fs::copy(testdata("fleet/rank0.json"), traces.join("rank0.json")).unwrap();
+    std::fs::write(traces.join("rank1.json.gz"), [0x1f, 0x8b, 0x08, 0x00, 1, 2]).unwrap();
+    let r = run(tracelens()
+        .arg("summarize")
+        .arg(&traces)
+        .arg("--out")
+        .arg(t.join("s"))
+        .arg("-q"));
+    r.assert_no_panic();
+    assert_eq!(r.code, Some(1), "{r:#?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].contains("rank1.json.gz"), "{lines:?}");
+    assert!(
+        lines[1].contains("1 of 2 traces could not be summarised"),
+        "{lines:?}"
+    );
+    assert!(t.join("s/rank0/trace_info.parquet").is_file());
+    assert!(!t.join("s/rank1").exists());
+    // A missing input, and two traces that would share a summary name.
+    let r = run(tracelens()
+        .args(["summarize", "missing.json", "--out"])
+        .arg(t.join("s2")));
+    r.assert_one_error_line("missing.json");
+    let other = t.join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(testdata("fleet/rank0.json"), other.join("rank0.json")).unwrap();
+    let r = run(tracelens()
+        .arg("summarize")
+        .arg(testdata("fleet/rank0.json"))
+        .arg(other.join("rank0.json"))
+        .arg("--out")
+        .arg(t.join("s3")));
+    r.assert_one_error_line("both be summarised as rank0");
+    // --fail-above without --baseline is a usage error.
+    let r = fleet(&t.join("s"), &t.join("r4"), &["--fail-above", "5"]);
+    assert_eq!(r.code, Some(2), "{r:#?}");
+}
+
+/// The acceptance fleet: 1,024 ranks of 3 steps made from the 8 dlrm
+/// ranks of the corpus, with rank 700 and the second step slow.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+#[cfg_attr(no_python3, ignore = "needs python3 (tools/synth_fleet.py)")]
+fn corpus_dlrm_real_ranks_and_a_synthetic_1024_rank_job() {
+    #[cfg(not(any(no_shared_corpus, no_python3)))]
+    {
+        let src = common::shared().join("corpus/multirank/dlrm_v100_8rank");
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        // The 8 real ranks: collectives as `tracelens collectives` finds
+        // them; each rank's step figures are its report's gpu_timeline.
+        let s8 = summarize(&src, &t.join("s8"));
+        let r8 = t.join("r8");
+        fleet(&s8, &r8, &[]).assert_ok();
+        assert_collectives_agree(&src, &r8, t);
+        let steps = rows(&r8, "fleet_steps");
+        assert_eq!(steps.len(), 8);
+        let rep = t.join("rep0");
+        run(tracelens()
+            .arg("report")
+            .arg(src.join("worker0_step_12.1694128201545.pt.trace.json.gz"))
+            .arg("--csv")
+            .arg(&rep)
+            .arg("-q"))
+        .assert_ok();
+        let timeline = rows(&rep, "gpu_timeline");
+        let ms = |ty: &str| -> f64 {
+            timeline.iter().find(|r| r["type"] == ty).unwrap()["time ms"]
+                .parse()
+                .unwrap()
+        };
+        let us = |k: &str| -> f64 { steps[0][k].parse().unwrap() };
+        assert!((us("computation_us") - ms("computation_time") * 1000.0).abs() < 1e-6);
+        assert!((us("exposed_comm_us") - ms("exposed_comm_time") * 1000.0).abs() < 1e-6);
+        assert!((us("busy_us") - ms("busy_time") * 1000.0).abs() < 1e-6);
+
+        // 1,024 ranks.
+        let big = t.join("fleet1024");
+        synth(
+            &src,
+            &big,
+            &[
+                "--ranks",
+                "1024",
+                "--steps",
+                "3",
+                "--slow-rank",
+                "700",
+                "--slow-step",
+                "1",
+                "--seed",
+                "7",
+            ],
+        );
+        let s = summarize(&big, &t.join("s1024"));
+        let report = t.join("r1024");
+        fleet(&s, &report, &[]).assert_ok();
+        let out = rows(&report, "fleet_outliers");
+        let steps: Vec<&str> = out
+            .iter()
+            .filter(|r| r["kind"] == "step")
+            .map(|r| r["step"].as_str())
+            .collect();
+        assert_eq!(steps, ["11"], "ProfilerStep#10 + 1: {out:?}");
+        // The slow rank stands out most on computation time (ranks made
+        // from the real rank 4, whose computation is 7.5% above the
+        // others', may follow it with jitter added).
+        let first = out.iter().find(|r| r["kind"] == "rank").unwrap();
+        assert_eq!(first["rank"], "700", "{out:?}");
+        assert_eq!(first["metric"], "computation_us", "{out:?}");
+        let z: f64 = first["robust_z"].parse().unwrap();
+        assert!(z > 10.0, "{z}");
+        assert_eq!(rows(&report, "fleet_steps").len(), 1024 * 3);
+        let sync = rows(&report, "nccl_summary_implicit_sync");
+        assert!(!sync.is_empty());
+        let long = csv_text(&report, "nccl_long");
+        assert_eq!(long.lines().count(), 1 + 1024 * 8 * 3);
+    }
+}
