@@ -57,6 +57,8 @@ fn python_package_builds_and_its_tests_pass() {
             "pandas",
             "pyarrow",
             "matplotlib",
+            // The fleet map and reduce as tasks of a local Ray cluster.
+            "ray",
         ]),
         "pip install of the test dependencies",
     );

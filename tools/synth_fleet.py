@@ -177,7 +177,7 @@ def draw_factors(opts):
         row = []
         for i in range(opts.steps):
             noise = min(bound, max(-bound, rng.gauss(0.0, opts.jitter)))
-            f = 1.0 + noise
+            f = opts.scale * (1.0 + noise)
             if r == opts.slow_rank:
                 f *= opts.slow_rank_factor
             if i == opts.slow_step:
@@ -373,6 +373,7 @@ def write_truth(opts, sources, factors, bases, tick):
         "slow_rank_factor": opts.slow_rank_factor,
         "slow_step": opts.slow_step,
         "slow_step_factor": opts.slow_step_factor,
+        "scale": opts.scale,
         "step_numbers": [n + i * width for i in range(opts.steps) for n in s0.step_numbers],
         # Beyond the settings: the exact stretch of every (rank, step) and
         # the common step start times, for tests that want exact answers.
@@ -415,6 +416,9 @@ def parse_args(argv):
                     help="step (0-based) stretched by --slow-step-factor on every rank")
     ap.add_argument("--slow-step-factor", type=float, default=1.5, metavar="F",
                     help="(default 1.5)")
+    ap.add_argument("--scale", type=float, default=1.0, metavar="F",
+                    help="stretch of every rank and step, e.g. 1.1 for a build 10%% slower "
+                         "throughout (default 1.0)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                     help="worker processes (default: the number of CPUs); "
@@ -431,8 +435,8 @@ def parse_args(argv):
          f"--slow-rank {opts.slow_rank} is not a rank of 0..{opts.ranks - 1}"),
         (opts.slow_step is None or 0 <= opts.slow_step < opts.steps,
          f"--slow-step {opts.slow_step} is not a step of 0..{opts.steps - 1}"),
-        (opts.slow_rank_factor > 0 and opts.slow_step_factor > 0,
-         "--slow-rank-factor and --slow-step-factor must be positive"),
+        (opts.slow_rank_factor > 0 and opts.slow_step_factor > 0 and opts.scale > 0,
+         "--slow-rank-factor, --slow-step-factor and --scale must be positive"),
         (opts.jobs >= 1, "--jobs must be at least 1"),
         (0 <= opts.level <= 9, "--level must be 0..9"),
     ]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["FleetReport", "reduce", "reduce_ray", "summarize", "summarize_ray"]
+__all__ = ["FleetReport", "MapRun", "reduce", "reduce_ray", "summarize", "summarize_ray"]
 
 
 def _run(argv: List[str]) -> int:
@@ -133,8 +133,22 @@ def _batches(items: Sequence[PathLike], size: int) -> List[List[str]]:
     return [[os.fspath(t) for t in items[i:i + size]] for i in range(0, len(items), size)]
 
 
+class MapRun:
+    """What ``summarize_ray`` did: the summaries folder, the tasks run and
+    the worker processes (host, pid) that ran them."""
+
+    def __init__(self, out: Path, tasks: int, workers: List[tuple]) -> None:
+        self.out = out
+        self.tasks = tasks
+        self.workers = sorted(set(workers))
+
+    def __repr__(self) -> str:
+        return (f"<tracelens.fleet.MapRun {self.out}: {self.tasks} tasks on "
+                f"{len(self.workers)} worker processes>")
+
+
 def summarize_ray(traces: Iterable[PathLike], out: PathLike, *, traces_per_task: int = 8,
-                  gpu_arch: Optional[str] = None, num_cpus: float = 1) -> Path:
+                  gpu_arch: Optional[str] = None, num_cpus: float = 1) -> MapRun:
     """``summarize`` as Ray tasks: one task per ``traces_per_task`` traces,
     each using ``num_cpus`` cores (its traces one after another, so a
     worker holds one trace at a time). ``out`` must be reachable from every
@@ -148,19 +162,24 @@ def summarize_ray(traces: Iterable[PathLike], out: PathLike, *, traces_per_task:
     task = ray.remote(num_cpus=num_cpus)(_summarize_task)
     refs = [task.remote(batch, os.fspath(out), gpu_arch)
             for batch in _batches(traces, max(1, traces_per_task))]
-    failed = [msg for msg in ray.get(refs) if msg]
+    results = ray.get(refs)
+    failed = [msg for msg, _ in results if msg]
     if failed:
         raise TracelensError("; ".join(failed))
-    return Path(out)
+    return MapRun(Path(out), len(refs), [w for _, w in results])
 
 
-def _summarize_task(batch: List[str], out: str, gpu_arch: Optional[str]) -> str:
+def _summarize_task(batch: List[str], out: str, gpu_arch: Optional[str]) -> tuple:
     """One Ray task: summarises its traces one at a time; returns an error
-    text, empty when all were written."""
+    text (empty when all were written) and the worker (host, pid)."""
+    import socket
+
+    worker = (socket.gethostname(), os.getpid())
     code = _run(_summarize_args(batch, out, 1, gpu_arch))
     if code != 0:
-        return f"tracelens summarize failed (exit {code}) on a batch starting with {batch[0]}"
-    return ""
+        return (f"tracelens summarize failed (exit {code}) on a batch starting with "
+                f"{batch[0]}", worker)
+    return ("", worker)
 
 
 def reduce_ray(summaries: PathLike, out: PathLike, *, node_id: Optional[str] = None,

@@ -622,6 +622,17 @@ pub fn compare(base: &StepGrid, new: &StepGrid, opts: &CompareOptions) -> Vec<Me
         .collect()
 }
 
+/// Whether the CI gate fails: the step time is a regression past
+/// `threshold_pct`, or inconclusive with its point estimate past it
+/// (likely slower, not yet shown).
+pub fn gate_fails(changes: &[MetricChange], threshold_pct: f64) -> bool {
+    changes.iter().any(|m| {
+        m.metric == StepMetric::GpuSpan
+            && (m.verdict == Verdict::Regression
+                || (m.verdict == Verdict::Inconclusive && m.change_pct > threshold_pct))
+    })
+}
+
 /// The comparison as a sheet.
 pub fn compare_sheet(changes: &[MetricChange]) -> Table {
     let rows = changes

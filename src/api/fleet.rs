@@ -431,6 +431,8 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
         for i in 0..t.nrows() {
             let mut fields: [Option<ArgValue>; 10] = Default::default();
             for (k, f) in fields.iter_mut().enumerate() {
+                // The JSON text was stored as pandas types a CSV column:
+                // a column of JSON numbers (or booleans) as those values.
                 *f = match &args[k][i] {
                     Value::Text(s) => Some(parse_value(s).ok_or_else(|| {
                         Error::Fleet(format!(
@@ -439,6 +441,9 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
                             ARG_COLUMNS[k]
                         ))
                     })?),
+                    Value::Int(i) => Some(ArgValue::Int(*i)),
+                    Value::Float(x) => Some(ArgValue::Float(*x)),
+                    Value::Bool(b) => Some(ArgValue::Bool(*b)),
                     _ => None,
                 };
             }

@@ -241,11 +241,17 @@ fn fleet_inner(a: &FleetArgs) -> Result<i32> {
         eprint!("{}", super::terminal_text(view::terminal(&report))?);
         eprintln!("wrote {written}");
     }
-    let failed = a.fail_above.is_some() && view::step_time_regressed(&report);
-    if a.fail_above.is_some() && !a.quiet {
+    let failed = match (a.fail_above, &report.changes) {
+        (Some(t), Some(c)) => tracelens::analysis::fleet::gate_fails(c, t),
+        _ => false,
+    };
+    if let (Some(_), Some(changes), false) = (a.fail_above, &report.changes, a.quiet) {
+        let span = changes
+            .iter()
+            .find(|c| c.metric == tracelens::analysis::fleet::StepMetric::GpuSpan);
         eprintln!(
-            "tracelens: verdict: {} (exit {})",
-            if failed { "regression" } else { "pass" },
+            "tracelens: verdict: step time {} (exit {})",
+            span.map_or("not compared", |c| c.verdict.name()),
             i32::from(failed)
         );
     }

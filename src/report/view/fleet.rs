@@ -2,7 +2,7 @@
 //! rank × step heatmaps.
 
 use super::{heading, line, lines_page, section, shown};
-use crate::analysis::fleet::{FleetReport, MetricChange, Outlier, StepMetric, Verdict};
+use crate::analysis::fleet::{FleetReport, MetricChange, Outlier, StepMetric};
 use crate::names::fleet::sheet;
 use crate::report::heatmap::Heatmap;
 use crate::report::{Align, Block, Grid, Page};
@@ -194,13 +194,4 @@ pub fn terminal(r: &FleetReport) -> Page {
         }
     }
     lines_page(lines)
-}
-
-/// Whether the comparison found the step time slower past the threshold
-/// (the CI gate's failure).
-pub fn step_time_regressed(r: &FleetReport) -> bool {
-    r.changes.as_ref().is_some_and(|c| {
-        c.iter()
-            .any(|m| m.metric == StepMetric::GpuSpan && m.verdict == Verdict::Regression)
-    })
 }
