@@ -197,6 +197,22 @@ pub fn str_repr(s: &str) -> String {
     };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
+    // Printable ASCII without a backslash or the quote (kernel and op
+    // names, the common case) is written as it is.
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'\\' && b != quote as u8)
+    {
+        out.push_str(s);
+        out.push(quote);
+        return out;
+    }
+    escape_into(&mut out, s, quote);
+    out.push(quote);
+    out
+}
+
+/// `s` escaped as Python's `repr()` escapes a string quoted by `quote`.
+fn escape_into(out: &mut String, s: &str, quote: char) {
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -220,8 +236,6 @@ pub fn str_repr(s: &str) -> String {
             }
         }
     }
-    out.push(quote);
-    out
 }
 
 /// Python `repr()` of a recorded argument value (the object `json.loads`
@@ -306,6 +320,23 @@ pub fn np_int(x: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plain_ascii_takes_the_short_path_with_the_same_result() {
+        for b in 0x20u8..0x7f {
+            for s in [format!("a{}b", b as char), (b as char).to_string()] {
+                let quote = if s.contains('\'') && !s.contains('"') {
+                    '"'
+                } else {
+                    '\''
+                };
+                let mut slow = String::from(quote);
+                super::escape_into(&mut slow, &s, quote);
+                slow.push(quote);
+                assert_eq!(super::str_repr(&s), slow, "{s:?}");
+            }
+        }
+    }
+
     use super::*;
     use crate::test_support::arg_value as arg;
 

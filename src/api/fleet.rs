@@ -120,8 +120,10 @@ const STEP_COLUMNS: [&str; 11] = [
     "gpu_events",
 ];
 
-/// The recorded collective arguments, in [`CollectiveArgs`] field order,
-/// as the `collectives` table's JSON columns name them.
+/// The recorded collective arguments, in [`COLLECTIVE_ARG_KEYS`] order, as
+/// the `collectives` table's JSON columns name them.
+///
+/// [`COLLECTIVE_ARG_KEYS`]: crate::trace::args::COLLECTIVE_ARG_KEYS
 const ARG_COLUMNS: [&str; 10] = [
     "arg_pg_name",
     "arg_pg_ranks",
@@ -134,48 +136,6 @@ const ARG_COLUMNS: [&str; 10] = [
     "arg_out_split",
     "arg_seq",
 ];
-
-fn arg_fields(a: &CollectiveArgs) -> [&Option<ArgValue>; 10] {
-    [
-        &a.pg_name,
-        &a.pg_ranks,
-        &a.coll_name,
-        &a.group_size,
-        &a.dtype,
-        &a.in_nelems,
-        &a.out_nelems,
-        &a.in_split,
-        &a.out_split,
-        &a.seq,
-    ]
-}
-
-fn args_of(f: [Option<ArgValue>; 10]) -> CollectiveArgs {
-    let [
-        pg_name,
-        pg_ranks,
-        coll_name,
-        group_size,
-        dtype,
-        in_nelems,
-        out_nelems,
-        in_split,
-        out_split,
-        seq,
-    ] = f;
-    CollectiveArgs {
-        pg_name,
-        pg_ranks,
-        coll_name,
-        group_size,
-        dtype,
-        in_nelems,
-        out_nelems,
-        in_split,
-        out_split,
-        seq,
-    }
-}
 
 /// The columns of the `collectives` table before the argument columns.
 const KERNEL_COLUMNS: [&str; 11] = [
@@ -229,7 +189,7 @@ fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
                 Value::Bool(k.ts_is_int),
                 Value::Bool(k.dur_is_int),
             ];
-            row.extend(arg_fields(a).into_iter().map(|v| {
+            row.extend(a.values().into_iter().map(|v| {
                 v.as_ref()
                     .map_or(Value::Null, |v| Value::Text(v.json_text()))
             }));
@@ -394,9 +354,12 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
             .iter()
             .map(|c| column(&t, c, dir))
             .collect::<Result<_, _>>()?;
+        // Row i of each column (clippy reads the row index as one of `cols`).
+        #[allow(clippy::needless_range_loop)]
         for i in 0..t.nrows() {
-            let f = |k: usize| num(&cols[k][i]);
-            let Some(step) = int(&cols[0][i]) else {
+            let cell = |k: usize| &cols[k][i];
+            let f = |k: usize| num(cell(k));
+            let Some(step) = int(cell(0)) else {
                 continue;
             };
             steps.push(StepFigures {
@@ -410,7 +373,7 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
                 exposed_comm: f(7),
                 exposed_memcpy: f(8),
                 idle: f(9),
-                gpu_events: int(&cols[10][i]).unwrap_or(0) as usize,
+                gpu_events: int(cell(10)).unwrap_or(0) as usize,
             });
         }
     }
@@ -454,7 +417,7 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
                 dur: num(&dur[i]),
                 dur_is_int: dur_int[i] == Value::Bool(true),
                 stream: int(&stream[i]),
-                args: args_of(fields),
+                args: CollectiveArgs::from_values(fields),
             });
         }
     }

@@ -445,6 +445,23 @@ impl CollectiveArgs {
         }
     }
 
+    /// The values in [`COLLECTIVE_ARG_KEYS`] order (the inverse of
+    /// [`CollectiveArgs::from_values`]).
+    pub fn values(&self) -> [&Option<ArgValue>; 10] {
+        [
+            &self.pg_name,
+            &self.pg_ranks,
+            &self.coll_name,
+            &self.group_size,
+            &self.dtype,
+            &self.in_nelems,
+            &self.out_nelems,
+            &self.in_split,
+            &self.out_split,
+            &self.seq,
+        ]
+    }
+
     /// True when the kernel carries none of the keys.
     pub fn is_empty(&self) -> bool {
         *self == CollectiveArgs::default()

@@ -54,7 +54,7 @@ def assert_planted_found(report):
 def test_in_process_map_and_reduce_equal_the_command_line(binary, tmp_path):
     traces = synth(tmp_path / "traces")
     cli_s, cli_r = cli_report(binary, traces, tmp_path)
-    s = fleet.summarize(sorted(traces.glob("*.json")), tmp_path / "s", jobs=2)
+    s = fleet.summarize(sorted(traces.glob("rank*.json.gz")), tmp_path / "s", jobs=2)
     report = fleet.reduce(s, tmp_path / "r")
     assert not report.gate_failed
     assert_same_report(report.folder, cli_r, s, cli_s)
@@ -69,7 +69,7 @@ def test_ray_local_cluster_gives_the_command_lines_report(binary, tmp_path):
     cli_s, cli_r = cli_report(binary, traces, tmp_path)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        run = fleet.summarize_ray(sorted(traces.glob("*.json")), tmp_path / "s",
+        run = fleet.summarize_ray(sorted(traces.glob("rank*.json.gz")), tmp_path / "s",
                                   traces_per_task=2)
         report = fleet.reduce_ray(tmp_path / "s", tmp_path / "r")
     finally:
