@@ -89,7 +89,9 @@ fn python_package_builds_and_its_tests_pass() {
         .arg(root.join("tests/python"))
         .current_dir(&root)
         .env("TRACELENS_BIN", env!("CARGO_BIN_EXE_tracelens"))
-        .env("TRACELENS_VENV_BIN", venv.join("bin"));
+        .env("TRACELENS_VENV_BIN", venv.join("bin"))
+        // ray was installed above: its test must run, not skip.
+        .env("TRACELENS_REQUIRE_RAY", "1");
     if cfg!(not(no_shared_corpus)) {
         // Present at build time: the corpus tests must run, not skip.
         assert!(
