@@ -666,6 +666,23 @@ pub mod fleet {
         /// verdict.
         pub const FLEET_COMPARE: &str = "fleet_compare";
     }
+
+    /// The columns of one profiler step's figures (µs), in the field order
+    /// of `analysis::steps::StepFigures`: the summary's `steps` table and
+    /// the `fleet_steps` sheet.
+    pub const STEP_COLUMNS: [&str; 11] = [
+        "step",
+        "cpu_start_us",
+        "cpu_dur_us",
+        "gpu_start_us",
+        "gpu_span_us",
+        "busy_us",
+        "computation_us",
+        "exposed_comm_us",
+        "exposed_memcpy_us",
+        "idle_us",
+        "gpu_events",
+    ];
 }
 
 /// The names of TraceDiff's outputs (`tracelens diff`).

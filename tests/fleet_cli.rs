@@ -79,6 +79,14 @@ fn rows(dir: &Path, sheet: &str) -> Vec<std::collections::HashMap<String, String
         .collect()
 }
 
+/// The steps of the `fleet_outliers` rows of kind `step`.
+fn step_outliers(out: &[std::collections::HashMap<String, String>]) -> Vec<&str> {
+    out.iter()
+        .filter(|r| r["kind"] == "step")
+        .map(|r| r["step"].as_str())
+        .collect()
+}
+
 /// The collective sheets of the fleet report equal those of `tracelens
 /// collectives` on the traces, byte for byte.
 fn assert_collectives_agree(traces: &Path, report: &Path, tmp: &Path) {
@@ -172,11 +180,7 @@ fn planted_slow_rank_and_step_are_found_and_the_gate_fails_on_a_slower_fleet() {
         let report = t.join("ra");
         fleet(&s, &report, &[]).assert_ok();
         let out = rows(&report, "fleet_outliers");
-        let steps: Vec<&str> = out
-            .iter()
-            .filter(|r| r["kind"] == "step")
-            .map(|r| r["step"].as_str())
-            .collect();
+        let steps = step_outliers(&out);
         assert_eq!(steps, ["7"], "step 2 of ProfilerStep#5.. is #7: {out:?}");
         let ranks: Vec<&str> = out
             .iter()
@@ -378,11 +382,7 @@ fn corpus_dlrm_real_ranks_and_a_synthetic_1024_rank_job() {
         let report = t.join("r1024");
         fleet(&s, &report, &[]).assert_ok();
         let out = rows(&report, "fleet_outliers");
-        let steps: Vec<&str> = out
-            .iter()
-            .filter(|r| r["kind"] == "step")
-            .map(|r| r["step"].as_str())
-            .collect();
+        let steps = step_outliers(&out);
         assert_eq!(steps, ["11"], "ProfilerStep#10 + 1: {out:?}");
         // The slow rank stands out most on computation time (ranks made
         // from the real rank 4, whose computation is 7.5% above the

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::collectives::CollectiveReport;
 use super::steps::StepFigures;
-use crate::names::fleet::sheet;
+use crate::names::fleet::{STEP_COLUMNS, sheet};
 use crate::numeric::median;
 use crate::table::{Table, Value};
 
@@ -277,53 +277,31 @@ pub fn percentile_sheet(
     )
 }
 
-/// The cells of the grid as a sheet, with each cell's robust z-score of
-/// step time and of busy time among all cells.
+/// The cells of the grid as a sheet (rank, trace, then the step's
+/// figures), with each cell's robust z-score of step time and of busy
+/// time among all cells.
 pub fn steps_sheet(grid: &StepGrid) -> Table {
     let z_span = robust_z(&grid.values(StepMetric::GpuSpan));
     let z_busy = robust_z(&grid.values(StepMetric::Busy));
-    let f = |x: f64| Value::float_or_null(x);
     let mut rows = Vec::new();
     for r in 0..grid.ranks.len() {
         for s in 0..grid.steps.len() {
             let Some(c) = grid.cell(r, s) else { continue };
             let k = r * grid.steps.len() + s;
-            rows.push(vec![
+            let mut row = vec![
                 Value::Int(grid.ranks[r]),
                 Value::Text(grid.traces[r].clone()),
-                Value::Int(c.step),
-                f(c.cpu_dur),
-                f(c.gpu_span),
-                f(c.busy),
-                f(c.computation),
-                f(c.exposed_comm),
-                f(c.exposed_memcpy),
-                f(c.idle),
-                Value::Int(c.gpu_events as i64),
-                f(z_span[k]),
-                f(z_busy[k]),
-            ]);
+            ];
+            row.extend(c.cells());
+            row.push(Value::float_or_null(z_span[k]));
+            row.push(Value::float_or_null(z_busy[k]));
+            rows.push(row);
         }
     }
-    Table::from_rows(
-        sheet::FLEET_STEPS,
-        &[
-            "rank",
-            "trace",
-            "step",
-            "cpu_step_us",
-            "gpu_span_us",
-            "busy_us",
-            "computation_us",
-            "exposed_comm_us",
-            "exposed_memcpy_us",
-            "idle_us",
-            "gpu_events",
-            "gpu_span_z",
-            "busy_z",
-        ],
-        rows,
-    )
+    let mut columns = vec!["rank", "trace"];
+    columns.extend(STEP_COLUMNS);
+    columns.extend(["gpu_span_z", "busy_z"]);
+    Table::from_rows(sheet::FLEET_STEPS, &columns, rows)
 }
 
 /// One outlier rank or step.
@@ -668,9 +646,9 @@ pub fn compare_sheet(changes: &[MetricChange]) -> Table {
 pub struct FleetReport {
     /// Summaries read.
     pub traces: usize,
-    /// Sheets: `fleet_ops`, `fleet_kernels`, `fleet_steps`,
-    /// `fleet_outliers`, `fleet_compare` (with a baseline), then the
-    /// job's collective sheets (when the traces are one job's ranks).
+    /// The fleet's own sheets: `fleet_ops`, `fleet_kernels`,
+    /// `fleet_steps`, `fleet_outliers`, `fleet_compare` (with a baseline);
+    /// [`FleetReport::tables`] adds the collective sheets.
     pub sheets: Vec<Table>,
     /// The rank × step grid (heatmaps).
     pub grid: StepGrid,
@@ -685,6 +663,15 @@ pub struct FleetReport {
     pub collectives: Option<CollectiveReport>,
     /// Why the collective analysis was left out, when it was.
     pub collectives_skipped: Option<String>,
+}
+
+impl FleetReport {
+    /// Every sheet of the report: the fleet's, then the job's collective
+    /// sheets (when the traces are one job's ranks).
+    pub fn tables(&self) -> Vec<&Table> {
+        let collectives = self.collectives.iter().flat_map(|c| &c.sheets);
+        self.sheets.iter().chain(collectives).collect()
+    }
 }
 
 #[cfg(test)]

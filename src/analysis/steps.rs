@@ -6,8 +6,8 @@
 //! started. The launch time, not the call tree, decides: backward ops run
 //! on autograd threads that are not below the step's annotation.
 
-use super::intervals::Interval;
-use super::timeline::{Bucket, classify, from_intervals};
+use super::timeline::{BucketIntervals, Classifier, Timeline};
+use crate::table::Value;
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, Trace};
 
@@ -15,7 +15,9 @@ use crate::trace::{Cat, Trace};
 const STEP_PREFIX: &str = "ProfilerStep#";
 
 /// One profiler step of one trace. Times in µs; the GPU figures are NaN
-/// when the step launched no GPU work.
+/// when the step launched no GPU work. As a table row: [`STEP_COLUMNS`].
+///
+/// [`STEP_COLUMNS`]: crate::names::fleet::STEP_COLUMNS
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepFigures {
     /// The step number (`N` of `ProfilerStep#N`).
@@ -42,6 +44,46 @@ pub struct StepFigures {
     pub gpu_events: usize,
 }
 
+impl StepFigures {
+    /// The figures as cells, in [`STEP_COLUMNS`](crate::names::fleet::STEP_COLUMNS)
+    /// order (NaN: empty).
+    pub fn cells(&self) -> Vec<Value> {
+        let f = Value::float_or_null;
+        vec![
+            Value::Int(self.step),
+            f(self.cpu_start),
+            f(self.cpu_dur),
+            f(self.gpu_start),
+            f(self.gpu_span),
+            f(self.busy),
+            f(self.computation),
+            f(self.exposed_comm),
+            f(self.exposed_memcpy),
+            f(self.idle),
+            Value::Int(self.gpu_events as i64),
+        ]
+    }
+
+    /// The figures of cells in the same order (as [`Self::cells`]
+    /// makes them); None without an integer step number.
+    pub fn from_cells(cells: &[&Value]) -> Option<StepFigures> {
+        let f = |k: usize| cells[k].to_f64();
+        Some(StepFigures {
+            step: cells[0].as_i64()?,
+            cpu_start: f(1),
+            cpu_dur: f(2),
+            gpu_start: f(3),
+            gpu_span: f(4),
+            busy: f(5),
+            computation: f(6),
+            exposed_comm: f(7),
+            exposed_memcpy: f(8),
+            idle: f(9),
+            gpu_events: cells[10].as_i64().unwrap_or(0) as usize,
+        })
+    }
+}
+
 /// The step number of a `ProfilerStep#N` name.
 fn step_number(name: &str) -> Option<i64> {
     name.strip_prefix(STEP_PREFIX)?.trim().parse().ok()
@@ -60,8 +102,8 @@ pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
     if ranges.is_empty() {
         return Vec::new();
     }
-    // Per step: all, computation, communication and copy intervals.
-    let mut parts: Vec<[Vec<Interval>; 4]> = vec![Default::default(); ranges.len()];
+    let mut parts: Vec<BucketIntervals> = vec![Default::default(); ranges.len()];
+    let mut classifier = Classifier::default();
     for (id, e) in trace.events() {
         if !e.cat.is_gpu() || e.ts.is_nan() {
             continue;
@@ -75,24 +117,16 @@ pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
         if k == 0 || at > ranges[k - 1].1 {
             continue;
         }
-        let iv = (e.ts, e.t_end());
-        let p = &mut parts[k - 1];
-        p[0].push(iv);
-        let slot = match classify(e.cat, trace.name_of(e)) {
-            Bucket::Computation => 1,
-            Bucket::Communication => 2,
-            Bucket::Memcpy => 3,
-        };
-        p[slot].push(iv);
+        parts[k - 1].push((e.ts, e.t_end()), classifier.bucket(trace, e));
     }
     ranges
         .iter()
         .zip(parts)
-        .map(|(&(start, end, step), [all, comp, comm, copy])| {
-            let gpu_events = all.len();
-            let gpu_start = all.iter().map(|iv| iv.0).fold(f64::NAN, f64::min);
-            let t = from_intervals(all, comp, comm, copy, None);
-            let get = |f: fn(&super::timeline::Timeline) -> f64| t.as_ref().map_or(f64::NAN, f);
+        .map(|(&(start, end, step), p)| {
+            let gpu_events = p.len();
+            let gpu_start = p.start();
+            let t = p.timeline(None);
+            let get = |f: fn(&Timeline) -> f64| t.as_ref().map_or(f64::NAN, f);
             StepFigures {
                 step,
                 cpu_start: start,

@@ -83,6 +83,71 @@ pub fn classify(cat: Cat, name: &str) -> Bucket {
     }
 }
 
+/// GPU activity as intervals, by timeline bucket: what
+/// [`from_intervals`] reads, gathered one event at a time.
+#[derive(Debug, Clone, Default)]
+pub struct BucketIntervals {
+    all: Vec<Interval>,
+    comp: Vec<Interval>,
+    comm: Vec<Interval>,
+    copy: Vec<Interval>,
+}
+
+impl BucketIntervals {
+    /// Adds one event's interval to `bucket` (and to all activity).
+    pub fn push(&mut self, iv: Interval, bucket: Bucket) {
+        self.all.push(iv);
+        match bucket {
+            Bucket::Computation => self.comp.push(iv),
+            Bucket::Communication => self.comm.push(iv),
+            Bucket::Memcpy => self.copy.push(iv),
+        }
+    }
+
+    /// The number of intervals added.
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    /// Whether none was added.
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+
+    /// The earliest start, NaN for none.
+    pub fn start(&self) -> f64 {
+        self.all.iter().map(|iv| iv.0).fold(f64::NAN, f64::min)
+    }
+
+    /// The timeline of the intervals; None when there are none.
+    pub fn timeline(self, micro_idle_thresh_us: Option<f64>) -> Option<Timeline> {
+        from_intervals(
+            self.all,
+            self.comp,
+            self.comm,
+            self.copy,
+            micro_idle_thresh_us,
+        )
+    }
+}
+
+/// [`classify`] of trace events, worked out once per distinct name (names
+/// repeat a lot).
+#[derive(Debug, Default)]
+pub struct Classifier {
+    cache: rustc_hash::FxHashMap<(Option<crate::trace::StrId>, bool), Bucket>,
+}
+
+impl Classifier {
+    /// The bucket of GPU event `e` of `trace`.
+    pub fn bucket(&mut self, trace: &Trace, e: &crate::trace::Event) -> Bucket {
+        *self
+            .cache
+            .entry((e.name, e.cat == Cat::Kernel))
+            .or_insert_with(|| classify(e.cat, trace.name_of(e)))
+    }
+}
+
 /// Computes the timeline over GPU events (linked ones unless
 /// `include_unlinked`). None when there is no GPU event to count.
 pub fn compute(
@@ -91,29 +156,15 @@ pub fn compute(
     include_unlinked: bool,
     micro_idle_thresh_us: Option<f64>,
 ) -> Option<Timeline> {
-    let mut all: Vec<Interval> = Vec::new();
-    let mut comp: Vec<Interval> = Vec::new();
-    let mut comm: Vec<Interval> = Vec::new();
-    let mut copy: Vec<Interval> = Vec::new();
-    // Classification is per name; names repeat a lot.
-    let mut cache: rustc_hash::FxHashMap<(Option<crate::trace::StrId>, bool), Bucket> =
-        Default::default();
+    let mut parts = BucketIntervals::default();
+    let mut classifier = Classifier::default();
     for (i, e) in trace.events() {
         if !e.cat.is_gpu() || !(include_unlinked || tree.parent(i).is_some()) {
             continue;
         }
-        let iv = (e.ts, e.t_end());
-        let b = *cache
-            .entry((e.name, e.cat == Cat::Kernel))
-            .or_insert_with(|| classify(e.cat, trace.name_of(e)));
-        all.push(iv);
-        match b {
-            Bucket::Computation => comp.push(iv),
-            Bucket::Communication => comm.push(iv),
-            Bucket::Memcpy => copy.push(iv),
-        }
+        parts.push((e.ts, e.t_end()), classifier.bucket(trace, e));
     }
-    from_intervals(all, comp, comm, copy, micro_idle_thresh_us)
+    parts.timeline(micro_idle_thresh_us)
 }
 
 /// The timeline of GPU activity given as intervals: all of it, and its

@@ -28,7 +28,7 @@ use crate::analysis::fleet::{
 use crate::analysis::steps::{StepFigures, profiler_steps};
 use crate::error::Error;
 use crate::load::kineto::parse_value;
-use crate::names::fleet::sheet;
+use crate::names::fleet::{STEP_COLUMNS, sheet};
 use crate::names::{col, sheet as report_sheet};
 use crate::report::read::read_parquet;
 use crate::table::{Table, Value};
@@ -83,42 +83,9 @@ pub fn summarize(path: &Path, opts: &AnalyzeOptions) -> Result<Vec<Table>, Error
 
 /// The per-step figures as the `steps` table.
 fn steps_table(steps: &[StepFigures]) -> Table {
-    let f = Value::float_or_null;
-    let rows = steps
-        .iter()
-        .map(|s| {
-            vec![
-                Value::Int(s.step),
-                f(s.cpu_start),
-                f(s.cpu_dur),
-                f(s.gpu_start),
-                f(s.gpu_span),
-                f(s.busy),
-                f(s.computation),
-                f(s.exposed_comm),
-                f(s.exposed_memcpy),
-                f(s.idle),
-                Value::Int(s.gpu_events as i64),
-            ]
-        })
-        .collect();
+    let rows = steps.iter().map(StepFigures::cells).collect();
     Table::from_rows(sheet::STEPS, &STEP_COLUMNS, rows)
 }
-
-/// The columns of the `steps` table, in [`StepFigures`] field order.
-const STEP_COLUMNS: [&str; 11] = [
-    "step",
-    "cpu_start_us",
-    "cpu_dur_us",
-    "gpu_start_us",
-    "gpu_span_us",
-    "busy_us",
-    "computation_us",
-    "exposed_comm_us",
-    "exposed_memcpy_us",
-    "idle_us",
-    "gpu_events",
-];
 
 /// The recorded collective arguments, in [`COLLECTIVE_ARG_KEYS`] order, as
 /// the `collectives` table's JSON columns name them.
@@ -172,10 +139,6 @@ fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
                     .collective
                     .map_or(Value::Null, |c| Value::Text(c.into())),
             };
-            let seq = a.seq.as_ref().and_then(|v| {
-                v.as_i64()
-                    .or_else(|| v.as_str().and_then(|t| t.trim().parse().ok()))
-            });
             let mut row = vec![
                 rank.map_or(Value::Null, Value::Int),
                 Value::Text(k.name.into()),
@@ -184,7 +147,7 @@ fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
                 Value::Float(k.dur),
                 Value::Float(k.ts + k.dur),
                 text(&a.pg_name),
-                seq.map_or(Value::Null, Value::Int),
+                a.seq_number().map_or(Value::Null, Value::Int),
                 kind,
                 Value::Bool(k.ts_is_int),
                 Value::Bool(k.dur_is_int),
@@ -289,17 +252,6 @@ fn read_table(dir: &Path, name: &str) -> Result<Option<Table>, Error> {
     Ok(Some(read_parquet(&p)?))
 }
 
-fn num(v: &Value) -> f64 {
-    v.to_f64()
-}
-
-fn int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(*i),
-        _ => None,
-    }
-}
-
 /// The column `name` of `t`, or an error naming the summary.
 fn column<'t>(t: &'t Table, name: &str, dir: &Path) -> Result<&'t [Value], Error> {
     t.column(name).map(|c| c.values.as_slice()).ok_or_else(|| {
@@ -323,15 +275,16 @@ fn time_shares(t: Option<&Table>, name: &str, time: &str, share: &str) -> Vec<Ti
         .zip(&sh.values)
         .map(|((n, t), s)| TimeShare {
             name: n.py_str(),
-            time_us: num(t),
-            share_pct: num(s),
+            time_us: t.to_f64(),
+            share_pct: s.to_f64(),
         })
         .filter(|t| t.time_us.is_finite())
         .collect()
 }
 
-/// Reads what the reduce needs of one summary.
-fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
+/// Reads what the reduce needs of one summary; its collective kernels only
+/// `with_kernels`.
+fn read_summary(dir: &Path, with_kernels: bool) -> Result<SummaryRecord, Error> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -345,40 +298,26 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
             info.nrows()
         )));
     }
-    let rank = int(&column(&info, "rank", dir)?[0]);
-    let world_size = int(&column(&info, "world_size", dir)?[0]);
-    let device_count = int(&column(&info, "device_count", dir)?[0]).unwrap_or(0) as usize;
+    let rank = column(&info, "rank", dir)?[0].as_i64();
+    let world_size = column(&info, "world_size", dir)?[0].as_i64();
+    let device_count = column(&info, "device_count", dir)?[0].as_i64().unwrap_or(0) as usize;
     let mut steps = Vec::new();
     if let Some(t) = read_table(dir, sheet::STEPS)? {
         let cols: Vec<&[Value]> = STEP_COLUMNS
             .iter()
             .map(|c| column(&t, c, dir))
             .collect::<Result<_, _>>()?;
-        // Row i of each column (clippy reads the row index as one of `cols`).
-        #[allow(clippy::needless_range_loop)]
-        for i in 0..t.nrows() {
-            let cell = |k: usize| &cols[k][i];
-            let f = |k: usize| num(cell(k));
-            let Some(step) = int(cell(0)) else {
-                continue;
-            };
-            steps.push(StepFigures {
-                step,
-                cpu_start: f(1),
-                cpu_dur: f(2),
-                gpu_start: f(3),
-                gpu_span: f(4),
-                busy: f(5),
-                computation: f(6),
-                exposed_comm: f(7),
-                exposed_memcpy: f(8),
-                idle: f(9),
-                gpu_events: int(cell(10)).unwrap_or(0) as usize,
-            });
-        }
+        steps.extend((0..t.nrows()).filter_map(|i| {
+            let cells: Vec<&Value> = cols.iter().map(|c| &c[i]).collect();
+            StepFigures::from_cells(&cells)
+        }));
     }
     let mut kernels = Vec::new();
-    if let Some(t) = read_table(dir, sheet::COLLECTIVES)? {
+    let collectives = match with_kernels {
+        true => read_table(dir, sheet::COLLECTIVES)?,
+        false => None,
+    };
+    if let Some(t) = collectives {
         let get = |c: &str| column(&t, c, dir);
         let (kname, stream, start, dur) = (
             get("kernel")?,
@@ -412,11 +351,11 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
             }
             kernels.push(OwnedKernel {
                 name: kname[i].py_str(),
-                ts: num(&start[i]),
+                ts: start[i].to_f64(),
                 ts_is_int: ts_int[i] == Value::Bool(true),
-                dur: num(&dur[i]),
+                dur: dur[i].to_f64(),
                 dur_is_int: dur_int[i] == Value::Bool(true),
-                stream: int(&stream[i]),
+                stream: stream[i].as_i64(),
                 args: CollectiveArgs::from_values(fields),
             });
         }
@@ -449,13 +388,14 @@ fn read_summary(dir: &Path) -> Result<SummaryRecord, Error> {
     })
 }
 
-/// Reads every summary below `dir` in parallel, in rank order (then name
-/// order; traces without a rank last).
-fn read_fleet(dir: &Path) -> Result<Vec<SummaryRecord>, Error> {
+/// Reads every summary below `dir` in parallel (with their collective
+/// kernels when `with_kernels`), in rank order (then name order; traces
+/// without a rank last).
+fn read_fleet(dir: &Path, with_kernels: bool) -> Result<Vec<SummaryRecord>, Error> {
     let dirs = find_summaries(dir)?;
     let mut recs: Vec<SummaryRecord> = dirs
         .par_iter()
-        .map(|d| read_summary(d))
+        .map(|d| read_summary(d, with_kernels))
         .collect::<Result<_, _>>()?;
     recs.sort_by(|a, b| {
         let key = |r: &SummaryRecord| (r.record.rank.is_none(), r.record.rank);
@@ -499,7 +439,7 @@ fn one_job(recs: &[SummaryRecord]) -> Result<usize, String> {
 /// Merges the summaries in `opts.summaries` (and compares them with
 /// `opts.baseline`'s).
 pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
-    let recs = read_fleet(&opts.summaries)?;
+    let recs = read_fleet(&opts.summaries, true)?;
     let (collectives, collectives_skipped) = match one_job(&recs) {
         Ok(world) => {
             let owned: Vec<Vec<CollectiveKernel>> = recs
@@ -528,7 +468,10 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
     ];
     let (changes, baseline_traces) = match &opts.baseline {
         Some(b) => {
-            let base: Vec<TraceRecord> = read_fleet(b)?.into_iter().map(|r| r.record).collect();
+            let base: Vec<TraceRecord> = read_fleet(b, false)?
+                .into_iter()
+                .map(|r| r.record)
+                .collect();
             let base_grid = StepGrid::new(&base);
             if base_grid.is_empty() || grid.is_empty() {
                 return Err(Error::Fleet(format!(
@@ -546,9 +489,6 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
         }
         None => (None, None),
     };
-    if let Some(c) = &collectives {
-        sheets.extend(c.sheets.iter().cloned());
-    }
     Ok(FleetReport {
         traces: records.len(),
         sheets,

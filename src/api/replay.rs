@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::report::{AnalyzeOptions, analyze_keeping_trace};
+use super::report::{AnalyzeOptions, analyze_full};
 use crate::analysis::intervals::events_busy_time;
 use crate::analysis::replay::{ReplayOp, replay_op, schema};
 use crate::error::Error;
@@ -99,8 +99,9 @@ fn kernel_names(trace: &Trace, kernels: &[EventId]) -> Vec<String> {
 /// Chooses the ops of the trace at `path` and builds each one's replay
 /// entry.
 pub fn replay_plan(path: &Path, selection: &ReplaySelection) -> Result<ReplayPlan, Error> {
-    let (trace, report) = analyze_keeping_trace(path, &AnalyzeOptions::default())?;
-    let tree = build(&trace, TreeOptions::default());
+    let (trace, tree, report) = analyze_full(path, &AnalyzeOptions::default())?;
+    // The report's own tree; only the JAX and rocprof reports build none.
+    let tree = tree.unwrap_or_else(|| build(&trace, TreeOptions::default()));
     let all = rows(&report);
     let chosen: Vec<Row> = match selection {
         ReplaySelection::Top(n) => all.into_iter().take(*n).collect(),

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context as _, Result, anyhow};
@@ -12,10 +11,11 @@ use clap::Args;
 use rayon::prelude::*;
 
 use tracelens::analysis::fleet::CompareOptions;
+use tracelens::report::markdown::Markdown;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::fleet as view;
-use tracelens::report::{Document, Writer, csv::Csv, heatmap};
+use tracelens::report::{Document, Rendered, Writer, csv::Csv, heatmap};
 use tracelens::{AnalyzeOptions, FleetOptions, FleetReport, ReportOptions};
 
 /// Options of `tracelens summarize`.
@@ -159,7 +159,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
         b.set_length(traces.len() as u64);
     }
     let done = AtomicUsize::new(0);
-    let failures = Mutex::new(Vec::new());
+    let failed = AtomicUsize::new(0);
     let start = std::time::Instant::now();
     pool.install(|| {
         traces.par_iter().for_each(|(trace, name)| {
@@ -168,12 +168,12 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
                 ..AnalyzeOptions::default()
             };
             if let Err(e) = summarize_one(trace, &a.out.join(name), &opts) {
-                let msg = format!("{e:#}");
+                let say = || eprintln!("tracelens: error: {e:#}");
                 match &bar {
-                    Some(b) => b.suspend(|| eprintln!("tracelens: error: {msg}")),
-                    None => eprintln!("tracelens: error: {msg}"),
+                    Some(b) => b.suspend(say),
+                    None => say(),
                 }
-                failures.lock().expect("no panics hold the lock").push(msg);
+                failed.fetch_add(1, Ordering::Relaxed);
             }
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(b) = &bar {
@@ -184,7 +184,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let failed = failures.into_inner().map(|f| f.len()).unwrap_or(0);
+    let failed = failed.into_inner();
     if failed > 0 {
         return Err(anyhow!(
             "{failed} of {} traces could not be summarised (above); the others were written to {}",
@@ -262,7 +262,10 @@ fn fleet_inner(a: &FleetArgs) -> Result<i32> {
 /// and the Markdown page, all or nothing.
 fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     let mut staging = Staging::new();
-    let doc = Document::of_tables(&report.sheets);
+    let doc = Document {
+        tables: report.tables(),
+        ..Document::default()
+    };
     let dir = &a.out;
     let mut files = Csv { dir: dir.clone() }.render(&doc)?;
     if a.parquet {
@@ -270,22 +273,16 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     }
     let maps = view::heatmaps(report);
     for h in &maps {
-        files.push(tracelens::report::Rendered {
+        files.push(Rendered {
             name: dir.join(format!("{}.svg", h.name)),
             bytes: heatmap::svg(h).into_bytes(),
         });
     }
     let title = a.summaries.display().to_string();
-    let md = super::render_text(
-        &tracelens::report::markdown::Markdown {
-            path: dir.join("fleet.md"),
-        },
-        &Document::of_page(view::page(report, &title)),
-    )?;
-    files.push(tracelens::report::Rendered {
-        name: dir.join("fleet.md"),
-        bytes: md.into_bytes(),
-    });
+    let page = Markdown {
+        path: dir.join("fleet.md"),
+    };
+    files.extend(page.render(&Document::of_page(view::page(report, &title)))?);
     staging
         .put_all(dir, &files)
         .with_context(|| format!("cannot write {}", dir.display()))?;
@@ -296,7 +293,7 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     Ok(format!(
         "{}/ ({} sheets, {} heatmaps, fleet.md)",
         dir.display(),
-        report.sheets.len(),
+        doc.tables.len(),
         maps.len()
     ))
 }

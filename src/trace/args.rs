@@ -462,6 +462,13 @@ impl CollectiveArgs {
         ]
     }
 
+    /// `Seq` as a number: an integer, or a string of one.
+    pub fn seq_number(&self) -> Option<i64> {
+        let v = self.seq.as_ref()?;
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|t| t.trim().parse().ok()))
+    }
+
     /// True when the kernel carries none of the keys.
     pub fn is_empty(&self) -> bool {
         *self == CollectiveArgs::default()

@@ -161,10 +161,7 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
         cid: String::new(),
         custom_named,
         send_recv: guess.send_recv,
-        seq: a.seq.as_ref().and_then(|v| {
-            v.as_i64()
-                .or_else(|| v.as_str().and_then(|t| t.trim().parse().ok()))
-        }),
+        seq: a.seq_number(),
     }
 }
 

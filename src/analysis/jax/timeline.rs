@@ -13,8 +13,7 @@
 
 use super::kernels::{JaxTrace, ident_int};
 use crate::analysis::categories::is_comm_name;
-use crate::analysis::intervals::Interval;
-use crate::analysis::timeline::{Timeline, from_intervals, sheet};
+use crate::analysis::timeline::{Bucket, BucketIntervals, Timeline, sheet};
 use crate::names::{col, sheet as sheet_name};
 use crate::table::{Column, Table, Value};
 
@@ -117,14 +116,6 @@ pub fn py_set_order(items: impl IntoIterator<Item = i64>) -> Vec<i64> {
 }
 
 /// Intervals of one GPU's stream events, by bucket.
-#[derive(Default)]
-struct Buckets {
-    all: Vec<Interval>,
-    comp: Vec<Interval>,
-    comm: Vec<Interval>,
-    copy: Vec<Interval>,
-}
-
 /// A name the JAX timeline counts as a copy.
 fn is_copy_name(name: &str) -> bool {
     let lower = name.to_lowercase();
@@ -138,7 +129,7 @@ fn is_copy_name(name: &str) -> bool {
 pub fn per_gpu(jt: &JaxTrace) -> Vec<(i64, Option<Timeline>)> {
     let trace = jt.trace;
     let mut gpu_pids: Vec<i64> = Vec::new();
-    let mut buckets: rustc_hash::FxHashMap<i64, Buckets> = Default::default();
+    let mut buckets: rustc_hash::FxHashMap<i64, BucketIntervals> = Default::default();
     for (id, e) in trace.events() {
         if !jt.is_gpu_process(e.pid) {
             continue;
@@ -154,24 +145,23 @@ pub fn per_gpu(jt: &JaxTrace) -> Vec<(i64, Option<Timeline>)> {
         if !on_stream || e.ts.is_nan() {
             continue;
         }
-        let iv = (e.ts, e.t_end());
-        let b = buckets.entry(pid).or_default();
-        b.all.push(iv);
         let name = trace.name_of(e);
-        if is_copy_name(name) {
-            b.copy.push(iv);
+        let bucket = if is_copy_name(name) {
+            Bucket::Memcpy
         } else if is_comm_name(name) {
-            b.comm.push(iv);
+            Bucket::Communication
         } else {
-            b.comp.push(iv);
-        }
+            Bucket::Computation
+        };
+        buckets
+            .entry(pid)
+            .or_default()
+            .push((e.ts, e.t_end()), bucket);
     }
     py_set_order(gpu_pids)
         .into_iter()
         .map(|pid| {
-            let t = buckets
-                .remove(&pid)
-                .and_then(|b| from_intervals(b.all, b.comp, b.comm, b.copy, None));
+            let t = buckets.remove(&pid).and_then(|b| b.timeline(None));
             (pid, t)
         })
         .collect()
