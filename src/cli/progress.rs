@@ -178,14 +178,11 @@ fn bytes_read() -> Option<u64> {
 /// Resident and peak memory and CPU time of this process for timing lines
 /// (Linux: `/proc/self/status` and `/proc/self/stat`; empty elsewhere).
 fn memory_now() -> String {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+    if crate::timings::status_kib("VmRSS:").is_none() {
         return String::new();
-    };
+    }
     let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        crate::timings::status_kib(key)
             .map_or_else(|| "?".to_string(), |kb| format!("{}", kb >> 10))
     };
     // utime and stime: fields 14 and 15 of /proc/self/stat, in clock ticks

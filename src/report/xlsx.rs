@@ -108,6 +108,10 @@ fn build_workbook(
         .set_background_color(Color::RGB(0xDDEBF7))
         .set_border_bottom(FormatBorder::Thin);
     let mut workbook = Workbook::new();
+    // Deflate's fastest level: the workbook's XML is repetitive enough that
+    // it is about 1.3x larger than at the default level 6, in a third of
+    // the time (the default was 5% of a report's CPU on a 55 MB trace).
+    workbook.set_zip_compression_level(1);
     for (sheet, name) in sheets.iter().zip(data_names) {
         let ws = workbook.add_worksheet();
         fill_worksheet(ws, sheet, name, &header)

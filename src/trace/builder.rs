@@ -253,7 +253,7 @@ impl TraceBuilder {
     }
 
     fn next_id(&self) -> Result<EventId, String> {
-        let n = self.trace.events.len();
+        let n = self.trace.len();
         if n > MAX_INDEX {
             return Err(format!("the trace has more than {MAX_INDEX} events"));
         }
@@ -264,18 +264,7 @@ impl TraceBuilder {
     /// nothing else of it is kept).
     pub fn push_stub(&mut self, cat: Cat) -> Result<(), String> {
         self.next_id()?;
-        self.trace.events.push(Event {
-            ts: f64::NAN,
-            dur: f64::NAN,
-            name: None,
-            pid: self.null_ident,
-            tid: self.null_ident,
-            args: None,
-            cat,
-            ph: Phase::Other,
-            ts_is_int: false,
-            dur_is_int: false,
-        });
+        self.trace.push_stub(cat);
         Ok(())
     }
 
@@ -325,12 +314,22 @@ impl TraceBuilder {
         self.push_resolved(index, ev, parse)
     }
 
-    /// Makes room for about `events` events and `args` argument records
-    /// (a decoder's estimate; nothing happens when memory says no).
-    pub fn reserve(&mut self, events: usize, args: usize) {
-        let events = events.min(MAX_INDEX);
-        let _ = self.trace.events.try_reserve(events);
-        let _ = self.trace.args.try_reserve(args.min(events));
+    /// Makes room for about `kept` events, `stubs` stubs and `args`
+    /// argument records (a decoder's estimate; nothing happens when memory
+    /// says no).
+    pub fn reserve(&mut self, kept: usize, stubs: usize, args: usize) {
+        let kept = kept.min(MAX_INDEX);
+        let _ = self.trace.events.try_reserve(kept);
+        let _ = self.trace.args.try_reserve(args.min(kept));
+        if stubs > 0 {
+            let mut slots = Vec::new();
+            let _ = slots.try_reserve(kept.saturating_add(stubs).min(MAX_INDEX));
+            match &self.trace.slots {
+                Some(old) => slots.extend_from_slice(old),
+                None => slots.extend(0..self.trace.events.len() as u32),
+            }
+            self.trace.slots = Some(slots);
+        }
     }
 
     /// The handle of a name (or a kernel name of `args.kernel`).
@@ -399,7 +398,7 @@ impl TraceBuilder {
         {
             self.trace.flow_ids.insert(id, f);
         }
-        self.trace.events.push(Event {
+        self.trace.push_event(Event {
             ts,
             dur,
             name: ev.name,
@@ -457,7 +456,7 @@ impl TraceBuilder {
         let tid = self.ident(ev.tid);
         self.set_collective_args(id, &a.collective, parse);
         let args = self.push_args(Args::new(a.links, OpArgIds::default()));
-        self.trace.events.push(Event {
+        self.trace.push_event(Event {
             ts: ts.value,
             dur: dur.value,
             name: Some(name),
@@ -563,7 +562,10 @@ impl TraceBuilder {
             ));
         }
         self.trace.events.shrink_to_fit();
-        self.trace.loaded = self.trace.events.len();
+        if let Some(slots) = &mut self.trace.slots {
+            slots.shrink_to_fit();
+        }
+        self.trace.loaded = self.trace.len();
         self.trace.args.shrink_to_fit();
         self.trace
     }
@@ -602,6 +604,67 @@ mod tests {
                 "null" => Some(ArgValue::Null),
                 t => t.parse().ok().map(ArgValue::Int),
             }
+        }
+    }
+
+    /// Kept events and stubs interleaved: ids stay input positions, a stub
+    /// reads as its category alone, and edits append or change events as
+    /// before (a changed stub becomes a kept event).
+    #[test]
+    fn stubs_keep_their_place_without_an_event_record() {
+        for reserved in [false, true] {
+            let mut b = TraceBuilder::new(&Needs::ALL);
+            if reserved {
+                b.reserve(2, 3, 0);
+            }
+            let mut parse = |_: &str| None;
+            b.push_event(0, event(Cat::CpuOp, "a", 1.0, Some(2.0)), &mut parse)
+                .unwrap();
+            b.push_stub(Cat::PythonFunction).unwrap();
+            b.push_stub(Cat::Other).unwrap();
+            b.push_event(3, event(Cat::Kernel, "k", 5.0, Some(1.0)), &mut parse)
+                .unwrap();
+            b.push_stub(Cat::Missing).unwrap();
+            let mut t = b.finish();
+            assert_eq!((t.len(), t.loaded_len()), (5, 5));
+            let cats: Vec<Cat> = t.events().map(|(_, e)| e.cat).collect();
+            let want = [
+                Cat::CpuOp,
+                Cat::PythonFunction,
+                Cat::Other,
+                Cat::Kernel,
+                Cat::Missing,
+            ];
+            assert_eq!(cats, want);
+            assert_eq!(
+                (t.name(EventId::new(0)), t.name(EventId::new(3))),
+                ("a", "k")
+            );
+            assert_eq!(t.event(EventId::new(3)).ts, 5.0);
+            let stub = *t.event(EventId::new(1));
+            assert!(stub.ts.is_nan() && stub.dur.is_nan() && stub.name.is_none());
+            assert_eq!((stub.args, stub.ph), (None, Phase::Other));
+            assert_eq!(t.ident(stub.pid), &Ident::Null);
+            assert_eq!(
+                t.events().next_back().map(|(i, _)| i),
+                Some(EventId::new(4))
+            );
+            // Edits: a synthetic event takes the next id; a stub given
+            // times keeps its category and place.
+            let s = t.push_synthetic("root", Cat::UserAnnotation, 0.0, 9.0);
+            assert_eq!(s, EventId::new(5));
+            assert_eq!((t.name(s), t.event(s).dur), ("root", 9.0));
+            t.set_times(EventId::new(2), EventId::new(0));
+            let changed = t.event(EventId::new(2));
+            assert_eq!(
+                (changed.cat, changed.ts, changed.dur),
+                (Cat::Other, 1.0, 2.0)
+            );
+            assert!(
+                t.event(EventId::new(1)).ts.is_nan(),
+                "other stubs unchanged"
+            );
+            assert_eq!(t.event(EventId::new(3)).ts, 5.0);
         }
     }
 

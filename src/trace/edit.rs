@@ -34,18 +34,13 @@ impl Trace {
         super::ArgsId::new(self.args.len() - 1)
     }
 
-    fn push(&mut self, e: Event) -> EventId {
-        self.events.push(e);
-        EventId::new(self.events.len() - 1)
-    }
-
     /// Appends a complete event that no file holds (e.g. the merge's
     /// `CaptureRoot`): no pid/tid, empty args.
     pub fn push_synthetic(&mut self, name: &str, cat: Cat, ts: f64, dur: f64) -> EventId {
         let name = Some(self.strings.intern(name));
         let null = self.intern_ident(&Ident::Null);
         let args = Some(self.push_args(Args::default()));
-        self.push(Event {
+        self.push_event(Event {
             ts,
             dur,
             name,
@@ -93,7 +88,7 @@ impl Trace {
                 .or_insert_with(|| t.intern_ident(src.ident(i)))
         };
         let (pid, tid) = (ident(self, e.pid), ident(self, e.tid));
-        self.push(Event {
+        self.push_event(Event {
             name,
             pid,
             tid,
@@ -106,18 +101,18 @@ impl Trace {
     /// event whose times they are (`like`).
     pub fn set_times(&mut self, id: EventId, like: EventId) {
         let l = *self.event(like);
-        let e = &mut self.events[id.index()];
+        let e = self.event_mut(id);
         (e.ts, e.dur, e.ts_is_int, e.dur_is_int) = (l.ts, l.dur, l.ts_is_int, l.dur_is_int);
     }
 
     /// Sets an event's `args.correlation` (giving it an args record when it
     /// has none).
     pub fn set_correlation(&mut self, id: EventId, correlation: Option<i64>) {
-        let a = match self.events[id.index()].args {
+        let a = match self.event(id).args {
             Some(a) => a,
             None => {
                 let a = self.push_args(Args::default());
-                self.events[id.index()].args = Some(a);
+                self.event_mut(id).args = Some(a);
                 a
             }
         };
@@ -166,7 +161,7 @@ pub fn strip_sglang_profiler_suffixes(trace: &mut Trace, include_python: bool) -
         }
     }
     let mut renamed = 0;
-    for e in trace.events.iter_mut().filter(|e| host(e.cat)) {
+    for e in trace.kept_events_mut().filter(|e| host(e.cat)) {
         if let Some(new) = e.name.and_then(|n| to.get(&n)) {
             e.name = Some(*new);
             renamed += 1;

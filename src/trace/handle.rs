@@ -18,6 +18,9 @@ macro_rules! handle {
         pub struct $name(NonZeroU32);
 
         impl $name {
+            /// The handle of table row 0.
+            pub const FIRST: Self = $name(NonZeroU32::MIN);
+
             /// The handle of table row `index`.
             ///
             /// Panics when `index` exceeds [`MAX_INDEX`]; the builder refuses

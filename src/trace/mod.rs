@@ -247,13 +247,66 @@ pub fn is_collective_name(name: &str) -> bool {
     lower.contains("nccl") || lower.contains("rccl") || lower.contains("cross_device_reduce")
 }
 
+/// Slot values from here on name a stub: `STUB_SLOT + category`.
+const STUB_SLOT: u32 = u32::MAX - 16;
+
+/// Every category, in declaration order (`Cat as usize` indexes it).
+const CATS: [Cat; 12] = [
+    Cat::CpuOp,
+    Cat::CudaRuntime,
+    Cat::CudaDriver,
+    Cat::PythonFunction,
+    Cat::Kernel,
+    Cat::GpuMemcpy,
+    Cat::GpuMemset,
+    Cat::Ac2g,
+    Cat::UserAnnotation,
+    Cat::GpuUserAnnotation,
+    Cat::Other,
+    Cat::Missing,
+];
+
+/// The event a stub of category `cat` reads as: its place and category,
+/// nothing else (no times, name, pid/tid or args).
+const fn stub_event(cat: Cat) -> Event {
+    Event {
+        ts: f64::NAN,
+        dur: f64::NAN,
+        name: None,
+        // A built trace interns the null pid/tid first.
+        pid: IdentId::FIRST,
+        tid: IdentId::FIRST,
+        args: None,
+        cat,
+        ph: Phase::Other,
+        ts_is_int: false,
+        dur_is_int: false,
+    }
+}
+
+/// The stub events, one per category (indexed like [`CATS`]).
+static STUB_EVENTS: [Event; 12] = {
+    let mut out = [stub_event(Cat::Missing); 12];
+    let mut i = 0;
+    while i < CATS.len() {
+        out[i] = stub_event(CATS[i]);
+        i += 1;
+    }
+    out
+};
+
 /// A loaded trace: the event arena plus its side tables. Made by a
 /// [`TraceBuilder`]; read through typed accessors.
 #[derive(Debug, Default)]
 pub struct Trace {
     /// Events in input order (for a full load, index = UID), then the
-    /// events appended after loading ([`edit`]).
+    /// events appended after loading ([`edit`]); only the kept ones when
+    /// `slots` says where each event is.
     events: Vec<Event>,
+    /// Where each event id lives, once a stub was pushed: an index into
+    /// `events`, or [`STUB_SLOT`] + the stub's category. Stubs (events no
+    /// pass reads, most of a big trace's events) so cost 4 bytes, not 44.
+    slots: Option<Vec<u32>>,
     /// How many of `events` were read from the input.
     loaded: usize,
     /// Argument records referenced by [`Event::args`].
@@ -283,7 +336,7 @@ pub struct Trace {
 impl Trace {
     /// Number of events.
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.slots.as_ref().map_or(self.events.len(), Vec::len)
     }
 
     /// Number of events read from the input: later ones were appended
@@ -294,28 +347,77 @@ impl Trace {
 
     /// True when the trace holds no event.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.len() == 0
     }
 
     /// The event `id`.
     #[inline]
     pub fn event(&self, id: EventId) -> &Event {
-        &self.events[id.index()]
+        match &self.slots {
+            None => &self.events[id.index()],
+            Some(slots) => {
+                let slot = slots[id.index()];
+                if slot < STUB_SLOT {
+                    &self.events[slot as usize]
+                } else {
+                    &STUB_EVENTS[(slot - STUB_SLOT) as usize]
+                }
+            }
+        }
+    }
+
+    /// The event `id`, to change it (a stub becomes a kept event first).
+    fn event_mut(&mut self, id: EventId) -> &mut Event {
+        let Some(slots) = &mut self.slots else {
+            return &mut self.events[id.index()];
+        };
+        let slot = &mut slots[id.index()];
+        if *slot >= STUB_SLOT {
+            self.events.push(STUB_EVENTS[(*slot - STUB_SLOT) as usize]);
+            *slot = (self.events.len() - 1) as u32;
+        }
+        &mut self.events[*slot as usize]
+    }
+
+    /// Appends an event; its id.
+    fn push_event(&mut self, e: Event) -> EventId {
+        let id = EventId::new(self.len());
+        if let Some(slots) = &mut self.slots {
+            slots.push(self.events.len() as u32);
+        }
+        self.events.push(e);
+        id
+    }
+
+    /// Appends a stub of category `cat` (see `slots`); its id.
+    fn push_stub(&mut self, cat: Cat) -> EventId {
+        let id = EventId::new(self.len());
+        let n = self.events.len();
+        let slots = self.slots.get_or_insert_with(|| {
+            let mut identity = Vec::with_capacity(n.max(self.events.capacity()));
+            identity.extend(0..n as u32);
+            identity
+        });
+        slots.push(STUB_SLOT + cat as u32);
+        id
+    }
+
+    /// The kept events, in no promised order (for changes that apply to
+    /// every event of some categories; stubs have no name or times).
+    fn kept_events_mut(&mut self) -> impl Iterator<Item = &mut Event> {
+        self.events.iter_mut()
     }
 
     /// Every event with its id, in arena order.
     pub fn events(
         &self,
     ) -> impl DoubleEndedIterator<Item = (EventId, &Event)> + ExactSizeIterator + Clone + '_ {
-        self.events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (EventId::new(i), e))
+        self.ids().map(move |i| (i, self.event(i)))
     }
 
     /// Every event id, in arena order.
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = EventId> + ExactSizeIterator + Clone {
-        (0..self.events.len()).map(EventId::new)
+        (0..self.len()).map(EventId::new)
     }
 
     /// The event's name (empty when it has none).
@@ -428,6 +530,14 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stub_events_are_indexed_by_category() {
+        for (i, &cat) in CATS.iter().enumerate() {
+            assert_eq!(cat as usize, i);
+            assert_eq!(STUB_EVENTS[i].cat, cat);
+        }
+    }
 
     #[test]
     fn collective_names() {

@@ -538,14 +538,14 @@ fn run_merger(
                     // copy of a half-built table each time it doubles.
                     sized = true;
                     let per_byte = |n: usize| n as f64 / p.buf.len().max(1) as f64;
-                    let args = p
-                        .items
-                        .iter()
-                        .filter(|i| matches!(i, Item::Full(Local { args: Some(_), .. })))
-                        .count();
-                    let events = (per_byte(p.items.len()) * total as f64 * 1.02) as usize;
-                    let args = (per_byte(args) * total as f64 * 1.02) as usize;
-                    d.builder.reserve(events, args);
+                    let count = |f: fn(&Item) -> bool| {
+                        let n = p.items.iter().filter(|i| f(i)).count();
+                        (per_byte(n) * total as f64 * 1.02) as usize
+                    };
+                    let kept = count(|i| matches!(i, Item::Full(_)));
+                    let stubs = count(|i| matches!(i, Item::Stub(_)));
+                    let args = count(|i| matches!(i, Item::Full(Local { args: Some(_), .. })));
+                    d.builder.reserve(kept, stubs, args);
                 }
                 merge(&mut d, &mut p)?;
                 // The splitter may have finished; then the buffers are dropped.
