@@ -10,9 +10,9 @@ use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::str_repr;
 use crate::table::agg::{Agg, NAN_STATS, nan_stats, order_desc, order_desc_by, percentages};
-use crate::table::group::{Group, group_first_seen_text, group_sorted_by};
+use crate::table::group::{Group, group_first_seen_text_by, group_sorted_by};
 use crate::table::{Table, Value};
-use crate::trace::{EventId, StrId};
+use crate::trace::{EventId, IdentId, StrId, ValueId};
 
 /// One row of the launcher table `L`.
 #[derive(Debug, Clone)]
@@ -342,6 +342,27 @@ pub fn stats(v: &[f64]) -> [Value; 6] {
     [mean, median, std, min, max, kahan_sum(v)].map(Value::Float)
 }
 
+/// What an op's [`arg_key_cells`] are a function of: the pid and tid that
+/// name its process and thread, and its argument value handles.
+pub type ArgIdentity = (IdentId, IdentId, [Option<ValueId>; 4]);
+
+/// The [`ArgIdentity`] of an op.
+pub fn arg_identity(cx: &Context, op: OpRef) -> ArgIdentity {
+    let e = cx.trace.event(cx.proc_event(op));
+    let a = cx
+        .trace
+        .args(cx.args_event(op))
+        .copied()
+        .unwrap_or_default();
+    let values = [
+        a.input_dims,
+        a.input_type,
+        a.input_strides,
+        a.concrete_inputs,
+    ];
+    (e.pid, e.tid, values)
+}
+
 /// The key cells of an op for the columns of [`col::ARG_KEYS`]:
 /// process and thread names, and the arguments as Python reprs (text;
 /// `Null` when absent).
@@ -405,19 +426,30 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
     let mut reprs = ArgReprs::default();
     let inf = &cx.opts.inference;
     let (modules, num_kernels) = (inf.group_by_parent_module, inf.group_by_num_kernels);
-    let keys = rows.iter().map(|r| {
+    let ids = rows.iter().map(|r| {
+        let module = if modules {
+            r.parent_module.as_str()
+        } else {
+            ""
+        };
+        // The direct kernel count keys only with `num_kernels`.
+        let kernels = if num_kernels { r.kernels.len() } else { 0 };
+        let name = cx.trace.event(r.uid).name;
+        let args = arg_identity(cx, OpRef::Event(r.uid));
+        (name, r.category, module, args, kernels)
+    });
+    let groups = group_first_seen_text_by(ids, |i| {
+        let r = &rows[i];
         let mut keys = vec![Value::from(cx.trace.name(r.uid)), Value::from(r.category)];
         if modules {
             keys.push(Value::from(r.parent_module.as_str()));
         }
         keys.extend(arg_key_cells(cx, &mut reprs, OpRef::Event(r.uid)));
         if num_kernels {
-            // The direct kernel count.
             keys.push(Value::Int(r.kernels.len() as i64));
         }
         keys
     });
-    let groups = group_first_seen_text(keys);
     let sums = group_sums(rows, &groups, |r| r.direct);
     let ex_uid: Vec<EventId> = groups.iter().map(|(_, idx)| rows[idx[0]].uid).collect();
     let order = order_desc_by(&sums, |a, b| ex_uid[a].cmp(&ex_uid[b]));

@@ -18,7 +18,7 @@ use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::py_repr;
 use crate::table::agg::{NAN_STATS, agg_columns, first_non_nan, nan_stats, order_desc_by};
-use crate::table::group::group_first_seen_values;
+use crate::table::group::{expand_groups, group_first_seen_values, rows_by_identity};
 use crate::table::typing::widen_ints;
 use crate::table::{Column, RowRef, Table, Value};
 use crate::trace::{ArgValue, EventId, StrId};
@@ -30,7 +30,7 @@ struct RawRow {
 }
 
 /// The cells of param column `key` over `rows` ([`param_cells`]).
-fn param_column(rows: &[RawRow], key: &str) -> Vec<Value> {
+fn param_column(rows: &[&RawRow], key: &str) -> Vec<Value> {
     param_cells(rows.iter().map(|r| r.metrics.eval.params.as_slice()), key)
 }
 
@@ -191,30 +191,46 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
 
 /// Groups raw rows by (name, params) and aggregates them into a sheet.
 fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
+    let num_kernels = cx.opts.inference.group_by_num_kernels;
+    // A row's key is a function of its op's name, its model evaluation
+    // (shared by the instances with equal inputs) and, with `num_kernels`,
+    // its kernel count: the key cells are built once per distinct triple.
+    let by_id = rows_by_identity(rows.iter().map(|r| {
+        let kernels = if num_kernels {
+            r.metrics.kernels.len()
+        } else {
+            0
+        };
+        (cx.op_name(r.op), Arc::as_ptr(&r.metrics.eval), kernels)
+    }));
+    let firsts: Vec<&RawRow> = by_id.iter().map(|ids| &rows[ids[0]]).collect();
     // Param columns in first-appearance order across rows.
     let mut pcols: Vec<&'static str> = Vec::new();
-    for r in rows {
+    for r in &firsts {
         for (k, _) in &r.metrics.eval.params {
             if !pcols.contains(k) {
                 pcols.push(k);
             }
         }
     }
-    let mut params: Vec<Vec<Value>> = pcols.iter().map(|k| param_column(rows, k)).collect();
+    // Typed over the distinct rows: the typing looks only at which kinds
+    // of value a column holds, which the distinct rows show as all do.
+    let mut params: Vec<Vec<Value>> = pcols.iter().map(|k| param_column(&firsts, k)).collect();
     // The subtree kernel count, a string key like the params.
-    let num_kernels = cx.opts.inference.group_by_num_kernels;
     if num_kernels {
         params.push(
-            rows.iter()
+            firsts
+                .iter()
                 .map(|r| Value::Text(r.metrics.kernels.len().to_string()))
                 .collect(),
         );
     }
-    let groups = group_first_seen_values((0..rows.len()).map(|i| {
-        let mut key = vec![Value::from(cx.op_name(rows[i].op))];
-        key.extend(params.iter().map(|col| col[i].clone()));
+    let keys = (0..firsts.len()).map(|d| {
+        let mut key = vec![Value::from(cx.op_name(firsts[d].op))];
+        key.extend(params.iter().map(|col| col[d].clone()));
         key
-    }));
+    });
+    let groups = expand_groups(group_first_seen_values(keys), by_id);
     let has_roofline = rows.iter().any(|r| r.metrics.roofline.is_some());
     let (cells, sums): (Vec<Vec<Value>>, Vec<f64>) = groups
         .iter()

@@ -15,7 +15,7 @@ use super::callstack::{
 };
 use super::categories::categorize;
 use super::kernel_details::{self, KernelStat};
-use super::ops::arg_key_cells;
+use super::ops::{arg_identity, arg_key_cells};
 use super::perf_model::{self, ModelClass, ModelError};
 use super::pseudo::OpRef;
 use super::roofline::{self, Metrics};
@@ -25,7 +25,7 @@ use crate::numeric::{kahan_sum, median, welford_std};
 use crate::table::agg::{
     Agg, NAN_STATS, agg_columns, first_non_nan, nan_stats, order_desc_by, percentages,
 };
-use crate::table::group::group_first_seen_text;
+use crate::table::group::group_first_seen_text_by;
 use crate::table::{Table, Value};
 use crate::trace::{Cat, EventId};
 
@@ -679,14 +679,18 @@ pub fn sheet(cx: &Context) -> Option<Table> {
         return None;
     }
     let mut reprs = ArgReprs::default();
-    let groups = group_first_seen_text(rows.iter().map(|r| {
+    let ids = rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.category.as_str(), arg_identity(cx, r.op)));
+    let groups = group_first_seen_text_by(ids, |i| {
+        let r = &rows[i];
         let mut keys = vec![
             Value::from(r.name.as_str()),
             Value::from(r.category.as_str()),
         ];
         keys.extend(arg_key_cells(cx, &mut reprs, r.op));
         keys
-    }));
+    });
     let perf = rows.iter().any(|r| r.metrics.is_some());
     let roof = rows
         .iter()

@@ -34,6 +34,52 @@ pub fn group_first_seen<K: Hash + Eq>(keys: impl IntoIterator<Item = K>) -> Vec<
     groups.into_iter().collect()
 }
 
+/// The table rows of each distinct identity (`ids`, one per table row),
+/// identities in first-seen order, rows ascending: sheets whose key rows are
+/// a pure function of a cheap identity build each distinct key row once,
+/// group those ([`group_first_seen_text`], [`group_first_seen_values`]) and
+/// take the table rows back with [`expand_groups`].
+pub fn rows_by_identity<I: Hash + Eq>(ids: impl IntoIterator<Item = I>) -> Vec<Vec<usize>> {
+    group_first_seen(ids)
+        .into_iter()
+        .map(|(_, rows)| rows)
+        .collect()
+}
+
+/// Groups of table rows from `groups` of distinct identities (indexes into
+/// `by_id`, see [`rows_by_identity`]): each keeps its key, its rows are its
+/// identities' rows, ascending.
+pub fn expand_groups<K>(groups: Vec<Group<K>>, mut by_id: Vec<Vec<usize>>) -> Vec<Group<K>> {
+    groups
+        .into_iter()
+        .map(|(key, distinct)| {
+            let rows = if let [d] = distinct[..] {
+                std::mem::take(&mut by_id[d])
+            } else {
+                let mut all: Vec<usize> = distinct
+                    .iter()
+                    .flat_map(|&d| by_id[d].iter().copied())
+                    .collect();
+                all.sort_unstable();
+                all
+            };
+            (key, rows)
+        })
+        .collect()
+}
+
+/// [`group_first_seen_text`] for key rows that are a pure function of a
+/// cheap identity (`ids`, one per table row): `cells` renders the key row
+/// of each distinct identity once, given its first table row.
+pub fn group_first_seen_text_by<I: Hash + Eq>(
+    ids: impl IntoIterator<Item = I>,
+    mut cells: impl FnMut(usize) -> Vec<Value>,
+) -> Vec<Group<Vec<Value>>> {
+    let by_id = rows_by_identity(ids);
+    let keys: Vec<Vec<Value>> = by_id.iter().map(|rows| cells(rows[0])).collect();
+    expand_groups(group_first_seen_text(keys), by_id)
+}
+
 /// Groups rows by key in ascending key order; `keys` yields one key row per
 /// table row, row 0 first. With `drop_missing`, rows whose key holds a
 /// missing value are left out. Each group keeps its first row's key.
@@ -163,6 +209,28 @@ mod tests {
 
     fn t(s: &str) -> Value {
         Value::Text(s.into())
+    }
+
+    /// Grouping by identity first gives the groups of the full key rows:
+    /// identities 1 and 3 render to the same text (Int 2 and text "2") and
+    /// join, with rows interleaved; identity 2 stays apart.
+    #[test]
+    fn identity_groups_equal_key_row_groups() {
+        let ids = [1, 2, 1, 3, 2, 3, 1];
+        let cells = |id: i32| match id {
+            1 => vec![t("a"), Value::Int(2)],
+            2 => vec![t("b"), Value::Null],
+            _ => vec![t("a"), t("2")],
+        };
+        let full = group_first_seen_text(ids.iter().map(|&i| cells(i)));
+        let by = group_first_seen_text_by(ids, |row| cells(ids[row]));
+        assert_eq!(by, full);
+        assert_eq!(by[0].1, [0, 2, 3, 5, 6]);
+        let by_id = rows_by_identity(ids);
+        assert_eq!(by_id, [vec![0, 2, 6], vec![1, 4], vec![3, 5]]);
+        let values = group_first_seen_values(by_id.iter().map(|r| cells(ids[r[0]])));
+        let full = group_first_seen_values(ids.iter().map(|&i| cells(i)));
+        assert_eq!(expand_groups(values, by_id), full);
     }
 
     #[test]

@@ -402,6 +402,24 @@ impl Trace {
         id
     }
 
+    /// Number of kept events (the others are stubs).
+    pub(crate) fn kept_len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// For each event id, its position among the kept events, or
+    /// `u32::MAX` for a stub; None when no event is a stub (the position is
+    /// the id). Per-event tables that stubs never use index by it.
+    pub(crate) fn kept_positions(&self) -> Option<Vec<u32>> {
+        let slots = self.slots.as_ref()?;
+        Some(
+            slots
+                .iter()
+                .map(|&s| if s < STUB_SLOT { s } else { u32::MAX })
+                .collect(),
+        )
+    }
+
     /// The kept events, in no promised order (for changes that apply to
     /// every event of some categories; stubs have no name or times).
     fn kept_events_mut(&mut self) -> impl Iterator<Item = &mut Event> {

@@ -52,6 +52,10 @@ pub const BACKWARD_PREFIX: &str = "autograd::engine::evaluate_function:";
 /// The call tree: parent/child links for every event, by index.
 #[derive(Debug)]
 pub struct Tree {
+    /// Each event's node: an index into the link arrays below, or
+    /// [`NO_NODE`] for a stub, which is never in the tree (see
+    /// [`Trace::kept_positions`]); None: the event's index.
+    nodes: Option<Vec<u32>>,
     parent: Vec<Option<EventId>>,
     first_child: Vec<Option<EventId>>,
     last_child: Vec<Option<EventId>>,
@@ -79,17 +83,57 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The link slot of event `id`; None for a stub.
+    #[inline]
+    fn node(&self, id: EventId) -> Option<usize> {
+        match &self.nodes {
+            None => Some(id.index()),
+            Some(nodes) => {
+                let k = nodes[id.index()];
+                (k != NO_NODE).then_some(k as usize)
+            }
+        }
+    }
+
+    /// The link slot of event `id`, to write; a stub (which an edit made a
+    /// kept event) gets one first.
+    fn slot(&mut self, id: EventId) -> usize {
+        if let Some(k) = self.node(id) {
+            return k;
+        }
+        let k = self.parent.len();
+        self.add_slots(1);
+        if let Some(nodes) = &mut self.nodes {
+            nodes[id.index()] = k as u32;
+        }
+        k
+    }
+
+    /// `n` more link slots, without links.
+    fn add_slots(&mut self, n: usize) {
+        let len = self.parent.len() + n;
+        for v in [
+            &mut self.parent,
+            &mut self.first_child,
+            &mut self.last_child,
+            &mut self.next_sibling,
+        ] {
+            v.resize(len, None);
+        }
+        self.gpu_count.resize(len, 0);
+    }
+
     /// The parent of `node`: the enclosing host event, or for GPU work the
     /// launch that claimed it.
     #[inline]
     pub fn parent(&self, node: EventId) -> Option<EventId> {
-        self.parent[node.index()]
+        self.node(node).and_then(|k| self.parent[k])
     }
 
     /// Number of GPU events below `node` (its `gpu_events` length).
     #[inline]
     pub fn gpu_count(&self, node: EventId) -> u32 {
-        self.gpu_count[node.index()]
+        self.node(node).map_or(0, |k| self.gpu_count[k])
     }
 
     /// The children of `node`: host children in time order, then GPU work in
@@ -97,13 +141,13 @@ impl Tree {
     pub fn children(&self, node: EventId) -> Children<'_> {
         Children {
             tree: self,
-            next: self.first_child[node.index()],
+            next: self.node(node).and_then(|k| self.first_child[k]),
         }
     }
 
     /// True when `node` has no children.
     pub fn is_leaf(&self, node: EventId) -> bool {
-        self.first_child[node.index()].is_none()
+        self.children(node).next.is_none()
     }
 
     /// True when the event is a linked GPU event (its `tree` flag in the reference).
@@ -148,18 +192,14 @@ impl Tree {
     /// Makes room for the events appended to the trace since the tree was
     /// built (`n` = the trace's length); they start without links.
     pub fn grow(&mut self, n: usize) {
-        for v in [
-            &mut self.parent,
-            &mut self.first_child,
-            &mut self.last_child,
-            &mut self.next_sibling,
-        ] {
-            if v.len() < n {
-                v.resize(n, None);
-            }
+        let events = self.nodes.as_ref().map_or(self.parent.len(), Vec::len);
+        if events >= n {
+            return;
         }
-        if self.gpu_count.len() < n {
-            self.gpu_count.resize(n, 0);
+        let first = self.parent.len();
+        self.add_slots(n - events);
+        if let Some(nodes) = &mut self.nodes {
+            nodes.extend((first..first + n - events).map(|k| k as u32));
         }
     }
 
@@ -169,20 +209,23 @@ impl Tree {
     /// it keeps its parent: a node may own a child whose parent is another).
     /// GPU counts are stale until [`Tree::recount_gpu`].
     pub fn set_children(&mut self, node: EventId, kids: &[EventId], reparent: bool) {
-        let mut c = self.first_child[node.index()].take();
+        let n = self.slot(node);
+        let mut c = self.first_child[n].take();
         while let Some(x) = c {
-            c = self.next_sibling[x.index()].take();
-            if self.parent[x.index()] == Some(node) {
-                self.parent[x.index()] = None;
+            let x = self.slot(x);
+            c = self.next_sibling[x].take();
+            if self.parent[x] == Some(node) {
+                self.parent[x] = None;
             }
         }
-        self.last_child[node.index()] = None;
+        self.last_child[n] = None;
         for &k in kids {
             self.unlink(k);
-            let parent = self.parent[k.index()];
+            let parent = self.parent(k);
             self.append_child(node, k);
             if !reparent {
-                self.parent[k.index()] = parent;
+                let k = self.slot(k);
+                self.parent[k] = parent;
             }
         }
     }
@@ -190,32 +233,39 @@ impl Tree {
     /// Takes `k` out of the child list that holds it (its parent's, or for a
     /// node owned by another than its parent, wherever it is found).
     fn unlink(&mut self, k: EventId) {
-        let Some(p) = self.parent[k.index()] else {
+        let Some(p) = self.parent(k) else {
             return;
         };
+        let p = self.slot(p);
         let mut prev: Option<EventId> = None;
-        let mut c = self.first_child[p.index()];
+        let mut c = self.first_child[p];
         while let Some(x) = c {
             if x == k {
-                let next = self.next_sibling[k.index()].take();
+                let kk = self.slot(k);
+                let next = self.next_sibling[kk].take();
                 match prev {
-                    None => self.first_child[p.index()] = next,
-                    Some(pr) => self.next_sibling[pr.index()] = next,
+                    None => self.first_child[p] = next,
+                    Some(pr) => {
+                        let pr = self.slot(pr);
+                        self.next_sibling[pr] = next;
+                    }
                 }
-                if self.last_child[p.index()] == Some(k) {
-                    self.last_child[p.index()] = prev;
+                if self.last_child[p] == Some(k) {
+                    self.last_child[p] = prev;
                 }
                 return;
             }
             prev = Some(x);
-            c = self.next_sibling[x.index()];
+            let x = self.slot(x);
+            c = self.next_sibling[x];
         }
     }
 
     /// Recomputes every node's GPU count from the child lists: the GPU
     /// events in its subtree, each once.
     pub fn recount_gpu(&mut self, trace: &Trace) {
-        let n = self.parent.len();
+        // Counted by event id (stubs count 0), then stored by slot.
+        let n = self.nodes.as_ref().map_or(self.parent.len(), Vec::len);
         let mut count = vec![0u32; n];
         // 0: not seen, 1: on the stack, 2: counted.
         let mut state = vec![0u8; n];
@@ -245,18 +295,34 @@ impl Tree {
                     .sum();
             }
         }
-        self.gpu_count = count;
+        match &self.nodes {
+            None => self.gpu_count = count,
+            Some(nodes) => {
+                for (&k, c) in nodes.iter().zip(count) {
+                    if k != NO_NODE {
+                        self.gpu_count[k as usize] = c;
+                    }
+                }
+            }
+        }
     }
 
     fn append_child(&mut self, parent: EventId, child: EventId) {
-        self.parent[child.index()] = Some(parent);
-        match self.last_child[parent.index()] {
-            None => self.first_child[parent.index()] = Some(child),
-            Some(last) => self.next_sibling[last.index()] = Some(child),
+        let (p, c) = (self.slot(parent), self.slot(child));
+        self.parent[c] = Some(parent);
+        match self.last_child[p] {
+            None => self.first_child[p] = Some(child),
+            Some(last) => {
+                let last = self.slot(last);
+                self.next_sibling[last] = Some(child);
+            }
         }
-        self.last_child[parent.index()] = Some(child);
+        self.last_child[p] = Some(child);
     }
 }
+
+/// [`Tree::nodes`] of a stub.
+const NO_NODE: u32 = u32::MAX;
 
 /// Iterator over a node's children.
 pub struct Children<'a> {
@@ -268,7 +334,7 @@ impl Iterator for Children<'_> {
     type Item = EventId;
     fn next(&mut self) -> Option<EventId> {
         let c = self.next?;
-        self.next = self.tree.next_sibling[c.index()];
+        self.next = self.tree.node(c).and_then(|k| self.tree.next_sibling[k]);
         Some(c)
     }
 }
@@ -309,8 +375,11 @@ fn link_of(trace: &Trace, ev: EventId, key: LinkKey) -> Option<i64> {
 
 /// Builds the tree for `trace`.
 pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
-    let n = trace.len();
+    // Slots for kept events only: most events of a big trace are stubs.
+    let nodes = trace.kept_positions();
+    let n = trace.kept_len();
     let mut tree = Tree {
+        nodes,
         parent: vec![None; n],
         first_child: vec![None; n],
         last_child: vec![None; n],
@@ -549,7 +618,8 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
             while let Some(x) = a
                 && steps <= trace.len()
             {
-                tree.gpu_count[x.index()] += 1;
+                let k = tree.slot(x);
+                tree.gpu_count[k] += 1;
                 a = tree.parent(x);
                 steps += 1;
             }
@@ -611,6 +681,55 @@ mod tests {
             {"ph": "X", "cat": "kernel", "name": "k1", "ts": 20, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}},
             {"ph": "X", "cat": "kernel", "name": "k2", "ts": 22, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}}"#,
         )
+    }
+
+    /// Stubs (python frames and other events under [`Needs::EVENTS`]) get
+    /// no link slots: the tree over the kept events is the full load's, and
+    /// stubs read as outside it, also after edits add events.
+    #[test]
+    fn stubs_are_outside_the_tree() {
+        let events = r#"{"ph": "X", "cat": "python_function", "name": "py", "ts": 0, "dur": 30, "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "cpu_op", "name": "op", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
+            {"ph": "i", "cat": "cpu_instant_event", "name": "i", "ts": 2, "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "args": {"correlation": 5}},
+            {"ph": "X", "cat": "python_function", "name": "py2", "ts": 1, "dur": 1, "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "kernel", "name": "k1", "ts": 20, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}}"#;
+        let text = format!("{{\"traceEvents\": [{events}]}}");
+        let mut stubbed = crate::load::kineto::decode(
+            text.as_bytes(),
+            crate::load::Packing::Plain,
+            &crate::trace::Needs::EVENTS,
+            crate::load::kineto::Threads::One,
+        )
+        .unwrap();
+        let full = trace_of_json(events);
+        assert_eq!((stubbed.len(), stubbed.kept_len()), (6, 3));
+        let mut tree = build(&stubbed, TreeOptions::default());
+        let plain = build(&full, TreeOptions::default());
+        let id = EventId::new;
+        for i in [1, 3, 5] {
+            assert_eq!(tree.parent(id(i)), plain.parent(id(i)), "event {i}");
+            assert_eq!(tree.gpu_count(id(i)), plain.gpu_count(id(i)));
+            assert_eq!(
+                tree.children(id(i)).collect::<Vec<_>>(),
+                plain.children(id(i)).collect::<Vec<_>>()
+            );
+        }
+        assert_eq!(tree.parent(id(5)), Some(id(3)));
+        assert_eq!(tree.gpu_events(&stubbed, id(1)), [id(5)]);
+        for i in [0, 2, 4] {
+            assert_eq!((tree.parent(id(i)), tree.gpu_count(id(i))), (None, 0));
+            assert!(tree.is_leaf(id(i)));
+        }
+        // An appended event and a stub an edit kept both take children.
+        let s = stubbed.push_synthetic("S", Cat::CudaRuntime, 0.0, 0.0);
+        tree.grow(stubbed.len());
+        tree.set_children(s, &[id(5)], true);
+        stubbed.set_times(id(4), id(1));
+        tree.set_children(id(4), &[s], true);
+        tree.recount_gpu(&stubbed);
+        assert_eq!((tree.parent(id(5)), tree.parent(s)), (Some(s), Some(id(4))));
+        assert_eq!([4, 6, 3].map(|i| tree.gpu_count(id(i))), [1, 1, 0]);
     }
 
     #[test]
