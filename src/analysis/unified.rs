@@ -2,6 +2,7 @@
 //! the highest modelled op of each subtree with its perf metrics, leaf ops
 //! without a model, and one-kernel "Synthetic Op" rows for the rest.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet as HashSet;
@@ -30,13 +31,14 @@ use crate::table::{Table, Value};
 use crate::trace::{Cat, EventId};
 
 /// One collected row before grouping.
-struct Row {
+struct Row<'a> {
     /// The op (for synthetic rows: the parent/ancestor it copies).
     op: OpRef,
     /// UID printed as `ex_UID` (synthetic rows get new ones).
     shown_uid: usize,
-    name: String,
-    category: String,
+    /// The op's name, borrowed from the trace (synthetic rows make theirs).
+    name: Cow<'a, str>,
+    category: &'static str,
     /// CPU duration of the op (NaN for pseudo ops, which have none).
     duration: f64,
     has_perf_model: bool,
@@ -296,13 +298,13 @@ fn measure(
     op: OpRef,
     name: &str,
     how: Collect,
-) -> Option<(String, Option<Arc<Metrics>>, bool)> {
+) -> Option<(&'static str, Option<Arc<Metrics>>, bool)> {
     let trace = cx.trace;
     let first = match op {
         OpRef::Event(e) => cx.attribution.first_kernel(trace, e),
         OpRef::Pseudo(_) => None,
     };
-    let category = || categorize(name, first).to_string();
+    let category = || categorize(name, first);
     Some(match how {
         Collect::Plain => (category(), None, false),
         Collect::Model(class) => match cx.metrics(op, class, false) {
@@ -326,17 +328,17 @@ fn measure(
         }
         Collect::Backward { fwd, class } => {
             let m = cx.metrics(OpRef::Event(fwd), class, true).ok();
-            (class.bwd_category.unwrap_or("other").to_string(), m, true)
+            (class.bwd_category.unwrap_or("other"), m, true)
         }
     })
 }
 
 /// The row of a collected op measured as `how` (its GPU events `gpu`);
 /// None when the reference drops it.
-fn op_row(cx: &Context, c: Collected, gpu: Vec<EventId>) -> Option<Row> {
+fn op_row<'a>(cx: &Context<'a>, c: Collected, gpu: Vec<EventId>) -> Option<Row<'a>> {
     let (op, how, stack) = c;
-    let name = cx.op_name(op).to_string();
-    let (category, metrics, has_model) = measure(cx, op, &name, how)?;
+    let name = cx.op_name(op);
+    let (category, metrics, has_model) = measure(cx, op, name, how)?;
     let kernel_time = match &metrics {
         Some(m) => m.kernel_time,
         None => super::intervals::events_busy_time(cx.trace, &gpu),
@@ -348,7 +350,7 @@ fn op_row(cx: &Context, c: Collected, gpu: Vec<EventId>) -> Option<Row> {
     Some(Row {
         op,
         shown_uid: cx.op_uid(op),
-        name,
+        name: Cow::Borrowed(name),
         category,
         duration,
         has_perf_model: has_model,
@@ -362,7 +364,11 @@ fn op_row(cx: &Context, c: Collected, gpu: Vec<EventId>) -> Option<Row> {
 /// Orphan kernels (GPU events no collected row covers, communication aside):
 /// one synthetic row each, copying the parent (or the nearest cpu_op
 /// ancestor), the parent-grouped ones first.
-fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -> Vec<Row> {
+fn orphan_rows<'a>(
+    cx: &Context<'a>,
+    covered: &HashSet<EventId>,
+    comm: &mut CommNames,
+) -> Vec<Row<'a>> {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut by_parent: IndexMap<EventId, Vec<EventId>, rustc_hash::FxBuildHasher> =
         IndexMap::default();
@@ -396,8 +402,8 @@ fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -
             Row {
                 op: OpRef::Event(p),
                 shown_uid: next_uid,
-                category: categorize(&name, first).to_string(),
-                name,
+                category: categorize(&name, first),
+                name: Cow::Owned(name),
                 duration: trace.event(p).dur,
                 has_perf_model: false,
                 kernel_time: super::intervals::events_busy_time(trace, &kernels),
@@ -411,7 +417,7 @@ fn orphan_rows(cx: &Context, covered: &HashSet<EventId>, comm: &mut CommNames) -
 
 /// Builds the rows of the unified table, in collection order, then the
 /// synthetic rows of the kernels no collected row covers.
-fn collect_rows(cx: &Context) -> Vec<Row> {
+fn collect_rows<'a>(cx: &Context<'a>) -> Vec<Row<'a>> {
     let (collected, mut comm) = collect_events(cx);
     let mut rows = Vec::new();
     let mut covered: HashSet<EventId> = HashSet::default();
@@ -681,13 +687,10 @@ pub fn sheet(cx: &Context) -> Option<Table> {
     let mut reprs = ArgReprs::default();
     let ids = rows
         .iter()
-        .map(|r| (r.name.as_str(), r.category.as_str(), arg_identity(cx, r.op)));
+        .map(|r| (&*r.name, r.category, arg_identity(cx, r.op)));
     let groups = group_first_seen_text_by(ids, |i| {
         let r = &rows[i];
-        let mut keys = vec![
-            Value::from(r.name.as_str()),
-            Value::from(r.category.as_str()),
-        ];
+        let mut keys = vec![Value::from(&*r.name), Value::from(r.category)];
         keys.extend(arg_key_cells(cx, &mut reprs, r.op));
         keys
     });
