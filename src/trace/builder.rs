@@ -567,6 +567,7 @@ impl TraceBuilder {
         }
         self.trace.loaded = self.trace.len();
         self.trace.args.shrink_to_fit();
+        self.trace.flow_ids.shrink_to_fit();
         self.trace
     }
 }

@@ -295,6 +295,38 @@ static STUB_EVENTS: [Event; 12] = {
     out
 };
 
+/// Flow ids by event, in two columns sorted by event id (loaders add them
+/// in input order, so an insert is a push).
+#[derive(Debug, Default)]
+struct FlowIds {
+    events: Vec<EventId>,
+    ids: Vec<i64>,
+}
+
+impl FlowIds {
+    fn get(&self, event: EventId) -> Option<i64> {
+        let at = self.events.binary_search(&event).ok()?;
+        Some(self.ids[at])
+    }
+
+    /// Gives back unused capacity (once loading is done).
+    fn shrink_to_fit(&mut self) {
+        self.events.shrink_to_fit();
+        self.ids.shrink_to_fit();
+    }
+
+    /// Sets the flow id of `event`.
+    fn insert(&mut self, event: EventId, id: i64) {
+        match self.events.binary_search(&event) {
+            Ok(at) => self.ids[at] = id,
+            Err(at) => {
+                self.events.insert(at, event);
+                self.ids.insert(at, id);
+            }
+        }
+    }
+}
+
 /// A loaded trace: the event arena plus its side tables. Made by a
 /// [`TraceBuilder`]; read through typed accessors.
 #[derive(Debug, Default)]
@@ -313,8 +345,9 @@ pub struct Trace {
     args: Vec<Args>,
     /// Distinct parsed argument values referenced by [`Args`].
     values: Vec<ArgValue>,
-    /// Flow ids of flow start/end events (only flows carry one).
-    flow_ids: FxHashMap<EventId, i64>,
+    /// Flow ids of flow start/end events (only flows carry one), by event
+    /// id ascending: a third of a hash map's memory.
+    flow_ids: FlowIds,
     /// Interned strings (names).
     strings: Interner,
     /// Interned pid/tid values.
@@ -501,7 +534,7 @@ impl Trace {
 
     /// The flow id of a flow start/end event.
     pub fn flow_id(&self, id: EventId) -> Option<i64> {
-        self.flow_ids.get(&id).copied()
+        self.flow_ids.get(id)
     }
 
     /// The pid/tid value behind `id`.
@@ -548,6 +581,27 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_ids_by_event() {
+        let mut f = FlowIds::default();
+        for (e, id) in [(3, 30), (7, 70), (5, 50), (7, 71)] {
+            f.insert(EventId::new(e), id);
+        }
+        let got: Vec<Option<i64>> = (0..9).map(|e| f.get(EventId::new(e))).collect();
+        let want = [
+            None,
+            None,
+            None,
+            Some(30),
+            None,
+            Some(50),
+            None,
+            Some(71),
+            None,
+        ];
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn stub_events_are_indexed_by_category() {
