@@ -11,7 +11,7 @@
 # The baseline is built once in ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}/base-<sha>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/scaled.sh
+source bench/common.sh
 ref_venv=""
 if [ "${1:-}" = "--reference" ]; then ref_venv=$2; shift 2; fi
 base_rev=${1:?usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]}
@@ -19,12 +19,12 @@ runs=${2:-3}
 shared=../shared
 cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
 mkdir -p "$cache"
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time" >&2; exit 2; }
+need_gnu_time
 big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
 [ -f "$big" ] || { echo "bench: $big not found (needs ../shared/corpus)" >&2; exit 2; }
 
-cargo build --release --quiet
-a_bin=$PWD/target/release/tracelens
+release_binary
+a_bin=$bin
 sha=$(git rev-parse --short "$base_rev")
 base_dir="$cache/base-$sha"
 if [ ! -x "$base_dir/target/release/tracelens" ]; then

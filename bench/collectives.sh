@@ -14,17 +14,15 @@
 # Needs GNU time (/usr/bin/time) and python3. Asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 ranks=${1:-64}
 scale=${2:-6}
 shared=../shared
 src="$shared/corpus/pytorch/a100_allreduce_2rank.json.gz"
 [ -f "$src" ] || { echo "bench: $src not found" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time" >&2; exit 2; }
-cargo build --release --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/tracelens
-
-work=$(mktemp -d /tmp/tracelens-coll-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+need_gnu_time
+release_binary
+scratch_dir tracelens-coll-bench
 echo "making one rank trace: scale_trace.py x$scale ..." >&2
 python3 "$shared/tools/scale_trace.py" "$src" "$scale" "$work/base.json"
 echo "writing $ranks rank traces ..." >&2

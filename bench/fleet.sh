@@ -14,17 +14,15 @@
 # Needs GNU time (/usr/bin/time) and python3. Asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 ranks=${1:-1024}
 steps=${2:-3}
 jobs=${3:-$(nproc)}
 src=../shared/corpus/multirank/dlrm_v100_8rank
 [ -d "$src" ] || { echo "bench: $src not found" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time" >&2; exit 2; }
-cargo build --release --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/tracelens
-
-work=$(mktemp -d /tmp/tracelens-fleet-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+need_gnu_time
+release_binary
+scratch_dir tracelens-fleet-bench
 plant=()
 [ "$ranks" -gt 700 ] && plant+=(--slow-rank 700)
 [ "$steps" -gt 1 ] && plant+=(--slow-step 1)

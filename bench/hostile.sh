@@ -10,10 +10,9 @@
 # usage: bench/hostile.sh            (work files under a temp folder)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=$PWD/target/release/tracelens
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source bench/common.sh
+release_binary
+scratch_dir tracelens-hostile
 cd "$work"
 python3 - <<'EOF'
 import gzip, zipfile, json

@@ -11,16 +11,15 @@
 # ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}. This is not a test: it asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/scaled.sh
+source bench/common.sh
 scaled=1
 if [ "${1:-}" = "--no-scaled" ]; then scaled=0; shift; fi
 runs=${1:-3}
 shared=../shared
 cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
 mkdir -p "$cache"
-cargo build --release --quiet
-bin=target/release/tracelens
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
+release_binary
+need_gnu_time
 
 traces=()
 if [ -d "$shared/corpus/pytorch" ]; then

@@ -376,9 +376,14 @@ impl<'a> Context<'a> {
     /// where the trace has no metadata.
     pub fn process_names(&self, ev: EventId) -> (String, String, String) {
         let e = self.trace.event(ev);
+        self.thread_names(e.pid, e.tid)
+    }
+
+    /// [`Context::process_names`] of the thread `tid` of process `pid`.
+    pub fn thread_names(&self, pid: IdentId, tid: IdentId) -> (String, String, String) {
         let unknown = || "Unknown".to_string();
-        let proc = self.tid_zero.and_then(|z| self.trace.thread_meta(e.pid, z));
-        let thread = self.trace.thread_meta(e.pid, e.tid);
+        let proc = self.tid_zero.and_then(|z| self.trace.thread_meta(pid, z));
+        let thread = self.trace.thread_meta(pid, tid);
         (
             proc.and_then(|m| m.process_name.clone())
                 .unwrap_or_else(unknown),

@@ -367,21 +367,18 @@ pub fn arg_identity(cx: &Context, op: OpRef) -> ArgIdentity {
 /// process and thread names, and the arguments as Python reprs (text;
 /// `Null` when absent).
 pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, op: OpRef) -> [Value; 7] {
-    let (pname, plabel, tname) = cx.process_names(cx.proc_event(op));
-    let a = cx
-        .trace
-        .args(cx.args_event(op))
-        .copied()
-        .unwrap_or_default();
-    let mut repr = |id| reprs.get(cx.trace, id).map_or(Value::Null, Value::Text);
+    let (pid, tid, values) = arg_identity(cx, op);
+    let (pname, plabel, tname) = cx.thread_names(pid, tid);
+    let [dims, types, strides, concrete] =
+        values.map(|id| reprs.get(cx.trace, id).map_or(Value::Null, Value::Text));
     [
         Value::Text(pname),
         Value::Text(plabel),
         Value::Text(tname),
-        repr(a.input_dims),
-        repr(a.input_type),
-        repr(a.input_strides),
-        repr(a.concrete_inputs),
+        dims,
+        types,
+        strides,
+        concrete,
     ]
 }
 

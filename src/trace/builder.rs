@@ -167,7 +167,6 @@ pub struct TraceBuilder {
     /// Source text of an argument value -> its handle (None: `null`, or text
     /// the parser rejected).
     values: FxHashMap<Box<str>, Option<ValueId>>,
-    null_ident: IdentId,
     gpu_without_dur: usize,
     coll_without_ts: usize,
     coll_without_dur: usize,
@@ -190,12 +189,13 @@ impl TraceBuilder {
             trace: Trace::default(),
             idents: FxHashMap::default(),
             values: FxHashMap::default(),
-            null_ident: IdentId::new(0),
             gpu_without_dur: 0,
             coll_without_ts: 0,
             coll_without_dur: 0,
         };
-        b.null_ident = b.ident(IdentRef::Null);
+        // The null pid/tid is interned first: stubs read as holding it
+        // (`IdentId::FIRST`).
+        b.ident(IdentRef::Null);
         b
     }
 
@@ -322,13 +322,8 @@ impl TraceBuilder {
         let _ = self.trace.events.try_reserve(kept);
         let _ = self.trace.args.try_reserve(args.min(kept));
         if stubs > 0 {
-            let mut slots = Vec::new();
-            let _ = slots.try_reserve(kept.saturating_add(stubs).min(MAX_INDEX));
-            match &self.trace.slots {
-                Some(old) => slots.extend_from_slice(old),
-                None => slots.extend(0..self.trace.events.len() as u32),
-            }
-            self.trace.slots = Some(slots);
+            self.trace
+                .slots_reserved(kept.saturating_add(stubs).min(MAX_INDEX));
         }
     }
 

@@ -247,6 +247,9 @@ pub fn is_collective_name(name: &str) -> bool {
     lower.contains("nccl") || lower.contains("rccl") || lower.contains("cross_device_reduce")
 }
 
+/// A stub's entry in [`Trace::kept_positions`].
+pub(crate) const NOT_KEPT: u32 = u32::MAX;
+
 /// Slot values from here on name a stub: `STUB_SLOT + category`.
 const STUB_SLOT: u32 = u32::MAX - 16;
 
@@ -425,14 +428,22 @@ impl Trace {
     /// Appends a stub of category `cat` (see `slots`); its id.
     fn push_stub(&mut self, cat: Cat) -> EventId {
         let id = EventId::new(self.len());
+        self.slots_reserved(0).push(STUB_SLOT + cat as u32);
+        id
+    }
+
+    /// The `slots` column, made (every event so far is kept: the identity)
+    /// when there is none, with room for `more` entries beyond the events
+    /// so far (nothing happens when memory says no).
+    fn slots_reserved(&mut self, more: usize) -> &mut Vec<u32> {
         let n = self.events.len();
         let slots = self.slots.get_or_insert_with(|| {
             let mut identity = Vec::with_capacity(n.max(self.events.capacity()));
             identity.extend(0..n as u32);
             identity
         });
-        slots.push(STUB_SLOT + cat as u32);
-        id
+        let _ = slots.try_reserve(more);
+        slots
     }
 
     /// Number of kept events (the others are stubs).
@@ -441,14 +452,14 @@ impl Trace {
     }
 
     /// For each event id, its position among the kept events, or
-    /// `u32::MAX` for a stub; None when no event is a stub (the position is
-    /// the id). Per-event tables that stubs never use index by it.
+    /// [`NOT_KEPT`] for a stub; None when no event is a stub (the position
+    /// is the id). Per-event tables that stubs never use index by it.
     pub(crate) fn kept_positions(&self) -> Option<Vec<u32>> {
         let slots = self.slots.as_ref()?;
         Some(
             slots
                 .iter()
-                .map(|&s| if s < STUB_SLOT { s } else { u32::MAX })
+                .map(|&s| if s < STUB_SLOT { s } else { NOT_KEPT })
                 .collect(),
         )
     }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::timings;
 use rustc_hash::FxHashMap;
 
-use super::{Cat, EventId, Ident, IdentId, Phase, Trace};
+use super::{Cat, EventId, Ident, IdentId, NOT_KEPT, Phase, Trace};
 
 /// Which `args` key ties launches to GPU work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub const BACKWARD_PREFIX: &str = "autograd::engine::evaluate_function:";
 #[derive(Debug)]
 pub struct Tree {
     /// Each event's node: an index into the link arrays below, or
-    /// [`NO_NODE`] for a stub, which is never in the tree (see
+    /// [`NOT_KEPT`] for a stub, which is never in the tree (see
     /// [`Trace::kept_positions`]); None: the event's index.
     nodes: Option<Vec<u32>>,
     parent: Vec<Option<EventId>>,
@@ -90,7 +90,7 @@ impl Tree {
             None => Some(id.index()),
             Some(nodes) => {
                 let k = nodes[id.index()];
-                (k != NO_NODE).then_some(k as usize)
+                (k != NOT_KEPT).then_some(k as usize)
             }
         }
     }
@@ -299,7 +299,7 @@ impl Tree {
             None => self.gpu_count = count,
             Some(nodes) => {
                 for (&k, c) in nodes.iter().zip(count) {
-                    if k != NO_NODE {
+                    if k != NOT_KEPT {
                         self.gpu_count[k as usize] = c;
                     }
                 }
@@ -320,9 +320,6 @@ impl Tree {
         self.last_child[p] = Some(child);
     }
 }
-
-/// [`Tree::nodes`] of a stub.
-const NO_NODE: u32 = u32::MAX;
 
 /// Iterator over a node's children.
 pub struct Children<'a> {

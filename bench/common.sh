@@ -1,0 +1,37 @@
+# Sourced by the bench scripts (from the repository root): the release
+# binary, GNU time, a scratch folder, and scaled copies of corpus traces
+# made once and cached.
+
+# release_binary: builds the release binary and sets $bin to its absolute
+# path (CARGO_TARGET_DIR respected).
+release_binary() {
+  cargo build --release --quiet
+  local dir=${CARGO_TARGET_DIR:-target}
+  case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
+  bin=$dir/release/tracelens
+}
+
+# need_gnu_time: exits (2) unless GNU time is at /usr/bin/time.
+need_gnu_time() {
+  [ -x /usr/bin/time ] || {
+    echo "bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2
+    exit 2
+  }
+}
+
+# scratch_dir NAME: sets $work to a new folder /tmp/NAME.XXXXXX, deleted
+# when the script exits.
+scratch_dir() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+}
+
+# scaled_copy TOOL SRC N OUT: runs `python3 TOOL SRC N OUT` (a scaling script
+# such as ../shared/tools/scale_trace.py) unless OUT already exists.
+scaled_copy() {
+  local tool=$1 src=$2 n=$3 out=$4
+  if [ ! -f "$out" ]; then
+    echo "making $out ($(basename "$tool") x$n)..." >&2
+    python3 "$tool" "$src" "$n" "$out"
+  fi
+}
