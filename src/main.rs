@@ -14,7 +14,16 @@ unsafe extern "C" {
 /// and v3 headers alike); -1 turns purging off.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
+/// How long freed memory stays mapped before mimalloc hands it back, ms.
+/// The v3 default (1000 ms) outlives a whole report: the call tree's link
+/// tables, the loader's batches and each pass's rows all stayed resident
+/// while the next stage allocated afresh (a 0.25 GB peak on a 0.58 GB
+/// trace, 0.17 GB at 10 ms, for no measurable CPU).
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
+
 fn main() {
+    // SAFETY: a plain option store, read by the allocator on its next purge.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     let code = tracelens::cli::run();
     // mimalloc's exit handler hands every freed page back to the OS one
     // range at a time; the process is about to end, which frees them all at

@@ -8,10 +8,10 @@ use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::table::agg::desc_nan_last;
-use crate::table::group::group_first_seen;
+use crate::table::group::{expand_groups, group_first_seen, rows_by_identity};
 use crate::table::typing::widen_ints;
 use crate::table::{Table, Value};
-use crate::trace::{Cat, EventId, StrId, Trace};
+use crate::trace::{Cat, EventId, StrId, Trace, ValueId};
 
 /// One kernel of the per-kernel table.
 #[derive(Debug, Clone, Copy)]
@@ -255,24 +255,40 @@ pub(super) fn histogram(durations: &[f64], bins: usize) -> Table {
     s
 }
 
-/// The group key of a short kernel: the kernel name alone in GPU-only mode,
-/// else the parent op, its argument reprs and the kernel name; None when a
-/// key cell is missing (pandas' groupby drops the row).
-fn short_key(cx: &Context, reprs: &mut ArgReprs, r: &KernelRow) -> Option<Vec<String>> {
+/// What a short kernel's group key is a function of: its name and, unless
+/// in GPU-only mode, its parent op's name and argument handles (dims,
+/// strides, concrete inputs).
+type ShortIdentity = (Option<StrId>, Option<(Option<StrId>, [ValueId; 3])>);
+
+/// The [`ShortIdentity`] of a short kernel; None when a key cell would be
+/// missing (pandas' groupby drops the row).
+fn short_identity(cx: &Context, r: &KernelRow) -> Option<ShortIdentity> {
     let trace = cx.trace;
-    let kname = trace.name(r.uid).to_string();
+    let kernel = trace.event(r.uid).name;
     if cx.gpu_only {
-        return Some(vec![kname]);
+        return Some((kernel, None));
     }
     let op = r.cpu_op?;
     let a = trace.args(op).copied().unwrap_or_default();
-    Some(vec![
-        trace.name(op).to_string(),
-        reprs.get(trace, a.input_dims)?,
-        reprs.get(trace, a.input_strides)?,
-        reprs.get(trace, a.concrete_inputs)?,
-        kname,
-    ])
+    let values = [a.input_dims?, a.input_strides?, a.concrete_inputs?];
+    Some((kernel, Some((trace.event(op).name, values))))
+}
+
+/// The group key of a short kernel from its identity: the kernel name
+/// alone in GPU-only mode, else the parent op, its argument reprs and the
+/// kernel name.
+fn short_key(cx: &Context, reprs: &mut ArgReprs, id: &ShortIdentity) -> Vec<String> {
+    let trace = cx.trace;
+    let text = |s: Option<StrId>| s.map_or("", |s| trace.string(s)).to_string();
+    let mut key = Vec::with_capacity(5);
+    if let Some((op, values)) = id.1 {
+        key.push(text(op));
+        for v in values {
+            key.extend(reprs.get(trace, Some(v)));
+        }
+    }
+    key.push(text(id.0));
+    key
 }
 
 fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Table {
@@ -294,10 +310,9 @@ fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Table {
         col::SHORT_KERNEL_DURATION_PCT_TOTAL,
     ]);
     let mut s = Table::new(sheet::SHORT_KERNELS_SUMMARY, &cols);
-    let mut reprs = ArgReprs::default();
-    let keyed: Vec<(Vec<String>, f64)> = short
+    let keyed: Vec<(ShortIdentity, f64)> = short
         .iter()
-        .filter_map(|r| short_key(cx, &mut reprs, r).map(|k| (k, r.dur)))
+        .filter_map(|r| short_identity(cx, r).map(|id| (id, r.dur)))
         .collect();
     if keyed.is_empty() && !short.is_empty() {
         // The reference's quirk: when every short kernel lacks a key, pandas
@@ -307,8 +322,15 @@ fn short_summary(cx: &Context, short: &[KernelRow], all_int: bool) -> Table {
         return quirk;
     }
     let total_us = total_time_us(cx);
-    let groups = group_first_seen(keyed.iter().map(|(k, _)| k));
-    let mut rows: Vec<(&Vec<String>, f64, usize, f64, f64)> = groups
+    // Each distinct identity's key is rendered once, then grouped as text.
+    let by_id = rows_by_identity(keyed.iter().map(|(id, _)| id));
+    let mut reprs = ArgReprs::default();
+    let keys: Vec<Vec<String>> = by_id
+        .iter()
+        .map(|rows| short_key(cx, &mut reprs, &keyed[rows[0]].0))
+        .collect();
+    let groups = expand_groups(group_first_seen(keys), by_id);
+    let mut rows: Vec<(Vec<String>, f64, usize, f64, f64)> = groups
         .into_iter()
         .map(|(k, idx)| {
             let v: Vec<f64> = idx.iter().map(|&i| keyed[i].1).collect();

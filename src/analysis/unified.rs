@@ -28,7 +28,7 @@ use crate::table::agg::{
 };
 use crate::table::group::group_first_seen_text_by;
 use crate::table::{Table, Value};
-use crate::trace::{Cat, EventId};
+use crate::trace::{Cat, EventId, EventSet};
 
 /// One collected row before grouping.
 struct Row<'a> {
@@ -42,8 +42,9 @@ struct Row<'a> {
     /// CPU duration of the op (NaN for pseudo ops, which have none).
     duration: f64,
     has_perf_model: bool,
-    /// GPU events in `gpu_events` order.
-    kernels: Vec<EventId>,
+    /// Its GPU events in `gpu_events` order: a range of [`Rows::kernels`]
+    /// (one list for all rows instead of a small vector each).
+    kernels: std::ops::Range<u32>,
     kernel_time: f64,
     metrics: Option<Arc<Metrics>>,
     /// The stack frames from the walk's root down to the op (with python
@@ -69,10 +70,37 @@ enum Collect {
 /// A collected op, how it is measured and its stack frames.
 type Collected = (OpRef, Collect, Option<Vec<OpRef>>);
 
+/// The rows of the table, and the GPU events they list.
+#[derive(Default)]
+struct Rows<'a> {
+    rows: Vec<Row<'a>>,
+    kernels: Vec<EventId>,
+}
+
+impl<'a> Rows<'a> {
+    /// The GPU events of `row`.
+    fn kernels(&self, row: &Row) -> &[EventId] {
+        &self.kernels[row.kernels.start as usize..row.kernels.end as usize]
+    }
+
+    /// Appends `gpu` to the kernel list; returns its range there.
+    fn add_kernels(&mut self, gpu: &[EventId]) -> std::ops::Range<u32> {
+        let start = self.kernels.len() as u32;
+        self.kernels.extend_from_slice(gpu);
+        start..self.kernels.len() as u32
+    }
+}
+
+/// The walk of spec 02 §6.2: it visits the call tree once and makes the
+/// row of each op it collects as it goes (no list of collected ops).
 struct Walker<'c, 'a> {
     cx: &'c Context<'a>,
-    visited: HashSet<OpRef>,
-    collected: Vec<Collected>,
+    /// Events visited, one bit each (most host events of a big trace).
+    visited: EventSet,
+    visited_pseudo: HashSet<usize>,
+    out: Rows<'a>,
+    /// GPU events of the collected ops, dropped rows' included.
+    covered: EventSet,
     comm: CommNames,
     /// With python frames in the tree the walk passes through every
     /// category and records call stacks, as the reference does.
@@ -200,11 +228,20 @@ impl Walker<'_, '_> {
 
     fn collect(&mut self, n: OpRef, how: Collect) {
         let stack = self.full.then(|| self.path.clone());
-        self.collected.push((n, how, stack));
+        let gpu = gpu_events(self.cx, n);
+        // A dropped row's kernels count as covered all the same.
+        self.covered.extend(gpu.iter().copied());
+        if let Some(row) = op_row(self.cx, (n, how, stack), &gpu, &mut self.out) {
+            self.out.rows.push(row);
+        }
     }
 
     fn visit(&mut self, n: OpRef) {
-        if !self.visited.insert(n) {
+        let new = match n {
+            OpRef::Event(e) => self.visited.insert(e),
+            OpRef::Pseudo(i) => self.visited_pseudo.insert(i),
+        };
+        if !new {
             return;
         }
         let cat = self.cat(n);
@@ -265,14 +302,17 @@ impl Walker<'_, '_> {
 }
 
 /// Walks the call tree from its roots (Python roots first, when the tree
-/// has them) and returns the collected ops, in collection order, with
-/// the communication-kernel names it used.
-fn collect_events(cx: &Context) -> (Vec<Collected>, CommNames) {
+/// has them) and returns the rows of the collected ops, in collection
+/// order, the GPU events they cover and the communication-kernel names the
+/// walk used.
+fn collect_events<'a>(cx: &Context<'a>) -> (Rows<'a>, EventSet, CommNames) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut w = Walker {
         cx,
-        visited: HashSet::default(),
-        collected: Vec::new(),
+        visited: EventSet::with_capacity(trace.len()),
+        visited_pseudo: HashSet::default(),
+        out: Rows::default(),
+        covered: EventSet::with_capacity(trace.len()),
         comm: CommNames::new(trace),
         full: tree.python_included,
         path: Vec::new(),
@@ -287,7 +327,7 @@ fn collect_events(cx: &Context) -> (Vec<Collected>, CommNames) {
     for &r in &tree.cpu_roots {
         w.visit(OpRef::Event(r));
     }
-    (w.collected, w.comm)
+    (w.out, w.covered, w.comm)
 }
 
 /// The category, metrics and "has a perf model" flag of a collected op;
@@ -333,15 +373,20 @@ fn measure(
     })
 }
 
-/// The row of a collected op measured as `how` (its GPU events `gpu`);
-/// None when the reference drops it.
-fn op_row<'a>(cx: &Context<'a>, c: Collected, gpu: Vec<EventId>) -> Option<Row<'a>> {
+/// The row of a collected op measured as `how` (its GPU events `gpu`,
+/// added to `out`'s list); None when the reference drops it.
+fn op_row<'a>(
+    cx: &Context<'a>,
+    c: Collected,
+    gpu: &[EventId],
+    out: &mut Rows<'a>,
+) -> Option<Row<'a>> {
     let (op, how, stack) = c;
     let name = cx.op_name(op);
     let (category, metrics, has_model) = measure(cx, op, name, how)?;
     let kernel_time = match &metrics {
         Some(m) => m.kernel_time,
-        None => super::intervals::events_busy_time(cx.trace, &gpu),
+        None => super::intervals::events_busy_time(cx.trace, gpu),
     };
     let duration = match op {
         OpRef::Event(e) => cx.trace.event(e).dur,
@@ -354,7 +399,7 @@ fn op_row<'a>(cx: &Context<'a>, c: Collected, gpu: Vec<EventId>) -> Option<Row<'
         category,
         duration,
         has_perf_model: has_model,
-        kernels: gpu,
+        kernels: out.add_kernels(gpu),
         kernel_time,
         metrics,
         stack,
@@ -363,18 +408,19 @@ fn op_row<'a>(cx: &Context<'a>, c: Collected, gpu: Vec<EventId>) -> Option<Row<'
 
 /// Orphan kernels (GPU events no collected row covers, communication aside):
 /// one synthetic row each, copying the parent (or the nearest cpu_op
-/// ancestor), the parent-grouped ones first.
-fn orphan_rows<'a>(
+/// ancestor), the parent-grouped ones first; appended to `out`.
+fn add_orphan_rows<'a>(
     cx: &Context<'a>,
-    covered: &HashSet<EventId>,
+    covered: &EventSet,
     comm: &mut CommNames,
-) -> Vec<Row<'a>> {
+    out: &mut Rows<'a>,
+) {
     let (trace, tree) = (cx.trace, cx.tree);
     let mut by_parent: IndexMap<EventId, Vec<EventId>, rustc_hash::FxBuildHasher> =
         IndexMap::default();
     let mut with_op: Vec<(EventId, EventId)> = Vec::new();
     for (k, e) in trace.events() {
-        if !e.cat.is_gpu() || covered.contains(&k) || comm.is_comm(trace, k) {
+        if !e.cat.is_gpu() || covered.contains(k) || comm.is_comm(trace, k) {
             continue;
         }
         let Some(parent) = tree.parent(k) else {
@@ -393,42 +439,31 @@ fn orphan_rows<'a>(
         .flat_map(|(p, ks)| ks.into_iter().map(move |k| (k, p)))
         .chain(with_op);
     // Synthetic rows get new UIDs after the last event and pseudo op.
-    (trace.len() + cx.pseudo.ops.len()..)
-        .zip(pairs)
-        .map(|(next_uid, (k, p))| {
-            let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
-            let first = cx.attribution.first_kernel(trace, p);
-            let kernels = vec![k];
-            Row {
-                op: OpRef::Event(p),
-                shown_uid: next_uid,
-                category: categorize(&name, first),
-                name: Cow::Owned(name),
-                duration: trace.event(p).dur,
-                has_perf_model: false,
-                kernel_time: super::intervals::events_busy_time(trace, &kernels),
-                kernels,
-                metrics: None,
-                stack: None,
-            }
-        })
-        .collect()
+    for (next_uid, (k, p)) in (trace.len() + cx.pseudo.ops.len()..).zip(pairs) {
+        let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
+        let first = cx.attribution.first_kernel(trace, p);
+        let row = Row {
+            op: OpRef::Event(p),
+            shown_uid: next_uid,
+            category: categorize(&name, first),
+            name: Cow::Owned(name),
+            duration: trace.event(p).dur,
+            has_perf_model: false,
+            kernel_time: super::intervals::events_busy_time(trace, &[k]),
+            kernels: out.add_kernels(&[k]),
+            metrics: None,
+            stack: None,
+        };
+        out.rows.push(row);
+    }
 }
 
 /// Builds the rows of the unified table, in collection order, then the
 /// synthetic rows of the kernels no collected row covers.
-fn collect_rows<'a>(cx: &Context<'a>) -> Vec<Row<'a>> {
-    let (collected, mut comm) = collect_events(cx);
-    let mut rows = Vec::new();
-    let mut covered: HashSet<EventId> = HashSet::default();
-    for c in collected {
-        let gpu = gpu_events(cx, c.0);
-        // A dropped row's kernels count as covered all the same.
-        covered.extend(gpu.iter().copied());
-        rows.extend(op_row(cx, c, gpu));
-    }
-    rows.extend(orphan_rows(cx, &covered, &mut comm));
-    rows
+fn collect_rows<'a>(cx: &Context<'a>) -> Rows<'a> {
+    let (mut out, covered, mut comm) = collect_events(cx);
+    add_orphan_rows(cx, &covered, &mut comm, &mut out);
+    out
 }
 
 /// The stack of each kernel of a group whose first row is `row`, for the
@@ -554,6 +589,7 @@ fn columns(perf: bool, roof: bool, stacks: bool) -> Vec<String> {
 /// percentages are added once every group is known), and its kernel time.
 fn group_row(
     cx: &Context,
+    all: &Rows,
     keys: &[Value],
     g: &[&Row],
     perf: bool,
@@ -611,7 +647,7 @@ fn group_row(
         }
     }
     row.extend([f(kt_median), f(kt_min), f(kt_max)]);
-    row.extend(detail_cells(cx, g, with_m.first().copied()));
+    row.extend(detail_cells(cx, all, g, with_m.first().copied()));
     (row, kt_sum)
 }
 
@@ -652,8 +688,8 @@ impl Durations {
 
 /// A group's cells from `kernel_details_summary` to `has_perf_model`, and
 /// `entry_point`, `call_stack_full` with `--include-call-stack`.
-fn detail_cells(cx: &Context, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Value> {
-    let lists: Vec<&[EventId]> = g.iter().map(|r| r.kernels.as_slice()).collect();
+fn detail_cells(cx: &Context, all: &Rows, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Value> {
+    let lists: Vec<&[EventId]> = g.iter().map(|r| all.kernels(r)).collect();
     let ks = kernel_details::summarise(cx.trace, &lists);
     let stacks = kernel_stacks(cx, g[0], &ks);
     let print_stacks = cx.opts.inference.include_call_stack;
@@ -680,7 +716,8 @@ fn detail_cells(cx: &Context, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Valu
 
 /// The `unified_perf_summary` sheet; None when there is no row.
 pub fn sheet(cx: &Context) -> Option<Table> {
-    let rows = collect_rows(cx);
+    let all = collect_rows(cx);
+    let rows = &all.rows;
     if rows.is_empty() {
         return None;
     }
@@ -702,7 +739,7 @@ pub fn sheet(cx: &Context) -> Option<Table> {
         .iter()
         .map(|(keys, idx)| {
             let g: Vec<&Row> = idx.iter().map(|&i| &rows[i]).collect();
-            group_row(cx, keys, &g, perf, roof)
+            group_row(cx, &all, keys, &g, perf, roof)
         })
         .unzip();
     let uid = |i: usize| rows[groups[i].1[0]].shown_uid;

@@ -12,6 +12,7 @@ pub mod builder;
 pub mod capture;
 pub mod dispatch;
 pub mod edit;
+pub mod event_set;
 pub mod handle;
 pub mod needs;
 pub mod tree;
@@ -21,6 +22,7 @@ use rustc_hash::FxHashMap;
 
 pub use args::{ArgValue, Args, CollectiveArgs, OpArgs};
 pub use builder::TraceBuilder;
+pub use event_set::EventSet;
 pub use handle::{ArgsId, EventId, IdentId, StrId, ValueId};
 pub use needs::Needs;
 
