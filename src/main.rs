@@ -22,8 +22,11 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 const PURGE_DELAY_MS: std::ffi::c_long = 10;
 
 fn main() {
-    // SAFETY: a plain option store, read by the allocator on its next purge.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    // mimalloc's own variable, when set, still decides.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: a plain option store, read by the allocator on its next purge.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    }
     let code = tracelens::cli::run();
     // mimalloc's exit handler hands every freed page back to the OS one
     // range at a time; the process is about to end, which frees them all at

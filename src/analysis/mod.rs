@@ -217,8 +217,9 @@ pub struct Context<'a> {
 /// backward kernels time it.
 type MetricsKey = (OpRef, usize, bool);
 
-/// Metrics by op instance ([`MetricsKey`]).
-type MetricsTable = FxHashMap<MetricsKey, ModelResult<Arc<Metrics>>>;
+/// Metrics by op instance, sorted by [`MetricsKey`] (a big trace has tens
+/// of thousands; a sorted list holds them in half a hash map's memory).
+type MetricsTable = Vec<(MetricsKey, ModelResult<Arc<Metrics>>)>;
 
 /// The table key of `op` under `class`.
 fn metrics_key(op: OpRef, class: &ModelClass, bwd: bool) -> MetricsKey {
@@ -271,13 +272,14 @@ impl<'a> Context<'a> {
                 wanted.push((op, class, true));
             }
         }
-        let table = wanted
+        let mut table: MetricsTable = wanted
             .par_iter()
             .map(|&(op, class, bwd)| {
                 let m = self.evaluate_metrics(op, class, bwd).map(Arc::new);
                 (metrics_key(op, class, bwd), m)
             })
             .collect();
+        table.sort_unstable_by_key(|&(key, _)| key);
         let _ = self.metrics_table.set(table);
     }
 
@@ -344,12 +346,11 @@ impl<'a> Context<'a> {
     /// [`Context::compute_metrics`] when it holds them, else computed now
     /// ([`roofline::compute`]).
     pub fn metrics(&self, op: OpRef, class: &ModelClass, bwd: bool) -> ModelResult<Arc<Metrics>> {
-        if let Some(found) = self
-            .metrics_table
-            .get()
-            .and_then(|t| t.get(&metrics_key(op, class, bwd)))
+        let key = metrics_key(op, class, bwd);
+        if let Some(t) = self.metrics_table.get()
+            && let Ok(i) = t.binary_search_by_key(&key, |&(k, _)| k)
         {
-            return found.clone();
+            return t[i].1.clone();
         }
         self.evaluate_metrics(op, class, bwd).map(Arc::new)
     }

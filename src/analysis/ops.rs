@@ -29,12 +29,31 @@ pub struct LauncherRow<'a> {
     pub category: &'static str,
     /// Its kernels, by start time.
     pub kernels: &'a [EventId],
-    /// Its name and nn.Module ancestors ([`module_stack`]); empty unless the
-    /// sheets group by parent module.
-    pub module_stack: Vec<String>,
-    /// Its parent module ([`parent_module`]); empty unless the sheets group
-    /// by parent module.
-    pub parent_module: String,
+    /// Its modules; None unless the sheets group by parent module (boxed:
+    /// most reports have none, and a big trace has many launchers).
+    pub modules: Option<Box<LauncherModules>>,
+}
+
+/// Where a launcher sits among the nn.Modules.
+#[derive(Debug, Clone)]
+pub struct LauncherModules {
+    /// Its name and nn.Module ancestors ([`module_stack`]).
+    pub stack: Vec<String>,
+    /// Its parent module ([`parent_module`]).
+    pub parent: String,
+}
+
+impl LauncherRow<'_> {
+    /// Its parent module; empty unless the sheets group by parent module.
+    pub fn parent_module(&self) -> &str {
+        self.modules.as_ref().map_or("", |m| &m.parent)
+    }
+
+    /// Its name and nn.Module ancestors; empty unless the sheets group by
+    /// parent module.
+    pub fn module_stack(&self) -> &[String] {
+        self.modules.as_ref().map_or(&[], |m| &m.stack)
+    }
 }
 
 /// Builds `L` in launcher order.
@@ -47,18 +66,13 @@ pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
         .map(|l| {
             let e = trace.event(l.uid);
             let first = l.kernels.first().map(|&k| trace.name(k));
-            let module_stack = if modules {
-                module_stack(trace, tree, l.uid)
-            } else {
-                Vec::new()
-            };
+            let modules = modules.then(|| {
+                let stack = module_stack(trace, tree, l.uid);
+                let parent = parent_module(&stack);
+                Box::new(LauncherModules { stack, parent })
+            });
             LauncherRow {
-                parent_module: if modules {
-                    parent_module(&module_stack)
-                } else {
-                    String::new()
-                },
-                module_stack,
+                modules,
                 uid: l.uid,
                 name: e.name,
                 direct: events_busy_time(trace, &l.kernels),
@@ -229,12 +243,12 @@ fn categories_text(rows: &[LauncherRow], idx: &[usize]) -> String {
 
 /// The parent module part of a group key: empty when not grouping by it.
 fn module_key<'r>(r: &'r LauncherRow, modules: bool) -> &'r str {
-    if modules { &r.parent_module } else { "" }
+    if modules { r.parent_module() } else { "" }
 }
 
 /// The `call_stack` of a group's first launcher.
 fn first_stack(rows: &[LauncherRow], idx: &[usize]) -> Value {
-    Value::Text(list_repr(&rows[idx[0]].module_stack))
+    Value::Text(list_repr(rows[idx[0]].module_stack()))
 }
 
 /// The inference script's `ops_summary` (`_module` variant): grouped by
@@ -424,11 +438,7 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
     let inf = &cx.opts.inference;
     let (modules, num_kernels) = (inf.group_by_parent_module, inf.group_by_num_kernels);
     let ids = rows.iter().map(|r| {
-        let module = if modules {
-            r.parent_module.as_str()
-        } else {
-            ""
-        };
+        let module = if modules { r.parent_module() } else { "" };
         // The direct kernel count keys only with `num_kernels`.
         let kernels = if num_kernels { r.kernels.len() } else { 0 };
         let name = cx.trace.event(r.uid).name;
@@ -439,7 +449,7 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
         let r = &rows[i];
         let mut keys = vec![Value::from(cx.trace.name(r.uid)), Value::from(r.category)];
         if modules {
-            keys.push(Value::from(r.parent_module.as_str()));
+            keys.push(Value::from(r.parent_module()));
         }
         keys.extend(arg_key_cells(cx, &mut reprs, OpRef::Event(r.uid)));
         if num_kernels {

@@ -163,7 +163,7 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
     ]);
     let (pname, plabel, tname) = cx.process_names(cx.proc_event(g[0].op));
     row.extend([pname, plabel, tname].map(Value::Text));
-    row.push(Value::from(g[0].metrics.compute_spec.as_str()));
+    row.push(Value::Text(g[0].metrics.compute_spec()));
     if has_roofline {
         let rl = g.iter().find_map(|r| r.metrics.roofline);
         row.push(rl.map_or(Value::Null, |r| Value::Float(r.time_us)));

@@ -19,7 +19,7 @@ use crate::trace::{ArgValue, Cat, EventId, Trace};
 
 /// A host op the sheets show: an event of the trace or a pseudo op of the
 /// overlay (index into [`PseudoOps::ops`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OpRef {
     /// An event of the trace.
     Event(EventId),

@@ -61,10 +61,16 @@ pub struct Metrics {
     pub flops_per_byte: f64,
     /// Achieved TB/s (NaN when unknown).
     pub tb_s: f64,
-    /// `<maf>_<precision>` or empty.
-    pub compute_spec: String,
     /// Present only with a GPU spec that knows this Compute Spec.
     pub roofline: Option<Roofline>,
+}
+
+impl Metrics {
+    /// `<maf>_<precision>` or empty (from the shared evaluation, not kept
+    /// per instance: a big trace has tens of thousands of instances).
+    pub fn compute_spec(&self) -> String {
+        self.eval.compute_spec()
+    }
 }
 
 /// Ops whose enclosing `user_annotation` the plain report reads: the
@@ -416,7 +422,6 @@ pub fn metrics_from(
         data_moved_mb,
         flops_per_byte,
         tb_s,
-        compute_spec,
         roofline,
     }
 }

@@ -624,7 +624,7 @@ fn group_row(
         row.push(
             with_m
                 .first()
-                .map_or(Value::Null, |m| Value::from(m.compute_spec.as_str())),
+                .map_or(Value::Null, |m| Value::Text(m.compute_spec())),
         );
         if roof {
             row.push(roofline.map_or(Value::Null, |r| Value::from(r.bound_text())));

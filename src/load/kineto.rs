@@ -542,11 +542,8 @@ impl PhaseCounts {
 /// parsing (when some category is skipped and `cat` can be read directly);
 /// `Full` when it cannot tell, with the category for stubs.
 fn early_keep(needs: &Needs, json: &[u8]) -> (Keep, Cat) {
-    match quick_cat(json).and_then(|c| std::str::from_utf8(c).ok()) {
-        Some(cat) => {
-            let cat = Cat::parse(cat);
-            (builder::keep(needs, cat), cat)
-        }
+    match quick_cat(json).and_then(Cat::from_bytes) {
+        Some(cat) => (builder::keep(needs, cat), cat),
         None => (Keep::Full, Cat::Missing),
     }
 }
@@ -814,6 +811,18 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn the_category_is_read_from_the_raw_bytes() {
+        let json = br#"{"ph": "X", "name": "a", "args": {"x": 1}, "cat" : "kernel"}"#;
+        assert_eq!(quick_cat(json), Some(&b"kernel"[..]));
+        assert_eq!(
+            Cat::from_bytes(b"python_function"),
+            Some(Cat::PythonFunction)
+        );
+        assert_eq!(Cat::from_bytes(b"Runtime"), Some(Cat::Other));
+        assert_eq!(Cat::from_bytes(b"\xff"), None);
     }
 
     #[test]

@@ -98,19 +98,26 @@ pub enum Cat {
 impl Cat {
     /// Classifies a `cat` string (exact, case-sensitive, as the reference does).
     pub fn parse(s: &str) -> Cat {
-        match s {
-            "cpu_op" => Cat::CpuOp,
-            "cuda_runtime" => Cat::CudaRuntime,
-            "cuda_driver" => Cat::CudaDriver,
-            "python_function" => Cat::PythonFunction,
-            "kernel" => Cat::Kernel,
-            "gpu_memcpy" => Cat::GpuMemcpy,
-            "gpu_memset" => Cat::GpuMemset,
-            "ac2g" => Cat::Ac2g,
-            "user_annotation" => Cat::UserAnnotation,
-            "gpu_user_annotation" => Cat::GpuUserAnnotation,
-            _ => Cat::Other,
-        }
+        Cat::from_bytes(s.as_bytes()).unwrap_or(Cat::Other)
+    }
+
+    /// [`Cat::parse`] of a `cat` string's raw bytes, as the loader finds
+    /// them; None when they are not UTF-8 (not a string a parser accepts).
+    pub fn from_bytes(b: &[u8]) -> Option<Cat> {
+        Some(match b {
+            b"cpu_op" => Cat::CpuOp,
+            b"cuda_runtime" => Cat::CudaRuntime,
+            b"cuda_driver" => Cat::CudaDriver,
+            b"python_function" => Cat::PythonFunction,
+            b"kernel" => Cat::Kernel,
+            b"gpu_memcpy" => Cat::GpuMemcpy,
+            b"gpu_memset" => Cat::GpuMemset,
+            b"ac2g" => Cat::Ac2g,
+            b"user_annotation" => Cat::UserAnnotation,
+            b"gpu_user_annotation" => Cat::GpuUserAnnotation,
+            // Only the categories no name matches pay for the check.
+            _ => return std::str::from_utf8(b).is_ok().then_some(Cat::Other),
+        })
     }
 
     /// The category's name as written in traces.
