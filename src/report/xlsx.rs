@@ -67,7 +67,7 @@ pub struct Xlsx {
 
 impl Writer for Xlsx {
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
-        let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path)?;
+        let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path, LOW_MEMORY_CELLS)?;
         let bytes = workbook
             .save_to_buffer()
             .map_err(|e| WriteError::from(e).at(format!("cannot write {}", self.path.display())))?;
@@ -91,10 +91,13 @@ pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
 }
 
 /// Builds the workbook of [`Xlsx`] in memory; `path` names it in errors.
+/// Sheets of more than `low_memory_cells` cells are written in the
+/// writer's low-memory mode ([`add_worksheet_for`]).
 fn build_workbook(
     sheets: &[&Table],
     charts: &[ReportChart],
     path: &Path,
+    low_memory_cells: usize,
 ) -> Result<Workbook, WriteError> {
     let names = worksheet_names(
         sheets
@@ -113,7 +116,7 @@ fn build_workbook(
     // the time (the default was 5% of a report's CPU on a 55 MB trace).
     workbook.set_zip_compression_level(1);
     for (sheet, name) in sheets.iter().zip(data_names) {
-        let ws = workbook.add_worksheet();
+        let ws = add_worksheet_for(&mut workbook, sheet, low_memory_cells);
         fill_worksheet(ws, sheet, name, &header)
             .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
     }
@@ -122,6 +125,32 @@ fn build_workbook(
             .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
     Ok(workbook)
+}
+
+/// Sheets with more cells than this are written in the writer's low-memory
+/// mode.
+const LOW_MEMORY_CELLS: usize = 100_000;
+
+/// A new worksheet for `sheet`. One of more than `low_memory_cells` cells
+/// (a per-kernel sheet) flushes each row to a temporary file as the next is
+/// written, keeping only its strings in memory: held whole, a 2-million-cell
+/// sheet took 0.5 GB. The cells are the same either way (only the order of
+/// the shared strings differs); without a writable temporary folder the
+/// sheet is held in memory.
+fn add_worksheet_for<'w>(
+    workbook: &'w mut Workbook,
+    sheet: &Table,
+    low_memory_cells: usize,
+) -> &'w mut Worksheet {
+    if sheet.nrows().saturating_mul(sheet.ncols()) > low_memory_cells {
+        // Checked first and added again: the borrow of a failed attempt
+        // must end before the fallback.
+        if workbook.add_worksheet_with_low_memory().is_ok() {
+            let last = workbook.worksheets_mut().len() - 1;
+            return &mut workbook.worksheets_mut()[last];
+        }
+    }
+    workbook.add_worksheet()
 }
 
 /// Writes one table's header, cells, widths, freeze pane and autofilter.
@@ -338,6 +367,7 @@ mod tests {
     use super::*;
     use crate::report::{CellRange, ChartAxis, Roof, Scale, Series};
     use std::fs;
+    use std::io::Read;
 
     /// Writes `sheets` and `charts` as one workbook at `path`.
     fn write_xlsx_with_charts(
@@ -643,6 +673,51 @@ mod tests {
         let mut s = Table::new("w", &["t (µs)"]);
         s.push_row(vec![Value::Float(1_234_567.0)]);
         assert_eq!(column_widths(&s, &styles(&s)), vec![13]);
+    }
+
+    #[test]
+    fn low_memory_sheets_read_back_as_held_ones() {
+        // Strings shared between the sheets, before and after the big one.
+        let mut big = Table::new("big", &["name", "i", "x", "flag", "none"]);
+        for i in 0..300 {
+            big.push_row(vec![
+                Value::Text(format!("kernel_{}", i % 7)),
+                Value::Int(i),
+                Value::Float(i as f64 * 0.25),
+                Value::Bool(i % 2 == 0),
+                Value::Null,
+            ]);
+        }
+        let (a, b) = (sample("before"), sample("after"));
+        let sheets = [&a, &big, &b];
+        let dir = tempfile::tempdir().unwrap();
+        let read_back = |low_memory_cells: usize, name: &str| {
+            let path = dir.path().join(name);
+            let mut wb = build_workbook(&sheets, &[], &path, low_memory_cells).unwrap();
+            fs::write(&path, wb.save_to_buffer().unwrap()).unwrap();
+            crate::report::read::read_xlsx(&path).unwrap()
+        };
+        let held = read_back(usize::MAX, "held.xlsx");
+        let flushed = read_back(1_000, "flushed.xlsx");
+        assert_eq!(held.len(), 3);
+        assert_eq!(held[1].nrows(), 300);
+        assert_eq!(held, flushed);
+        // The big sheet did go through the low-memory writer: its strings
+        // entered the shared table as they were written, ahead of the first
+        // sheet's (held sheets add theirs when the workbook is saved).
+        let first_string = |name: &str| {
+            let file = fs::File::open(dir.path().join(name)).unwrap();
+            let mut zip = zip::ZipArchive::new(file).unwrap();
+            let mut xml = String::new();
+            zip.by_name("xl/sharedStrings.xml")
+                .unwrap()
+                .read_to_string(&mut xml)
+                .unwrap();
+            let start = xml.find("<t>").unwrap() + 3;
+            xml[start..start + xml[start..].find('<').unwrap()].to_string()
+        };
+        assert_eq!(first_string("held.xlsx"), "op");
+        assert_eq!(first_string("flushed.xlsx"), "name");
     }
 
     #[test]
