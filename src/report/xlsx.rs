@@ -675,19 +675,25 @@ mod tests {
         assert_eq!(column_widths(&s, &styles(&s)), vec![13]);
     }
 
-    #[test]
-    fn low_memory_sheets_read_back_as_held_ones() {
-        // Strings shared between the sheets, before and after the big one.
-        let mut big = Table::new("big", &["name", "i", "x", "flag", "none"]);
-        for i in 0..300 {
-            big.push_row(vec![
-                Value::Text(format!("kernel_{}", i % 7)),
+    /// A per-kernel-like sheet of `rows` rows naming `names` kernels.
+    fn kernel_rows(rows: i64, names: i64) -> Table {
+        let mut s = Table::new("big", &["name", "i", "x", "flag", "none"]);
+        for i in 0..rows {
+            s.push_row(vec![
+                Value::Text(format!("kernel_{}", i % names)),
                 Value::Int(i),
                 Value::Float(i as f64 * 0.25),
                 Value::Bool(i % 2 == 0),
                 Value::Null,
             ]);
         }
+        s
+    }
+
+    #[test]
+    fn low_memory_sheets_read_back_as_held_ones() {
+        // Strings shared between the sheets, before and after the big one.
+        let big = kernel_rows(300, 7);
         let (a, b) = (sample("before"), sample("after"));
         let sheets = [&a, &big, &b];
         let dir = tempfile::tempdir().unwrap();
@@ -722,15 +728,7 @@ mod tests {
 
     #[test]
     fn big_sheet_is_fast_enough() {
-        let mut s = Table::new("big", &["name", "i", "x", "flag"]);
-        for i in 0..50_000 {
-            s.push_row(vec![
-                Value::Text(format!("kernel_{}", i % 977)),
-                Value::Int(i),
-                Value::Float(i as f64 * 0.25),
-                Value::Bool(i % 2 == 0),
-            ]);
-        }
+        let s = kernel_rows(50_000, 977);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.xlsx");
         let t = std::time::Instant::now();
