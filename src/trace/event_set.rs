@@ -8,7 +8,6 @@ use super::EventId;
 #[derive(Debug, Default, Clone)]
 pub struct EventSet {
     words: Vec<u64>,
-    len: usize,
 }
 
 impl EventSet {
@@ -16,7 +15,6 @@ impl EventSet {
     pub fn with_capacity(events: usize) -> EventSet {
         EventSet {
             words: vec![0; events.div_ceil(64)],
-            len: 0,
         }
     }
 
@@ -28,7 +26,6 @@ impl EventSet {
         }
         let new = self.words[word] & bit == 0;
         self.words[word] |= bit;
-        self.len += usize::from(new);
         new
     }
 
@@ -39,14 +36,15 @@ impl EventSet {
             .is_some_and(|w| w & (1u64 << (id.index() % 64)) != 0)
     }
 
-    /// How many ids the set holds.
+    /// How many ids the set holds (counted when asked: inserts, the hot
+    /// path, keep no count).
     pub fn len(&self) -> usize {
-        self.len
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.words.iter().all(|&w| w == 0)
     }
 }
 

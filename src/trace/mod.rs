@@ -98,12 +98,18 @@ pub enum Cat {
 impl Cat {
     /// Classifies a `cat` string (exact, case-sensitive, as the reference does).
     pub fn parse(s: &str) -> Cat {
-        Cat::from_bytes(s.as_bytes()).unwrap_or(Cat::Other)
+        Cat::named(s.as_bytes()).unwrap_or(Cat::Other)
     }
 
     /// [`Cat::parse`] of a `cat` string's raw bytes, as the loader finds
     /// them; None when they are not UTF-8 (not a string a parser accepts).
     pub fn from_bytes(b: &[u8]) -> Option<Cat> {
+        // Only the categories no name matches pay for the check.
+        Cat::named(b).or_else(|| std::str::from_utf8(b).is_ok().then_some(Cat::Other))
+    }
+
+    /// The category a known name stands for; None for any other bytes.
+    fn named(b: &[u8]) -> Option<Cat> {
         Some(match b {
             b"cpu_op" => Cat::CpuOp,
             b"cuda_runtime" => Cat::CudaRuntime,
@@ -115,8 +121,7 @@ impl Cat {
             b"ac2g" => Cat::Ac2g,
             b"user_annotation" => Cat::UserAnnotation,
             b"gpu_user_annotation" => Cat::GpuUserAnnotation,
-            // Only the categories no name matches pay for the check.
-            _ => return std::str::from_utf8(b).is_ok().then_some(Cat::Other),
+            _ => return None,
         })
     }
 
