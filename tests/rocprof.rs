@@ -199,7 +199,7 @@ fn broken_files_are_refused() {
     let (_a, p) = scratch("cut.json.gz", &packed[..packed.len() / 2]);
     refused(&p, &[], "truncated or corrupt gzip data");
     let (_b, p) = scratch("cut.json", &text[..text.len() * 3 / 5]);
-    refused(&p, &[], "truncated JSON: EOF while parsing");
+    refused(&p, &[], "truncated JSON: input ended inside ");
     let (_c, p) = scratch(
         "comma.json",
         br#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 1,}}]}"#,

@@ -277,7 +277,7 @@ fn kernel_details(d: &DispatchData) -> Table {
             .cmp(&a.dur_ns())
             .then(a.dispatch_id.cmp(&b.dispatch_id))
     });
-    let mut columns: Vec<Vec<Value>> = vec![Vec::with_capacity(order.len()); cols.len()];
+    let mut columns: Vec<Vec<Value>> = crate::table::empty_columns(cols.len(), order.len());
     for k in order {
         let ints = [k.dur_ns(), k.stream, k.dispatch_id]
             .into_iter()

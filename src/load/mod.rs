@@ -183,6 +183,12 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     }
 }
 
+/// Parsing threads of a parallel loader: as many as the machine has
+/// cores, at most 8.
+pub(crate) fn worker_count() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
+}
+
 /// The first bytes of an unrecognised input, for the error message.
 fn describe_head(head: &[u8]) -> String {
     match head.first() {

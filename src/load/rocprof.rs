@@ -1,12 +1,15 @@
-//! rocprofv3 JSON (`rocprofiler-sdk-tool`): a streaming decoder.
+//! rocprofv3 JSON (`rocprofiler-sdk-tool`): a parallel streaming decoder.
 //!
-//! The document is read once, front to back, by serde_json's streaming
-//! deserializer; visitors walk `rocprofiler-sdk-tool[0]` and keep, record by
-//! record, only what the report reads: the kernel-dispatch and memory-copy
-//! records of `buffer_records`, the kernel names of `kernel_symbols`, the
-//! memory-copy operation names of `strings`, `metadata.init_time` /
-//! `fini_time` and the number of GPU agents. Nothing else is kept, so memory
-//! grows with the number of records, not with the size of the document.
+//! The document is read once, front to back, by the shape-driven splitter
+//! ([`scan::split_shaped`]), which walks `rocprofiler-sdk-tool[0]` and
+//! hands over only what the report reads: the kernel-dispatch and
+//! memory-copy records of `buffer_records` and the entries of
+//! `kernel_symbols` one at a time, `metadata`, `agents` and `strings`
+//! whole. Everything else is passed over unread. Records are packed into
+//! batches that worker threads parse with serde_json; one merger thread
+//! takes the batches in document order and keeps, record by record, the
+//! kernel dispatches, memory copies and kernel names. Memory grows with
+//! the number of records, not with the size of the document.
 //!
 //! `kernel_symbols` may come before or after the dispatches: a dispatch
 //! keeps its kernel id until the end, when ids become names. The result is
@@ -14,17 +17,18 @@
 //! Kineto-like GPU event per record (microseconds) for the passes that read
 //! events.
 
-use std::fmt;
-use std::io::{self, BufReader, Read};
+use std::io::Read;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
 use super::Packing;
 use super::kineto::Counted;
-use super::scan;
+use super::scan::{self, Node, ScanError, Shape, ShapeSink};
 use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
@@ -33,62 +37,366 @@ use crate::trace::{Cat, Needs, Phase, Profiler, Trace, TraceBuilder};
 /// The top-level key of a rocprofv3 document.
 const TOOL_KEY: &str = "rocprofiler-sdk-tool";
 
-/// Decodes a rocprofv3 JSON document from `reader` (already unpacked).
+/// What the splitter reads of a rocprofv3 document.
+static DOC: Node = Node {
+    label: "",
+    expecting: "a JSON object",
+    shape: Shape::Object(&[(TOOL_KEY, TOOLS)]),
+};
+
+/// The `rocprofiler-sdk-tool` list: element 0 is read, the others counted.
+const TOOLS: Node = Node {
+    label: TOOL_KEY,
+    expecting: "a list of profile objects",
+    shape: Shape::First(&TOOL),
+};
+
+/// `rocprofiler-sdk-tool[0]`.
+static TOOL: Node = Node {
+    label: TOOL_KEY,
+    expecting: "a profile object",
+    shape: Shape::Object(&[
+        ("metadata", whole(METADATA)),
+        ("agents", whole(AGENTS)),
+        ("strings", whole(STRINGS)),
+        (
+            "kernel_symbols",
+            Node {
+                label: SYMBOLS,
+                expecting: "a list of kernel symbols",
+                shape: Shape::Elements,
+            },
+        ),
+        (
+            "buffer_records",
+            Node {
+                label: "rocprofiler-sdk-tool[0].buffer_records",
+                expecting: "an object of record lists",
+                shape: Shape::Object(&[
+                    ("kernel_dispatch", records(DISPATCHES)),
+                    ("memory_copy", records(COPIES)),
+                ]),
+            },
+        ),
+    ]),
+};
+
+const METADATA: &str = "rocprofiler-sdk-tool[0].metadata";
+const AGENTS: &str = "rocprofiler-sdk-tool[0].agents";
+const STRINGS: &str = "rocprofiler-sdk-tool[0].strings";
+const SYMBOLS: &str = "rocprofiler-sdk-tool[0].kernel_symbols";
+const DISPATCHES: &str = "buffer_records.kernel_dispatch";
+const COPIES: &str = "buffer_records.memory_copy";
+
+/// A value read whole (serde_json reports its type errors).
+const fn whole(label: &'static str) -> Node {
+    Node {
+        label,
+        expecting: "",
+        shape: Shape::Whole,
+    }
+}
+
+/// A list of records, read one at a time.
+const fn records(label: &'static str) -> Node {
+    Node {
+        label,
+        expecting: "a list of records",
+        shape: Shape::Elements,
+    }
+}
+
+/// A batch is handed to a worker once it holds this many bytes of records.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// The merger hung up (it found an error, which takes precedence).
+const MERGER_STOPPED: &str = "merger stopped";
+
+/// Decodes a rocprofv3 JSON document from `reader` (already unpacked):
+/// splits on the calling thread, parses records on worker threads, keeps
+/// them in order on a merger thread (see the module docs).
 pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Trace, LoadError> {
+    let max_value = scan::max_value_bytes().map_err(LoadError::Limit)?;
     let mut counted = Counted {
         inner: reader,
         bytes: 0,
     };
-    let mut st = State::default();
-    let max_value = scan::max_value_bytes().map_err(LoadError::Limit)?;
-    {
-        // serde_json collects each string, key and number in a buffer that
-        // grows without bound: cap one token (TRACELENS_MAX_VALUE_MB).
-        let limited = scan::TokenLimit::new(&mut counted, max_value);
-        // serde_json reads a reader byte by byte: buffer it.
-        let input = BufReader::with_capacity(1 << 16, limited);
-        let mut de = serde_json::Deserializer::from_reader(input);
-        let parsed = Doc(&mut st).deserialize(&mut de).and_then(|()| de.end());
-        parsed.map_err(|e| json_error(packing, st.at, e))?;
+    let workers = super::worker_count();
+    let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
+    let (jobs_tx, jobs_rx) = channel::<Job>();
+    let jobs_rx = Mutex::new(jobs_rx);
+    let cannot_start =
+        |e: std::io::Error| LoadError::Limit(format!("cannot start a loader thread: {e}"));
+    let (st, tools) = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let jobs = &jobs_rx;
+            std::thread::Builder::new()
+                .name("tracelens-parse".into())
+                .spawn_scoped(scope, move || {
+                    loop {
+                        // The lock is held only while taking a job.
+                        let job = match jobs.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(job) = job else { return };
+                        let done = job.done.clone();
+                        // The merger may have stopped: then nobody waits.
+                        let _ = done.send(job.parse());
+                    }
+                })
+                .map_err(cannot_start)?;
+        }
+        let merger = std::thread::Builder::new()
+            .name("tracelens-merge".into())
+            .spawn_scoped(scope, move || merge(order_rx))
+            .map_err(cannot_start)?;
+        let mut sink = Splitter {
+            jobs: jobs_tx,
+            order: order_tx,
+            batch: None,
+            tools: None,
+        };
+        let split = scan::split_shaped(&mut counted, &DOC, &mut sink, max_value);
+        // Records before a syntax error are still checked: their errors come first.
+        let flushed = sink.flush();
+        let tools = sink.tools;
+        drop(sink);
+        let st = merger.join().map_err(|_| LoadError::Internal)??;
+        split.map_err(|e| split_error(packing, e))?;
+        flushed.map_err(LoadError::Invalid)?;
+        Ok::<_, LoadError>((st, tools))
+    })?;
+    st.finish(tools, needs, counted.bytes)
+}
+
+/// A splitter error as a [`LoadError`].
+fn split_error(packing: Packing, e: ScanError) -> LoadError {
+    match e {
+        ScanError::Io(io) => LoadError::read(packing, io),
+        ScanError::Syntax(m) => LoadError::Syntax(m),
+        ScanError::Callback(m) => LoadError::Invalid(m),
+        ScanError::Limit(m) => LoadError::Limit(m),
     }
-    st.finish(needs, counted.bytes)
 }
 
-/// Where the parser is, for error messages.
-#[derive(Debug, Clone, Copy, Default)]
-enum Place {
-    /// Outside `rocprofiler-sdk-tool[0]`.
-    #[default]
-    Top,
-    /// In `rocprofiler-sdk-tool`, or in one of `[0]`'s keys.
-    Tool(&'static str),
-    /// In record `.1` of `buffer_records.<.0>`.
-    Record(&'static str, usize),
+/// A serde_json error of the value at `place` as a [`LoadError`]: syntax
+/// as syntax, content errors with the place.
+fn json_error(place: &str, e: serde_json::Error) -> LoadError {
+    match e.classify() {
+        Category::Syntax | Category::Eof | Category::Io => {
+            LoadError::Syntax(format!("invalid JSON: {e}"))
+        }
+        Category::Data => LoadError::Invalid(format!("{place}: {e}")),
+    }
 }
 
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            Place::Top => Ok(()),
-            Place::Tool("") => write!(f, "{TOOL_KEY}"),
-            Place::Tool(key) => write!(f, "{TOOL_KEY}[0].{key}"),
-            Place::Record(kind, i) => write!(f, "buffer_records.{kind}[{i}]"),
+/// Parses the value at `place`.
+fn parse<T: DeserializeOwned>(place: &str, json: &[u8]) -> Result<T, LoadError> {
+    serde_json::from_slice(json).map_err(|e| json_error(place, e))
+}
+
+/// The record lists the splitter batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    Kernels,
+    Copies,
+    Symbols,
+}
+
+impl List {
+    fn of(node: &Node) -> Option<List> {
+        match node.label {
+            DISPATCHES => Some(List::Kernels),
+            COPIES => Some(List::Copies),
+            SYMBOLS => Some(List::Symbols),
+            _ => None,
         }
     }
 }
 
-/// A serde_json error as a [`LoadError`]: read failures (a truncated
-/// gzip) as such, syntax as syntax, and content errors with the place.
-fn json_error(packing: Packing, at: Place, e: serde_json::Error) -> LoadError {
-    match e.classify() {
-        Category::Io => LoadError::read(packing, io::Error::from(e)),
-        Category::Eof => LoadError::Syntax(format!("truncated JSON: {e}")),
-        Category::Syntax => LoadError::Syntax(format!("invalid JSON: {e}")),
-        Category::Data => LoadError::Invalid(match at {
-            Place::Top => e.to_string(),
-            at => format!("{at}: {e}"),
-        }),
+/// Consecutive records of one list, as JSON text.
+struct Batch {
+    list: List,
+    first_index: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// A batch handed to a worker, with where its result goes.
+struct Job {
+    batch: Batch,
+    done: SyncSender<Parsed>,
+}
+
+/// The records of a batch as a worker read them, up to the first error.
+enum Records {
+    /// Kernel id and dispatch (its name not yet set).
+    Kernels(Vec<(u64, KernelDispatch)>),
+    Copies(Vec<CopyRecord>),
+    /// Kernel id and the name the reference picks.
+    Symbols(Vec<(u64, String)>),
+}
+
+struct Parsed {
+    records: Records,
+    /// The error of the record after the last one read.
+    error: Option<LoadError>,
+}
+
+impl Job {
+    /// Reads every record of the batch (a worker's part).
+    fn parse(self) -> Parsed {
+        let b = &self.batch;
+        let invalid = |place: &str, e: String| LoadError::Invalid(format!("{place}: {e}"));
+        match b.list {
+            List::Kernels => read_all(b, Records::Kernels, |i, json| {
+                let place = format!("{DISPATCHES}[{i}]");
+                let r: RawDispatch = parse(&place, json)?;
+                r.dispatch().map_err(|e| invalid(&place, e))
+            }),
+            List::Copies => read_all(b, Records::Copies, |i, json| {
+                let place = format!("{COPIES}[{i}]");
+                let r: RawCopy = parse(&place, json)?;
+                r.record().map_err(|e| invalid(&place, e))
+            }),
+            List::Symbols => read_all(b, Records::Symbols, |_, json| {
+                let sym: RawSymbol = parse(SYMBOLS, json)?;
+                Ok((sym.kernel_id, sym.name()))
+            }),
+        }
     }
+}
+
+/// Reads the records of `batch` one by one with `read` (given each one's
+/// index in its list), up to the first error.
+fn read_all<T>(
+    batch: &Batch,
+    records: fn(Vec<T>) -> Records,
+    mut read: impl FnMut(usize, &[u8]) -> Result<T, LoadError>,
+) -> Parsed {
+    let mut out = Vec::with_capacity(batch.ends.len());
+    let mut start = 0;
+    let mut error = None;
+    for (i, &end) in batch.ends.iter().enumerate() {
+        match read(batch.first_index + i, &batch.buf[start..end]) {
+            Ok(r) => out.push(r),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+        start = end;
+    }
+    Parsed {
+        records: records(out),
+        error,
+    }
+}
+
+/// What the merger takes next, in document order.
+enum Pending {
+    /// A batch being parsed; its result arrives here.
+    Batch(Receiver<Parsed>),
+    /// A value read whole: its node's label and JSON text.
+    Whole(&'static str, Vec<u8>),
+}
+
+/// The splitter's sink: packs records into batches and queues them for the
+/// workers and, in the same order, for the merger.
+struct Splitter {
+    jobs: Sender<Job>,
+    order: SyncSender<Pending>,
+    batch: Option<Batch>,
+    /// The length of the `rocprofiler-sdk-tool` list, once read.
+    tools: Option<usize>,
+}
+
+impl Splitter {
+    fn flush(&mut self) -> Result<(), String> {
+        let Some(batch) = self.batch.take() else {
+            return Ok(());
+        };
+        let (done, result) = sync_channel(1);
+        // Queued for the merger first: the bound on batches in flight.
+        self.order
+            .send(Pending::Batch(result))
+            .map_err(|_| MERGER_STOPPED.to_string())?;
+        self.jobs
+            .send(Job { batch, done })
+            .map_err(|_| MERGER_STOPPED.to_string())
+    }
+}
+
+impl ShapeSink for Splitter {
+    fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String> {
+        self.flush()?;
+        self.order
+            .send(Pending::Whole(node.label, json.to_vec()))
+            .map_err(|_| MERGER_STOPPED.to_string())
+    }
+
+    fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String> {
+        let list =
+            List::of(node).ok_or_else(|| format!("internal error: no list {}", node.label))?;
+        if self.batch.as_ref().is_some_and(|b| b.list != list) {
+            self.flush()?;
+        }
+        let batch = self.batch.get_or_insert_with(|| Batch {
+            list,
+            first_index: index,
+            buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            ends: Vec::new(),
+        });
+        // A record may be as large as the splitter's limit: no abort if
+        // memory cannot hold a copy.
+        batch.buf.try_reserve(json.len()).map_err(|_| {
+            format!(
+                "{}[{index}]: out of memory copying {} bytes",
+                node.label,
+                json.len()
+            )
+        })?;
+        batch.buf.extend_from_slice(json);
+        batch.ends.push(batch.buf.len());
+        if batch.buf.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, _node: &'static Node, n: usize) -> Result<(), String> {
+        self.tools = Some(n);
+        Ok(())
+    }
+}
+
+/// Takes batches and whole values in document order and keeps what they
+/// hold.
+fn merge(order: Receiver<Pending>) -> Result<State, LoadError> {
+    let mut st = State::default();
+    for pending in order {
+        match pending {
+            Pending::Batch(result) => {
+                let p = result.recv().map_err(|_| LoadError::Internal)?;
+                match p.records {
+                    Records::Kernels(ks) => {
+                        for (id, k) in ks {
+                            st.push_kernel(id, k).map_err(LoadError::Invalid)?;
+                        }
+                    }
+                    Records::Copies(cs) => st.copies.extend(cs),
+                    // A repeated id: the last entry wins, as in a Python dict.
+                    Records::Symbols(syms) => st.symbols.extend(syms),
+                }
+                if let Some(e) = p.error {
+                    return Err(e);
+                }
+            }
+            Pending::Whole(label, json) => st.whole(label, &json)?,
+        }
+    }
+    Ok(st)
 }
 
 /// A memory copy as read, before its name is known.
@@ -101,14 +409,9 @@ struct CopyRecord {
     stream: i64,
 }
 
-/// What the visitors keep while the document streams by.
+/// What the merger keeps while the document streams by.
 #[derive(Debug, Default)]
 struct State {
-    at: Place,
-    /// The document has the `rocprofiler-sdk-tool` key.
-    has_tool_key: bool,
-    /// Elements of the `rocprofiler-sdk-tool` list.
-    tools: usize,
     init_time_ns: Option<i64>,
     fini_time_ns: Option<i64>,
     gpu_agents: usize,
@@ -254,64 +557,109 @@ struct RawKindNames {
     operations: Vec<String>,
 }
 
-impl State {
-    fn push_kernel(&mut self, r: RawDispatch) -> Result<(), String> {
-        check_times(r.start_timestamp, r.end_timestamp)?;
-        let info = r.dispatch_info;
-        let dense = match self.dense.get(&info.kernel_id) {
-            Some(&d) => d,
-            None => {
-                let d = u32::try_from(self.kernel_ids.len())
-                    .map_err(|_| "too many distinct kernel ids".to_string())?;
-                self.kernel_ids.push(info.kernel_id);
-                self.dense.insert(info.kernel_id, d);
-                d
-            }
-        };
+impl RawDispatch {
+    /// The kernel id and the dispatch (its name still unset).
+    fn dispatch(self) -> Result<(u64, KernelDispatch), String> {
+        check_times(self.start_timestamp, self.end_timestamp)?;
+        let info = self.dispatch_info;
         let (g, b) = (info.grid_size, info.workgroup_size);
-        self.kernels.push(KernelDispatch {
-            name: dense,
-            start_ns: r.start_timestamp,
-            end_ns: r.end_timestamp,
-            stream: r.stream_id.handle,
+        let k = KernelDispatch {
+            name: 0,
+            start_ns: self.start_timestamp,
+            end_ns: self.end_timestamp,
+            stream: self.stream_id.handle,
             dispatch_id: info.dispatch_id,
             grid: [g.x, g.y, g.z],
             block: [b.x, b.y, b.z],
             agent_id: info.agent_id.handle,
-            thread_id: r.thread_id,
-        });
+            thread_id: self.thread_id,
+        };
+        Ok((info.kernel_id, k))
+    }
+}
+
+impl RawCopy {
+    fn record(self) -> Result<CopyRecord, String> {
+        check_times(self.start_timestamp, self.end_timestamp)?;
+        Ok(CopyRecord {
+            start_ns: self.start_timestamp,
+            end_ns: self.end_timestamp,
+            operation: self.operation,
+            agent_id: self.dst_agent_id.handle,
+            stream: self.stream_id.handle,
+        })
+    }
+}
+
+impl State {
+    /// Keeps a dispatch of kernel `kernel_id`, naming it by a dense index
+    /// until the names are known.
+    fn push_kernel(&mut self, kernel_id: u64, mut k: KernelDispatch) -> Result<(), String> {
+        k.name = match self.dense.get(&kernel_id) {
+            Some(&d) => d,
+            None => {
+                let d = u32::try_from(self.kernel_ids.len())
+                    .map_err(|_| "too many distinct kernel ids".to_string())?;
+                self.kernel_ids.push(kernel_id);
+                self.dense.insert(kernel_id, d);
+                d
+            }
+        };
+        self.kernels.push(k);
         Ok(())
     }
 
-    fn push_copy(&mut self, r: RawCopy) -> Result<(), String> {
-        check_times(r.start_timestamp, r.end_timestamp)?;
-        self.copies.push(CopyRecord {
-            start_ns: r.start_timestamp,
-            end_ns: r.end_timestamp,
-            operation: r.operation,
-            agent_id: r.dst_agent_id.handle,
-            stream: r.stream_id.handle,
-        });
+    /// Keeps what a value read whole (`metadata`, `agents`, `strings`)
+    /// says.
+    fn whole(&mut self, label: &str, json: &[u8]) -> Result<(), LoadError> {
+        match label {
+            METADATA => {
+                let md: RawMetadata = parse(label, json)?;
+                self.init_time_ns = md.init_time;
+                self.fini_time_ns = md.fini_time;
+            }
+            AGENTS => {
+                let agents: Vec<RawAgent> = parse(label, json)?;
+                self.gpu_agents = agents.iter().filter(|a| a.kind == AGENT_GPU).count();
+            }
+            STRINGS => {
+                let strings: RawStrings = parse(label, json)?;
+                if let Some(k) = strings
+                    .buffer_records
+                    .into_iter()
+                    .find(|k| k.kind == "MEMORY_COPY")
+                {
+                    self.copy_ops = k.operations;
+                }
+            }
+            _ => return Err(LoadError::Internal),
+        }
         Ok(())
     }
 
     /// The trace: kernel ids become names, records become events.
-    fn finish(mut self, needs: &Needs, input_bytes: u64) -> Result<Trace, LoadError> {
-        if !self.has_tool_key {
-            return Err(LoadError::NotATrace(format!(
+    /// `tools`: the length of the `rocprofiler-sdk-tool` list, None
+    /// without one.
+    fn finish(
+        mut self,
+        tools: Option<usize>,
+        needs: &Needs,
+        input_bytes: u64,
+    ) -> Result<Trace, LoadError> {
+        let tools = tools.ok_or_else(|| {
+            LoadError::NotATrace(format!(
                 "not a rocprofv3 trace: the JSON object has no \"{TOOL_KEY}\" key"
-            )));
-        }
-        if self.tools == 0 {
+            ))
+        })?;
+        if tools == 0 {
             return Err(LoadError::NotATrace(format!(
                 "\"{TOOL_KEY}\" is an empty list: no profile to read"
             )));
         }
         let mut builder = TraceBuilder::new(needs);
-        if self.tools > 1 {
+        if tools > 1 {
             builder.warn(format!(
-                "only the first of the {} \"{TOOL_KEY}\" entries was read",
-                self.tools
+                "only the first of the {tools} \"{TOOL_KEY}\" entries was read"
             ));
         }
         let names = self.resolve_names(&mut builder);
@@ -437,215 +785,6 @@ fn push_events(
     Ok(())
 }
 
-/// Makes a visitor its own seed: `seed!(Type, deserialize_map)` asks the
-/// deserializer for the JSON type the visitor walks.
-macro_rules! seed {
-    ($t:ident, $how:ident) => {
-        impl<'de> DeserializeSeed<'de> for $t<'_> {
-            type Value = ();
-            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-                d.$how(self)
-            }
-        }
-    };
-}
-
-/// The document: an object whose `rocprofiler-sdk-tool` key is read.
-struct Doc<'s>(&'s mut State);
-
-seed!(Doc, deserialize_map);
-
-impl<'de> Visitor<'de> for Doc<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(key) = m.next_key::<String>()? {
-            if key == TOOL_KEY {
-                self.0.has_tool_key = true;
-                self.0.at = Place::Tool("");
-                m.next_value_seed(Tools(&mut *self.0))?;
-                self.0.at = Place::Top;
-            } else {
-                m.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The `rocprofiler-sdk-tool` list: element 0 is read, the others skipped.
-struct Tools<'s>(&'s mut State);
-
-seed!(Tools, deserialize_seq);
-
-impl<'de> Visitor<'de> for Tools<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of profile objects")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        if s.next_element_seed(Tool(&mut *self.0))?.is_none() {
-            return Ok(());
-        }
-        self.0.tools = 1;
-        self.0.at = Place::Tool("");
-        while s.next_element::<IgnoredAny>()?.is_some() {
-            self.0.tools += 1;
-        }
-        Ok(())
-    }
-}
-
-/// `rocprofiler-sdk-tool[0]`.
-struct Tool<'s>(&'s mut State);
-
-seed!(Tool, deserialize_map);
-
-impl<'de> Visitor<'de> for Tool<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a profile object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        let st = self.0;
-        while let Some(key) = m.next_key::<String>()? {
-            match key.as_str() {
-                "metadata" => {
-                    st.at = Place::Tool("metadata");
-                    let md: RawMetadata = m.next_value()?;
-                    st.init_time_ns = md.init_time;
-                    st.fini_time_ns = md.fini_time;
-                }
-                "agents" => {
-                    st.at = Place::Tool("agents");
-                    let agents: Vec<RawAgent> = m.next_value()?;
-                    st.gpu_agents = agents.iter().filter(|a| a.kind == AGENT_GPU).count();
-                }
-                "strings" => {
-                    st.at = Place::Tool("strings");
-                    let strings: RawStrings = m.next_value()?;
-                    if let Some(k) = strings
-                        .buffer_records
-                        .into_iter()
-                        .find(|k| k.kind == "MEMORY_COPY")
-                    {
-                        st.copy_ops = k.operations;
-                    }
-                }
-                "kernel_symbols" => {
-                    st.at = Place::Tool("kernel_symbols");
-                    m.next_value_seed(Symbols(&mut *st))?;
-                }
-                "buffer_records" => {
-                    st.at = Place::Tool("buffer_records");
-                    m.next_value_seed(Buffers(&mut *st))?;
-                }
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
-            st.at = Place::Tool("");
-        }
-        Ok(())
-    }
-}
-
-/// `kernel_symbols`: id -> name, one symbol at a time.
-struct Symbols<'s>(&'s mut State);
-
-seed!(Symbols, deserialize_seq);
-
-impl<'de> Visitor<'de> for Symbols<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of kernel symbols")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        while let Some(sym) = s.next_element::<RawSymbol>()? {
-            // A repeated id: the last entry wins, as in a Python dict.
-            self.0.symbols.insert(sym.kernel_id, sym.name());
-        }
-        Ok(())
-    }
-}
-
-/// `buffer_records`: the kernel-dispatch and memory-copy lists.
-struct Buffers<'s>(&'s mut State);
-
-seed!(Buffers, deserialize_map);
-
-impl<'de> Visitor<'de> for Buffers<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of record lists")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(key) = m.next_key::<String>()? {
-            match key.as_str() {
-                "kernel_dispatch" => m.next_value_seed(Records {
-                    st: &mut *self.0,
-                    kind: RecordKind::Kernel,
-                })?,
-                "memory_copy" => m.next_value_seed(Records {
-                    st: &mut *self.0,
-                    kind: RecordKind::Copy,
-                })?,
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
-            self.0.at = Place::Tool("buffer_records");
-        }
-        Ok(())
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum RecordKind {
-    Kernel,
-    Copy,
-}
-
-/// A list of records of one kind, each kept as it is read.
-struct Records<'s> {
-    st: &'s mut State,
-    kind: RecordKind,
-}
-
-seed!(Records, deserialize_seq);
-
-impl<'de> Visitor<'de> for Records<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of records")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        let st = self.st;
-        for i in 0.. {
-            let kept = match self.kind {
-                RecordKind::Kernel => {
-                    st.at = Place::Record("kernel_dispatch", i);
-                    match s.next_element::<RawDispatch>()? {
-                        None => break,
-                        Some(r) => st.push_kernel(r),
-                    }
-                }
-                RecordKind::Copy => {
-                    st.at = Place::Record("memory_copy", i);
-                    match s.next_element::<RawCopy>()? {
-                        None => break,
-                        Some(r) => st.push_copy(r),
-                    }
-                }
-            };
-            kept.map_err(de::Error::custom)?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -736,6 +875,57 @@ mod tests {
     }
 
     #[test]
+    fn many_batches_keep_document_order_and_the_first_error_wins() {
+        // 30,000 dispatches, about 3 MiB of records: several batches.
+        let n = 30_000;
+        let recs: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"start_timestamp": {}, "end_timestamp": {}, "dispatch_info": {{"kernel_id": {}, "dispatch_id": {i}}}}}"#,
+                    1000 + 10 * i,
+                    1005 + 10 * i,
+                    i % 7
+                )
+            })
+            .collect();
+        let doc = |recs: &[String]| {
+            let syms: Vec<String> = (0..7)
+                .map(|k| format!(r#"{{"kernel_id": {k}, "kernel_name": "k{k}"}}"#))
+                .collect();
+            format!(
+                r#"{{"rocprofiler-sdk-tool": [{{"buffer_records": {{"kernel_dispatch": [{}]}}, "kernel_symbols": [{}]}}]}}"#,
+                recs.join(", "),
+                syms.join(", ")
+            )
+        };
+        let t = decode_str(&doc(&recs)).unwrap();
+        let d = t.dispatches().unwrap();
+        assert_eq!(d.kernels.len(), n);
+        for (i, k) in d.kernels.iter().enumerate() {
+            assert_eq!(k.dispatch_id, i as i64);
+            assert_eq!(k.start_ns, 1000 + 10 * i as i64);
+            assert_eq!(d.name(k), format!("k{}", i % 7));
+        }
+        let mut bad = recs.clone();
+        bad[25_001] = r#"{"start_timestamp": 1}"#.to_string();
+        let e = decode_str(&doc(&bad)).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "invalid trace: buffer_records.kernel_dispatch[25001]: missing field `end_timestamp`"
+            ),
+            "{e}"
+        );
+        bad[20_000] =
+            r#"{"start_timestamp": 9, "end_timestamp": 5, "dispatch_info": {"kernel_id": 1}}"#
+                .to_string();
+        let e = decode_str(&doc(&bad)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid trace: buffer_records.kernel_dispatch[20000]: end_timestamp 5 is before start_timestamp 9"
+        );
+    }
+
+    #[test]
     fn errors_are_one_line_and_say_where() {
         let err = |doc: &str| decode_str(doc).unwrap_err().to_string();
         assert_eq!(
@@ -748,7 +938,7 @@ mod tests {
         );
         assert_eq!(
             err(r#"{"rocprofiler-sdk-tool": {}}"#),
-            "invalid trace: rocprofiler-sdk-tool: invalid type: map, expected a list of profile objects at line 1 column 26"
+            "invalid trace: rocprofiler-sdk-tool: invalid type: map, expected a list of profile objects"
         );
         let doc = |r: &str| {
             format!(
@@ -789,8 +979,14 @@ mod tests {
             "{e}"
         );
         let e = err(r#"{"rocprofiler-sdk-tool": [{"buffer_records": {"kernel_dispatch": [{"st"#);
-        assert!(e.starts_with("truncated JSON: EOF while parsing"), "{e}");
+        assert!(e.starts_with("truncated JSON: input ended inside "), "{e}");
+        // A syntax error is found by the splitter or, inside a value read
+        // whole or a record, by serde_json.
         let e = err(r#"{"rocprofiler-sdk-tool": [{"metadata": {},}]}"#);
+        assert!(e.starts_with("invalid JSON at byte 42: "), "{e}");
+        let e = err(r#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 1,}}]}"#);
+        assert!(e.starts_with("invalid JSON: trailing comma"), "{e}");
+        let e = rec(r#"{"start_timestamp": 1,, "end_timestamp": 2}"#);
         assert!(e.starts_with("invalid JSON: "), "{e}");
     }
 }

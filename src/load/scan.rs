@@ -119,6 +119,18 @@ struct Input<R: Read> {
 }
 
 impl<R: Read> Input<R> {
+    fn new(reader: R, max_value: usize) -> Input<R> {
+        Input {
+            reader,
+            buf: vec![0; INITIAL_BUF.min(max_value.max(1))],
+            pos: 0,
+            end: 0,
+            mark: None,
+            base: 0,
+            max_value,
+        }
+    }
+
     /// Reads more bytes; false at end of input.
     fn fill(&mut self) -> Result<bool, ScanError> {
         let keep = self.mark.unwrap_or(self.pos);
@@ -211,18 +223,24 @@ impl<R: Read> Input<R> {
     /// Skips one JSON value starting at `pos` (after whitespace). The value's
     /// bytes are `buf[start..pos]` afterwards, where `start` is the returned mark.
     fn skip_value(&mut self, what: &str) -> Result<usize, ScanError> {
-        let first = self.expect_nonws(what)?;
+        self.expect_nonws(what)?;
         self.mark = Some(self.pos);
-        match first {
-            b'{' | b'[' => self.skip_container()?,
-            b'"' => {
-                self.pos += 1;
-                self.skip_string_body(what)?;
-            }
-            _ => self.skip_scalar()?,
-        }
+        self.pass_value(what)?;
         let m = self.mark.take().unwrap_or(0);
         Ok(m)
+    }
+
+    /// Moves past one JSON value starting at `pos` (after whitespace)
+    /// without keeping it: the buffer does not grow to hold it.
+    fn pass_value(&mut self, what: &str) -> Result<(), ScanError> {
+        match self.expect_nonws(what)? {
+            b'{' | b'[' => self.skip_container(),
+            b'"' => {
+                self.pos += 1;
+                self.skip_string_body(what)
+            }
+            _ => self.skip_scalar(),
+        }
     }
 
     /// Skips past the closing quote of a string whose opening quote was consumed.
@@ -423,15 +441,7 @@ pub fn split_with_limit<R: Read>(
     sink: &mut dyn Sink,
     max_value: usize,
 ) -> Result<Outline, ScanError> {
-    let mut inp = Input {
-        reader,
-        buf: vec![0; INITIAL_BUF.min(max_value.max(1))],
-        pos: 0,
-        end: 0,
-        mark: None,
-        base: 0,
-        max_value,
-    };
+    let mut inp = Input::new(reader, max_value);
     let first = match inp.peek_nonws()? {
         Some(b) => b,
         None => return Err(ScanError::Syntax("empty input: no JSON document".into())),
@@ -465,14 +475,7 @@ pub fn split_with_limit<R: Read>(
 /// Returns whether `traceEvents` was there.
 fn top_level_object<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<bool, ScanError> {
     let mut has_trace_events = false;
-    let mut first_key = true;
-    loop {
-        let b = inp.expect_nonws("inside the top-level object")?;
-        if b == b'}' && first_key {
-            inp.pos += 1;
-            return Ok(has_trace_events);
-        }
-        let key = member_key(inp, b)?;
+    members(inp, "inside the top-level object", |inp, key| {
         if key == "traceEvents" {
             let b = inp.expect_nonws("after \"traceEvents\":")?;
             if b != b'[' {
@@ -488,16 +491,62 @@ fn top_level_object<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<
             sink.other(&key, &inp.buf[start..inp.pos])
                 .map_err(ScanError::Callback)?;
         }
+        Ok(())
+    })?;
+    Ok(has_trace_events)
+}
+
+/// The members of an object (after its `{`, through its `}`): `each` gets
+/// each key and reads its value.
+fn members<R: Read>(
+    inp: &mut Input<R>,
+    what: &str,
+    mut each: impl FnMut(&mut Input<R>, String) -> Result<(), ScanError>,
+) -> Result<(), ScanError> {
+    let mut first_key = true;
+    loop {
+        let b = inp.expect_nonws(what)?;
+        if b == b'}' && first_key {
+            inp.pos += 1;
+            return Ok(());
+        }
+        let key = member_key(inp, b)?;
+        each(inp, key)?;
         first_key = false;
-        match inp.expect_nonws("inside the top-level object")? {
+        match inp.expect_nonws(what)? {
             b',' => inp.pos += 1,
             b'}' => {
                 inp.pos += 1;
-                return Ok(has_trace_events);
+                return Ok(());
             }
             b => return Err(inp.unexpected(b, "',' or '}'")),
         }
     }
+}
+
+/// The elements of an array (after its `[`, through its `]`): `each` gets
+/// each element's index and reads the element.
+fn elements<R: Read>(
+    inp: &mut Input<R>,
+    what: &str,
+    mut each: impl FnMut(&mut Input<R>, usize) -> Result<(), ScanError>,
+) -> Result<(), ScanError> {
+    if inp.expect_nonws(what)? == b']' {
+        inp.pos += 1;
+        return Ok(());
+    }
+    for index in 0.. {
+        each(inp, index)?;
+        match inp.expect_nonws(what)? {
+            b',' => inp.pos += 1,
+            b']' => {
+                inp.pos += 1;
+                break;
+            }
+            b => return Err(inp.unexpected(b, "',' or ']' between elements")),
+        }
+    }
+    Ok(())
 }
 
 /// A member's key and its `:` (`b`: the byte the key should start at).
@@ -517,25 +566,161 @@ fn member_key<R: Read>(inp: &mut Input<R>, b: u8) -> Result<String, ScanError> {
 }
 
 fn events_array<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<(), ScanError> {
-    let mut index = 0usize;
-    if inp.expect_nonws("inside \"traceEvents\"")? == b']' {
-        inp.pos += 1;
-        return Ok(());
-    }
-    loop {
-        let start = inp.skip_value("inside \"traceEvents\"")?;
+    const WHAT: &str = "inside \"traceEvents\"";
+    elements(inp, WHAT, |inp, index| {
+        let start = inp.skip_value(WHAT)?;
         sink.event(index, &inp.buf[start..inp.pos])
-            .map_err(ScanError::Callback)?;
-        index += 1;
-        match inp.expect_nonws("inside \"traceEvents\"")? {
-            b',' => inp.pos += 1,
-            b']' => {
-                inp.pos += 1;
-                return Ok(());
+            .map_err(ScanError::Callback)
+    })
+}
+
+/// How [`split_shaped`] reads a value of a nested document.
+#[derive(Debug)]
+pub enum Shape {
+    /// Handed whole to the sink ([`ShapeSink::whole`]).
+    Whole,
+    /// An array whose elements go one at a time to the sink
+    /// ([`ShapeSink::element`]).
+    Elements,
+    /// An object: the members named here are read as their nodes say, the
+    /// others passed over unread.
+    Object(&'static [(&'static str, Node)]),
+    /// An array: its first element is read as the node says, the others
+    /// passed over; the sink is told how many there were
+    /// ([`ShapeSink::count`]).
+    First(&'static Node),
+}
+
+/// A value of a nested document where [`split_shaped`] expects one.
+#[derive(Debug)]
+pub struct Node {
+    /// Where the value is (`a[0].b`), for the sink and for messages; empty
+    /// for the document itself.
+    pub label: &'static str,
+    /// What the value should be, for messages ("a list of records").
+    pub expecting: &'static str,
+    /// How it is read.
+    pub shape: Shape,
+}
+
+/// Receives the pieces [`split_shaped`] finds, in document order.
+pub trait ShapeSink {
+    /// A [`Shape::Whole`] value, as JSON text.
+    fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String>;
+    /// Element `index` of a [`Shape::Elements`] array, as JSON text.
+    fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String>;
+    /// The number of elements of a [`Shape::First`] array.
+    fn count(&mut self, node: &'static Node, n: usize) -> Result<(), String>;
+}
+
+/// Splits a nested document (rocprofv3's) read from `reader` as `root`
+/// describes it, feeding `sink`: the large arrays element by element,
+/// small values whole, the rest passed over without being kept. One value
+/// may not exceed `max_value` bytes. A value of the wrong JSON type is a
+/// [`ScanError::Callback`] naming its node.
+pub fn split_shaped<R: Read>(
+    reader: R,
+    root: &'static Node,
+    sink: &mut dyn ShapeSink,
+    max_value: usize,
+) -> Result<(), ScanError> {
+    let mut inp = Input::new(reader, max_value);
+    if inp.peek_nonws()?.is_none() {
+        return Err(ScanError::Syntax("empty input: no JSON document".into()));
+    }
+    walk(&mut inp, root, sink)?;
+    if let Some(b) = inp.peek_nonws()? {
+        return Err(inp.unexpected(b, "end of input after the document"));
+    }
+    Ok(())
+}
+
+/// Reads the value at `pos` as `node` says.
+fn walk<R: Read>(
+    inp: &mut Input<R>,
+    node: &'static Node,
+    sink: &mut dyn ShapeSink,
+) -> Result<(), ScanError> {
+    let what = if node.label.is_empty() {
+        "inside the document".to_string()
+    } else {
+        format!("inside {}", node.label)
+    };
+    let what = what.as_str();
+    let b = inp.expect_nonws(what)?;
+    let open = match node.shape {
+        Shape::Whole => {
+            let start = inp.skip_value(what)?;
+            return sink
+                .whole(node, &inp.buf[start..inp.pos])
+                .map_err(ScanError::Callback);
+        }
+        Shape::Object(_) => b'{',
+        Shape::Elements | Shape::First(_) => b'[',
+    };
+    if b != open {
+        let start = inp.skip_value(what)?;
+        return Err(wrong_type(node, &inp.buf[start..inp.pos]));
+    }
+    inp.pos += 1;
+    match node.shape {
+        Shape::Whole => Ok(()),
+        Shape::Object(fields) => members(inp, what, |inp, key| {
+            match fields.iter().find(|(k, _)| *k == key) {
+                Some((_, child)) => walk(inp, child, sink),
+                None => inp.pass_value(what),
             }
-            b => return Err(inp.unexpected(b, "',' or ']' between events")),
+        }),
+        Shape::Elements => elements(inp, what, |inp, index| {
+            let start = inp.skip_value(what)?;
+            sink.element(node, index, &inp.buf[start..inp.pos])
+                .map_err(ScanError::Callback)
+        }),
+        Shape::First(child) => {
+            let mut n = 0;
+            elements(inp, what, |inp, index| {
+                n = index + 1;
+                if index == 0 {
+                    walk(inp, child, sink)
+                } else {
+                    inp.pass_value(what)
+                }
+            })?;
+            sink.count(node, n).map_err(ScanError::Callback)
         }
     }
+}
+
+/// The error for `json` (a whole value) where `node` wants another type,
+/// in serde's words: `label: invalid type: map, expected ...`.
+fn wrong_type(node: &Node, json: &[u8]) -> ScanError {
+    use serde::de::Unexpected;
+    use serde_json::Value;
+    let value: Value = match serde_json::from_slice(json) {
+        Ok(v) => v,
+        Err(e) => return ScanError::Syntax(format!("invalid JSON: {e}")),
+    };
+    let found = match &value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => Unexpected::Bool(*b).to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Unexpected::Signed(i).to_string(),
+            (_, Some(u), _) => Unexpected::Unsigned(u).to_string(),
+            (_, _, f) => Unexpected::Float(f.unwrap_or(f64::NAN)).to_string(),
+        },
+        Value::String(s) => Unexpected::Str(s).to_string(),
+        Value::Array(_) => Unexpected::Seq.to_string(),
+        Value::Object(_) => Unexpected::Map.to_string(),
+    };
+    let prefix = if node.label.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", node.label)
+    };
+    ScanError::Callback(format!(
+        "{prefix}invalid type: {found}, expected {}",
+        node.expecting
+    ))
 }
 
 #[cfg(test)]
@@ -701,6 +886,124 @@ mod tests {
         }
         assert_eq!(mib(64), "64 bytes");
         assert_eq!(mib(3 << 20), "3 MiB");
+    }
+
+    /// What [`split_shaped`] handed over, as text.
+    #[derive(Default)]
+    struct Pieces(Vec<String>);
+
+    impl ShapeSink for Pieces {
+        fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String> {
+            let json = String::from_utf8_lossy(json);
+            self.0.push(format!("{} = {json}", node.label));
+            Ok(())
+        }
+        fn element(&mut self, node: &'static Node, i: usize, json: &[u8]) -> Result<(), String> {
+            let json = String::from_utf8_lossy(json);
+            self.0.push(format!("{}[{i}] = {json}", node.label));
+            Ok(())
+        }
+        fn count(&mut self, node: &'static Node, n: usize) -> Result<(), String> {
+            self.0.push(format!("{} has {n}", node.label));
+            Ok(())
+        }
+    }
+
+    static NESTED: Node = Node {
+        label: "",
+        expecting: "an object",
+        shape: Shape::Object(&[(
+            "list",
+            Node {
+                label: "list",
+                expecting: "a list",
+                shape: Shape::First(&Node {
+                    label: "list[0]",
+                    expecting: "an object",
+                    shape: Shape::Object(&[
+                        (
+                            "meta",
+                            Node {
+                                label: "meta",
+                                expecting: "",
+                                shape: Shape::Whole,
+                            },
+                        ),
+                        (
+                            "rows",
+                            Node {
+                                label: "rows",
+                                expecting: "a list of rows",
+                                shape: Shape::Elements,
+                            },
+                        ),
+                    ]),
+                }),
+            },
+        )]),
+    };
+
+    fn shaped(doc: &str, chunk: usize, limit: usize) -> Result<Vec<String>, ScanError> {
+        let mut p = Pieces::default();
+        split_shaped(Trickle(doc.as_bytes(), chunk), &NESTED, &mut p, limit)?;
+        Ok(p.0)
+    }
+
+    #[test]
+    fn shaped_split_hands_over_the_named_values_only() {
+        let skipped = format!(r#""{}""#, "s".repeat(500));
+        let doc = format!(
+            r#"{{"x": {skipped}, "list": [{{"rows": [{{"a": "]"}}, [1], 2], "other": [{skipped}],
+                "meta": {{"k": "}}"}}, "rows": []}}, {{"rows": [{skipped}]}}, 3]}}"#
+        );
+        for chunk in [1, 3, 64, 4096] {
+            // Values passed over are not kept: the limit of 64 bytes is
+            // only for what is handed over.
+            assert_eq!(
+                shaped(&doc, chunk, 64).unwrap(),
+                [
+                    r#"rows[0] = {"a": "]"}"#,
+                    "rows[1] = [1]",
+                    "rows[2] = 2",
+                    r#"meta = {"k": "}"}"#,
+                    "list has 3",
+                ],
+                "chunk {chunk}"
+            );
+        }
+        assert_eq!(shaped("{}", 2, 64).unwrap(), Vec::<String>::new());
+        let too_big = format!(r#"{{"list": [{{"meta": [{skipped}]}}]}}"#);
+        assert!(matches!(shaped(&too_big, 7, 64), Err(ScanError::Limit(_))));
+    }
+
+    #[test]
+    fn shaped_split_names_values_of_the_wrong_type() {
+        let wrong = |doc: &str| match shaped(doc, 5, 1 << 20) {
+            Err(ScanError::Callback(m)) => m,
+            other => panic!("{doc}: {:?}", other.map_err(|e| format!("{e:?}"))),
+        };
+        assert_eq!(
+            wrong(r#"{"list": {"a": 1}}"#),
+            "list: invalid type: map, expected a list"
+        );
+        assert_eq!(
+            wrong(r#"{"list": ["x\"y"]}"#),
+            r#"list[0]: invalid type: string "x\"y", expected an object"#
+        );
+        assert_eq!(
+            wrong(r#"{"list": [{"rows": -3}]}"#),
+            "rows: invalid type: integer `-3`, expected a list of rows"
+        );
+        assert_eq!(
+            wrong(r#"[true]"#),
+            "invalid type: sequence, expected an object"
+        );
+        for doc in [r#"{"list": [{"rows": [1}]}"#, r#"{"list": [{"#, "", "{} {}"] {
+            assert!(
+                matches!(shaped(doc, 5, 1 << 20), Err(ScanError::Syntax(_))),
+                "{doc}"
+            );
+        }
     }
 
     #[test]

@@ -67,6 +67,13 @@ pub struct Column {
     pub values: Vec<Value>,
 }
 
+/// `count` empty columns of cells, each with room for `rows` (not
+/// `vec![Vec::with_capacity(rows); count]`: a cloned `Vec` keeps no
+/// capacity, so all but one would grow by doubling).
+pub fn empty_columns(count: usize, rows: usize) -> Vec<Vec<Value>> {
+    (0..count).map(|_| Vec::with_capacity(rows)).collect()
+}
+
 impl Column {
     /// A column named `name` holding `values`.
     pub fn new(name: &str, values: Vec<Value>) -> Column {

@@ -213,7 +213,7 @@ fn arg_cell(v: Option<&ArgValue>) -> Value {
 /// The `diff_stats` table of the rows (before the identical-traces rule).
 pub fn stats_table(rows: &[StatRow], s1: &Side, s2: &Side) -> Table {
     let names = col::STATS;
-    let mut cols: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); names.len()];
+    let mut cols: Vec<Vec<Value>> = crate::table::empty_columns(names.len(), rows.len());
     for r in rows {
         let side = r.which.pick(s1, s2);
         let e = side.trace.event(r.gpu);
@@ -324,7 +324,7 @@ pub fn summary_table(stats: &Table) -> Table {
             .unwrap_or(Ordering::Equal)
             .then_with(|| ta.cmp(tb))
     });
-    let mut cols: Vec<Vec<Value>> = vec![Vec::with_capacity(rows.len()); col::SUMMARY.len()];
+    let mut cols: Vec<Vec<Value>> = crate::table::empty_columns(col::SUMMARY.len(), rows.len());
     for (row, _) in rows {
         for (c, v) in cols.iter_mut().zip(row) {
             c.push(v);

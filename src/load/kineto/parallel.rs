@@ -557,11 +557,6 @@ fn run_merger(
     Ok(d)
 }
 
-/// Worker threads: as many as the machine has cores, at most 8.
-fn worker_count() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
-}
-
 /// Splits on the calling thread, parses on workers, merges on another
 /// thread (see the module docs).
 pub(super) fn split_and_build<R: Read>(
@@ -570,7 +565,7 @@ pub(super) fn split_and_build<R: Read>(
     needs: &Needs,
     size_hint: Option<u64>,
 ) -> Result<(Decoder, scan::Outline), LoadError> {
-    let workers = worker_count();
+    let workers = crate::load::worker_count();
     let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
