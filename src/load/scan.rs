@@ -223,9 +223,9 @@ impl<R: Read> Input<R> {
     /// Skips one JSON value starting at `pos` (after whitespace). The value's
     /// bytes are `buf[start..pos]` afterwards, where `start` is the returned mark.
     fn skip_value(&mut self, what: &str) -> Result<usize, ScanError> {
-        self.expect_nonws(what)?;
+        let first = self.expect_nonws(what)?;
         self.mark = Some(self.pos);
-        self.pass_value(what)?;
+        self.pass(first, what)?;
         let m = self.mark.take().unwrap_or(0);
         Ok(m)
     }
@@ -233,7 +233,14 @@ impl<R: Read> Input<R> {
     /// Moves past one JSON value starting at `pos` (after whitespace)
     /// without keeping it: the buffer does not grow to hold it.
     fn pass_value(&mut self, what: &str) -> Result<(), ScanError> {
-        match self.expect_nonws(what)? {
+        let first = self.expect_nonws(what)?;
+        self.pass(first, what)
+    }
+
+    /// Moves past the value whose first byte, `first`, is at `pos`.
+    #[inline(always)]
+    fn pass(&mut self, first: u8, what: &str) -> Result<(), ScanError> {
+        match first {
             b'{' | b'[' => self.skip_container(),
             b'"' => {
                 self.pos += 1;
@@ -498,6 +505,7 @@ fn top_level_object<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<
 
 /// The members of an object (after its `{`, through its `}`): `each` gets
 /// each key and reads its value.
+#[inline]
 fn members<R: Read>(
     inp: &mut Input<R>,
     what: &str,
@@ -526,6 +534,7 @@ fn members<R: Read>(
 
 /// The elements of an array (after its `[`, through its `]`): `each` gets
 /// each element's index and reads the element.
+#[inline]
 fn elements<R: Read>(
     inp: &mut Input<R>,
     what: &str,
