@@ -269,7 +269,7 @@ fn short_identity(cx: &Context, r: &KernelRow) -> Option<ShortIdentity> {
         return Some((kernel, None));
     }
     let op = r.cpu_op?;
-    let a = trace.args(op).copied().unwrap_or_default();
+    let a = trace.args(op).unwrap_or_default();
     let values = [a.input_dims?, a.input_strides?, a.concrete_inputs?];
     Some((kernel, Some((trace.event(op).name, values))))
 }

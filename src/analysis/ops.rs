@@ -363,11 +363,7 @@ pub type ArgIdentity = (IdentId, IdentId, [Option<ValueId>; 4]);
 /// The [`ArgIdentity`] of an op.
 pub fn arg_identity(cx: &Context, op: OpRef) -> ArgIdentity {
     let e = cx.trace.event(cx.proc_event(op));
-    let a = cx
-        .trace
-        .args(cx.args_event(op))
-        .copied()
-        .unwrap_or_default();
+    let a = cx.trace.args(cx.args_event(op)).unwrap_or_default();
     let values = [
         a.input_dims,
         a.input_type,

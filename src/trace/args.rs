@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::handle::{StrId, ValueId};
+use rustc_hash::FxHashMap;
+
+use super::handle::{ArgsId, StrId, ValueId};
 
 /// A recorded argument value, format-neutral: what Python's `json.loads`
 /// would give for it.
@@ -315,6 +317,119 @@ impl Args {
     }
 }
 
+/// The trace's argument records, stored packed: each link id in 32 bits
+/// (zigzag, so small negative ids fit too), 36 bytes a record instead of
+/// the 56 of an [`Args`]. A record with an id that does not fit keeps its
+/// ids in a side table (rare: Kineto's ids are counters).
+#[derive(Debug, Default)]
+pub struct ArgsTable {
+    records: Vec<PackedArgs>,
+    /// Full link ids of the records whose ids do not all fit, by index.
+    wide: FxHashMap<u32, [i64; 4]>,
+}
+
+/// One record of an [`ArgsTable`].
+#[derive(Debug, Clone, Copy)]
+struct PackedArgs {
+    /// Link ids as [`pack_id`] codes: 0 absent, [`WIDE`] in the side table.
+    ids: [u32; 4],
+    op: [Option<ValueId>; 4],
+    kernel: Option<StrId>,
+}
+
+/// The code of a link id kept in the side table.
+const WIDE: u32 = u32::MAX;
+
+/// The 32-bit code of a link id (stored form, [`ABSENT`] for none): 0 for
+/// absent, the zigzag form + 1 when below [`WIDE`], else None.
+fn pack_id(v: i64) -> Option<u32> {
+    if v == ABSENT {
+        return Some(0);
+    }
+    let zigzag = ((v << 1) ^ (v >> 63)) as u64;
+    u32::try_from(zigzag + 1).ok().filter(|&c| c != WIDE)
+}
+
+/// The link id (stored form) of a code below [`WIDE`].
+fn unpack_id(code: u32) -> i64 {
+    if code == 0 {
+        return ABSENT;
+    }
+    let zigzag = u64::from(code - 1);
+    ((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64)
+}
+
+impl ArgsTable {
+    /// Makes room for `n` more records.
+    pub fn try_reserve(&mut self, n: usize) -> Result<(), std::collections::TryReserveError> {
+        self.records.try_reserve(n)
+    }
+
+    /// Frees spare capacity (the report runs with the table in memory).
+    pub fn shrink_to_fit(&mut self) {
+        self.records.shrink_to_fit();
+        self.wide.shrink_to_fit();
+    }
+
+    /// Appends a record; its handle.
+    pub fn push(&mut self, a: Args) -> ArgsId {
+        let id = ArgsId::new(self.records.len());
+        let p = self.pack(id, a);
+        self.records.push(p);
+        id
+    }
+
+    /// Record `id`.
+    #[inline]
+    pub fn get(&self, id: ArgsId) -> Args {
+        let p = &self.records[id.index()];
+        let ids = match p.ids.contains(&WIDE) {
+            false => p.ids.map(unpack_id),
+            true => self.wide[&(id.index() as u32)],
+        };
+        Args {
+            correlation: ids[0],
+            external_id: ids[1],
+            stream: ids[2],
+            sequence: ids[3],
+            input_dims: p.op[0],
+            input_type: p.op[1],
+            input_strides: p.op[2],
+            concrete_inputs: p.op[3],
+            kernel: p.kernel,
+        }
+    }
+
+    /// Replaces record `id`.
+    pub fn set(&mut self, id: ArgsId, a: Args) {
+        self.wide.remove(&(id.index() as u32));
+        self.records[id.index()] = self.pack(id, a);
+    }
+
+    /// `a` packed as record `id` (its ids into the side table when one
+    /// does not fit).
+    fn pack(&mut self, id: ArgsId, a: Args) -> PackedArgs {
+        let full = [a.correlation, a.external_id, a.stream, a.sequence];
+        let codes = full.map(pack_id);
+        let ids = if codes.iter().all(Option::is_some) {
+            codes.map(|c| c.unwrap_or(WIDE))
+        } else {
+            self.wide.insert(id.index() as u32, full);
+            [WIDE; 4]
+        };
+        PackedArgs {
+            ids,
+            op: [
+                a.input_dims,
+                a.input_type,
+                a.input_strides,
+                a.concrete_inputs,
+            ],
+            kernel: a.kernel,
+        }
+    }
+}
+
 /// The integer link ids of an event, as the decoder read them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LinkIds {
@@ -519,5 +634,59 @@ mod tests {
         let mut v: [Option<ArgValue>; 10] = Default::default();
         v[2] = Some(ArgValue::Null);
         assert!(CollectiveArgs::from_values(v).is_empty());
+    }
+
+    #[test]
+    fn the_args_table_gives_back_every_record_as_pushed() {
+        assert_eq!(std::mem::size_of::<PackedArgs>(), 36);
+        let ids = [
+            None,
+            Some(0),
+            Some(1),
+            Some(-1),
+            Some(7_000_000),
+            Some(i64::from(i32::MAX)),
+            Some(i64::from(i32::MIN)),
+            Some(i64::from(u32::MAX)),
+            Some(i64::MAX),
+            Some(i64::MIN + 1),
+        ];
+        let mut t = ArgsTable::default();
+        let mut want = Vec::new();
+        for (k, &a) in ids.iter().enumerate() {
+            let b = ids[(k * 3 + 1) % ids.len()];
+            let c = ids[(k * 7 + 2) % ids.len()];
+            let links = LinkIds {
+                correlation: a,
+                external_id: b,
+                stream: c,
+                sequence: a.map(|v| v.wrapping_neg()),
+            };
+            let op = OpArgIds {
+                dims: Some(ValueId::new(k)),
+                concrete: (k % 2 == 0).then(|| ValueId::new(k + 100)),
+                ..OpArgIds::default()
+            };
+            let mut rec = Args::new(links, op);
+            rec.kernel = (k % 3 == 0).then(|| StrId::new(k));
+            want.push((t.push(rec), rec));
+        }
+        // Only the records with an id beyond 32 bits use the side table.
+        assert!(!t.wide.is_empty() && t.wide.len() < want.len());
+        for &(id, rec) in &want {
+            assert_eq!(t.get(id), rec);
+        }
+        // Replacing a wide record by a narrow one (and back) leaves no stale entry.
+        let (id, rec) = want[8];
+        let mut narrow = rec;
+        narrow.set_correlation(Some(5));
+        narrow.external_id = 6;
+        narrow.stream = 7;
+        narrow.sequence = ABSENT;
+        t.set(id, narrow);
+        assert_eq!(t.get(id), narrow);
+        assert!(!t.wide.contains_key(&(id.index() as u32)));
+        t.set(id, rec);
+        assert_eq!(t.get(id), rec);
     }
 }

@@ -467,9 +467,7 @@ impl TraceBuilder {
     }
 
     fn push_args(&mut self, a: Args) -> ArgsId {
-        let id = ArgsId::new(self.trace.args.len());
-        self.trace.args.push(a);
-        id
+        self.trace.args.push(a)
     }
 
     fn set_collective_args(

@@ -30,8 +30,7 @@ impl Trace {
     }
 
     fn push_args(&mut self, a: Args) -> super::ArgsId {
-        self.args.push(a);
-        super::ArgsId::new(self.args.len() - 1)
+        self.args.push(a)
     }
 
     /// Appends a complete event that no file holds (e.g. the merge's
@@ -65,7 +64,7 @@ impl Trace {
                 .or_insert_with(|| t.strings.intern(src.string(s)))
         };
         let name = e.name.map(|s| string(self, s));
-        let args = src.args(id).copied().map(|a| {
+        let args = src.args(id).map(|a| {
             let mut a = a;
             a.kernel = a.kernel.map(|k| string(self, k));
             let mut value = |v: Option<ValueId>| {
@@ -116,7 +115,9 @@ impl Trace {
                 a
             }
         };
-        self.args[a.index()].set_correlation(correlation);
+        let mut record = self.args.get(a);
+        record.set_correlation(correlation);
+        self.args.set(a, record);
     }
 }
 

@@ -359,7 +359,7 @@ pub struct Trace {
     /// How many of `events` were read from the input.
     loaded: usize,
     /// Argument records referenced by [`Event::args`].
-    args: Vec<Args>,
+    args: args::ArgsTable,
     /// Distinct parsed argument values referenced by [`Args`].
     values: Vec<ArgValue>,
     /// Flow ids of flow start/end events (only flows carry one), by event
@@ -521,8 +521,8 @@ impl Trace {
 
     /// The event's args record, if any.
     #[inline]
-    pub fn args(&self, id: EventId) -> Option<&Args> {
-        self.event(id).args.map(|a| &self.args[a.index()])
+    pub fn args(&self, id: EventId) -> Option<Args> {
+        self.event(id).args.map(|a| self.args.get(a))
     }
 
     /// The parsed argument value `id`.
