@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 mod fast;
 mod parallel;
 
-use super::scan::{self, ScanError, Sink};
+use super::scan::{self, Sink};
 use super::{LoadError, Packing};
 use crate::trace::args::LinkIds;
 use crate::trace::builder::{self, ArgsInput, EventInput, IdentRef, Keep, Time};
@@ -702,15 +702,6 @@ pub enum Threads {
     One,
 }
 
-fn scan_error(packing: Packing, e: ScanError) -> LoadError {
-    match e {
-        ScanError::Io(io) => LoadError::read(packing, io),
-        ScanError::Syntax(m) => LoadError::Syntax(m),
-        ScanError::Callback(m) => LoadError::Invalid(m),
-        ScanError::Limit(m) => LoadError::Limit(m),
-    }
-}
-
 /// Decodes a Kineto JSON document from `reader` (already unpacked),
 /// keeping what `needs` asks for.
 pub fn decode<R: Read>(
@@ -741,7 +732,8 @@ pub fn decode_sized<R: Read>(
         }
         _ => {
             let mut d = Decoder::new(needs);
-            let outline = scan::split(&mut counted, &mut d).map_err(|e| scan_error(packing, e))?;
+            let outline =
+                scan::split(&mut counted, &mut d).map_err(|e| super::scan_error(packing, e))?;
             (d, outline)
         }
     };

@@ -189,6 +189,68 @@ pub(crate) fn worker_count() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
 }
 
+/// Starts a loader thread named `name` in `scope`.
+pub(crate) fn spawn_loader_thread<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> Result<std::thread::ScopedJoinHandle<'scope, T>, LoadError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(scope, f)
+        .map_err(|e| LoadError::Limit(format!("cannot start a loader thread: {e}")))
+}
+
+/// Starts [`worker_count`] parsing threads in `scope`, each taking jobs
+/// from `jobs` and running `work` on them until the channel closes.
+pub(crate) fn spawn_workers<'scope, J: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    jobs: &'scope std::sync::Mutex<std::sync::mpsc::Receiver<J>>,
+    work: &'scope (dyn Fn(J) + Sync),
+) -> Result<(), LoadError> {
+    for _ in 0..worker_count() {
+        spawn_loader_thread(scope, "tracelens-parse", move || {
+            loop {
+                // The lock is held only while taking a job.
+                let job = match jobs.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(job) = job else { return };
+                work(job);
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Appends one element's JSON text to a batch (`buf`, with each element's
+/// end in `ends`); the batch's new size. An element may be as large as the
+/// splitter's limit: no abort when memory cannot hold a copy, but an error
+/// naming it (`what`).
+pub(crate) fn append_to_batch(
+    buf: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+    json: &[u8],
+    what: impl FnOnce() -> String,
+) -> Result<usize, String> {
+    buf.try_reserve(json.len())
+        .map_err(|_| format!("{}: out of memory copying {} bytes", what(), json.len()))?;
+    buf.extend_from_slice(json);
+    ends.push(buf.len());
+    Ok(buf.len())
+}
+
+/// A splitter error as a [`LoadError`].
+pub(crate) fn scan_error(packing: Packing, e: scan::ScanError) -> LoadError {
+    match e {
+        scan::ScanError::Io(io) => LoadError::read(packing, io),
+        scan::ScanError::Syntax(m) => LoadError::Syntax(m),
+        scan::ScanError::Callback(m) => LoadError::Invalid(m),
+        scan::ScanError::Limit(m) => LoadError::Limit(m),
+    }
+}
+
 /// The first bytes of an unrecognised input, for the error message.
 fn describe_head(head: &[u8]) -> String {
     match head.first() {

@@ -28,7 +28,7 @@ use serde_json::error::Category;
 
 use super::Packing;
 use super::kineto::Counted;
-use super::scan::{self, Node, ScanError, Shape, ShapeSink};
+use super::scan::{self, Node, Shape, ShapeSink};
 use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
@@ -125,32 +125,13 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
     let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
-    let cannot_start =
-        |e: std::io::Error| LoadError::Limit(format!("cannot start a loader thread: {e}"));
+    let work = |job: Job| {
+        // The merger may have stopped: then nobody waits.
+        let _ = job.done.send(job.batch.parse());
+    };
     let (st, tools) = std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let jobs = &jobs_rx;
-            std::thread::Builder::new()
-                .name("tracelens-parse".into())
-                .spawn_scoped(scope, move || {
-                    loop {
-                        // The lock is held only while taking a job.
-                        let job = match jobs.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        let Ok(job) = job else { return };
-                        let done = job.done.clone();
-                        // The merger may have stopped: then nobody waits.
-                        let _ = done.send(job.parse());
-                    }
-                })
-                .map_err(cannot_start)?;
-        }
-        let merger = std::thread::Builder::new()
-            .name("tracelens-merge".into())
-            .spawn_scoped(scope, move || merge(order_rx))
-            .map_err(cannot_start)?;
+        super::spawn_workers(scope, &jobs_rx, &work)?;
+        let merger = super::spawn_loader_thread(scope, "tracelens-merge", move || merge(order_rx))?;
         let mut sink = Splitter {
             jobs: jobs_tx,
             order: order_tx,
@@ -163,21 +144,11 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
         let tools = sink.tools;
         drop(sink);
         let st = merger.join().map_err(|_| LoadError::Internal)??;
-        split.map_err(|e| split_error(packing, e))?;
+        split.map_err(|e| super::scan_error(packing, e))?;
         flushed.map_err(LoadError::Invalid)?;
         Ok::<_, LoadError>((st, tools))
     })?;
     st.finish(tools, needs, counted.bytes)
-}
-
-/// A splitter error as a [`LoadError`].
-fn split_error(packing: Packing, e: ScanError) -> LoadError {
-    match e {
-        ScanError::Io(io) => LoadError::read(packing, io),
-        ScanError::Syntax(m) => LoadError::Syntax(m),
-        ScanError::Callback(m) => LoadError::Invalid(m),
-        ScanError::Limit(m) => LoadError::Limit(m),
-    }
 }
 
 /// A serde_json error of the value at `place` as a [`LoadError`]: syntax
@@ -194,6 +165,19 @@ fn json_error(place: &str, e: serde_json::Error) -> LoadError {
 /// Parses the value at `place`.
 fn parse<T: DeserializeOwned>(place: &str, json: &[u8]) -> Result<T, LoadError> {
     serde_json::from_slice(json).map_err(|e| json_error(place, e))
+}
+
+/// Parses record `index` of the list `label` and makes it what the
+/// merger keeps (the place is written only for an error).
+fn parse_record<T: DeserializeOwned, K>(
+    label: &str,
+    index: usize,
+    json: &[u8],
+    keep: impl FnOnce(T) -> Result<K, String>,
+) -> Result<K, LoadError> {
+    let place = || format!("{label}[{index}]");
+    let raw = serde_json::from_slice(json).map_err(|e| json_error(&place(), e))?;
+    keep(raw).map_err(|e| LoadError::Invalid(format!("{}: {e}", place())))
 }
 
 /// The record lists the splitter batches.
@@ -217,7 +201,8 @@ impl List {
 
 /// Consecutive records of one list, as JSON text.
 struct Batch {
-    list: List,
+    /// The list's node.
+    node: &'static Node,
     first_index: usize,
     buf: Vec<u8>,
     ends: Vec<usize>,
@@ -244,26 +229,24 @@ struct Parsed {
     error: Option<LoadError>,
 }
 
-impl Job {
+impl Batch {
     /// Reads every record of the batch (a worker's part).
     fn parse(self) -> Parsed {
-        let b = &self.batch;
-        let invalid = |place: &str, e: String| LoadError::Invalid(format!("{place}: {e}"));
-        match b.list {
-            List::Kernels => read_all(b, Records::Kernels, |i, json| {
-                let place = format!("{DISPATCHES}[{i}]");
-                let r: RawDispatch = parse(&place, json)?;
-                r.dispatch().map_err(|e| invalid(&place, e))
+        match List::of(self.node) {
+            Some(List::Kernels) => read_all(&self, Records::Kernels, |i, json| {
+                parse_record(DISPATCHES, i, json, RawDispatch::dispatch)
             }),
-            List::Copies => read_all(b, Records::Copies, |i, json| {
-                let place = format!("{COPIES}[{i}]");
-                let r: RawCopy = parse(&place, json)?;
-                r.record().map_err(|e| invalid(&place, e))
+            Some(List::Copies) => read_all(&self, Records::Copies, |i, json| {
+                parse_record(COPIES, i, json, RawCopy::record)
             }),
-            List::Symbols => read_all(b, Records::Symbols, |_, json| {
+            Some(List::Symbols) => read_all(&self, Records::Symbols, |_, json| {
                 let sym: RawSymbol = parse(SYMBOLS, json)?;
                 Ok((sym.kernel_id, sym.name()))
             }),
+            None => Parsed {
+                records: Records::Copies(Vec::new()),
+                error: Some(LoadError::Internal),
+            },
         }
     }
 }
@@ -337,29 +320,24 @@ impl ShapeSink for Splitter {
     }
 
     fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String> {
-        let list =
-            List::of(node).ok_or_else(|| format!("internal error: no list {}", node.label))?;
-        if self.batch.as_ref().is_some_and(|b| b.list != list) {
+        // Batches hold one list: a new node starts a new batch.
+        if self
+            .batch
+            .as_ref()
+            .is_some_and(|b| !std::ptr::eq(b.node, node))
+        {
             self.flush()?;
         }
         let batch = self.batch.get_or_insert_with(|| Batch {
-            list,
+            node,
             first_index: index,
             buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
             ends: Vec::new(),
         });
-        // A record may be as large as the splitter's limit: no abort if
-        // memory cannot hold a copy.
-        batch.buf.try_reserve(json.len()).map_err(|_| {
-            format!(
-                "{}[{index}]: out of memory copying {} bytes",
-                node.label,
-                json.len()
-            )
+        let size = super::append_to_batch(&mut batch.buf, &mut batch.ends, json, || {
+            format!("{}[{index}]", node.label)
         })?;
-        batch.buf.extend_from_slice(json);
-        batch.ends.push(batch.buf.len());
-        if batch.buf.len() >= BATCH_BYTES {
+        if size >= BATCH_BYTES {
             self.flush()?;
         }
         Ok(())

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 use super::scan::{self, Sink};
 use super::{
     Decoder, EventTexts, Ident, LoadError, Num, Packing, PhaseCounts, early_keep, kernel_text,
-    parse_value, scan_error,
+    parse_value,
 };
 use crate::trace::args::{LinkIds, OpArgIds};
 use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
@@ -490,17 +490,10 @@ impl Sink for BatchSink {
         if self.ends.is_empty() {
             self.first_index = index;
         }
-        // An event may be as large as the splitter's limit: no abort if
-        // memory cannot hold a copy.
-        self.buf.try_reserve(json.len()).map_err(|_| {
-            format!(
-                "event #{index} of traceEvents: out of memory copying {} bytes",
-                json.len()
-            )
+        let size = crate::load::append_to_batch(&mut self.buf, &mut self.ends, json, || {
+            format!("event #{index} of traceEvents")
         })?;
-        self.buf.extend_from_slice(json);
-        self.ends.push(self.buf.len());
-        if self.buf.len() >= BATCH_BYTES {
+        if size >= BATCH_BYTES {
             self.flush()?;
         }
         Ok(())
@@ -570,38 +563,17 @@ pub(super) fn split_and_build<R: Read>(
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
     let (spare_tx, spare_rx) = channel();
+    let work = |job: Job| {
+        // The merger may have stopped: then nobody waits.
+        let _ = job
+            .done
+            .send(parse(job.first_index, job.buf, job.ends, needs));
+    };
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let jobs = &jobs_rx;
-            let worker = std::thread::Builder::new().name("tracelens-parse".into());
-            let spawned = worker.spawn_scoped(scope, move || {
-                loop {
-                    // The lock is held only while taking a job.
-                    let job = match jobs.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(Job {
-                        first_index,
-                        buf,
-                        ends,
-                        done,
-                    }) = job
-                    else {
-                        return;
-                    };
-                    // The merger may have stopped: then nobody waits.
-                    let _ = done.send(parse(first_index, buf, ends, needs));
-                }
-            });
-            spawned.map_err(|e| LoadError::Limit(format!("cannot start a loader thread: {e}")))?;
-        }
-        let merger = std::thread::Builder::new()
-            .name("tracelens-merge".into())
-            .spawn_scoped(scope, move || {
-                run_merger(order_rx, spare_tx, needs, size_hint)
-            })
-            .map_err(|e| LoadError::Limit(format!("cannot start a loader thread: {e}")))?;
+        crate::load::spawn_workers(scope, &jobs_rx, &work)?;
+        let merger = crate::load::spawn_loader_thread(scope, "tracelens-merge", move || {
+            run_merger(order_rx, spare_tx, needs, size_hint)
+        })?;
         let mut sink = BatchSink {
             jobs: jobs_tx,
             order: order_tx,
@@ -618,7 +590,7 @@ pub(super) fn split_and_build<R: Read>(
             .join()
             .map_err(|_| LoadError::Internal)?
             .map_err(LoadError::Invalid)?;
-        let outline = split.map_err(|e| scan_error(packing, e))?;
+        let outline = split.map_err(|e| crate::load::scan_error(packing, e))?;
         flushed.map_err(LoadError::Invalid)?;
         Ok((decoder, outline))
     })
