@@ -334,6 +334,12 @@ impl FlowIds {
 
     /// Sets the flow id of `event`.
     fn insert(&mut self, event: EventId, id: i64) {
+        // Loaders add events in order: a push, without a search.
+        if self.events.last().is_none_or(|&last| last < event) {
+            self.events.push(event);
+            self.ids.push(id);
+            return;
+        }
         match self.events.binary_search(&event) {
             Ok(at) => self.ids[at] = id,
             Err(at) => {
@@ -560,6 +566,16 @@ impl Trace {
     /// The flow id of a flow start/end event.
     pub fn flow_id(&self, id: EventId) -> Option<i64> {
         self.flow_ids.get(id)
+    }
+
+    /// Every event with a flow id, and the id, in event order (a walk, not
+    /// a search per event).
+    pub fn flows(&self) -> impl Iterator<Item = (EventId, i64)> + '_ {
+        self.flow_ids
+            .events
+            .iter()
+            .copied()
+            .zip(self.flow_ids.ids.iter().copied())
     }
 
     /// The pid/tid value behind `id`.

@@ -427,8 +427,15 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
         })
         .map(|(i, _)| i)
         .collect();
-    // Stable sort by ts only: equal starts keep file order.
-    host.sort_by(|&a, &b| trace.event(a).ts.total_cmp(&trace.event(b).ts));
+    // By ts only, equal starts in file order (as a stable sort by ts): the
+    // keys sorted directly, not through the event table.
+    let mut keyed: Vec<(i64, EventId)> = host
+        .iter()
+        .map(|&e| (total_order_key(trace.event(e).ts), e))
+        .collect();
+    keyed.sort_unstable();
+    host.clear();
+    host.extend(keyed.into_iter().map(|(_, e)| e));
 
     struct Stack {
         frames: Vec<EventId>,
@@ -486,11 +493,20 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
     }
 }
 
+/// An integer that orders like `f64::total_cmp` orders `x`.
+fn total_order_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    // Negative floats order backwards by their bits: flip all but the sign.
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
 /// The launch-flow and link tables `link_gpu_work` matches with.
 struct Links {
     flow_start: FxHashMap<i64, EventId>,
     flow_end: FxHashMap<i64, EventId>,
-    by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), EventId>,
+    /// The last event (in trace order) with each (pid, tid, link), for the
+    /// keys of flow ends only: the only keys a launch looks up.
+    by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), Option<EventId>>,
     /// (link, GPU event), sorted by link when matching by equal link.
     gpu_by_link: Vec<(i64, EventId)>,
     any_graph_launch: bool,
@@ -507,19 +523,22 @@ impl Links {
         };
         let null_ident = trace.find_ident(&Ident::Null);
         let is_null = |id: IdentId| null_ident == Some(id);
+        for (i, id) in trace.flows() {
+            let e = trace.event(i);
+            if e.cat == Cat::Ac2g {
+                match e.ph {
+                    Phase::FlowStart => {
+                        l.flow_start.insert(id, i);
+                    }
+                    Phase::FlowEnd => {
+                        l.flow_end.insert(id, i);
+                    }
+                    _ => {}
+                }
+            }
+        }
         for (i, e) in trace.events() {
             if e.cat == Cat::Ac2g {
-                if let Some(id) = trace.flow_id(i) {
-                    match e.ph {
-                        Phase::FlowStart => {
-                            l.flow_start.insert(id, i);
-                        }
-                        Phase::FlowEnd => {
-                            l.flow_end.insert(id, i);
-                        }
-                        _ => {}
-                    }
-                }
                 continue;
             }
             if e.cat.is_gpu() {
@@ -534,8 +553,28 @@ impl Links {
             if e.cat.is_runtime() && is_graph_launch(trace.name_of(e)) {
                 l.any_graph_launch = true;
             }
-            if !is_null(e.pid) && !is_null(e.tid) {
-                l.by_pid_tid_link.insert((e.pid, e.tid, link), i);
+        }
+        // Launches look events up by a flow end's (pid, tid, id): a table of
+        // just those keys, filled in trace order (the last event wins), is a
+        // third the size of one of every linked event. Events with a null
+        // pid or tid are never found.
+        l.by_pid_tid_link.reserve(l.flow_end.len());
+        for (&id, &f) in &l.flow_end {
+            let fe = trace.event(f);
+            if !is_null(fe.pid) && !is_null(fe.tid) {
+                l.by_pid_tid_link.insert((fe.pid, fe.tid, id), None);
+            }
+        }
+        if !l.by_pid_tid_link.is_empty() {
+            for (i, e) in trace.events() {
+                if e.cat == Cat::Ac2g {
+                    continue;
+                }
+                if let Some(link) = link_of(trace, i, tree.link_key)
+                    && let Some(slot) = l.by_pid_tid_link.get_mut(&(e.pid, e.tid, link))
+                {
+                    *slot = Some(i);
+                }
             }
         }
         l
@@ -594,10 +633,9 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
             targets.extend(links.same_link(link).iter().map(|&(_, g)| g));
         } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link))
         {
+            // `f` is the flow end filed under `link`: its flow id.
             let fe = trace.event(f);
-            if let Some(id) = trace.flow_id(f)
-                && let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, id))
-            {
+            if let Some(&Some(g)) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link)) {
                 targets.push(g);
             }
         }
@@ -669,6 +707,34 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
 mod tests {
     use super::*;
     use crate::test_support::trace_of_json;
+
+    #[test]
+    fn total_order_keys_order_like_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            1.0000000000000002,
+            1694128201545.125,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    total_order_key(a).cmp(&total_order_key(b)),
+                    a.total_cmp(&b),
+                    "{a} vs {b}"
+                );
+            }
+        }
+    }
 
     /// op [0, 10) ⊃ hipGraphLaunch [1, 3) (correlation 5), two kernels of it.
     fn small() -> Trace {
