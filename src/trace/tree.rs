@@ -504,9 +504,7 @@ fn total_order_key(x: f64) -> i64 {
 struct Links {
     flow_start: FxHashMap<i64, EventId>,
     flow_end: FxHashMap<i64, EventId>,
-    /// The last event (in trace order) with each (pid, tid, link), for the
-    /// keys of flow ends only: the only keys a launch looks up.
-    by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), Option<EventId>>,
+    by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), EventId>,
     /// (link, GPU event), sorted by link when matching by equal link.
     gpu_by_link: Vec<(i64, EventId)>,
     any_graph_launch: bool,
@@ -553,28 +551,8 @@ impl Links {
             if e.cat.is_runtime() && is_graph_launch(trace.name_of(e)) {
                 l.any_graph_launch = true;
             }
-        }
-        // Launches look events up by a flow end's (pid, tid, id): a table of
-        // just those keys, filled in trace order (the last event wins), is a
-        // third the size of one of every linked event. Events with a null
-        // pid or tid are never found.
-        l.by_pid_tid_link.reserve(l.flow_end.len());
-        for (&id, &f) in &l.flow_end {
-            let fe = trace.event(f);
-            if !is_null(fe.pid) && !is_null(fe.tid) {
-                l.by_pid_tid_link.insert((fe.pid, fe.tid, id), None);
-            }
-        }
-        if !l.by_pid_tid_link.is_empty() {
-            for (i, e) in trace.events() {
-                if e.cat == Cat::Ac2g {
-                    continue;
-                }
-                if let Some(link) = link_of(trace, i, tree.link_key)
-                    && let Some(slot) = l.by_pid_tid_link.get_mut(&(e.pid, e.tid, link))
-                {
-                    *slot = Some(i);
-                }
+            if !is_null(e.pid) && !is_null(e.tid) {
+                l.by_pid_tid_link.insert((e.pid, e.tid, link), i);
             }
         }
         l
@@ -635,7 +613,7 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
         {
             // `f` is the flow end filed under `link`: its flow id.
             let fe = trace.event(f);
-            if let Some(&Some(g)) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link)) {
+            if let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link)) {
                 targets.push(g);
             }
         }
