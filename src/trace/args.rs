@@ -360,6 +360,16 @@ fn unpack_id(code: u32) -> i64 {
 }
 
 impl ArgsTable {
+    /// How many records there are.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// True when there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
     /// Makes room for `n` more records.
     pub fn try_reserve(&mut self, n: usize) -> Result<(), std::collections::TryReserveError> {
         self.records.try_reserve(n)

@@ -512,10 +512,17 @@ struct Links {
 
 impl Links {
     fn collect(trace: &Trace, tree: &mut Tree) -> Links {
+        // Sized up front: growing by doubling rehashes every entry each time.
+        let sized = |n: usize| FxHashMap::with_capacity_and_hasher(n, Default::default());
+        // Flows come in start/end pairs.
+        let flows = trace.flow_count() / 2 + 1;
         let mut l = Links {
-            flow_start: FxHashMap::default(),
-            flow_end: FxHashMap::default(),
-            by_pid_tid_link: FxHashMap::default(),
+            flow_start: sized(flows),
+            flow_end: sized(flows),
+            by_pid_tid_link: FxHashMap::with_capacity_and_hasher(
+                trace.args_len(),
+                Default::default(),
+            ),
             gpu_by_link: Vec::new(),
             any_graph_launch: false,
         };
