@@ -25,16 +25,7 @@ big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
 
 release_binary
 a_bin=$bin
-sha=$(git rev-parse --short "$base_rev")
-base_dir="$cache/base-$sha"
-if [ ! -x "$base_dir/target/release/tracelens" ]; then
-  echo "building baseline $sha in $base_dir ..." >&2
-  rm -rf "$base_dir"
-  git clone -q . "$base_dir"
-  git -C "$base_dir" checkout -q "$sha"
-  (cd "$base_dir" && cargo build --release --quiet)
-fi
-b_bin=$base_dir/target/release/tracelens
+baseline_binary "$base_rev"
 
 traces=("$big")
 for n in 4 16; do

@@ -35,3 +35,21 @@ scaled_copy() {
     python3 "$tool" "$src" "$n" "$out"
   fi
 }
+
+# baseline_binary REV: builds commit REV once in
+# ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}/base-<sha> (reused after) and
+# sets $b_bin to its release binary and $sha to the short commit id.
+baseline_binary() {
+  local cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
+  sha=$(git rev-parse --short "$1")
+  local base_dir="$cache/base-$sha"
+  if [ ! -x "$base_dir/target/release/tracelens" ]; then
+    echo "building baseline $sha in $base_dir ..." >&2
+    rm -rf "$base_dir"
+    mkdir -p "$cache"
+    git clone -q . "$base_dir"
+    git -C "$base_dir" checkout -q "$sha"
+    (cd "$base_dir" && cargo build --release --quiet)
+  fi
+  b_bin=$base_dir/target/release/tracelens
+}
