@@ -10,7 +10,7 @@
 use rustc_hash::FxHashMap;
 
 use super::args::{ArgValue, Args, CollectiveArgs, LinkIds, OpArgIds};
-use super::handle::{ArgsId, EventId, IdentId, MAX_INDEX, StrId, ValueId};
+use super::handle::{EventId, IdentId, MAX_INDEX, StrId, ValueId};
 use super::needs::Needs;
 use super::{Cat, Event, Ident, Phase, Trace, TraceInfo, is_collective_name};
 
@@ -386,7 +386,7 @@ impl TraceBuilder {
             }
             let mut rec = Args::new(a.links, a.op);
             rec.kernel = a.kernel;
-            args = Some(self.push_args(rec));
+            args = Some(self.trace.args.push(rec));
         }
         if matches!(ev.ph, Phase::FlowStart | Phase::FlowEnd)
             && let Some(f) = ev.flow_id
@@ -450,7 +450,10 @@ impl TraceBuilder {
         let pid = self.ident(ev.pid);
         let tid = self.ident(ev.tid);
         self.set_collective_args(id, &a.collective, parse);
-        let args = self.push_args(Args::new(a.links, OpArgIds::default()));
+        let args = self
+            .trace
+            .args
+            .push(Args::new(a.links, OpArgIds::default()));
         self.trace.push_event(Event {
             ts: ts.value,
             dur: dur.value,
@@ -464,10 +467,6 @@ impl TraceBuilder {
             dur_is_int: dur.is_int,
         });
         Ok(true)
-    }
-
-    fn push_args(&mut self, a: Args) -> ArgsId {
-        self.trace.args.push(a)
     }
 
     fn set_collective_args(

@@ -29,16 +29,12 @@ impl Trace {
         })
     }
 
-    fn push_args(&mut self, a: Args) -> super::ArgsId {
-        self.args.push(a)
-    }
-
     /// Appends a complete event that no file holds (e.g. the merge's
     /// `CaptureRoot`): no pid/tid, empty args.
     pub fn push_synthetic(&mut self, name: &str, cat: Cat, ts: f64, dur: f64) -> EventId {
         let name = Some(self.strings.intern(name));
         let null = self.intern_ident(&Ident::Null);
-        let args = Some(self.push_args(Args::default()));
+        let args = Some(self.args.push(Args::default()));
         self.push_event(Event {
             ts,
             dur,
@@ -79,7 +75,7 @@ impl Trace {
             a.input_type = value(a.input_type);
             a.input_strides = value(a.input_strides);
             a.concrete_inputs = value(a.concrete_inputs);
-            self.push_args(a)
+            self.args.push(a)
         });
         let mut ident = |t: &mut Trace, i: IdentId| {
             *map.idents
@@ -110,7 +106,7 @@ impl Trace {
         let a = match self.event(id).args {
             Some(a) => a,
             None => {
-                let a = self.push_args(Args::default());
+                let a = self.args.push(Args::default());
                 self.event_mut(id).args = Some(a);
                 a
             }

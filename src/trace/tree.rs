@@ -419,23 +419,17 @@ fn choose_link_key(trace: &Trace) -> LinkKey {
 
 /// Host call-stack nesting (spec 01 §2.3), including the bleed rule.
 fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
-    let mut host: Vec<EventId> = trace
+    // By ts only, equal starts in file order (what a stable sort by ts
+    // gives): (ts key, id) pairs sorted directly, not through the events.
+    let mut host: Vec<(i64, EventId)> = trace
         .events()
         .filter(|(_, e)| {
             matches!(e.cat, Cat::CpuOp | Cat::CudaRuntime | Cat::CudaDriver)
                 || (include_python && e.cat == Cat::PythonFunction)
         })
-        .map(|(i, _)| i)
+        .map(|(i, e)| (total_order_key(e.ts), i))
         .collect();
-    // By ts only, equal starts in file order (as a stable sort by ts): the
-    // keys sorted directly, not through the event table.
-    let mut keyed: Vec<(i64, EventId)> = host
-        .iter()
-        .map(|&e| (total_order_key(trace.event(e).ts), e))
-        .collect();
-    keyed.sort_unstable();
-    host.clear();
-    host.extend(keyed.into_iter().map(|(_, e)| e));
+    host.sort_unstable();
 
     struct Stack {
         frames: Vec<EventId>,
@@ -443,7 +437,7 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
     }
     let mut stacks: Vec<Stack> = Vec::new();
     let mut stack_of: FxHashMap<(IdentId, IdentId), usize> = FxHashMap::default();
-    for &e in &host {
+    for &(_, e) in &host {
         let event = trace.event(e);
         let si = *stack_of.entry((event.pid, event.tid)).or_insert_with(|| {
             stacks.push(Stack {
@@ -513,16 +507,15 @@ struct Links {
 impl Links {
     fn collect(trace: &Trace, tree: &mut Tree) -> Links {
         // Sized up front: growing by doubling rehashes every entry each time.
-        let sized = |n: usize| FxHashMap::with_capacity_and_hasher(n, Default::default());
+        fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
+            FxHashMap::with_capacity_and_hasher(n, Default::default())
+        }
         // Flows come in start/end pairs.
         let flows = trace.flow_count() / 2 + 1;
         let mut l = Links {
             flow_start: sized(flows),
             flow_end: sized(flows),
-            by_pid_tid_link: FxHashMap::with_capacity_and_hasher(
-                trace.args_len(),
-                Default::default(),
-            ),
+            by_pid_tid_link: sized(trace.args_len()),
             gpu_by_link: Vec::new(),
             any_graph_launch: false,
         };
