@@ -308,13 +308,14 @@ struct EventTexts<'a> {
 }
 
 impl<'a> EventTexts<'a> {
-    /// Reads element `index` of `traceEvents`: with the [`fast`] reader
-    /// when it can, else with serde, whose error it returns.
-    fn read(json: &'a [u8], index: usize) -> Result<Self, String> {
-        match fast::read(json) {
-            Some(ev) => Ok(ev),
-            None => Self::read_with_serde(json, index),
+    /// Reads element `index` of `traceEvents` into `self` (empty): with
+    /// the [`fast`] reader when it can, else with serde, whose error it
+    /// returns.
+    fn read_into(&mut self, json: &'a [u8], index: usize) -> Result<(), String> {
+        if !fast::read_into(json, self) {
+            *self = Self::read_with_serde(json, index)?;
         }
+        Ok(())
     }
 
     /// [`Self::read`] with serde only.
@@ -600,7 +601,8 @@ impl Sink for Decoder {
                 (Keep::Drop, _) => return Ok(()),
             }
         }
-        let ev = EventTexts::read(json, index)?;
+        let mut ev = EventTexts::default();
+        ev.read_into(json, index)?;
         let ph = self.phases.phase(ev.ph.as_deref());
         self.builder
             .push_event(index, ev.input(ph), &mut parse_value)?;

@@ -94,7 +94,11 @@ struct Extra {
     meta_labels: Option<String>,
 }
 
-/// A batch of events ready for the merger.
+/// A batch of events: filled by the splitter (`buf`, `ends`), read by a
+/// worker, merged, then cleared and sent back to the splitter for the next
+/// batch, so its vectors keep their pages (fresh ones cost a page fault
+/// each 4 KiB).
+#[derive(Default)]
 struct Parsed {
     first_index: usize,
     buf: Vec<u8>,
@@ -113,6 +117,28 @@ struct Parsed {
 }
 
 impl Parsed {
+    /// An empty batch with room for `BATCH_BYTES` of events.
+    fn new() -> Parsed {
+        Parsed {
+            buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            ..Parsed::default()
+        }
+    }
+
+    /// Empties every vector, keeping its capacity.
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.ends.clear();
+        self.owned.clear();
+        self.strings.clear();
+        self.idents.clear();
+        self.values.clear();
+        self.items.clear();
+        self.extras.clear();
+        self.phases = PhaseCounts::default();
+        self.error = None;
+    }
+
     fn text(&self, t: Text) -> Result<&str, String> {
         match t {
             Text::Buf { start, len } => {
@@ -148,18 +174,19 @@ struct Tables<'a> {
 }
 
 impl<'a> Tables<'a> {
-    fn new(buf: &'a [u8]) -> Tables<'a> {
+    /// Tables over `buf`, filling the (empty) vectors of `into`.
+    fn new(buf: &'a [u8], into: &mut Parsed) -> Tables<'a> {
         Tables {
             base: buf.as_ptr() as usize,
             len: buf.len(),
-            owned: Vec::new(),
+            owned: std::mem::take(&mut into.owned),
             string_ids: FxHashMap::default(),
-            strings: Vec::new(),
+            strings: std::mem::take(&mut into.strings),
             ident_ids: FxHashMap::default(),
-            idents: Vec::new(),
+            idents: std::mem::take(&mut into.idents),
             value_ids: FxHashMap::default(),
-            values: Vec::new(),
-            extras: Vec::new(),
+            values: std::mem::take(&mut into.values),
+            extras: std::mem::take(&mut into.extras),
         }
     }
 
@@ -288,21 +315,23 @@ fn shared_entry<'a>(
 
 /// A batch handed to a worker.
 struct Job {
-    first_index: usize,
-    buf: Vec<u8>,
-    ends: Vec<usize>,
+    batch: Parsed,
     done: SyncSender<Parsed>,
 }
 
-/// Reads every element of a batch (a worker's part).
-fn parse(first_index: usize, buf: Vec<u8>, ends: Vec<usize>, needs: &Needs) -> Parsed {
+/// Reads every element of a batch (a worker's part): fills the rest of
+/// `batch` from its `buf` and `ends`.
+fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
     let skips_any = crate::trace::builder::skips_any(needs);
-    let mut items = Vec::with_capacity(ends.len());
+    let first_index = batch.first_index;
+    let buf = std::mem::take(&mut batch.buf);
+    let mut items = std::mem::take(&mut batch.items);
+    items.reserve(batch.ends.len());
     let mut phases = PhaseCounts::default();
     let mut error = None;
-    let mut t = Tables::new(&buf);
+    let mut t = Tables::new(&buf, &mut batch);
     let mut start = 0;
-    for (i, &end) in ends.iter().enumerate() {
+    for (i, &end) in batch.ends.iter().enumerate() {
         let json = &buf[start..end];
         start = end;
         if skips_any {
@@ -318,8 +347,9 @@ fn parse(first_index: usize, buf: Vec<u8>, ends: Vec<usize>, needs: &Needs) -> P
                 }
             }
         }
-        match EventTexts::read(json, first_index + i) {
-            Ok(ev) => {
+        let mut ev = EventTexts::default();
+        match ev.read_into(json, first_index + i) {
+            Ok(()) => {
                 let ph = phases.phase(ev.ph.as_deref());
                 items.push(Item::Full(t.local(&ev, ph)));
             }
@@ -343,9 +373,7 @@ fn parse(first_index: usize, buf: Vec<u8>, ends: Vec<usize>, needs: &Needs) -> P
     // The maps borrow the batch bytes, which move on with the result.
     drop((string_ids, ident_ids, value_ids));
     Parsed {
-        first_index,
         buf,
-        ends,
         owned,
         strings,
         idents,
@@ -354,6 +382,7 @@ fn parse(first_index: usize, buf: Vec<u8>, ends: Vec<usize>, needs: &Needs) -> P
         extras,
         phases,
         error,
+        ..batch
     }
 }
 
@@ -384,8 +413,8 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
         .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
         .collect::<Result<_, String>>()?;
     let value = |i: u32| (i != NONE).then(|| values[i as usize]).flatten();
-    let items = std::mem::take(&mut p.items);
-    for (k, item) in items.into_iter().enumerate() {
+    let mut items = std::mem::take(&mut p.items);
+    for (k, item) in items.drain(..).enumerate() {
         let index = p.first_index + k;
         let e = match item {
             Item::Stub(cat) => {
@@ -433,6 +462,7 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
         };
         b.push_resolved(index, ev, &mut parse_value)?;
     }
+    p.items = items;
     match p.error.take() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -452,29 +482,21 @@ enum Pending {
 struct BatchSink {
     jobs: Sender<Job>,
     order: SyncSender<Pending>,
-    /// Batch buffers the merger has finished with, for reuse.
-    spare: Receiver<(Vec<u8>, Vec<usize>)>,
-    first_index: usize,
-    buf: Vec<u8>,
-    ends: Vec<usize>,
+    /// Batches the merger has finished with, for reuse.
+    spare: Receiver<Parsed>,
+    /// The batch being filled.
+    batch: Parsed,
 }
 
 impl BatchSink {
     fn flush(&mut self) -> Result<(), String> {
-        if self.ends.is_empty() {
+        if self.batch.ends.is_empty() {
             return Ok(());
         }
-        let (mut buf, mut ends) = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| (Vec::with_capacity(BATCH_BYTES + (64 << 10)), Vec::new()));
-        buf.clear();
-        ends.clear();
+        let next = self.spare.try_recv().unwrap_or_else(|_| Parsed::new());
         let (done, result) = sync_channel(1);
         let job = Job {
-            first_index: self.first_index,
-            buf: std::mem::replace(&mut self.buf, buf),
-            ends: std::mem::replace(&mut self.ends, ends),
+            batch: std::mem::replace(&mut self.batch, next),
             done,
         };
         // Queued for the merger first: the bound on batches in flight.
@@ -487,10 +509,11 @@ impl BatchSink {
 
 impl Sink for BatchSink {
     fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
-        if self.ends.is_empty() {
-            self.first_index = index;
+        let b = &mut self.batch;
+        if b.ends.is_empty() {
+            b.first_index = index;
         }
-        let size = crate::load::append_to_batch(&mut self.buf, &mut self.ends, json, || {
+        let size = crate::load::append_to_batch(&mut b.buf, &mut b.ends, json, || {
             format!("event #{index} of traceEvents")
         })?;
         if size >= BATCH_BYTES {
@@ -514,7 +537,7 @@ impl Sink for BatchSink {
 /// Takes batches in order and builds the trace.
 fn run_merger(
     order: Receiver<Pending>,
-    spare: Sender<(Vec<u8>, Vec<usize>)>,
+    spare: Sender<Parsed>,
     needs: &Needs,
     size_hint: Option<u64>,
 ) -> Result<Decoder, String> {
@@ -541,8 +564,9 @@ fn run_merger(
                     d.builder.reserve(kept, stubs, args);
                 }
                 merge(&mut d, &mut p)?;
-                // The splitter may have finished; then the buffers are dropped.
-                let _ = spare.send((std::mem::take(&mut p.buf), std::mem::take(&mut p.ends)));
+                // The splitter may have finished; then the batch is dropped.
+                p.clear();
+                let _ = spare.send(p);
             }
             Pending::Other { key, json } => d.other(&key, &json)?,
         }
@@ -565,9 +589,7 @@ pub(super) fn split_and_build<R: Read>(
     let (spare_tx, spare_rx) = channel();
     let work = |job: Job| {
         // The merger may have stopped: then nobody waits.
-        let _ = job
-            .done
-            .send(parse(job.first_index, job.buf, job.ends, needs));
+        let _ = job.done.send(parse(job.batch, needs));
     };
     std::thread::scope(|scope| {
         crate::load::spawn_workers(scope, &jobs_rx, &work)?;
@@ -578,9 +600,7 @@ pub(super) fn split_and_build<R: Read>(
             jobs: jobs_tx,
             order: order_tx,
             spare: spare_rx,
-            first_index: 0,
-            buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
-            ends: Vec::new(),
+            batch: Parsed::new(),
         };
         let split = scan::split(reader, &mut sink);
         // Events before a syntax error are still checked: their errors come first.
