@@ -568,12 +568,6 @@ impl Trace {
         self.flow_ids.get(id)
     }
 
-    /// How many events carry an argument record (an upper bound on those
-    /// with a link id, for sizing tables).
-    pub fn args_len(&self) -> usize {
-        self.args.len()
-    }
-
     /// How many events carry a flow id.
     pub fn flow_count(&self) -> usize {
         self.flow_ids.events.len()

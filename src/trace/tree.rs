@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use crate::timings;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{Cat, EventId, Ident, IdentId, NOT_KEPT, Phase, Trace};
 
@@ -515,12 +515,17 @@ impl Links {
         let mut l = Links {
             flow_start: sized(flows),
             flow_end: sized(flows),
-            by_pid_tid_link: sized(trace.args_len()),
+            // Mostly one GPU event per flow end.
+            by_pid_tid_link: sized(flows),
             gpu_by_link: Vec::new(),
             any_graph_launch: false,
         };
         let null_ident = trace.find_ident(&Ident::Null);
         let is_null = |id: IdentId| null_ident == Some(id);
+        // The (pid, tid) pairs of flow ends (the GPU streams): only events
+        // there can be looked up in `by_pid_tid_link`, so only they are
+        // filed (most events, on host threads, need not be).
+        let mut end_threads: FxHashSet<(IdentId, IdentId)> = FxHashSet::default();
         for (i, id) in trace.flows() {
             let e = trace.event(i);
             if e.cat == Cat::Ac2g {
@@ -530,6 +535,7 @@ impl Links {
                     }
                     Phase::FlowEnd => {
                         l.flow_end.insert(id, i);
+                        end_threads.insert((e.pid, e.tid));
                     }
                     _ => {}
                 }
@@ -551,7 +557,7 @@ impl Links {
             if e.cat.is_runtime() && is_graph_launch(trace.name_of(e)) {
                 l.any_graph_launch = true;
             }
-            if !is_null(e.pid) && !is_null(e.tid) {
+            if !is_null(e.pid) && !is_null(e.tid) && end_threads.contains(&(e.pid, e.tid)) {
                 l.by_pid_tid_link.insert((e.pid, e.tid, link), i);
             }
         }
