@@ -26,8 +26,11 @@ use crate::trace::args::{LinkIds, OpArgIds};
 use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
 use crate::trace::{Cat, IdentId, Needs, Phase, StrId, ValueId};
 
-/// A batch is sent once it holds this many bytes of events.
-const BATCH_BYTES: usize = 2 << 20;
+/// A batch is sent once it holds this many bytes of events. Up to a dozen
+/// batches are in flight, each new one on fresh pages until batches come
+/// back for reuse: at 512 KiB the owlv2 report (55.6 MB) takes 8% less CPU
+/// and 16 MiB less memory than at 2 MiB, and big traces are unchanged.
+const BATCH_BYTES: usize = 512 << 10;
 
 /// "No entry" in a batch-local handle.
 const NONE: u32 = u32::MAX;
