@@ -40,11 +40,24 @@ pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
 }
 
 /// The index of the first quote, backslash or control character in `b`,
-/// eight bytes at a time (strings are mostly short keys, where `memchr`
-/// costs more to start than to run).
+/// sixteen bytes at a time, then eight (strings are mostly short keys,
+/// where `memchr` costs more to start than to run).
 fn string_stop(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[cfg(target_arch = "x86_64")]
+    let mut i = {
+        let mut i = 0;
+        while let Some(chunk) = b.get(i..i + 16).and_then(|c| <&[u8; 16]>::try_from(c).ok()) {
+            let hit = string_stops_sse2(chunk);
+            if hit != 0 {
+                return Some(i + hit.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+        i
+    };
+    #[cfg(not(target_arch = "x86_64"))]
     let mut i = 0;
     while let Some(chunk) = b.get(i..i + 8) {
         let mut le = [0u8; 8];
@@ -66,6 +79,30 @@ fn string_stop(b: &[u8]) -> Option<usize> {
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|k| i + k)
+}
+
+/// Bit `k` set where byte `k` of `chunk` is a quote, a backslash or a
+/// control character: SSE2 compares (part of every x86_64 CPU), sixteen
+/// bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn string_stops_sse2(chunk: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86_64 baseline; the load reads the 16 bytes
+    // of `chunk`, unaligned loads being allowed.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned: max(v, 0x1f) == 0x1f exactly where v <= 0x1f.
+        let limit = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
+        let any = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+        _mm_movemask_epi8(any) as u32
+    }
 }
 
 struct Reader<'a> {
