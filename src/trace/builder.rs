@@ -300,7 +300,7 @@ impl TraceBuilder {
                 None
             },
         });
-        let ev = ResolvedEvent {
+        let mut ev = ResolvedEvent {
             cat: ev.cat,
             ph: ev.ph,
             name,
@@ -311,7 +311,7 @@ impl TraceBuilder {
             flow_id: ev.flow_id,
             args,
         };
-        self.push_resolved(index, ev, parse)
+        self.push_resolved(index, &mut ev, parse)
     }
 
     /// Makes room for about `kept` events, `stubs` stubs and `args`
@@ -352,7 +352,7 @@ impl TraceBuilder {
     pub fn push_resolved(
         &mut self,
         index: usize,
-        ev: ResolvedEvent<'_>,
+        ev: &mut ResolvedEvent<'_>,
         parse: &mut impl FnMut(&str) -> Option<ArgValue>,
     ) -> Result<bool, String> {
         debug_assert!(!self.needs.collectives_only);
@@ -373,13 +373,14 @@ impl TraceBuilder {
             dur = 0.0;
         }
         let mut args = None;
-        if let Some(a) = ev.args {
+        if let Some(a) = &mut ev.args {
             if ev.ph == Phase::Metadata {
                 let what = ev
                     .name
                     .map_or("", |n| self.trace.strings.get(n))
                     .to_string();
-                self.set_meta(&what, (ev.pid, ev.tid), a.meta_name, a.meta_labels);
+                let (name, labels) = (a.meta_name.take(), a.meta_labels.take());
+                self.set_meta(&what, (ev.pid, ev.tid), name, labels);
             }
             if ev.cat == Cat::Kernel {
                 self.set_collective_args(id, &a.collective, parse);

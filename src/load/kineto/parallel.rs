@@ -452,7 +452,7 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
                 Some(r)
             }
         };
-        let ev = ResolvedEvent {
+        let mut ev = ResolvedEvent {
             cat: e.cat,
             ph: e.ph,
             name: (e.name != NONE).then(|| strings[e.name as usize]),
@@ -463,7 +463,7 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
             flow_id: e.flow_id,
             args,
         };
-        b.push_resolved(index, ev, &mut parse_value)?;
+        b.push_resolved(index, &mut ev, &mut parse_value)?;
     }
     p.items = items;
     match p.error.take() {
