@@ -81,28 +81,25 @@ fn total_time_us(cx: &Context) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// A `kernel_summary` group: category, cpu op ("" = empty), kernel name, stream.
-type GroupKey = (String, String, Option<StrId>, Option<i64>);
+/// A `kernel_summary` group: category, cpu op ("" = empty), kernel name,
+/// stream; the texts borrowed (a key per kernel, grouped by hashing).
+type GroupKey<'t> = (&'static str, &'t str, Option<StrId>, Option<i64>);
 
 /// The group key of a kernel row (see [`GroupKey`]). A kernel with a cpu_op
 /// always has a launcher, so the reference's "fill Parent cpu_op from
 /// Launcher" applies exactly when the column exists (`has_cpu`).
-fn kernel_key(cx: &Context, r: &KernelRow, has_cpu: bool) -> GroupKey {
+fn kernel_key<'t>(cx: &Context<'t>, r: &KernelRow, has_cpu: bool) -> GroupKey<'t> {
     let trace = cx.trace;
     let (cpu, cat) = if let Some(op) = r.cpu_op {
         let name = trace.name(op);
         let first = cx.attribution.first_kernel(trace, op);
-        (name.to_string(), categorize(name, first).to_string())
+        (name, categorize(name, first))
     } else if let Some(launcher) = r.launcher {
         let lname = trace.name(launcher);
-        let cpu = if has_cpu {
-            lname.to_string()
-        } else {
-            String::new()
-        };
-        (cpu, launcher_category(lname).to_string())
+        let cpu = if has_cpu { lname } else { "" };
+        (cpu, launcher_category(lname))
     } else {
-        (String::new(), String::new())
+        ("", "")
     };
     (cat, cpu, trace.event(r.uid).name, r.stream)
 }
@@ -146,8 +143,8 @@ fn summary_order(trace: &Trace, groups: &[(GroupKey, Vec<usize>)], sums: &[f64])
     order.sort_by(|&a, &b| {
         let (ka, kb) = (&groups[a].0, &groups[b].0);
         desc_nan_last(sums[a], sums[b])
-            .then_with(|| empty_last(&ka.0, &kb.0))
-            .then_with(|| empty_last(&ka.1, &kb.1))
+            .then_with(|| empty_last(ka.0, kb.0))
+            .then_with(|| empty_last(ka.1, kb.1))
             .then_with(|| name_text(ka.2).cmp(name_text(kb.2)))
             .then_with(|| (ka.3.is_none()).cmp(&kb.3.is_none()).then(ka.3.cmp(&kb.3)))
     });
