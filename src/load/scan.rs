@@ -219,6 +219,16 @@ impl<R: Read> Input<R> {
         None
     }
 
+    /// [`Self::expect_nonws`], without a call when the buffer holds the
+    /// byte (between the elements of a big array).
+    #[inline(always)]
+    fn next_nonws(&mut self, what: &str) -> Result<u8, ScanError> {
+        match self.nonws_in_buffer() {
+            Some(b) => Ok(b),
+            None => self.expect_nonws(what),
+        }
+    }
+
     fn expect_nonws(&mut self, what: &str) -> Result<u8, ScanError> {
         match self.peek_nonws()? {
             Some(b) => Ok(b),
@@ -242,6 +252,21 @@ impl<R: Read> Input<R> {
         self.pass(first, what)?;
         let m = self.mark.take().unwrap_or(0);
         Ok(m)
+    }
+
+    /// [`Self::skip_value`] with a shorter path for the usual element of
+    /// `traceEvents`, taken once for each of millions of events: an object
+    /// that ends inside the buffer. Anything else (a refill, another kind
+    /// of value, an error) goes the general way, which words every error.
+    #[inline(always)]
+    fn skip_event(&mut self, what: &str) -> Result<usize, ScanError> {
+        if self.nonws_in_buffer() == Some(b'{')
+            && let Some(n) = Brackets::new(b'{').find_end(&self.buf[self.pos..self.end])
+        {
+            self.pos += n;
+            return Ok(self.pos - n);
+        }
+        self.skip_value(what)
     }
 
     /// Moves past one JSON value starting at `pos` (after whitespace)
@@ -560,7 +585,7 @@ fn elements<R: Read>(
     }
     for index in 0.. {
         each(inp, index)?;
-        match inp.expect_nonws(what)? {
+        match inp.next_nonws(what)? {
             b',' => inp.pos += 1,
             b']' => {
                 inp.pos += 1;
@@ -588,50 +613,13 @@ fn member_key<R: Read>(inp: &mut Input<R>, b: u8) -> Result<String, ScanError> {
     Ok(key)
 }
 
-/// The elements of `traceEvents` (after its `[`, through its `]`), each to
-/// the sink. What [`elements`] with [`Input::skip_value`] would do, with a
-/// shorter path for the usual case, an object that ends in the buffer
-/// after a comma and a little whitespace, taken once for each of millions
-/// of events; anything else goes the general way, which words every error.
 fn events_array<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<(), ScanError> {
     const WHAT: &str = "inside \"traceEvents\"";
-    if inp.expect_nonws(WHAT)? == b']' {
-        inp.pos += 1;
-        return Ok(());
-    }
-    for index in 0.. {
-        let first = match inp.nonws_in_buffer() {
-            Some(b) => b,
-            None => inp.expect_nonws(WHAT)?,
-        };
-        let end = match first {
-            b'{' => Brackets::new(b'{').find_end(&inp.buf[inp.pos..inp.end]),
-            _ => None,
-        };
-        let start = match end {
-            Some(n) => {
-                inp.pos += n;
-                inp.pos - n
-            }
-            // Past the buffer's end, or not an object.
-            None => inp.skip_value(WHAT)?,
-        };
+    elements(inp, WHAT, |inp, index| {
+        let start = inp.skip_event(WHAT)?;
         sink.event(index, &inp.buf[start..inp.pos])
-            .map_err(ScanError::Callback)?;
-        let sep = match inp.nonws_in_buffer() {
-            Some(b) => b,
-            None => inp.expect_nonws(WHAT)?,
-        };
-        match sep {
-            b',' => inp.pos += 1,
-            b']' => {
-                inp.pos += 1;
-                break;
-            }
-            b => return Err(inp.unexpected(b, "',' or ']' between elements")),
-        }
-    }
-    Ok(())
+            .map_err(ScanError::Callback)
+    })
 }
 
 /// How [`split_shaped`] reads a value of a nested document.
