@@ -394,10 +394,22 @@ pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
     };
     let start = Instant::now();
     tree.link_key = choose_link_key(trace);
-    nest_host_events(trace, &mut tree, opts.include_python);
-    timings::stage("host nesting", start);
+    let key = tree.link_key;
+    // The link tables only read the trace: built on the other core while
+    // this one nests the host events.
+    let ((), links) = rayon::join(
+        || {
+            nest_host_events(trace, &mut tree, opts.include_python);
+            timings::stage("host nesting", start);
+        },
+        || {
+            let links = Links::collect(trace, key);
+            timings::stage("link tables (beside it)", start);
+            links
+        },
+    );
     let start = Instant::now();
-    link_gpu_work(trace, &mut tree);
+    link_gpu_work(trace, &mut tree, links);
     timings::stage("GPU links", start);
     let start = Instant::now();
     link_forward_backward(trace, &mut tree);
@@ -502,10 +514,12 @@ struct Links {
     /// (link, GPU event), sorted by link when matching by equal link.
     gpu_by_link: Vec<(i64, EventId)>,
     any_graph_launch: bool,
+    /// GPU events in the trace (linked or not).
+    gpu_total: usize,
 }
 
 impl Links {
-    fn collect(trace: &Trace, tree: &mut Tree) -> Links {
+    fn collect(trace: &Trace, key: LinkKey) -> Links {
         // Sized up front: growing by doubling rehashes every entry each time.
         fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
             FxHashMap::with_capacity_and_hasher(n, Default::default())
@@ -519,6 +533,7 @@ impl Links {
             by_pid_tid_link: sized(flows),
             gpu_by_link: Vec::new(),
             any_graph_launch: false,
+            gpu_total: 0,
         };
         let null_ident = trace.find_ident(&Ident::Null);
         let is_null = |id: IdentId| null_ident == Some(id);
@@ -546,9 +561,9 @@ impl Links {
                 continue;
             }
             if e.cat.is_gpu() {
-                tree.gpu_total += 1;
+                l.gpu_total += 1;
             }
-            let Some(link) = link_of(trace, i, tree.link_key) else {
+            let Some(link) = link_of(trace, i, key) else {
                 continue;
             };
             if e.cat.is_gpu() {
@@ -573,10 +588,8 @@ impl Links {
 }
 
 /// Links runtime launches to GPU work (spec 01 §2.5).
-fn link_gpu_work(trace: &Trace, tree: &mut Tree) {
-    let start = Instant::now();
-    let mut links = Links::collect(trace, tree);
-    timings::stage("  link tables", start);
+fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: Links) {
+    tree.gpu_total = links.gpu_total;
     let has_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
     if links.any_graph_launch || !has_flows {
         links.gpu_by_link.sort_unstable();
