@@ -810,6 +810,61 @@ mod tests {
         Ok(c)
     }
 
+    /// What a split gives, as text: the events and other keys, or the error.
+    fn outcome(doc: &str, chunk: usize) -> String {
+        match run(doc, chunk) {
+            Ok(c) => format!("{:?} {:?}", c.events, c.others),
+            Err(e) => format!("error: {e:?}"),
+        }
+    }
+
+    #[test]
+    fn the_short_path_splits_and_fails_as_the_general_one() {
+        // Read a byte at a time, no element is whole in the buffer when the
+        // splitter reaches it, so every one goes the general way; read at
+        // once, the usual ones take the short path. Both must agree on
+        // every document, errors and their offsets included.
+        let seed = r#"{"traceEvents": [{"ph": "X", "args": {"a": [1, {"b": "}"}]}},
+  {"name": "x\"}"}, 7, "s", [1, {}],
+  {"ts": 1}], "z": {"k": [true]}}"#;
+        let alphabet = b"{}[],:\" \n\\x1";
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut oks, mut errors) = (0, 0);
+        for _ in 0..3000 {
+            let mut doc = seed.as_bytes().to_vec();
+            for _ in 0..=next(2) {
+                if doc.is_empty() {
+                    break;
+                }
+                let at = next(doc.len());
+                match next(3) {
+                    0 => {
+                        doc.remove(at);
+                    }
+                    1 => doc.insert(at, alphabet[next(alphabet.len())]),
+                    _ => doc.truncate(at),
+                }
+            }
+            let Ok(doc) = String::from_utf8(doc) else {
+                continue;
+            };
+            let general = outcome(&doc, 1);
+            assert_eq!(outcome(&doc, 1 << 20), general, "{doc}");
+            if general.starts_with("error") {
+                errors += 1;
+            } else {
+                oks += 1;
+            }
+        }
+        assert!(oks > 200 && errors > 1000, "{oks} {errors}");
+    }
+
     #[test]
     fn splits_events_and_other_keys_at_any_chunk_size() {
         let doc = r#" {"a": {"x": [1, "]}\""]}, "traceEvents": [ {"name": "k\"}", "ts": 1.5},
