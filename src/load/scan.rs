@@ -246,27 +246,23 @@ impl<R: Read> Input<R> {
 
     /// Skips one JSON value starting at `pos` (after whitespace). The value's
     /// bytes are `buf[start..pos]` afterwards, where `start` is the returned mark.
+    #[inline(always)]
     fn skip_value(&mut self, what: &str) -> Result<usize, ScanError> {
-        let first = self.expect_nonws(what)?;
+        let first = self.next_nonws(what)?;
+        // The usual case, once for each of millions of events: a container
+        // that ends inside the buffer, so no refill and no mark. Otherwise
+        // the walk starts again the general way, which words every error.
+        if matches!(first, b'{' | b'[')
+            && let Some(n) = Brackets::new(first).find_end(&self.buf[self.pos..self.end])
+        {
+            let start = self.pos;
+            self.pos += n;
+            return Ok(start);
+        }
         self.mark = Some(self.pos);
         self.pass(first, what)?;
         let m = self.mark.take().unwrap_or(0);
         Ok(m)
-    }
-
-    /// [`Self::skip_value`] with a shorter path for the usual element of
-    /// `traceEvents`, taken once for each of millions of events: an object
-    /// that ends inside the buffer. Anything else (a refill, another kind
-    /// of value, an error) goes the general way, which words every error.
-    #[inline(always)]
-    fn skip_event(&mut self, what: &str) -> Result<usize, ScanError> {
-        if self.nonws_in_buffer() == Some(b'{')
-            && let Some(n) = Brackets::new(b'{').find_end(&self.buf[self.pos..self.end])
-        {
-            self.pos += n;
-            return Ok(self.pos - n);
-        }
-        self.skip_value(what)
     }
 
     /// Moves past one JSON value starting at `pos` (after whitespace)
@@ -616,7 +612,7 @@ fn member_key<R: Read>(inp: &mut Input<R>, b: u8) -> Result<String, ScanError> {
 fn events_array<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<(), ScanError> {
     const WHAT: &str = "inside \"traceEvents\"";
     elements(inp, WHAT, |inp, index| {
-        let start = inp.skip_event(WHAT)?;
+        let start = inp.skip_value(WHAT)?;
         sink.event(index, &inp.buf[start..inp.pos])
             .map_err(ScanError::Callback)
     })
