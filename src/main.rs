@@ -2,8 +2,11 @@
 
 // The loader and passes make many small allocations; mimalloc serves them
 // faster than the system allocator, especially across the loader's threads.
+mod large_alloc;
+
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: large_alloc::LargeMapped<mimalloc::MiMalloc> =
+    large_alloc::LargeMapped(mimalloc::MiMalloc);
 
 unsafe extern "C" {
     /// mimalloc's option setter (the allocator is linked in statically).
