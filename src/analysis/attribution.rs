@@ -6,6 +6,7 @@
 use rustc_hash::FxHashMap;
 
 use super::categories::is_comm_name;
+use crate::numeric::total_order_key;
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, EventId, Trace};
 
@@ -95,21 +96,28 @@ pub fn attribute(trace: &Trace, tree: &Tree, comm: &mut CommNames) -> Attributio
         });
         kernels[i].push(k);
     }
-    let mut order: Vec<usize> = (0..first_met.len()).collect();
-    order.sort_by(|&a, &b| {
-        let ta = trace.event(first_met[a]).ts;
-        let tb = trace.event(first_met[b]).ts;
-        ta.total_cmp(&tb)
-    });
-    att.index_of.clear();
-    for (pos, &i) in order.iter().enumerate() {
+    // By start, ties in order of first meeting: the keys are read once (not
+    // in every comparison) and the index breaks ties as a stable sort would.
+    let mut order: Vec<(i64, usize)> = first_met
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (total_order_key(trace.event(l).ts), i))
+        .collect();
+    order.sort_unstable();
+    let mut pos_of = vec![0; first_met.len()];
+    att.launchers.reserve(order.len());
+    for (pos, &(_, i)) in order.iter().enumerate() {
+        pos_of[i] = pos;
         let mut ks = std::mem::take(&mut kernels[i]);
         ks.sort_by(|&a, &b| trace.event(a).ts.total_cmp(&trace.event(b).ts));
-        att.index_of.insert(first_met[i], pos);
         att.launchers.push(Launcher {
             uid: first_met[i],
             kernels: ks,
         });
+    }
+    // The map held order-of-meeting indices: renumbered in place.
+    for i in att.index_of.values_mut() {
+        *i = pos_of[*i];
     }
     att
 }

@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use crate::numeric::total_order_key;
 use crate::timings;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -56,11 +57,9 @@ pub struct Tree {
     /// [`NOT_KEPT`] for a stub, which is never in the tree (see
     /// [`Trace::kept_positions`]); None: the event's index.
     nodes: Option<Vec<u32>>,
-    parent: Vec<Option<EventId>>,
-    first_child: Vec<Option<EventId>>,
-    last_child: Vec<Option<EventId>>,
-    next_sibling: Vec<Option<EventId>>,
-    gpu_count: Vec<u32>,
+    /// The links of each slot, side by side: a walk reads one record per
+    /// node, not one array per field.
+    links: Vec<Links>,
     /// Outermost `cpu_op` of each stack, in sweep order.
     pub cpu_roots: Vec<EventId>,
     /// Host events placed in the tree that have no parent (roots of the
@@ -82,6 +81,17 @@ pub struct Tree {
     pub python_included: bool,
 }
 
+/// One slot's links in the call tree.
+#[derive(Debug, Clone, Copy, Default)]
+struct Links {
+    parent: Option<EventId>,
+    first_child: Option<EventId>,
+    last_child: Option<EventId>,
+    next_sibling: Option<EventId>,
+    /// GPU events in the subtree.
+    gpu_count: u32,
+}
+
 impl Tree {
     /// The link slot of event `id`; None for a stub.
     #[inline]
@@ -101,7 +111,7 @@ impl Tree {
         if let Some(k) = self.node(id) {
             return k;
         }
-        let k = self.parent.len();
+        let k = self.links.len();
         self.add_slots(1);
         if let Some(nodes) = &mut self.nodes {
             nodes[id.index()] = k as u32;
@@ -111,29 +121,20 @@ impl Tree {
 
     /// `n` more link slots, without links.
     fn add_slots(&mut self, n: usize) {
-        let len = self.parent.len() + n;
-        for v in [
-            &mut self.parent,
-            &mut self.first_child,
-            &mut self.last_child,
-            &mut self.next_sibling,
-        ] {
-            v.resize(len, None);
-        }
-        self.gpu_count.resize(len, 0);
+        self.links.resize(self.links.len() + n, Links::default());
     }
 
     /// The parent of `node`: the enclosing host event, or for GPU work the
     /// launch that claimed it.
     #[inline]
     pub fn parent(&self, node: EventId) -> Option<EventId> {
-        self.node(node).and_then(|k| self.parent[k])
+        self.node(node).and_then(|k| self.links[k].parent)
     }
 
     /// Number of GPU events below `node` (its `gpu_events` length).
     #[inline]
     pub fn gpu_count(&self, node: EventId) -> u32 {
-        self.node(node).map_or(0, |k| self.gpu_count[k])
+        self.node(node).map_or(0, |k| self.links[k].gpu_count)
     }
 
     /// The children of `node`: host children in time order, then GPU work in
@@ -141,7 +142,7 @@ impl Tree {
     pub fn children(&self, node: EventId) -> Children<'_> {
         Children {
             tree: self,
-            next: self.node(node).and_then(|k| self.first_child[k]),
+            next: self.node(node).and_then(|k| self.links[k].first_child),
         }
     }
 
@@ -192,11 +193,11 @@ impl Tree {
     /// Makes room for the events appended to the trace since the tree was
     /// built (`n` = the trace's length); they start without links.
     pub fn grow(&mut self, n: usize) {
-        let events = self.nodes.as_ref().map_or(self.parent.len(), Vec::len);
+        let events = self.nodes.as_ref().map_or(self.links.len(), Vec::len);
         if events >= n {
             return;
         }
-        let first = self.parent.len();
+        let first = self.links.len();
         self.add_slots(n - events);
         if let Some(nodes) = &mut self.nodes {
             nodes.extend((first..first + n - events).map(|k| k as u32));
@@ -210,22 +211,22 @@ impl Tree {
     /// GPU counts are stale until [`Tree::recount_gpu`].
     pub fn set_children(&mut self, node: EventId, kids: &[EventId], reparent: bool) {
         let n = self.slot(node);
-        let mut c = self.first_child[n].take();
+        let mut c = self.links[n].first_child.take();
         while let Some(x) = c {
             let x = self.slot(x);
-            c = self.next_sibling[x].take();
-            if self.parent[x] == Some(node) {
-                self.parent[x] = None;
+            c = self.links[x].next_sibling.take();
+            if self.links[x].parent == Some(node) {
+                self.links[x].parent = None;
             }
         }
-        self.last_child[n] = None;
+        self.links[n].last_child = None;
         for &k in kids {
             self.unlink(k);
             let parent = self.parent(k);
             self.append_child(node, k);
             if !reparent {
                 let k = self.slot(k);
-                self.parent[k] = parent;
+                self.links[k].parent = parent;
             }
         }
     }
@@ -238,26 +239,26 @@ impl Tree {
         };
         let p = self.slot(p);
         let mut prev: Option<EventId> = None;
-        let mut c = self.first_child[p];
+        let mut c = self.links[p].first_child;
         while let Some(x) = c {
             if x == k {
                 let kk = self.slot(k);
-                let next = self.next_sibling[kk].take();
+                let next = self.links[kk].next_sibling.take();
                 match prev {
-                    None => self.first_child[p] = next,
+                    None => self.links[p].first_child = next,
                     Some(pr) => {
                         let pr = self.slot(pr);
-                        self.next_sibling[pr] = next;
+                        self.links[pr].next_sibling = next;
                     }
                 }
-                if self.last_child[p] == Some(k) {
-                    self.last_child[p] = prev;
+                if self.links[p].last_child == Some(k) {
+                    self.links[p].last_child = prev;
                 }
                 return;
             }
             prev = Some(x);
             let x = self.slot(x);
-            c = self.next_sibling[x];
+            c = self.links[x].next_sibling;
         }
     }
 
@@ -265,7 +266,7 @@ impl Tree {
     /// events in its subtree, each once.
     pub fn recount_gpu(&mut self, trace: &Trace) {
         // Counted by event id (stubs count 0), then stored by slot.
-        let n = self.nodes.as_ref().map_or(self.parent.len(), Vec::len);
+        let n = self.nodes.as_ref().map_or(self.links.len(), Vec::len);
         let mut count = vec![0u32; n];
         // 0: not seen, 1: on the stack, 2: counted.
         let mut state = vec![0u8; n];
@@ -296,11 +297,15 @@ impl Tree {
             }
         }
         match &self.nodes {
-            None => self.gpu_count = count,
+            None => {
+                for (l, c) in self.links.iter_mut().zip(count) {
+                    l.gpu_count = c;
+                }
+            }
             Some(nodes) => {
                 for (&k, c) in nodes.iter().zip(count) {
                     if k != NOT_KEPT {
-                        self.gpu_count[k as usize] = c;
+                        self.links[k as usize].gpu_count = c;
                     }
                 }
             }
@@ -309,15 +314,15 @@ impl Tree {
 
     fn append_child(&mut self, parent: EventId, child: EventId) {
         let (p, c) = (self.slot(parent), self.slot(child));
-        self.parent[c] = Some(parent);
-        match self.last_child[p] {
-            None => self.first_child[p] = Some(child),
+        self.links[c].parent = Some(parent);
+        match self.links[p].last_child {
+            None => self.links[p].first_child = Some(child),
             Some(last) => {
                 let last = self.slot(last);
-                self.next_sibling[last] = Some(child);
+                self.links[last].next_sibling = Some(child);
             }
         }
-        self.last_child[p] = Some(child);
+        self.links[p].last_child = Some(child);
     }
 }
 
@@ -331,7 +336,10 @@ impl Iterator for Children<'_> {
     type Item = EventId;
     fn next(&mut self) -> Option<EventId> {
         let c = self.next?;
-        self.next = self.tree.node(c).and_then(|k| self.tree.next_sibling[k]);
+        self.next = self
+            .tree
+            .node(c)
+            .and_then(|k| self.tree.links[k].next_sibling);
         Some(c)
     }
 }
@@ -347,7 +355,7 @@ impl Iterator for Ancestors<'_> {
     type Item = EventId;
     fn next(&mut self) -> Option<EventId> {
         let a = self.next?;
-        if self.steps > self.tree.parent.len() {
+        if self.steps > self.tree.links.len() {
             return None;
         }
         self.steps += 1;
@@ -377,11 +385,7 @@ pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
     let n = trace.kept_len();
     let mut tree = Tree {
         nodes,
-        parent: vec![None; n],
-        first_child: vec![None; n],
-        last_child: vec![None; n],
-        next_sibling: vec![None; n],
-        gpu_count: vec![0; n],
+        links: vec![Links::default(); n],
         cpu_roots: Vec::new(),
         host_roots: Vec::new(),
         fwd_event: FxHashMap::default(),
@@ -403,7 +407,7 @@ pub fn build(trace: &Trace, opts: TreeOptions) -> Tree {
             timings::stage("host nesting", start);
         },
         || {
-            let links = Links::collect(trace, key);
+            let links = LinkTables::collect(trace, key);
             timings::stage("link tables (beside it)", start);
             links
         },
@@ -499,15 +503,8 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
     }
 }
 
-/// An integer that orders like `f64::total_cmp` orders `x`.
-fn total_order_key(x: f64) -> i64 {
-    let bits = x.to_bits() as i64;
-    // Negative floats order backwards by their bits: flip all but the sign.
-    bits ^ (((bits >> 63) as u64) >> 1) as i64
-}
-
 /// The launch-flow and link tables `link_gpu_work` matches with.
-struct Links {
+struct LinkTables {
     flow_start: FxHashMap<i64, EventId>,
     flow_end: FxHashMap<i64, EventId>,
     by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), EventId>,
@@ -518,15 +515,15 @@ struct Links {
     gpu_total: usize,
 }
 
-impl Links {
-    fn collect(trace: &Trace, key: LinkKey) -> Links {
+impl LinkTables {
+    fn collect(trace: &Trace, key: LinkKey) -> LinkTables {
         // Sized up front: growing by doubling rehashes every entry each time.
         fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
             FxHashMap::with_capacity_and_hasher(n, Default::default())
         }
         // Flows come in start/end pairs.
         let flows = trace.flow_count() / 2 + 1;
-        let mut l = Links {
+        let mut l = LinkTables {
             flow_start: sized(flows),
             flow_end: sized(flows),
             // Mostly one GPU event per flow end.
@@ -588,7 +585,7 @@ impl Links {
 }
 
 /// Links runtime launches to GPU work (spec 01 §2.5).
-fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: Links) {
+fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: LinkTables) {
     tree.gpu_total = links.gpu_total;
     let has_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
     if links.any_graph_launch || !has_flows {
@@ -614,7 +611,7 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: Links) {
 
 /// One linking sweep over the runtime events under `tree.link_mode`;
 /// returns how many GPU events it linked.
-fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
+fn link_launches(trace: &Trace, tree: &mut Tree, links: &LinkTables) -> usize {
     let key = tree.link_key;
     let mut linked = 0;
     let mut targets: Vec<EventId> = Vec::new();
@@ -651,7 +648,7 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &Links) -> usize {
                 && steps <= trace.len()
             {
                 let k = tree.slot(x);
-                tree.gpu_count[k] += 1;
+                tree.links[k].gpu_count += 1;
                 a = tree.parent(x);
                 steps += 1;
             }
@@ -704,34 +701,6 @@ fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
 mod tests {
     use super::*;
     use crate::test_support::trace_of_json;
-
-    #[test]
-    fn total_order_keys_order_like_total_cmp() {
-        let xs = [
-            f64::NEG_INFINITY,
-            -1e300,
-            -2.5,
-            -f64::MIN_POSITIVE,
-            -0.0,
-            0.0,
-            f64::MIN_POSITIVE,
-            1.0,
-            1.0000000000000002,
-            1694128201545.125,
-            f64::INFINITY,
-            f64::NAN,
-            -f64::NAN,
-        ];
-        for a in xs {
-            for b in xs {
-                assert_eq!(
-                    total_order_key(a).cmp(&total_order_key(b)),
-                    a.total_cmp(&b),
-                    "{a} vs {b}"
-                );
-            }
-        }
-    }
 
     /// op [0, 10) ⊃ hipGraphLaunch [1, 3) (correlation 5), two kernels of it.
     fn small() -> Trace {
