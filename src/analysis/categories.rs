@@ -14,6 +14,15 @@ fn registry() -> &'static HashMap<&'static str, &'static str> {
 /// The category of an op named `name` whose first kernel (by start time) is
 /// `first_kernel`, if it has any.
 pub fn categorize(name: &str, first_kernel: Option<&str>) -> &'static str {
+    categorize_with(name, || first_kernel)
+}
+
+/// [`categorize`], with the first kernel's name looked up only when the op
+/// name alone does not decide (most ops are in the registry).
+pub fn categorize_with<'k>(
+    name: &str,
+    first_kernel: impl FnOnce() -> Option<&'k str>,
+) -> &'static str {
     if let Some(c) = registry().get(name) {
         return c;
     }
@@ -23,7 +32,7 @@ pub fn categorize(name: &str, first_kernel: Option<&str>) -> &'static str {
     if name.starts_with("record_param_comms") {
         return "record_param_comms";
     }
-    if let Some(k) = first_kernel
+    if let Some(k) = first_kernel()
         && k.starts_with("void at::native")
     {
         for needle in ["elementwise", "reduce", "multi_tensor_apply"] {

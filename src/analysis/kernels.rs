@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::categories::{categorize, launcher_category};
+use super::categories::{categorize_with, launcher_category};
 use super::{ArgReprs, Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
@@ -92,8 +92,10 @@ fn kernel_key<'t>(cx: &Context<'t>, r: &KernelRow, has_cpu: bool) -> GroupKey<'t
     let trace = cx.trace;
     let (cpu, cat) = if let Some(op) = r.cpu_op {
         let name = trace.name(op);
-        let first = cx.attribution.first_kernel(trace, op);
-        (name, categorize(name, first))
+        (
+            name,
+            categorize_with(name, || cx.attribution.first_kernel(trace, op)),
+        )
     } else if let Some(launcher) = r.launcher {
         let lname = trace.name(launcher);
         let cpu = if has_cpu { lname } else { "" };

@@ -14,7 +14,7 @@ use super::callstack::{
     StackItem, entry_point, full_stack, full_stack_text, is_stack_frame, kernel_suffix, list_repr,
     strip_num_suffixes,
 };
-use super::categories::categorize;
+use super::categories::categorize_with;
 use super::kernel_details::{self, KernelStat};
 use super::ops::{arg_identity, arg_key_cells};
 use super::perf_model::{self, ModelClass, ModelError};
@@ -340,11 +340,11 @@ fn measure(
     how: Collect,
 ) -> Option<(&'static str, Option<Arc<Metrics>>, bool)> {
     let trace = cx.trace;
-    let first = match op {
+    let first = || match op {
         OpRef::Event(e) => cx.attribution.first_kernel(trace, e),
         OpRef::Pseudo(_) => None,
     };
-    let category = || categorize(name, first);
+    let category = || categorize_with(name, first);
     Some(match how {
         Collect::Plain => (category(), None, false),
         Collect::Model(class) => match cx.metrics(op, class, false) {
@@ -441,11 +441,11 @@ fn add_orphan_rows<'a>(
     // Synthetic rows get new UIDs after the last event and pseudo op.
     for (next_uid, (k, p)) in (trace.len() + cx.pseudo.ops.len()..).zip(pairs) {
         let name = format!("{}->{} (Synthetic Op)", trace.name(p), trace.name(k));
-        let first = cx.attribution.first_kernel(trace, p);
+        let first = || cx.attribution.first_kernel(trace, p);
         let row = Row {
             op: OpRef::Event(p),
             shown_uid: next_uid,
-            category: categorize(&name, first),
+            category: categorize_with(&name, first),
             name: Cow::Owned(name),
             duration: trace.event(p).dur,
             has_perf_model: false,

@@ -761,6 +761,56 @@ mod tests {
         assert_eq!([4, 6, 3].map(|i| tree.gpu_count(id(i))), [1, 1, 0]);
     }
 
+    /// A launch's flow ends on stream 2: of the events that share its
+    /// correlation, the last one on stream 2 is its kernel, wherever the
+    /// others are (another stream, another process) and in either order.
+    #[test]
+    fn a_flow_picks_the_last_event_of_its_end_thread_and_link() {
+        let launch = r#"{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "args": {"correlation": 7}},
+            {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 7, "ts": 1, "pid": 1, "tid": 1},
+            {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 7, "ts": 20, "pid": 0, "tid": 2, "bp": "e"},
+            {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 8, "ts": 30, "pid": 0, "tid": 1, "bp": "e"},
+            {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 9, "ts": 40, "pid": 3, "tid": 2, "bp": "e"}"#;
+        let kernel = |name: &str, pid: u32, tid: u32, ts: u32| {
+            format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "ts": {ts}, "dur": 1, "pid": {pid}, "tid": {tid}, "args": {{"correlation": 7}}}}"#
+            )
+        };
+        let orders = [
+            // one thread only: the inline entry, the later kernel replaces
+            // the earlier
+            vec![kernel("a", 0, 2, 20), kernel("b", 0, 2, 21)],
+            // another stream first, then the end thread: filed by thread
+            vec![
+                kernel("x", 0, 1, 30),
+                kernel("a", 0, 2, 20),
+                kernel("b", 0, 2, 21),
+            ],
+            // the end thread first, then another stream and another process
+            vec![
+                kernel("a", 0, 2, 20),
+                kernel("x", 0, 1, 30),
+                kernel("b", 0, 2, 21),
+                kernel("y", 3, 2, 40),
+            ],
+            // the end thread's kernel before and after the others
+            vec![
+                kernel("b", 0, 2, 21),
+                kernel("x", 0, 1, 30),
+                kernel("y", 3, 2, 40),
+            ],
+        ];
+        for kernels in orders {
+            let trace = trace_of_json(&format!("{launch}, {}", kernels.join(", ")));
+            let tree = build(&trace, TreeOptions::default());
+            let linked: Vec<&str> = tree
+                .children(EventId::new(0))
+                .map(|k| trace.name(k))
+                .collect();
+            assert_eq!(linked, ["b"], "{kernels:?}");
+        }
+    }
+
     #[test]
     fn edits_move_children_and_recount() {
         let mut trace = small();
