@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use crate::numeric::total_order_key;
 use crate::timings;
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{Cat, EventId, Ident, IdentId, NOT_KEPT, Phase, Trace};
@@ -609,52 +610,89 @@ fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: LinkTables) {
         .count();
 }
 
+/// Runtime events per piece of the parallel target lookup.
+const LAUNCH_CHUNK: usize = 4096;
+
 /// One linking sweep over the runtime events under `tree.link_mode`;
 /// returns how many GPU events it linked.
 fn link_launches(trace: &Trace, tree: &mut Tree, links: &LinkTables) -> usize {
-    let key = tree.link_key;
+    let (key, mode) = (tree.link_key, tree.link_mode);
+    // Finding each launch's targets only reads the tables (and costs a cache
+    // miss a lookup): done on every core, the (launch, target) pairs kept in
+    // event order. Linking them, in that order, is this thread's.
+    let runtimes: Vec<EventId> = trace
+        .events()
+        .filter(|(_, e)| e.cat.is_runtime())
+        .map(|(r, _)| r)
+        .collect();
+    let pairs: Vec<Vec<(EventId, EventId)>> = runtimes
+        .par_chunks(LAUNCH_CHUNK)
+        .map(|chunk| {
+            let mut out = Vec::new();
+            for &r in chunk {
+                launch_targets(trace, links, key, mode, r, &mut out);
+            }
+            out
+        })
+        .collect();
     let mut linked = 0;
-    let mut targets: Vec<EventId> = Vec::new();
-    for (r, e) in trace.events() {
-        if !e.cat.is_runtime() {
+    for (r, g) in pairs.into_iter().flatten() {
+        // Each GPU event has one launcher: the first launch to name it.
+        if tree.parent(g).is_some() {
             continue;
         }
-        targets.clear();
-        let Some(link) = link_of(trace, r, key) else {
-            continue;
-        };
-        if is_graph_launch(trace.name_of(e)) || tree.link_mode == LinkMode::CorrelationOnly {
-            targets.extend(links.same_link(link).iter().map(|&(_, g)| g));
-        } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link))
+        tree.append_child(r, g);
+        linked += 1;
+        let mut a = Some(r);
+        let mut steps = 0;
+        while let Some(x) = a
+            && steps <= trace.len()
         {
-            // `f` is the flow end filed under `link`: its flow id.
-            let fe = trace.event(f);
-            if let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link)) {
-                targets.push(g);
-            }
-        }
-        for &g in &targets {
-            // Only GPU work can be a target (a flow that resolves to a host
-            // event would make the reference loop forever), and each GPU
-            // event has one launcher.
-            if !trace.event(g).cat.is_gpu() || tree.parent(g).is_some() {
-                continue;
-            }
-            tree.append_child(r, g);
-            linked += 1;
-            let mut a = Some(r);
-            let mut steps = 0;
-            while let Some(x) = a
-                && steps <= trace.len()
-            {
-                let k = tree.slot(x);
-                tree.links[k].gpu_count += 1;
-                a = tree.parent(x);
-                steps += 1;
-            }
+            let k = tree.slot(x);
+            tree.links[k].gpu_count += 1;
+            a = tree.parent(x);
+            steps += 1;
         }
     }
     linked
+}
+
+/// Appends to `out` a (launch, target) pair for each GPU event the runtime
+/// event `r` launches under `mode`: every GPU event sharing its link for a
+/// graph launch (or when matching by correlation only), else the event at
+/// the end of its flow.
+fn launch_targets(
+    trace: &Trace,
+    links: &LinkTables,
+    key: LinkKey,
+    mode: LinkMode,
+    r: EventId,
+    out: &mut Vec<(EventId, EventId)>,
+) {
+    let Some(link) = link_of(trace, r, key) else {
+        return;
+    };
+    // Only GPU work can be a target: a flow that resolves to a host event
+    // would make the reference loop forever.
+    let gpu = |g: &EventId| trace.event(*g).cat.is_gpu();
+    if is_graph_launch(trace.name(r)) || mode == LinkMode::CorrelationOnly {
+        out.extend(
+            links
+                .same_link(link)
+                .iter()
+                .map(|&(_, g)| g)
+                .filter(gpu)
+                .map(|g| (r, g)),
+        );
+    } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link)) {
+        // `f` is the flow end filed under `link`: its flow id.
+        let fe = trace.event(f);
+        if let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link))
+            && gpu(&g)
+        {
+            out.push((r, g));
+        }
+    }
 }
 
 /// Forward/backward links by `Sequence number` (spec 01 §2.7).
