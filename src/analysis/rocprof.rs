@@ -7,7 +7,7 @@
 //! Kernel Time (ms)` holds microseconds and the short-kernel threshold is
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 
 use super::categories::is_comm_name;
 use super::intervals::{Interval, busy_time};
@@ -271,14 +271,17 @@ fn kernel_details(d: &DispatchData) -> Table {
     cols.extend([col::GRID_X, col::GRID_Y, col::GRID_Z]);
     cols.extend([col::BLOCK_X, col::BLOCK_Y, col::BLOCK_Z]);
     cols.extend([col::AGENT_ID, col::THREAD_ID]);
-    let mut order: Vec<&KernelDispatch> = d.kernels.iter().collect();
-    order.sort_by(|a, b| {
-        b.dur_ns()
-            .cmp(&a.dur_ns())
-            .then(a.dispatch_id.cmp(&b.dispatch_id))
-    });
+    // Longest first, then by dispatch id, then in input order: the keys are
+    // read once (not in every comparison), the index keeps the sort stable.
+    let mut order: Vec<(Reverse<i64>, i64, usize)> = d
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (Reverse(k.dur_ns()), k.dispatch_id, i))
+        .collect();
+    order.sort_unstable();
     let mut columns: Vec<Vec<Value>> = crate::table::empty_columns(cols.len(), order.len());
-    for k in order {
+    for k in order.into_iter().map(|(_, _, i)| &d.kernels[i]) {
         let ints = [k.dur_ns(), k.stream, k.dispatch_id]
             .into_iter()
             .chain(k.grid)
