@@ -1,9 +1,10 @@
 //! The `tracelens` binary: runs the command line ([`tracelens::cli`]).
 
-// The loader and passes make many small allocations; mimalloc serves them
-// faster than the system allocator, especially across the loader's threads.
 mod large_alloc;
 
+// The loader and passes make many small allocations; mimalloc serves them
+// faster than the system allocator, especially across the loader's threads.
+// Blocks of a megabyte and more are mappings of their own (`large_alloc`).
 #[global_allocator]
 static GLOBAL: large_alloc::LargeMapped<mimalloc::MiMalloc> =
     large_alloc::LargeMapped(mimalloc::MiMalloc);

@@ -192,12 +192,8 @@ impl<R: Read> Input<R> {
     /// The next non-whitespace byte, not consumed; None at end of input.
     fn peek_nonws(&mut self) -> Result<Option<u8>, ScanError> {
         loop {
-            while self.pos < self.end {
-                let b = self.buf[self.pos];
-                if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                    return Ok(Some(b));
-                }
-                self.pos += 1;
+            if let Some(b) = self.nonws_in_buffer() {
+                return Ok(Some(b));
             }
             if !self.fill()? {
                 return Ok(None);

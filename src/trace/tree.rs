@@ -506,7 +506,8 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
 
 /// The launch-flow and link tables `link_gpu_work` matches with.
 struct LinkTables {
-    flow_start: FxHashMap<i64, EventId>,
+    /// Ids of the `ac2g` flow starts (only whether one exists matters).
+    flow_start: FxHashSet<i64>,
     flow_end: FxHashMap<i64, EventId>,
     by_pid_tid_link: FxHashMap<(IdentId, IdentId, i64), EventId>,
     /// (link, GPU event), sorted by link when matching by equal link.
@@ -525,7 +526,7 @@ impl LinkTables {
         // Flows come in start/end pairs.
         let flows = trace.flow_count() / 2 + 1;
         let mut l = LinkTables {
-            flow_start: sized(flows),
+            flow_start: FxHashSet::with_capacity_and_hasher(flows, Default::default()),
             flow_end: sized(flows),
             // Mostly one GPU event per flow end.
             by_pid_tid_link: sized(flows),
@@ -544,7 +545,7 @@ impl LinkTables {
             if e.cat == Cat::Ac2g {
                 match e.ph {
                     Phase::FlowStart => {
-                        l.flow_start.insert(id, i);
+                        l.flow_start.insert(id);
                     }
                     Phase::FlowEnd => {
                         l.flow_end.insert(id, i);
@@ -636,6 +637,9 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &LinkTables) -> usize {
         })
         .collect();
     let mut linked = 0;
+    // A launch's pairs are consecutive: its ancestors' GPU counts are raised
+    // once for all the kernels it took (a graph launch takes hundreds).
+    let mut taken: Option<(EventId, u32)> = None;
     for (r, g) in pairs.into_iter().flatten() {
         // Each GPU event has one launcher: the first launch to name it.
         if tree.parent(g).is_some() {
@@ -643,18 +647,34 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &LinkTables) -> usize {
         }
         tree.append_child(r, g);
         linked += 1;
-        let mut a = Some(r);
-        let mut steps = 0;
-        while let Some(x) = a
-            && steps <= trace.len()
-        {
-            let k = tree.slot(x);
-            tree.links[k].gpu_count += 1;
-            a = tree.parent(x);
-            steps += 1;
+        match &mut taken {
+            Some((l, n)) if *l == r => *n += 1,
+            _ => {
+                if let Some((l, n)) = taken.replace((r, 1)) {
+                    add_gpu_count(trace, tree, l, n);
+                }
+            }
         }
     }
+    if let Some((l, n)) = taken {
+        add_gpu_count(trace, tree, l, n);
+    }
     linked
+}
+
+/// Adds `n` to the GPU count of `node` and of each of its ancestors
+/// (bounded against cycles).
+fn add_gpu_count(trace: &Trace, tree: &mut Tree, node: EventId, n: u32) {
+    let mut a = Some(node);
+    let mut steps = 0;
+    while let Some(x) = a
+        && steps <= trace.len()
+    {
+        let k = tree.slot(x);
+        tree.links[k].gpu_count += n;
+        a = tree.parent(x);
+        steps += 1;
+    }
 }
 
 /// Appends to `out` a (launch, target) pair for each GPU event the runtime
@@ -684,7 +704,9 @@ fn launch_targets(
                 .filter(gpu)
                 .map(|g| (r, g)),
         );
-    } else if let (Some(_), Some(&f)) = (links.flow_start.get(&link), links.flow_end.get(&link)) {
+    } else if links.flow_start.contains(&link)
+        && let Some(&f) = links.flow_end.get(&link)
+    {
         // `f` is the flow end filed under `link`: its flow id.
         let fe = trace.event(f);
         if let Some(&g) = links.by_pid_tid_link.get(&(fe.pid, fe.tid, link))
@@ -815,10 +837,9 @@ mod tests {
             )
         };
         let orders = [
-            // one thread only: the inline entry, the later kernel replaces
-            // the earlier
+            // the end thread only: the later kernel wins
             vec![kernel("a", 0, 2, 20), kernel("b", 0, 2, 21)],
-            // another stream first, then the end thread: filed by thread
+            // another stream first, then the end thread
             vec![
                 kernel("x", 0, 1, 30),
                 kernel("a", 0, 2, 20),
