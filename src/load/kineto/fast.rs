@@ -305,11 +305,65 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Skips a string (after whitespace) as [`Self::string`] reads it,
+    /// without making its text.
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let len = string_stop(&self.bytes()[start..])?;
+        if self.bytes()[start + len] != b'"' {
+            return None;
+        }
+        self.pos = start + len + 1;
+        Some(())
+    }
+
+    /// Skips a number (at `pos`) that [`Self::number`] would read, checking
+    /// the same grammar without folding its digits.
+    fn skip_number(&mut self) -> Option<()> {
+        let b = self.bytes();
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i > from
+        };
+        let mut i = self.pos;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        self.pos = i;
+        Some(())
+    }
+
     /// Skips one value, checking its syntax; None when serde must decide.
     fn skip(&mut self, depth: usize) -> Option<()> {
         self.ws();
         match self.peek()? {
-            b'"' => self.string().map(drop),
+            b'"' => self.skip_string(),
             b'{' | b'[' if depth >= MAX_DEPTH => None,
             b'{' => {
                 self.pos += 1;
@@ -328,7 +382,7 @@ impl<'a> Reader<'a> {
                 self.pos += n;
                 Some(())
             }
-            _ => self.number().map(drop),
+            _ => self.skip_number(),
         }
     }
 
@@ -605,6 +659,40 @@ mod tests {
             let got = Reader { text: t, pos: 0 }.num().map(|n| n.value.to_bits());
             assert_eq!(got, want.map(f64::to_bits), "{t}");
         }
+    }
+
+    #[test]
+    fn skipping_a_number_accepts_what_reading_it_does() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let alphabet = b"0123456789-+.eE ,x";
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..100_000 {
+            let t: String = (0..=next(12))
+                .map(|_| char::from(alphabet[next(alphabet.len() as u64) as usize]))
+                .collect();
+            let mut read = Reader { text: &t, pos: 0 };
+            let mut skipped = Reader { text: &t, pos: 0 };
+            let by_reading = read.number().map(|_| read.pos);
+            // `skip` passes the whitespace before calling it.
+            skipped.ws();
+            let by_skipping = skipped.skip_number().map(|()| skipped.pos);
+            assert_eq!(by_skipping, by_reading, "{t:?}");
+            if by_reading.is_some() {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        assert!(
+            accepted > 10_000 && refused > 10_000,
+            "{accepted} {refused}"
+        );
     }
 
     #[test]
