@@ -179,24 +179,11 @@ impl<'a> Reader<'a> {
         self.bytes().get(self.pos).copied()
     }
 
-    /// Skips whitespace. Mostly there is none, or the one space of the
-    /// `", "` and `": "` separators: those take a compare or two (this runs
-    /// before every token, about a tenth of all the instructions of a
-    /// report when it was a plain loop).
-    #[inline(always)]
     fn ws(&mut self) {
         let b = self.bytes();
-        let mut p = self.pos;
-        if b.get(p) == Some(&b' ') {
-            p += 1;
+        while self.pos < b.len() && matches!(b[self.pos], b' ' | b'\n' | b'\r' | b'\t') {
+            self.pos += 1;
         }
-        // Whitespace bytes are at most b' '; anything above ends it.
-        if b.get(p).is_some_and(|&c| c <= b' ') {
-            while p < b.len() && matches!(b[p], b' ' | b'\n' | b'\r' | b'\t') {
-                p += 1;
-            }
-        }
-        self.pos = p;
     }
 
     /// Skips whitespace and consumes `c`.
