@@ -311,8 +311,13 @@ impl<'a> EventTexts<'a> {
     /// Reads element `index` of `traceEvents` into `self` (empty): with
     /// the [`fast`] reader when it can, else with serde, whose error it
     /// returns.
-    fn read_into(&mut self, json: &'a [u8], index: usize) -> Result<(), String> {
-        if !fast::read_into(json, self) {
+    fn read_into(
+        &mut self,
+        json: &'a [u8],
+        index: usize,
+        seen: Option<&mut fast::SeenArgs<'a>>,
+    ) -> Result<(), String> {
+        if !fast::read_into(json, self, seen) {
             *self = Self::read_with_serde(json, index)?;
         }
         Ok(())
@@ -602,7 +607,7 @@ impl Sink for Decoder {
             }
         }
         let mut ev = EventTexts::default();
-        ev.read_into(json, index)?;
+        ev.read_into(json, index, None)?;
         let ph = self.phases.phase(ev.ph.as_deref());
         self.builder
             .push_event(index, ev.input(ph), &mut parse_value)?;

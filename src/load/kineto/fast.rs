@@ -20,11 +20,15 @@ const MAX_DEPTH: usize = 64;
 /// empty (its default); false when serde must, `ev` then holding part of
 /// the event. Filled in place: the event is some 500 bytes, and moving it
 /// out of each reader function cost more than a tenth of the reading.
-pub(super) fn read_into<'a>(json: &'a [u8], ev: &mut EventTexts<'a>) -> bool {
+pub(super) fn read_into<'a>(
+    json: &'a [u8],
+    ev: &mut EventTexts<'a>,
+    seen: Option<&mut SeenArgs<'a>>,
+) -> bool {
     let Ok(text) = std::str::from_utf8(json) else {
         return false;
     };
-    let mut r = Reader { text, pos: 0 };
+    let mut r = Reader { text, pos: 0, seen };
     if r.event(ev).is_none() {
         return false;
     }
@@ -36,7 +40,60 @@ pub(super) fn read_into<'a>(json: &'a [u8], ev: &mut EventTexts<'a>) -> bool {
 #[cfg(test)]
 pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
     let mut ev = EventTexts::default();
-    read_into(json, &mut ev).then_some(ev)
+    read_into(json, &mut ev, None).then_some(ev)
+}
+
+/// Buckets of [`SeenArgs`] per op argument key.
+const SEEN_BUCKETS: usize = 64;
+
+/// Texts [`SeenArgs`] keeps per bucket, the latest first.
+const SEEN_WAYS: usize = 4;
+
+/// Op argument texts (`Input Dims`, `Input type`, ...) the reader has
+/// already checked, borrowed from the bytes being read, filed by key and
+/// by a hash of the op's name, the last few per bucket: an op's shapes
+/// repeat (every layer, every step), so a value that starts with one of
+/// the texts kept for its op and key is that value (an array or a string
+/// ends at its own closing bracket or quote, so the reader would stop at
+/// the same byte) and needs no second check. Checking these values took
+/// about a tenth of a report's instructions, most of them on repeats. One
+/// serves all the events of one buffer (the texts borrow it).
+pub(super) struct SeenArgs<'a> {
+    texts: [[[&'a str; SEEN_WAYS]; SEEN_BUCKETS]; 4],
+}
+
+impl<'a> SeenArgs<'a> {
+    /// Nothing seen yet.
+    pub(super) fn new() -> SeenArgs<'a> {
+        SeenArgs {
+            texts: [[[""; SEEN_WAYS]; SEEN_BUCKETS]; 4],
+        }
+    }
+
+    /// The bucket of an op named `name`.
+    fn bucket(name: &str) -> usize {
+        use std::hash::BuildHasher;
+        rustc_hash::FxBuildHasher.hash_one(name) as usize % SEEN_BUCKETS
+    }
+
+    /// The length of a text kept for key `slot` in `bucket` that `rest`
+    /// starts with.
+    fn find(&self, slot: usize, bucket: usize, rest: &str) -> Option<usize> {
+        self.texts[slot][bucket]
+            .iter()
+            .find(|t| !t.is_empty() && rest.starts_with(**t))
+            .map(|t| t.len())
+    }
+
+    /// Keeps `text`, a checked value of key `slot`, if it ends itself (an
+    /// array, object or string; a number could go on in a longer one).
+    fn keep(&mut self, slot: usize, bucket: usize, text: &'a str) {
+        if matches!(text.as_bytes().first(), Some(b'[' | b'{' | b'"')) {
+            let ways = &mut self.texts[slot][bucket];
+            ways.rotate_right(1);
+            ways[0] = text;
+        }
+    }
 }
 
 /// The index of the first quote, backslash or control character in `b`,
@@ -105,9 +162,11 @@ fn string_stops_sse2(chunk: &[u8; 16]) -> u32 {
     }
 }
 
-struct Reader<'a> {
+struct Reader<'a, 's> {
     text: &'a str,
     pos: usize,
+    /// Op argument texts checked before, when the caller keeps them.
+    seen: Option<&'s mut SeenArgs<'a>>,
 }
 
 /// The powers of ten that are exact in an `f64`.
@@ -170,7 +229,7 @@ const DUR: u32 = 1 << 6;
 const ID: u32 = 1 << 7;
 const ARGS: u32 = 1 << 8;
 
-impl<'a> Reader<'a> {
+impl<'a> Reader<'a, '_> {
     fn bytes(&self) -> &'a [u8] {
         self.text.as_bytes()
     }
@@ -403,6 +462,27 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// An op argument's text (as [`Self::raw`] reads it at depth 2), not
+    /// checked again when it repeats the one [`SeenArgs`] holds for the op
+    /// (`bucket`: of its name; None before the name is read).
+    fn op_arg(&mut self, slot: usize, bucket: Option<usize>) -> Option<Option<&'a str>> {
+        if self.null() {
+            return Some(None);
+        }
+        let start = self.pos;
+        let seen = bucket.zip(self.seen.as_deref());
+        if let Some(len) = seen.and_then(|(b, s)| s.find(slot, b, &self.text[start..])) {
+            self.pos += len;
+            return Some(self.text.get(start..self.pos));
+        }
+        self.skip(2)?;
+        let text = self.text.get(start..self.pos)?;
+        if let (Some(b), Some(s)) = (bucket, self.seen.as_deref_mut()) {
+            s.keep(slot, b, text);
+        }
+        Some(Some(text))
+    }
+
     /// The members of an object, after its `{`: calls `member` with each
     /// key (the reader then before its value), through the closing `}`.
     fn members(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
@@ -466,7 +546,10 @@ impl<'a> Reader<'a> {
                 ID => ev.id = r.opt(Self::int)?,
                 // `null` is absent, as for the other fields.
                 _ if r.null() => ev.args = None,
-                _ => r.args(ev.args.insert(ArgTexts::default()))?,
+                _ => {
+                    let bucket = ev.name.as_deref().map(SeenArgs::bucket);
+                    r.args(ev.args.insert(ArgTexts::default()), bucket)?
+                }
             }
             Some(())
         })
@@ -483,8 +566,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The `args` object, into `a` (empty).
-    fn args(&mut self, a: &mut ArgTexts<'a>) -> Option<()> {
+    /// The `args` object, into `a` (empty); `bucket`: the op's in
+    /// [`SeenArgs`].
+    fn args(&mut self, a: &mut ArgTexts<'a>, bucket: Option<usize>) -> Option<()> {
         self.eat(b'{')?;
         let mut seen = 0u32;
         let mut links = LinkIds::default();
@@ -524,7 +608,7 @@ impl<'a> Reader<'a> {
                         _ => links.sequence = v,
                     }
                 }
-                Slot::Op(i) => a.op[i] = r.raw(2)?,
+                Slot::Op(i) => a.op[i] = r.op_arg(i, bucket)?,
                 Slot::Kernel => a.kernel = r.raw(2)?,
                 Slot::Name => a.name = r.raw(2)?,
                 Slot::Labels => a.labels = r.raw(2)?,
@@ -635,7 +719,11 @@ mod tests {
                 t.push_str(["e", "E-", "e+"][next(3) as usize]);
                 t.push_str(&next(400).to_string());
             }
-            let mut r = Reader { text: &t, pos: 0 };
+            let mut r = Reader {
+                text: &t,
+                pos: 0,
+                seen: None,
+            };
             // A number the reader stops inside (a leading zero) is refused
             // by the member after it.
             let mine = r.num().filter(|_| r.pos == t.len());
@@ -656,9 +744,47 @@ mod tests {
             ("-0", None),
             ("1234567890123456789", None),
         ] {
-            let got = Reader { text: t, pos: 0 }.num().map(|n| n.value.to_bits());
+            let got = Reader {
+                text: t,
+                pos: 0,
+                seen: None,
+            }
+            .num()
+            .map(|n| n.value.to_bits());
             assert_eq!(got, want.map(f64::to_bits), "{t}");
         }
+    }
+
+    #[test]
+    fn repeated_op_arguments_read_as_when_read_alone() {
+        let events = [
+            r#"{"name": "aten::mm", "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Concrete Inputs": 12}}"#,
+            r#"{"name": "aten::mm", "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Concrete Inputs": 123}}"#,
+            r#"{"name": "aten::mm", "args": {"Input Dims": [[2, 3], [3, 4], [5]], "Input type": ["float", "float"]}}"#,
+            r#"{"name": "aten::mm", "args": {"Input Dims": [[2, 3], [3, 4]]x, "Input type": ["float"]}}"#,
+            r#"{"name": "aten::mm", "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"]}}"#,
+            r#"{"name": "aten::add", "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": null}}"#,
+            r#"{"args": {"Input Dims": [[2, 3], [3, 4]]}, "name": "aten::mm"}"#,
+        ];
+        let buffer = events.concat();
+        let mut seen = SeenArgs::new();
+        let mut at = 0;
+        for e in events {
+            let json = &buffer.as_bytes()[at..at + e.len()];
+            at += e.len();
+            let mut with_seen = EventTexts::default();
+            let read_with_seen = read_into(json, &mut with_seen, Some(&mut seen));
+            let alone = read(json);
+            assert_eq!(read_with_seen, alone.is_some(), "{e}");
+            if let Some(alone) = alone {
+                assert_eq!(with_seen, alone, "{e}");
+            }
+        }
+        // The shapes of aten::mm were kept; the number was not.
+        let mm = SeenArgs::bucket("aten::mm");
+        assert_eq!(seen.find(0, mm, "[[2, 3], [3, 4]], "), Some(16));
+        assert_eq!(seen.find(1, mm, r#"["float", "float"]}"#), Some(18));
+        assert_eq!(seen.find(3, mm, "123"), None);
     }
 
     #[test]
@@ -707,8 +833,16 @@ mod tests {
             let t: String = (0..=next(12))
                 .map(|_| char::from(alphabet[next(alphabet.len() as u64) as usize]))
                 .collect();
-            let mut read = Reader { text: &t, pos: 0 };
-            let mut skipped = Reader { text: &t, pos: 0 };
+            let mut read = Reader {
+                text: &t,
+                pos: 0,
+                seen: None,
+            };
+            let mut skipped = Reader {
+                text: &t,
+                pos: 0,
+                seen: None,
+            };
             let by_reading = read.number().map(|_| read.pos);
             // `skip` passes the whitespace before calling it.
             skipped.ws();

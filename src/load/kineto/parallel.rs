@@ -333,6 +333,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
     let mut phases = PhaseCounts::default();
     let mut error = None;
     let mut t = Tables::new(&buf, &mut batch);
+    let mut seen = super::fast::SeenArgs::new();
     let mut start = 0;
     for (i, &end) in batch.ends.iter().enumerate() {
         let json = &buf[start..end];
@@ -351,7 +352,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
             }
         }
         let mut ev = EventTexts::default();
-        match ev.read_into(json, first_index + i) {
+        match ev.read_into(json, first_index + i, Some(&mut seen)) {
             Ok(()) => {
                 let ph = phases.phase(ev.ph.as_deref());
                 items.push(Item::Full(t.local(&ev, ph)));
