@@ -254,6 +254,14 @@ impl<'a> Reader<'a, '_> {
     /// A string (after whitespace) without its quotes; None for one with an
     /// escape (serde unescapes it) or a control character (serde refuses it).
     fn string(&mut self) -> Option<&'a str> {
+        let (start, len) = self.string_span()?;
+        self.text.get(start..start + len)
+    }
+
+    /// Moves past a string (after whitespace) as [`Self::string`] reads
+    /// it; where its text starts, and its length.
+    #[inline(always)]
+    fn string_span(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
         let start = self.pos;
         let len = string_stop(&self.bytes()[start..])?;
@@ -261,7 +269,7 @@ impl<'a> Reader<'a, '_> {
             return None;
         }
         self.pos = start + len + 1;
-        self.text.get(start..start + len)
+        Some((start, len))
     }
 
     /// `null` (after whitespace), consumed; false (nothing consumed) otherwise.
@@ -364,19 +372,6 @@ impl<'a> Reader<'a, '_> {
         })
     }
 
-    /// Skips a string (after whitespace) as [`Self::string`] reads it,
-    /// without making its text.
-    fn skip_string(&mut self) -> Option<()> {
-        self.eat(b'"')?;
-        let start = self.pos;
-        let len = string_stop(&self.bytes()[start..])?;
-        if self.bytes()[start + len] != b'"' {
-            return None;
-        }
-        self.pos = start + len + 1;
-        Some(())
-    }
-
     /// Skips a number (at `pos`) that [`Self::number`] would read, checking
     /// the same grammar without folding its digits.
     fn skip_number(&mut self) -> Option<()> {
@@ -422,7 +417,7 @@ impl<'a> Reader<'a, '_> {
     fn skip(&mut self, depth: usize) -> Option<()> {
         self.ws();
         match self.peek()? {
-            b'"' => self.skip_string(),
+            b'"' => self.string_span().map(drop),
             b'{' | b'[' if depth >= MAX_DEPTH => None,
             b'{' => {
                 self.pos += 1;
@@ -691,15 +686,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn numbers_read_as_serde_reads_them() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
+    /// Deterministic draws below `n` (xorshift from `seed`).
+    fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |n| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % n
-        };
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_serde_reads_them() {
+        let mut next = draws(0x9e37_79b9_7f4a_7c15);
         let mut fast = 0;
         for _ in 0..200_000 {
             let mut t = String::new();
@@ -820,13 +820,7 @@ mod tests {
 
     #[test]
     fn skipping_a_number_accepts_what_reading_it_does() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1d);
         let alphabet = b"0123456789-+.eE ,x";
         let (mut accepted, mut refused) = (0, 0);
         for _ in 0..100_000 {
