@@ -116,10 +116,28 @@ def test_errors_are_the_commands_lines(tmp_path):
         tracelens.report(TESTDATA / "example.json").to_excel(tmp_path / "r.csv")
 
 
-def test_the_gil_is_released_during_a_report():
+def long_trace(path, ops=100_000):
+    """A trace of `ops` operators, each launching one kernel (with its
+    flow), written to `path`: big enough that its report takes a while
+    (every corpus trace reports in about 50 ms)."""
+    events = []
+    for i in range(ops):
+        ts = 10 * i
+        events += [
+            f'{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": {ts}, "dur": 8, "args": {{"External id": {i}, "Input Dims": [[{i % 7 + 1}, 3], [3, 4]]}}}}',
+            f'{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts + 1}, "dur": 2, "args": {{"External id": {i}, "correlation": {i}}}}}',
+            f'{{"ph": "s", "id": {i}, "pid": 1, "tid": 1, "ts": {ts + 1}, "cat": "ac2g", "name": "ac2g"}}',
+            f'{{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": {ts + 3}, "dur": 4, "args": {{"correlation": {i}, "stream": 7, "device": 0}}}}',
+            f'{{"ph": "f", "id": {i}, "pid": 0, "tid": 7, "ts": {ts + 3}, "cat": "ac2g", "name": "ac2g", "bp": "e"}}',
+        ]
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    return path
+
+
+def test_the_gil_is_released_during_a_report(tmp_path):
     # A Python thread keeps running while one long report is computed: had
     # the call held the GIL, the thread's longest pause would span the call.
-    trace = corpus("pytorch/h100_owlv2_large.json.gz")
+    trace = long_trace(tmp_path / "long.json")
     stamps = []
     done = threading.Event()
 

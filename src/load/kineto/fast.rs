@@ -465,8 +465,9 @@ impl<'a> Reader<'a, '_> {
             return Some(None);
         }
         let start = self.pos;
+        let rest = self.text.get(start..).unwrap_or_default();
         let seen = bucket.zip(self.seen.as_deref());
-        if let Some(len) = seen.and_then(|(b, s)| s.find(slot, b, &self.text[start..])) {
+        if let Some(len) = seen.and_then(|(b, s)| s.find(slot, b, rest)) {
             self.pos += len;
             return Some(self.text.get(start..self.pos));
         }
