@@ -175,17 +175,76 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// Moves `i` past the digits at `b[i..]`, folding them into `mantissa`
-/// (wrapping: exact only while it holds 19 digits in all); how many.
-fn digit_run(b: &[u8], i: &mut usize, mantissa: &mut u64) -> usize {
+/// Moves `i` past the digits at `b[i..]`, handing each to `digit`; how many.
+#[inline(always)]
+fn digit_run(b: &[u8], i: &mut usize, digit: &mut impl FnMut(u8)) -> usize {
     let from = *i;
     while let Some(&c) = b.get(*i)
         && c.is_ascii_digit()
     {
-        *mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        digit(c - b'0');
         *i += 1;
     }
     *i - from
+}
+
+/// Where a number in JSON's grammar starting at `b[i]` ends, and its
+/// shape; `digit` gets each digit before the exponent, in order. None when
+/// none starts there. The one grammar of [`Reader::number`], which folds
+/// the digits, and [`Reader::skip`], which passes over them.
+#[inline(always)]
+fn number_shape(b: &[u8], mut i: usize, mut digit: impl FnMut(u8)) -> Option<NumberShape> {
+    let negative = b.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    let mut digits = match b.get(i)? {
+        b'0' => {
+            digit(0);
+            i += 1;
+            1
+        }
+        b'1'..=b'9' => digit_run(b, &mut i, &mut digit),
+        _ => return None,
+    };
+    let mut fraction = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        fraction = digit_run(b, &mut i, &mut digit);
+        if fraction == 0 {
+            return None;
+        }
+        digits += fraction;
+    }
+    let mut exponent = false;
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        exponent = true;
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digit_run(b, &mut i, &mut |_| {}) == 0 {
+            return None;
+        }
+    }
+    Some(NumberShape {
+        end: i,
+        negative,
+        digits,
+        fraction,
+        exponent,
+    })
+}
+
+/// What [`number_shape`] found.
+struct NumberShape {
+    end: usize,
+    negative: bool,
+    /// Digits before any exponent.
+    digits: usize,
+    /// How many of them follow the decimal point.
+    fraction: usize,
+    exponent: bool,
 }
 
 /// A number as [`Reader::number`] read it.
@@ -287,55 +346,20 @@ impl<'a> Reader<'a, '_> {
     /// an integer where there are few enough of them.
     fn number(&mut self) -> Option<Number<'a>> {
         self.ws();
-        let b = self.bytes();
         let start = self.pos;
-        let mut i = start;
-        let negative = b.get(i) == Some(&b'-');
-        if negative {
-            i += 1;
-        }
-        // The digits before the exponent, as one integer (exact while there
-        // are at most 19 of them).
+        // The digits before the exponent as one integer (wrapping: exact
+        // while there are at most 19 of them).
         let mut mantissa = 0u64;
-        let mut digits = match b.get(i)? {
-            b'0' => {
-                i += 1;
-                1
-            }
-            b'1'..=b'9' => digit_run(b, &mut i, &mut mantissa),
-            _ => return None,
-        };
-        let mut fraction = 0;
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            fraction = digit_run(b, &mut i, &mut mantissa);
-            if fraction == 0 {
-                return None;
-            }
-            digits += fraction;
-        }
-        let mut exponent = false;
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            exponent = true;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let d = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == d {
-                return None;
-            }
-        }
-        self.pos = i;
+        let shape = number_shape(self.bytes(), start, |d| {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
+        })?;
+        self.pos = shape.end;
         Some(Number {
-            text: self.text.get(start..i)?,
-            negative,
-            mantissa: (digits <= 19).then_some(mantissa),
-            fraction,
-            exponent,
+            text: self.text.get(start..shape.end)?,
+            negative: shape.negative,
+            mantissa: (shape.digits <= 19).then_some(mantissa),
+            fraction: shape.fraction,
+            exponent: shape.exponent,
         })
     }
 
@@ -372,44 +396,10 @@ impl<'a> Reader<'a, '_> {
         })
     }
 
-    /// Skips a number (at `pos`) that [`Self::number`] would read, checking
-    /// the same grammar without folding its digits.
+    /// Skips a number (at `pos`) that [`Self::number`] would read: the same
+    /// grammar, without folding its digits.
     fn skip_number(&mut self) -> Option<()> {
-        let b = self.bytes();
-        let digits = |i: &mut usize| {
-            let from = *i;
-            while b.get(*i).is_some_and(u8::is_ascii_digit) {
-                *i += 1;
-            }
-            *i > from
-        };
-        let mut i = self.pos;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            if !digits(&mut i) {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            if !digits(&mut i) {
-                return None;
-            }
-        }
-        self.pos = i;
+        self.pos = number_shape(self.bytes(), self.pos, |_| {})?.end;
         Some(())
     }
 
@@ -450,33 +440,35 @@ impl<'a> Reader<'a, '_> {
 
     /// A value's text as written (serde's `RawValue`); `null` is absent.
     fn raw(&mut self, depth: usize) -> Option<Option<&'a str>> {
-        self.opt(|r| {
-            let start = r.pos;
-            r.skip(depth)?;
-            r.text.get(start..r.pos)
-        })
+        self.opt(|r| r.raw_text(depth))
+    }
+
+    /// The text of the value at `pos` (not `null`), checked at `depth`.
+    fn raw_text(&mut self, depth: usize) -> Option<&'a str> {
+        let start = self.pos;
+        self.skip(depth)?;
+        self.text.get(start..self.pos)
     }
 
     /// An op argument's text (as [`Self::raw`] reads it at depth 2), not
-    /// checked again when it repeats the one [`SeenArgs`] holds for the op
-    /// (`bucket`: of its name; None before the name is read).
+    /// checked again when it repeats one [`SeenArgs`] holds for the op
+    /// (`bucket`: of its name; None before the name is read, or when no
+    /// texts are kept).
     fn op_arg(&mut self, slot: usize, bucket: Option<usize>) -> Option<Option<&'a str>> {
-        if self.null() {
-            return Some(None);
-        }
-        let start = self.pos;
-        let rest = self.text.get(start..).unwrap_or_default();
-        let seen = bucket.zip(self.seen.as_deref());
-        if let Some(len) = seen.and_then(|(b, s)| s.find(slot, b, rest)) {
-            self.pos += len;
-            return Some(self.text.get(start..self.pos));
-        }
-        self.skip(2)?;
-        let text = self.text.get(start..self.pos)?;
-        if let (Some(b), Some(s)) = (bucket, self.seen.as_deref_mut()) {
-            s.keep(slot, b, text);
-        }
-        Some(Some(text))
+        self.opt(|r| {
+            let start = r.pos;
+            let rest = r.text.get(start..).unwrap_or_default();
+            let seen = bucket.zip(r.seen.as_deref());
+            if let Some(len) = seen.and_then(|(b, s)| s.find(slot, b, rest)) {
+                r.pos += len;
+                return r.text.get(start..r.pos);
+            }
+            let text = r.raw_text(2)?;
+            if let (Some(b), Some(s)) = (bucket, r.seen.as_deref_mut()) {
+                s.keep(slot, b, text);
+            }
+            Some(text)
+        })
     }
 
     /// The members of an object, after its `{`: calls `member` with each
@@ -543,7 +535,12 @@ impl<'a> Reader<'a, '_> {
                 // `null` is absent, as for the other fields.
                 _ if r.null() => ev.args = None,
                 _ => {
-                    let bucket = ev.name.as_deref().map(SeenArgs::bucket);
+                    // Hashed only when the texts are kept.
+                    let bucket = r
+                        .seen
+                        .is_some()
+                        .then(|| ev.name.as_deref().map(SeenArgs::bucket))
+                        .flatten();
                     r.args(ev.args.insert(ArgTexts::default()), bucket)?
                 }
             }
