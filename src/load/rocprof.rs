@@ -107,7 +107,11 @@ const fn records(label: &'static str) -> Node {
 }
 
 /// A batch is handed to a worker once it holds this many bytes of records.
-const BATCH_BYTES: usize = 1 << 20;
+/// Kept under the binary's 1 MiB threshold for blocks mapped on their own
+/// (`large_alloc`): at 1 MiB each batch was a fresh mapping, faulted in
+/// page by page and unmapped after parsing (x4: 64,000 page faults against
+/// 41,000, 11% more CPU); under it, freed batches are reused by the heap.
+const BATCH_BYTES: usize = 512 << 10;
 
 /// The merger hung up (it found an error, which takes precedence).
 const MERGER_STOPPED: &str = "merger stopped";
