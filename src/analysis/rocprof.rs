@@ -9,6 +9,8 @@
 
 use std::cmp::{Ordering, Reverse};
 
+use rayon::slice::ParallelSliceMut;
+
 use super::categories::is_comm_name;
 use super::intervals::{Interval, busy_time};
 use super::kernels::histogram;
@@ -24,18 +26,34 @@ use crate::trace::dispatch::{DispatchData, KernelDispatch};
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
     let d = trace.dispatches().unwrap_or(&empty);
-    let by_name = NameGroups::of(d);
-    let mut summary = kernel_summary(d, &by_name);
-    if let Some(table) = &opts.kernel_categories {
-        table.add_column(&mut summary);
-    }
+    // `kernel_details` (one row per dispatch) takes as long as the others
+    // together: it is built beside them.
+    let (details, (timeline, summary, by_category, short_summary, short_histogram)) = rayon::join(
+        || kernel_details(d),
+        || {
+            let by_name = NameGroups::of(d);
+            let mut summary = kernel_summary(d, &by_name);
+            if let Some(table) = &opts.kernel_categories {
+                table.add_column(&mut summary);
+            }
+            let by_category = kernel_summary_by_category(d, &by_name);
+            drop(by_name);
+            (
+                gpu_timeline(d),
+                summary,
+                by_category,
+                short_kernels_summary(d, opts),
+                short_kernel_histogram(d, opts),
+            )
+        },
+    );
     let sheets = vec![
-        gpu_timeline(d),
+        timeline,
         summary,
-        kernel_summary_by_category(d, &by_name),
-        kernel_details(d),
-        short_kernels_summary(d, opts),
-        short_kernel_histogram(d, opts),
+        by_category,
+        details,
+        short_summary,
+        short_histogram,
     ];
     Report {
         sheets,
@@ -279,19 +297,32 @@ fn kernel_details(d: &DispatchData) -> Table {
         .enumerate()
         .map(|(i, k)| (Reverse(k.dur_ns()), k.dispatch_id, i))
         .collect();
-    order.sort_unstable();
-    let mut columns: Vec<Vec<Value>> = crate::table::empty_columns(cols.len(), order.len());
-    for k in order.into_iter().map(|(_, _, i)| &d.kernels[i]) {
-        let ints = [k.dur_ns(), k.stream, k.dispatch_id]
-            .into_iter()
-            .chain(k.grid)
-            .chain(k.block)
-            .chain([k.agent_id, k.thread_id]);
-        columns[0].push(Value::from(d.name(k)));
-        for (c, v) in columns[1..].iter_mut().zip(ints) {
-            c.push(Value::Int(v));
-        }
-    }
+    order.par_sort_unstable();
+    let rows = || order.iter().map(|&(_, _, i)| &d.kernels[i]);
+    // The name column (a string per row) and the numbers, on two threads.
+    let (names, mut columns) = rayon::join(
+        || {
+            rows()
+                .map(|k| Value::from(d.name(k)))
+                .collect::<Vec<Value>>()
+        },
+        || {
+            let mut columns = crate::table::empty_columns(cols.len() - 1, order.len());
+            for k in rows() {
+                let ints = [k.dur_ns(), k.stream, k.dispatch_id]
+                    .into_iter()
+                    .chain(k.grid)
+                    .chain(k.block)
+                    .chain([k.agent_id, k.thread_id]);
+                for (c, v) in columns.iter_mut().zip(ints) {
+                    c.push(Value::Int(v));
+                }
+            }
+            columns
+        },
+    );
+    drop(order);
+    columns.insert(0, names);
     let mut t = Table::new(sheet::KERNEL_DETAILS, &[]);
     for (c, values) in cols.iter().zip(columns) {
         t.push_column(crate::table::Column::new(c, values));

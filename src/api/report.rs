@@ -134,13 +134,15 @@ fn analyze_trace_with_tree(
     trace: &mut Trace,
     opts: &AnalyzeOptions,
 ) -> Result<(Report, Option<Tree>), Error> {
-    match trace.info().profiler {
-        Profiler::PyTorch => {}
-        // These reports read no call tree of ours and no capture traces.
-        Profiler::Jax => return Ok((analysis::jax::run_report(trace, &opts.report), None)),
-        Profiler::Rocprof => {
-            return Ok((analysis::rocprof::run_report(trace, &opts.report), None));
-        }
+    // These reports read no call tree of ours and no capture traces.
+    let direct = match trace.info().profiler {
+        Profiler::PyTorch => None,
+        Profiler::Jax => Some(analysis::jax::run_report as fn(&Trace, &_) -> Report),
+        Profiler::Rocprof => Some(analysis::rocprof::run_report as fn(&Trace, &_) -> Report),
+    };
+    if let Some(run) = direct {
+        opts.step(Step::ComputingSheets);
+        return Ok((run(trace, &opts.report), None));
     }
     opts.step(Step::BuildingTree);
     let tree_opts = TreeOptions {
