@@ -4,7 +4,10 @@
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
 use std::collections::HashSet;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::staging::Staging;
 use super::{Document, Rendered, WriteError, Writer};
@@ -20,38 +23,76 @@ use crate::table::Table;
 /// A line holding a single empty field is written `""`, as Python's `csv`
 /// module does, so the line is not mistaken for a blank one.
 pub fn table_to_csv(table: &Table) -> String {
-    let width = table.ncols();
     let mut out = String::with_capacity(64 * (table.nrows() + 1));
-    let mut fields: Vec<String> = Vec::with_capacity(width);
-    fields.extend(table.columns.iter().map(|c| c.name.clone()));
-    push_line(&mut out, &fields);
-    for row in table.rows() {
-        fields.clear();
-        fields.extend(row.iter().map(|v| v.csv_text()));
-        push_line(&mut out, &fields);
+    let mut field = String::new();
+    push_line(&mut out, &mut field, table.columns.iter(), |f, c| {
+        f.push_str(&c.name)
+    });
+    let rows = table.nrows();
+    if rows <= CSV_CHUNK_ROWS {
+        push_rows(&mut out, &mut field, table, 0..rows);
+        return out;
+    }
+    // Big sheets (a row per kernel) are written in chunks of rows on every
+    // core, a few chunks at a time so that little text is held twice.
+    let chunks = rows.div_ceil(CSV_CHUNK_ROWS);
+    let wave = 4 * rayon::current_num_threads();
+    for first in (0..chunks).step_by(wave) {
+        let texts: Vec<String> = (first..(first + wave).min(chunks))
+            .into_par_iter()
+            .map(|c| {
+                let range = c * CSV_CHUNK_ROWS..((c + 1) * CSV_CHUNK_ROWS).min(rows);
+                let mut text = String::with_capacity(64 * range.len());
+                push_rows(&mut text, &mut String::new(), table, range);
+                text
+            })
+            .collect();
+        for text in texts {
+            out.push_str(&text);
+        }
     }
     out
 }
 
-/// Appends one record, quoting fields minimally, and the line end.
-fn push_line(out: &mut String, fields: &[String]) {
-    if let [only] = fields
-        && only.is_empty()
-    {
-        out.push_str("\"\"\n");
-        return;
+/// Rows of a sheet written in one piece; bigger sheets are split into
+/// pieces of this many rows, written in parallel.
+const CSV_CHUNK_ROWS: usize = 16_384;
+
+/// Appends the lines of `rows` of `table`; `field` is scratch space.
+fn push_rows(out: &mut String, field: &mut String, table: &Table, rows: Range<usize>) {
+    for i in rows {
+        push_line(out, field, table.row(i).iter(), |f, v| v.push_csv_text(f));
     }
-    for (i, f) in fields.iter().enumerate() {
+}
+
+/// Appends one record of `cells`, each written into `field` by `text`,
+/// quoting fields minimally, and the line end.
+fn push_line<T>(
+    out: &mut String,
+    field: &mut String,
+    cells: impl Iterator<Item = T>,
+    text: impl Fn(&mut String, T),
+) {
+    let start = out.len();
+    let mut count = 0;
+    for (i, cell) in cells.enumerate() {
+        count += 1;
         if i > 0 {
             out.push(',');
         }
-        if f.contains([',', '"', '\n', '\r']) {
+        field.clear();
+        text(field, cell);
+        if field.contains([',', '"', '\n', '\r']) {
             out.push('"');
-            out.push_str(&f.replace('"', "\"\""));
+            out.push_str(&field.replace('"', "\"\""));
             out.push('"');
         } else {
-            out.push_str(f);
+            out.push_str(field);
         }
+    }
+    // A record of one empty field would read as a blank line.
+    if count == 1 && out.len() == start {
+        out.push_str("\"\"");
     }
     out.push('\n');
 }
@@ -151,6 +192,41 @@ mod tests {
 
     fn t(s: &str) -> Value {
         Value::Text(s.into())
+    }
+
+    #[test]
+    fn big_sheets_written_in_parallel_pieces_read_as_row_by_row() {
+        // More than two waves of pieces, the last one short, with cells
+        // that need quoting and an empty one.
+        let rows = CSV_CHUNK_ROWS * (8 * rayon::current_num_threads() + 3) + 17;
+        let cells = |i: usize| {
+            vec![
+                t(&format!("k{i},\"x\"")),
+                Value::Int(i as i64 * 7 - 3),
+                Value::Float(i as f64 / 8.0),
+                if i.is_multiple_of(5) {
+                    Value::Null
+                } else {
+                    Value::Bool(i.is_multiple_of(2))
+                },
+            ]
+        };
+        let columns = ["name", "n", "x", "ok"];
+        let big = sheet(&columns, (0..rows).map(cells).collect());
+        let text = table_to_csv(&big);
+        // Each row alone, through the one-piece path.
+        let mut expected = String::from("name,n,x,ok\n");
+        for i in [0, 1, CSV_CHUNK_ROWS - 1, CSV_CHUNK_ROWS, rows - 1] {
+            let one = table_to_csv(&sheet(&columns, vec![cells(i)]));
+            let line = one.split_once('\n').unwrap().1;
+            assert_eq!(text.lines().nth(i + 1), Some(line.trim_end()), "row {i}");
+        }
+        for i in 0..rows {
+            let one = table_to_csv(&sheet(&columns, vec![cells(i)]));
+            expected.push_str(one.split_once('\n').unwrap().1);
+        }
+        assert_eq!(text.len(), expected.len());
+        assert!(text == expected);
     }
 
     #[test]

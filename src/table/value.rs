@@ -208,10 +208,25 @@ impl Value {
     /// empty, ints in decimal, floats as Python `repr`, bools `True` /
     /// `False`, text and reprs verbatim.
     pub fn csv_text(&self) -> String {
+        let mut out = String::new();
+        self.push_csv_text(&mut out);
+        out
+    }
+
+    /// Appends [`Value::csv_text`] to `out` (no allocation for ints, bools
+    /// and text).
+    pub fn push_csv_text(&self, out: &mut String) {
         match self {
-            Value::Null => String::new(),
-            Value::Float(x) if x.is_nan() => String::new(),
-            other => other.py_str(),
+            Value::Null => {}
+            Value::Float(x) if x.is_nan() => {}
+            Value::Int(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(x) => out.push_str(&float_repr(*x)),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::Text(s) | Value::Py(s) => out.push_str(s),
         }
     }
 
