@@ -290,7 +290,7 @@ pub fn steps_sheet(grid: &StepGrid) -> Table {
             let k = r * grid.steps.len() + s;
             let mut row = vec![
                 Value::Int(grid.ranks[r]),
-                Value::Text(grid.traces[r].clone()),
+                Value::Text(grid.traces[r].clone().into()),
             ];
             row.extend(c.cells());
             row.push(Value::float_or_null(z_span[k]));
@@ -420,7 +420,7 @@ pub fn outliers_sheet(outliers: &[Outlier]) -> Table {
             vec![
                 Value::Text(o.kind.into()),
                 o.rank.map_or(Value::Null, Value::Int),
-                o.trace.clone().map_or(Value::Null, Value::Text),
+                o.trace.clone().map_or(Value::Null, Value::from),
                 o.step.map_or(Value::Null, Value::Int),
                 Value::Text(o.metric.name().into()),
                 Value::float_or_null(o.value),

@@ -221,7 +221,7 @@ pub fn name_summary(name: &str, rows: &[TimedRow]) -> Table {
             Value::Float(r.ms[j]),
             Value::Float(ssum[i] / 1000.0),
             Value::Int(idx.len() as i64),
-            Value::Text(cats),
+            Value::Text(cats.into()),
             Value::Float(r.pct[j]),
             Value::Float(r.cum[j]),
         ]);
@@ -248,7 +248,7 @@ fn module_key<'r>(r: &'r LauncherRow, modules: bool) -> &'r str {
 
 /// The `call_stack` of a group's first launcher.
 fn first_stack(rows: &[LauncherRow], idx: &[usize]) -> Value {
-    Value::Text(list_repr(rows[idx[0]].module_stack()))
+    Value::Text(list_repr(rows[idx[0]].module_stack()).into())
 }
 
 /// The inference script's `ops_summary` (`_module` variant): grouped by
@@ -293,7 +293,7 @@ fn summary_module(cx: &Context, rows: &[LauncherRow]) -> Table {
             Value::Int(idx.len() as i64),
             Value::Float(r.ms[j]),
             Value::Int(idx.len() as i64),
-            Value::Text(categories_text(rows, idx)),
+            Value::Text(categories_text(rows, idx).into()),
         ]);
         if modules {
             row.push(first_stack(rows, idx));
@@ -380,11 +380,11 @@ pub fn arg_key_cells(cx: &Context, reprs: &mut ArgReprs, op: OpRef) -> [Value; 7
     let (pid, tid, values) = arg_identity(cx, op);
     let (pname, plabel, tname) = cx.thread_names(pid, tid);
     let [dims, types, strides, concrete] =
-        values.map(|id| reprs.get(cx.trace, id).map_or(Value::Null, Value::Text));
+        values.map(|id| reprs.get(cx.trace, id).map_or(Value::Null, Value::from));
     [
-        Value::Text(pname),
-        Value::Text(plabel),
-        Value::Text(tname),
+        Value::Text(pname.into()),
+        Value::Text(plabel.into()),
+        Value::Text(tname.into()),
         dims,
         types,
         strides,
@@ -479,8 +479,8 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
         }
         let lists: Vec<&[EventId]> = idx.iter().map(|&r| rows[r].kernels).collect();
         let ks = kernel_details::summarise(cx.trace, &lists);
-        row.push(Value::Text(kernel_details::summary_text(&ks)));
-        row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
+        row.push(Value::Text(kernel_details::summary_text(&ks).into()));
+        row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from));
         row.push(Value::Float(pct[j]));
         row.push(Value::Float(cum[j]));
         s.push_row(row);

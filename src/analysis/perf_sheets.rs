@@ -54,14 +54,14 @@ pub fn param_cells<'p>(
         .into_iter()
         .map(|v| match v {
             Value::Null => Value::Null,
-            v => Value::Text(v.py_str()),
+            v => Value::Text(v.py_str().into()),
         })
         .collect()
 }
 
 /// A recorded argument as Python prints the list (`[[512], [141, 512]]`).
 fn raw_arg_text(v: Option<&ArgValue>) -> Value {
-    v.map_or(Value::Null, |v| Value::Text(py_repr(v, false)))
+    v.map_or(Value::Null, |v| Value::Text(py_repr(v, false).into()))
 }
 
 /// The columns every op sheet starts with: `name`, the param columns
@@ -162,8 +162,8 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
         m(|x| x.tflops_s),
     ]);
     let (pname, plabel, tname) = cx.process_names(cx.proc_event(g[0].op));
-    row.extend([pname, plabel, tname].map(Value::Text));
-    row.push(Value::Text(g[0].metrics.compute_spec()));
+    row.extend([pname, plabel, tname].map(Value::from));
+    row.push(Value::Text(g[0].metrics.compute_spec().into()));
     if has_roofline {
         let rl = g.iter().find_map(|r| r.metrics.roofline);
         row.push(rl.map_or(Value::Null, |r| Value::Float(r.time_us)));
@@ -176,8 +176,8 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
     }
     let lists: Vec<&[EventId]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
     let ks = kernel_details::summarise(cx.trace, &lists);
-    row.push(Value::Text(kernel_details::summary_text(&ks)));
-    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text));
+    row.push(Value::Text(kernel_details::summary_text(&ks).into()));
+    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from));
     row.extend(
         cx.trace
             .op_args(cx.args_event(g[0].op))
@@ -221,7 +221,7 @@ fn summarise(cx: &Context, name: &str, rows: &[RawRow]) -> Table {
         params.push(
             firsts
                 .iter()
-                .map(|r| Value::Text(r.metrics.kernels.len().to_string()))
+                .map(|r| Value::Text(r.metrics.kernels.len().to_string().into()))
                 .collect(),
         );
     }

@@ -8,6 +8,7 @@
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
 
 use std::cmp::{Ordering, Reverse};
+use std::sync::Arc;
 
 use rayon::slice::ParallelSliceMut;
 
@@ -299,11 +300,13 @@ fn kernel_details(d: &DispatchData) -> Table {
         .collect();
     order.par_sort_unstable();
     let rows = || order.iter().map(|&(_, _, i)| &d.kernels[i]);
-    // The name column (a string per row) and the numbers, on two threads.
+    // The name column (rows share their name's text) and the numbers, on
+    // two threads.
     let (names, mut columns) = rayon::join(
         || {
+            let texts: Vec<Arc<str>> = d.names.iter().map(|n| Arc::from(n.as_str())).collect();
             rows()
-                .map(|k| Value::from(d.name(k)))
+                .map(|k| Value::Text(Arc::clone(&texts[k.name as usize])))
                 .collect::<Vec<Value>>()
         },
         || {

@@ -624,7 +624,7 @@ fn group_row(
         row.push(
             with_m
                 .first()
-                .map_or(Value::Null, |m| Value::Text(m.compute_spec())),
+                .map_or(Value::Null, |m| Value::Text(m.compute_spec().into())),
         );
         if roof {
             row.push(roofline.map_or(Value::Null, |r| Value::from(r.bound_text())));
@@ -701,15 +701,17 @@ fn detail_cells(cx: &Context, all: &Rows, g: &[&Row], metrics: Option<&Metrics>)
         _ => kernel_details::summary_text(&ks),
     };
     let mut row = vec![
-        Value::Text(summary),
-        kernel_details::trunc_text(&ks).map_or(Value::Null, Value::Text),
-        metrics.map_or(Value::Null, |m| Value::Text(perf_params_text(m))),
+        Value::Text(summary.into()),
+        kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from),
+        metrics.map_or(Value::Null, |m| Value::Text(perf_params_text(m).into())),
         Value::Bool(g[0].has_perf_model),
     ];
     if print_stacks {
         let stack = full_stack_of(cx, stacks.as_deref(), &ks);
-        row.push(Value::Text(entry_point(stack.as_deref(), &g[0].name)));
-        row.push(Value::Text(full_stack_text(stack.as_deref())));
+        row.push(Value::Text(
+            (entry_point(stack.as_deref(), &g[0].name)).into(),
+        ));
+        row.push(Value::Text(full_stack_text(stack.as_deref()).into()));
     }
     row
 }

@@ -64,7 +64,7 @@ pub fn summarize(path: &Path, opts: &AnalyzeOptions) -> Result<Vec<Table>, Error
             "collective_kernels",
         ],
         vec![vec![
-            Value::Text(path.display().to_string()),
+            Value::Text(path.display().to_string().into()),
             opt_int(rank),
             opt_int(info.world_size),
             Value::Int(info.device_count as i64),
@@ -126,8 +126,8 @@ const KERNEL_COLUMNS: [&str; 11] = [
 fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
     let text = |v: &Option<ArgValue>| match v {
         None => Value::Null,
-        Some(ArgValue::Str(s)) => Value::Text(s.to_string()),
-        Some(v) => Value::Text(v.json_text()),
+        Some(ArgValue::Str(s)) => Value::Text(s.to_string().into()),
+        Some(v) => Value::Text(v.json_text().into()),
     };
     let rows = kernels
         .iter()
@@ -154,7 +154,7 @@ fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
             ];
             row.extend(a.values().into_iter().map(|v| {
                 v.as_ref()
-                    .map_or(Value::Null, |v| Value::Text(v.json_text()))
+                    .map_or(Value::Null, |v| Value::Text(v.json_text().into()))
             }));
             row
         })

@@ -396,7 +396,7 @@ mod tests {
             Value::Null,
         ]);
         s.push_row(vec![
-            Value::Text("x".repeat(40_000)),
+            Value::Text("x".repeat(40_000).into()),
             Value::Int(i64::MAX),
             Value::Float(f64::NAN),
             Value::Bool(false),
@@ -428,7 +428,7 @@ mod tests {
         for i in 0..6 {
             let x = 0.5 * 4f64.powi(i);
             s.push_row(vec![
-                Value::Text(format!("k{i}")),
+                Value::Text(format!("k{i}").into()),
                 Value::Float(x),
                 Value::Float((x * 5.3).min(700.0)),
             ]);
@@ -660,7 +660,7 @@ mod tests {
     #[test]
     fn widths_clamped() {
         let mut s = Table::new("w", &["a", "a_much_longer_header"]);
-        s.push_row(vec![Value::Text("y".repeat(500)), Value::Int(7)]);
+        s.push_row(vec![Value::Text("y".repeat(500).into()), Value::Int(7)]);
         // "a": max(1+3, 500 chars capped at 60, +1) -> 60.
         // header: 20 + 3 = 23.
         let styles = |s: &Table| -> Vec<ColumnStyle> {
@@ -680,7 +680,7 @@ mod tests {
         let mut s = Table::new("big", &["name", "i", "x", "flag", "none"]);
         for i in 0..rows {
             s.push_row(vec![
-                Value::Text(format!("kernel_{}", i % names)),
+                Value::Text(format!("kernel_{}", i % names).into()),
                 Value::Int(i),
                 Value::Float(i as f64 * 0.25),
                 Value::Bool(i % 2 == 0),

@@ -141,7 +141,7 @@ pub fn type_column(raw: Vec<Raw>) -> Vec<Value> {
     raw.into_iter()
         .map(|r| match r {
             Raw::Missing => Value::Null,
-            Raw::Text(s) => Value::Text(s),
+            Raw::Text(s) => Value::Text(s.into()),
             Raw::Number(x) => excel_number(x),
             Raw::Bool(b) => Value::Bool(b),
         })

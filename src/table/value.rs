@@ -26,10 +26,16 @@ pub enum Value {
     /// A boolean, written `True` / `False`.
     Bool(bool),
     /// A Python str, written verbatim.
-    Text(String),
+    Text(std::sync::Arc<str>),
     /// The Python repr of a tuple, list or dict, written verbatim.
-    Py(String),
+    Py(std::sync::Arc<str>),
 }
+
+// Text cells are shared, immutable strings (a fat pointer): a cell is 24
+// bytes, not the 32 of an owned `String`, and rows repeating a name (a
+// kernel per dispatch) can share its text.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
 
 /// Identical cells: the same variant and the same content. Floats are
 /// identical when their bits are (so `-0.0` and `0.0` differ, as they print
@@ -74,13 +80,13 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
-        Value::Text(s.to_string())
+        Value::Text(s.to_string().into())
     }
 }
 
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::Text(s)
+        Value::Text(s.into())
     }
 }
 
@@ -240,7 +246,7 @@ impl Value {
             Value::Float(x) => float_repr(*x),
             Value::Bool(true) => "True".to_string(),
             Value::Bool(false) => "False".to_string(),
-            Value::Text(s) | Value::Py(s) => s.clone(),
+            Value::Text(s) | Value::Py(s) => s.to_string(),
         }
     }
 

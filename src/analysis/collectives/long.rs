@@ -107,7 +107,7 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     if coll_name.is_missing() {
         let lower = name.to_ascii_lowercase();
         if let Some((_, c)) = CUSTOM_COLLECTIVES.iter().find(|(p, _)| lower.contains(p)) {
-            coll_name = Value::Text(c.to_string());
+            coll_name = Value::Text(c.to_string().into());
             custom_named = true;
         }
     }
@@ -319,7 +319,7 @@ pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Table {
     let column =
         |name: &str, f: &dyn Fn(&LongRow) -> Value| Column::new(name, rows.iter().map(f).collect());
     let mut cols: Vec<Column> = vec![
-        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone())),
+        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone().into())),
         column(col::INDEX_IN_GROUP, &|r| {
             Value::Int(r.index_in_group as i64)
         }),
@@ -343,7 +343,9 @@ pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Table {
         cols.push(column(col::NODE_ID, &|r| n.node_id(r.rank)));
         cols.push(column(col::NODE_SPAN, &|r| n.span(&r.pg_ranks)));
     }
-    cols.push(column(col::METADATA, &|r| Value::Text(r.provenance())));
+    cols.push(column(col::METADATA, &|r| {
+        Value::Text(r.provenance().into())
+    }));
     dataframe(sheet::NCCL_LONG, cols)
 }
 

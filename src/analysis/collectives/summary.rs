@@ -191,9 +191,9 @@ pub(super) fn by_type_sheet(sync: &[SyncRow]) -> Table {
                 mean(&g, |r| &r.skew_start),
                 mean(&g, |r| &r.skew_end),
                 mean(&g, |r| &r.avg_wait),
-                Value::Text(names.join(", ")),
+                Value::Text(names.join(", ").into()),
                 Value::Int(g.iter().filter(|r| r.inferred).count() as i64),
-                Value::Text(slowest_ranks(&g)),
+                Value::Text(slowest_ranks(&g).into()),
             ];
             (vals, total)
         })

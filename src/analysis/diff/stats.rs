@@ -205,7 +205,7 @@ fn busy_value(side: &Side, gpu: &[EventId]) -> Value {
 /// `""` when absent, otherwise the shared argument cell.
 fn arg_cell(v: Option<&ArgValue>) -> Value {
     match v {
-        None | Some(ArgValue::Null) => Value::Text(String::new()),
+        None | Some(ArgValue::Null) => Value::Text(String::new().into()),
         v => arg_value(v),
     }
 }
@@ -226,22 +226,22 @@ pub fn stats_table(rows: &[StatRow], s1: &Side, s2: &Side) -> Table {
         };
         let args = side.trace.op_args(r.op);
         let cells = [
-            Value::Text(side.trace.name(r.gpu).to_string()),
-            Value::Text(side.op_name(r.op)),
+            Value::Text(side.trace.name(r.gpu).to_string().into()),
+            Value::Text(side.op_name(r.op).into()),
             Value::Int(r.op.index() as i64),
-            Value::Text(r.which.label().to_string()),
+            Value::Text(r.which.label().to_string().into()),
             arg_cell(args.dims),
             arg_cell(args.strides),
             arg_cell(args.types),
             arg_cell(args.concrete),
             kernel_time,
             r.busy.clone(),
-            r.lca_name.clone().map_or(Value::Null, Value::Text),
+            r.lca_name.clone().map_or(Value::Null, Value::from),
             r.lca_id.map_or(Value::Null, |i| Value::Int(i64::from(i))),
             Value::Int(r.gpu.index() as i64),
             // Without python frames every op's module stack is ["root"].
-            Value::Text("root".to_string()),
-            Value::Text("root".to_string()),
+            Value::Text("root".to_string().into()),
+            Value::Text("root".to_string().into()),
         ];
         for (c, v) in cols.iter_mut().zip(cells) {
             c.push(v);

@@ -33,7 +33,7 @@ pub struct Row<'a> {
 fn ident_cell(trace: &Trace, id: crate::trace::IdentId) -> Value {
     match trace.ident(id) {
         Ident::Int(i) => Value::Int(*i),
-        Ident::Str(s) => Value::Text(s.to_string()),
+        Ident::Str(s) => Value::Text(s.to_string().into()),
         Ident::Null => Value::Null,
     }
 }
@@ -109,11 +109,11 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
             Value::Int(1),
             ident_cell(trace, e.pid),
             ident_cell(trace, e.tid),
-            Value::Py(r.args.input_dims.repr()),
-            Value::Py(r.args.input_type.repr()),
-            Value::Py(r.args.input_strides.repr()),
-            Value::Py(r.args.concrete.repr()),
-            Value::Py(details_text(jt, k)),
+            Value::Py(r.args.input_dims.repr().into()),
+            Value::Py(r.args.input_type.repr().into()),
+            Value::Py(r.args.input_strides.repr().into()),
+            Value::Py(r.args.concrete.repr().into()),
+            Value::Py(details_text(jt, k).into()),
             Value::Float(latency),
         ]);
     }
@@ -238,10 +238,10 @@ pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
         vec![
             Value::from(trace.name(r.kernel.id)),
             Value::from(r.kernel.category),
-            Value::Py(r.args.input_dims.repr()),
-            Value::Py(r.args.input_type.repr()),
-            Value::Py(r.args.input_strides.repr()),
-            Value::Py(r.args.concrete.repr()),
+            Value::Py(r.args.input_dims.repr().into()),
+            Value::Py(r.args.input_type.repr().into()),
+            Value::Py(r.args.input_strides.repr().into()),
+            Value::Py(r.args.concrete.repr().into()),
         ]
     });
     let groups = group_first_seen_text(keys);
@@ -277,7 +277,7 @@ pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
         let lists: Vec<[EventId; 1]> = kernels.iter().map(|k| [k.id]).collect();
         let lists: Vec<&[EventId]> = lists.iter().map(|l| l.as_slice()).collect();
         let summarised = kernel_details::summarise(trace, &lists);
-        row.push(Value::Py(details_summary(jt, &kernels, &summarised)));
+        row.push(Value::Py(details_summary(jt, &kernels, &summarised).into()));
         row.push(Value::Float(pct[j]));
         row.push(Value::Float(cum[j]));
         s.push_row(row);

@@ -339,9 +339,9 @@ fn group_cells(jt: &JaxTrace, g: &[&PerfRow]) -> (Vec<Value>, f64) {
     let text = kernel_details::summary_text_with_head(&stats, |s| {
         format!("'name': {}", str_repr(jt.trace.name(s.kernel)))
     });
-    row.push(Value::Py(text));
-    row.push(Value::Py(g[0].args.input_dims.repr()));
-    row.push(Value::Py(g[0].args.input_type.repr()));
+    row.push(Value::Py(text.into()));
+    row.push(Value::Py(g[0].args.input_dims.repr().into()));
+    row.push(Value::Py(g[0].args.input_type.repr().into()));
     let (tail, sum) = tail_cells(&m(|r| r.dur), g[0].kernel.id.index());
     row.extend(tail);
     (row, sum)

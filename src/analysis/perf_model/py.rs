@@ -90,8 +90,8 @@ impl Py {
             Py::Bool(b) => Value::Bool(*b),
             Py::Int(i) => Value::Int(*i),
             Py::Float(x) => Value::Float(*x),
-            Py::Str(s) => Value::Text(s.clone()),
-            Py::Tuple(_) | Py::List(_) => Value::Py(self.repr()),
+            Py::Str(s) => Value::Text(s.clone().into()),
+            Py::Tuple(_) | Py::List(_) => Value::Py(self.repr().into()),
         }
     }
 }

@@ -160,11 +160,11 @@ pub fn workbook_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table
         for p in points {
             data.push_row(vec![
                 Value::from(category.name.as_str()),
-                Value::Text(p.point.label.clone()),
+                Value::Text(p.point.label.clone().into()),
                 Value::Float(p.point.x),
                 Value::Float(p.point.y),
                 Value::Float(p.point.weight),
-                Value::Text(p.compute_spec),
+                Value::Text(p.compute_spec.into()),
             ]);
             shown.push(p.point);
         }

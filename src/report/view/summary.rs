@@ -210,14 +210,14 @@ fn roofline_section(p: &mut Page, s: &Table) {
         let shapes = dims
             .values
             .iter()
-            .map(|v| Value::Text(shape_text(&v.py_str())))
+            .map(|v| Value::Text(shape_text(&v.py_str()).into()))
             .collect();
         top.push_column(Column::new(SHAPE, shapes));
     }
     if let Some(bound) = top.column_mut(col::ROOFLINE_BOUND) {
         for v in &mut bound.values {
             if let Some(word) = v.as_str().and_then(bound_word) {
-                *v = Value::Text(word.to_string());
+                *v = Value::Text(word.to_string().into());
             }
         }
     }
@@ -372,7 +372,7 @@ fn timeline_section(p: &mut Page, report: &Report) {
         if let Some(types) = t.column_mut(col::TYPE) {
             for v in &mut types.values {
                 if let Some(word) = v.as_str().and_then(timeline_word) {
-                    *v = Value::Text(word.to_string());
+                    *v = Value::Text(word.to_string().into());
                 }
             }
         }
