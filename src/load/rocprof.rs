@@ -129,9 +129,15 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
     let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
+    // Parsed batches' buffers go back to the splitter for the next ones:
+    // the batches in flight reuse the same pages.
+    let (spare_tx, spare_rx) = channel::<Batch>();
     let work = |job: Job| {
-        // The merger may have stopped: then nobody waits.
-        let _ = job.done.send(job.batch.parse());
+        let parsed = job.batch.parse();
+        // The splitter may have finished, and the merger stopped: then
+        // nobody takes these.
+        let _ = spare_tx.send(job.batch);
+        let _ = job.done.send(parsed);
     };
     let (st, tools) = std::thread::scope(|scope| {
         super::spawn_workers(scope, &jobs_rx, &work)?;
@@ -139,6 +145,7 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
         let mut sink = Splitter {
             jobs: jobs_tx,
             order: order_tx,
+            spare: spare_rx,
             batch: None,
             tools: None,
         };
@@ -235,15 +242,15 @@ struct Parsed {
 
 impl Batch {
     /// Reads every record of the batch (a worker's part).
-    fn parse(self) -> Parsed {
+    fn parse(&self) -> Parsed {
         match List::of(self.node) {
-            Some(List::Kernels) => read_all(&self, Records::Kernels, |i, json| {
+            Some(List::Kernels) => read_all(self, Records::Kernels, |i, json| {
                 parse_record(DISPATCHES, i, json, RawDispatch::dispatch)
             }),
-            Some(List::Copies) => read_all(&self, Records::Copies, |i, json| {
+            Some(List::Copies) => read_all(self, Records::Copies, |i, json| {
                 parse_record(COPIES, i, json, RawCopy::record)
             }),
-            Some(List::Symbols) => read_all(&self, Records::Symbols, |_, json| {
+            Some(List::Symbols) => read_all(self, Records::Symbols, |_, json| {
                 let sym: RawSymbol = parse(SYMBOLS, json)?;
                 Ok((sym.kernel_id, sym.name()))
             }),
@@ -294,6 +301,8 @@ enum Pending {
 struct Splitter {
     jobs: Sender<Job>,
     order: SyncSender<Pending>,
+    /// Batches the workers have parsed, for reuse.
+    spare: Receiver<Batch>,
     batch: Option<Batch>,
     /// The length of the `rocprofiler-sdk-tool` list, once read.
     tools: Option<usize>,
@@ -332,12 +341,22 @@ impl ShapeSink for Splitter {
         {
             self.flush()?;
         }
-        let batch = self.batch.get_or_insert_with(|| Batch {
-            node,
-            first_index: index,
-            buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
-            ends: Vec::new(),
-        });
+        let batch = match &mut self.batch {
+            Some(batch) => batch,
+            None => {
+                let mut batch = self.spare.try_recv().unwrap_or_else(|_| Batch {
+                    node,
+                    first_index: index,
+                    buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+                    ends: Vec::new(),
+                });
+                batch.node = node;
+                batch.first_index = index;
+                batch.buf.clear();
+                batch.ends.clear();
+                self.batch.insert(batch)
+            }
+        };
         let size = super::append_to_batch(&mut batch.buf, &mut batch.ends, json, || {
             format!("{}[{index}]", node.label)
         })?;
