@@ -10,7 +10,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::sync::Arc;
 
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 
 use super::categories::is_comm_name;
 use super::intervals::{Interval, busy_time};
@@ -299,39 +299,52 @@ fn kernel_details(d: &DispatchData) -> Table {
         .map(|(i, k)| (Reverse(k.dur_ns()), k.dispatch_id, i))
         .collect();
     order.par_sort_unstable();
-    let rows = || order.iter().map(|&(_, _, i)| &d.kernels[i]);
-    // The name column (rows share their name's text) and the numbers, on
-    // two threads.
-    let (names, mut columns) = rayon::join(
-        || {
-            let texts: Vec<Arc<str>> = d.names.iter().map(|n| Arc::from(n.as_str())).collect();
-            rows()
-                .map(|k| Value::Text(Arc::clone(&texts[k.name as usize])))
-                .collect::<Vec<Value>>()
-        },
-        || {
-            let mut columns = crate::table::empty_columns(cols.len() - 1, order.len());
-            for k in rows() {
+    let n = order.len();
+    let texts: Vec<Arc<str>> = d.names.iter().map(|n| Arc::from(n.as_str())).collect();
+    // Every row reads its dispatch (a random access) once and writes its
+    // cells of every column; rows are filled in pieces on every core.
+    let mut columns: Vec<Vec<Value>> = (0..cols.len())
+        .map(|_| {
+            let mut c = Vec::with_capacity(n);
+            c.par_extend(rayon::iter::repeat_n(Value::Null, n));
+            c
+        })
+        .collect();
+    let mut pieces: Vec<Vec<&mut [Value]>> = (0..n.div_ceil(DETAIL_PIECE_ROWS))
+        .map(|_| Vec::with_capacity(cols.len()))
+        .collect();
+    for column in &mut columns {
+        for (piece, part) in pieces.iter_mut().zip(column.chunks_mut(DETAIL_PIECE_ROWS)) {
+            piece.push(part);
+        }
+    }
+    pieces
+        .into_par_iter()
+        .zip(order.par_chunks(DETAIL_PIECE_ROWS))
+        .for_each(|(mut parts, rows)| {
+            for (j, &(_, _, i)) in rows.iter().enumerate() {
+                let k = &d.kernels[i];
+                parts[0][j] = Value::Text(Arc::clone(&texts[k.name as usize]));
                 let ints = [k.dur_ns(), k.stream, k.dispatch_id]
                     .into_iter()
                     .chain(k.grid)
                     .chain(k.block)
                     .chain([k.agent_id, k.thread_id]);
-                for (c, v) in columns.iter_mut().zip(ints) {
-                    c.push(Value::Int(v));
+                for (part, v) in parts[1..].iter_mut().zip(ints) {
+                    part[j] = Value::Int(v);
                 }
             }
-            columns
-        },
-    );
+        });
     drop(order);
-    columns.insert(0, names);
     let mut t = Table::new(sheet::KERNEL_DETAILS, &[]);
     for (c, values) in cols.iter().zip(columns) {
         t.push_column(crate::table::Column::new(c, values));
     }
     t
 }
+
+/// Rows of `kernel_details` filled together by one thread.
+const DETAIL_PIECE_ROWS: usize = 16_384;
 
 /// The dispatches the reference calls short: duration (ns) under the
 /// threshold given in "µs".
@@ -424,6 +437,65 @@ mod tests {
             ("conv2d_kernel", "Convolution"),
         ] {
             assert_eq!(categorize(n), c, "{n}");
+        }
+    }
+
+    #[test]
+    fn kernel_details_filled_in_pieces_lists_every_dispatch_longest_first() {
+        // Several pieces of rows, the last one short; durations repeat, so
+        // ties go by dispatch id (given in reverse input order here).
+        let n = 3 * DETAIL_PIECE_ROWS + 123;
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let kernels: Vec<KernelDispatch> = (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let start = i as i64 * 100;
+                KernelDispatch {
+                    name: (x % 5) as u32,
+                    start_ns: start,
+                    end_ns: start + (x % 97) as i64,
+                    stream: (x % 3) as i64,
+                    dispatch_id: (n - i) as i64,
+                    grid: [i as i64, 1, 2],
+                    block: [3, (x % 11) as i64, 4],
+                    agent_id: 7,
+                    thread_id: -(i as i64),
+                }
+            })
+            .collect();
+        let d = DispatchData {
+            names: (0..5).map(|k| format!("kernel_{k}")).collect(),
+            kernels,
+            ..Default::default()
+        };
+        let t = kernel_details(&d);
+        assert_eq!(t.nrows(), n);
+        let int = |v: &Value| match v {
+            Value::Int(i) => *i,
+            other => panic!("not an int: {other:?}"),
+        };
+        let mut seen = vec![false; n];
+        let mut last: Option<(i64, i64)> = None;
+        for row in t.rows() {
+            let id = int(row.get(3));
+            let i = n - id as usize;
+            let k = &d.kernels[i];
+            assert!(
+                !std::mem::replace(&mut seen[i], true),
+                "dispatch {id} twice"
+            );
+            assert_eq!(row.get(0), &Value::from(d.name(k)));
+            let cells: Vec<i64> = (1..12).map(|c| int(row.get(c))).collect();
+            let mut expected = vec![k.dur_ns(), k.stream, k.dispatch_id];
+            expected.extend(k.grid);
+            expected.extend(k.block);
+            expected.extend([k.agent_id, k.thread_id]);
+            assert_eq!(cells, expected, "dispatch {id}");
+            let key = (-k.dur_ns(), k.dispatch_id);
+            assert!(last.is_none_or(|l| l < key), "{last:?} before {key:?}");
+            last = Some(key);
         }
     }
 
