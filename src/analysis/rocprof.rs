@@ -300,7 +300,11 @@ fn kernel_details(d: &DispatchData) -> Table {
         .collect();
     order.par_sort_unstable();
     let n = order.len();
-    let texts: Vec<Arc<str>> = d.names.iter().map(|n| Arc::from(n.as_str())).collect();
+    let texts: Vec<Arc<str>> = d
+        .names
+        .iter()
+        .map(|name| Arc::from(name.as_str()))
+        .collect();
     // Every row reads its dispatch (a random access) once and writes its
     // cells of every column; rows are filled in pieces on every core.
     let mut columns: Vec<Vec<Value>> = (0..cols.len())

@@ -36,9 +36,8 @@ pub fn table_to_csv(table: &Table) -> String {
     // Big sheets (a row per kernel) are written in chunks of rows on every
     // core, a few chunks at a time so that little text is held twice.
     let chunks = rows.div_ceil(CSV_CHUNK_ROWS);
-    let wave = 4 * rayon::current_num_threads();
-    for first in (0..chunks).step_by(wave) {
-        let texts: Vec<String> = (first..(first + wave).min(chunks))
+    for first in (0..chunks).step_by(CSV_WAVE_CHUNKS) {
+        let texts: Vec<String> = (first..(first + CSV_WAVE_CHUNKS).min(chunks))
             .into_par_iter()
             .map(|c| {
                 let range = c * CSV_CHUNK_ROWS..((c + 1) * CSV_CHUNK_ROWS).min(rows);
@@ -58,6 +57,9 @@ pub fn table_to_csv(table: &Table) -> String {
 /// pieces of this many rows, written in parallel.
 const CSV_CHUNK_ROWS: usize = 16_384;
 
+/// Pieces written at a time (about 1 MiB of text each), then appended.
+const CSV_WAVE_CHUNKS: usize = 16;
+
 /// Appends the lines of `rows` of `table`; `field` is scratch space.
 fn push_rows(out: &mut String, field: &mut String, table: &Table, rows: Range<usize>) {
     for i in rows {
@@ -75,11 +77,11 @@ fn push_line<T>(
 ) {
     let start = out.len();
     let mut count = 0;
-    for (i, cell) in cells.enumerate() {
-        count += 1;
-        if i > 0 {
+    for cell in cells {
+        if count > 0 {
             out.push(',');
         }
+        count += 1;
         field.clear();
         text(field, cell);
         if field.contains([',', '"', '\n', '\r']) {
@@ -198,7 +200,7 @@ mod tests {
     fn big_sheets_written_in_parallel_pieces_read_as_row_by_row() {
         // More than two waves of pieces, the last one short, with cells
         // that need quoting and an empty one.
-        let rows = CSV_CHUNK_ROWS * (8 * rayon::current_num_threads() + 3) + 17;
+        let rows = CSV_CHUNK_ROWS * (2 * CSV_WAVE_CHUNKS + 3) + 17;
         let cells = |i: usize| {
             vec![
                 t(&format!("k{i},\"x\"")),
