@@ -225,6 +225,23 @@ impl Value {
         match self {
             Value::Null => {}
             Value::Float(x) if x.is_nan() => {}
+            other => other.push_py_str(out),
+        }
+    }
+
+    /// Python `str()` of the value (the text of ids and labels): `None`,
+    /// ints in decimal, floats as `repr` (`nan`, `inf`), `True` / `False`,
+    /// text and reprs verbatim.
+    pub fn py_str(&self) -> String {
+        let mut out = String::new();
+        self.push_py_str(&mut out);
+        out
+    }
+
+    /// Appends [`Value::py_str`] to `out`.
+    pub fn push_py_str(&self, out: &mut String) {
+        match self {
+            Value::Null => out.push_str("None"),
             Value::Int(i) => {
                 use std::fmt::Write;
                 let _ = write!(out, "{i}");
@@ -233,20 +250,6 @@ impl Value {
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
             Value::Text(s) | Value::Py(s) => out.push_str(s),
-        }
-    }
-
-    /// Python `str()` of the value (the text of ids and labels): `None`,
-    /// ints in decimal, floats as `repr` (`nan`, `inf`), `True` / `False`,
-    /// text and reprs verbatim.
-    pub fn py_str(&self) -> String {
-        match self {
-            Value::Null => "None".to_string(),
-            Value::Int(i) => i.to_string(),
-            Value::Float(x) => float_repr(*x),
-            Value::Bool(true) => "True".to_string(),
-            Value::Bool(false) => "False".to_string(),
-            Value::Text(s) | Value::Py(s) => s.to_string(),
         }
     }
 
