@@ -290,7 +290,7 @@ pub fn steps_sheet(grid: &StepGrid) -> Table {
             let k = r * grid.steps.len() + s;
             let mut row = vec![
                 Value::Int(grid.ranks[r]),
-                Value::Text(grid.traces[r].clone().into()),
+                Value::Text(grid.traces[r].as_str().into()),
             ];
             row.extend(c.cells());
             row.push(Value::float_or_null(z_span[k]));

@@ -576,7 +576,7 @@ pub fn arg_value(a: Option<&ArgValue>) -> Value {
         Some(ArgValue::UInt(u)) => Value::float_or_null(*u as f64),
         Some(ArgValue::Float(x)) => Value::float_or_null(*x),
         Some(ArgValue::Bool(b)) => Value::Bool(*b),
-        Some(ArgValue::Str(s)) => Value::Text(s.to_string().into()),
+        Some(ArgValue::Str(s)) => Value::from(&**s),
         Some(v @ (ArgValue::List(_) | ArgValue::Map(_))) => {
             Value::Py(crate::pyfmt::py_repr(v, true).into())
         }

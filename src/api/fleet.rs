@@ -126,7 +126,7 @@ const KERNEL_COLUMNS: [&str; 11] = [
 fn collectives_table(rank: Option<i64>, kernels: &[CollectiveKernel]) -> Table {
     let text = |v: &Option<ArgValue>| match v {
         None => Value::Null,
-        Some(ArgValue::Str(s)) => Value::Text(s.to_string().into()),
+        Some(ArgValue::Str(s)) => Value::from(&**s),
         Some(v) => Value::Text(v.json_text().into()),
     };
     let rows = kernels

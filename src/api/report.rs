@@ -135,10 +135,11 @@ fn analyze_trace_with_tree(
     opts: &AnalyzeOptions,
 ) -> Result<(Report, Option<Tree>), Error> {
     // These reports read no call tree of ours and no capture traces.
-    let direct = match trace.info().profiler {
+    let direct: Option<fn(&Trace, &analysis::ReportOptions) -> Report> = match trace.info().profiler
+    {
         Profiler::PyTorch => None,
-        Profiler::Jax => Some(analysis::jax::run_report as fn(&Trace, &_) -> Report),
-        Profiler::Rocprof => Some(analysis::rocprof::run_report as fn(&Trace, &_) -> Report),
+        Profiler::Jax => Some(analysis::jax::run_report),
+        Profiler::Rocprof => Some(analysis::rocprof::run_report),
     };
     if let Some(run) = direct {
         opts.step(Step::ComputingSheets);

@@ -177,7 +177,7 @@ pub fn read_parquet(path: &Path) -> Result<Table, ReadError> {
                 Field::Int(i) => Value::Int(i64::from(*i)),
                 Field::Double(x) => Value::Float(*x),
                 Field::Float(x) => Value::Float(f64::from(*x)),
-                Field::Str(s) => Value::Text(s.clone().into()),
+                Field::Str(s) => Value::Text(s.as_str().into()),
                 other => Value::Text(other.to_string().into()),
             };
             if let Some(col) = columns.get_mut(k) {

@@ -80,7 +80,7 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
-        Value::Text(s.to_string().into())
+        Value::Text(s.into())
     }
 }
 

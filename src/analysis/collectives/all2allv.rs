@@ -150,7 +150,7 @@ fn a2av_item(cid: &str, g: &[&LongRow]) -> Option<A2av> {
             .map_or(Value::Null, Value::float_or_null)
     };
     let general = vec![
-        Value::Text(cid.to_string().into()),
+        Value::Text(cid.into()),
         first.pg_name.clone(),
         first.pg_ranks.clone(),
         first.coll_name.clone(),

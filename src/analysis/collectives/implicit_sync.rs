@@ -303,7 +303,7 @@ pub(super) fn sync_sheet(rows: &[SyncRow], nodes: Option<Nodes>) -> Table {
     let column =
         |name: &str, f: &dyn Fn(&SyncRow) -> Value| Column::new(name, rows.iter().map(f).collect());
     let mut cols: Vec<Column> = vec![
-        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone().into())),
+        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.as_str().into())),
         column(col::PROCESS_GROUP_NAME, &|r| r.pg_name.clone()),
         column(col::PROCESS_GROUP_RANKS, &|r| r.pg_ranks.clone()),
         column(col::COLLECTIVE_NAME, &|r| r.name_shown.clone()),
@@ -340,7 +340,7 @@ pub(super) fn sync_sheet(rows: &[SyncRow], nodes: Option<Nodes>) -> Table {
         cols.push(column(col::NODE_SPAN, &|r| n.span(&r.pg_ranks)));
     }
     cols.push(column(col::METADATA, &|r| {
-        Value::Text(r.provenance.clone().into())
+        Value::Text(r.provenance.as_str().into())
     }));
     dataframe(sheet::NCCL_IMPLICIT_SYNC, cols)
 }

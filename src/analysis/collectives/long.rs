@@ -107,7 +107,7 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     if coll_name.is_missing() {
         let lower = name.to_ascii_lowercase();
         if let Some((_, c)) = CUSTOM_COLLECTIVES.iter().find(|(p, _)| lower.contains(p)) {
-            coll_name = Value::Text(c.to_string().into());
+            coll_name = Value::from(*c);
             custom_named = true;
         }
     }
@@ -319,7 +319,7 @@ pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Table {
     let column =
         |name: &str, f: &dyn Fn(&LongRow) -> Value| Column::new(name, rows.iter().map(f).collect());
     let mut cols: Vec<Column> = vec![
-        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.clone().into())),
+        column(col::COLLECTIVE_ID, &|r| Value::Text(r.cid.as_str().into())),
         column(col::INDEX_IN_GROUP, &|r| {
             Value::Int(r.index_in_group as i64)
         }),

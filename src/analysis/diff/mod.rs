@@ -245,7 +245,7 @@ fn rename_summary(summary: &mut Table, renames: &indexmap::IndexMap<String, Stri
         if c.name == col::CPU_OP_NAME {
             for v in c.values.iter_mut() {
                 if let Some(new) = v.as_str().and_then(|s| renames.get(s)) {
-                    *v = Value::Text(new.clone().into());
+                    *v = Value::Text(new.as_str().into());
                 }
             }
         } else if c.name == col::NN_MODULE_PARENT {

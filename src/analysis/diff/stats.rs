@@ -226,10 +226,10 @@ pub fn stats_table(rows: &[StatRow], s1: &Side, s2: &Side) -> Table {
         };
         let args = side.trace.op_args(r.op);
         let cells = [
-            Value::Text(side.trace.name(r.gpu).to_string().into()),
+            Value::Text(side.trace.name(r.gpu).into()),
             Value::Text(side.op_name(r.op).into()),
             Value::Int(r.op.index() as i64),
-            Value::Text(r.which.label().to_string().into()),
+            Value::Text(r.which.label().into()),
             arg_cell(args.dims),
             arg_cell(args.strides),
             arg_cell(args.types),
@@ -240,8 +240,8 @@ pub fn stats_table(rows: &[StatRow], s1: &Side, s2: &Side) -> Table {
             r.lca_id.map_or(Value::Null, |i| Value::Int(i64::from(i))),
             Value::Int(r.gpu.index() as i64),
             // Without python frames every op's module stack is ["root"].
-            Value::Text("root".to_string().into()),
-            Value::Text("root".to_string().into()),
+            Value::Text("root".into()),
+            Value::Text("root".into()),
         ];
         for (c, v) in cols.iter_mut().zip(cells) {
             c.push(v);

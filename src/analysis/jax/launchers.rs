@@ -33,7 +33,7 @@ pub struct Row<'a> {
 fn ident_cell(trace: &Trace, id: crate::trace::IdentId) -> Value {
     match trace.ident(id) {
         Ident::Int(i) => Value::Int(*i),
-        Ident::Str(s) => Value::Text(s.to_string().into()),
+        Ident::Str(s) => Value::from(&**s),
         Ident::Null => Value::Null,
     }
 }

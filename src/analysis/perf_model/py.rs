@@ -90,7 +90,7 @@ impl Py {
             Py::Bool(b) => Value::Bool(*b),
             Py::Int(i) => Value::Int(*i),
             Py::Float(x) => Value::Float(*x),
-            Py::Str(s) => Value::Text(s.clone().into()),
+            Py::Str(s) => Value::Text(s.as_str().into()),
             Py::Tuple(_) | Py::List(_) => Value::Py(self.repr().into()),
         }
     }

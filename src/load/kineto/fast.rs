@@ -289,6 +289,16 @@ const ID: u32 = 1 << 7;
 const ARGS: u32 = 1 << 8;
 
 impl<'a> Reader<'a, '_> {
+    /// A reader of `text` from its start that keeps no op texts.
+    #[cfg(test)]
+    fn of(text: &'a str) -> Self {
+        Reader {
+            text,
+            pos: 0,
+            seen: None,
+        }
+    }
+
     fn bytes(&self) -> &'a [u8] {
         self.text.as_bytes()
     }
@@ -538,9 +548,9 @@ impl<'a> Reader<'a, '_> {
                     // Hashed only when the texts are kept.
                     let bucket = r
                         .seen
-                        .is_some()
-                        .then(|| ev.name.as_deref().map(SeenArgs::bucket))
-                        .flatten();
+                        .as_ref()
+                        .and(ev.name.as_deref())
+                        .map(SeenArgs::bucket);
                     r.args(ev.args.insert(ArgTexts::default()), bucket)?
                 }
             }
@@ -717,11 +727,7 @@ mod tests {
                 t.push_str(["e", "E-", "e+"][next(3) as usize]);
                 t.push_str(&next(400).to_string());
             }
-            let mut r = Reader {
-                text: &t,
-                pos: 0,
-                seen: None,
-            };
+            let mut r = Reader::of(&t);
             // A number the reader stops inside (a leading zero) is refused
             // by the member after it.
             let mine = r.num().filter(|_| r.pos == t.len());
@@ -742,13 +748,7 @@ mod tests {
             ("-0", None),
             ("1234567890123456789", None),
         ] {
-            let got = Reader {
-                text: t,
-                pos: 0,
-                seen: None,
-            }
-            .num()
-            .map(|n| n.value.to_bits());
+            let got = Reader::of(t).num().map(|n| n.value.to_bits());
             assert_eq!(got, want.map(f64::to_bits), "{t}");
         }
     }
@@ -825,16 +825,8 @@ mod tests {
             let t: String = (0..=next(12))
                 .map(|_| char::from(alphabet[next(alphabet.len() as u64) as usize]))
                 .collect();
-            let mut read = Reader {
-                text: &t,
-                pos: 0,
-                seen: None,
-            };
-            let mut skipped = Reader {
-                text: &t,
-                pos: 0,
-                seen: None,
-            };
+            let mut read = Reader::of(&t);
+            let mut skipped = Reader::of(&t);
             let by_reading = read.number().map(|_| read.pos);
             // `skip` passes the whitespace before calling it.
             skipped.ws();

@@ -160,7 +160,7 @@ pub fn workbook_chart(sheets: &[Table], arch: Option<&GpuArch>) -> Option<(Table
         for p in points {
             data.push_row(vec![
                 Value::from(category.name.as_str()),
-                Value::Text(p.point.label.clone().into()),
+                Value::Text(p.point.label.as_str().into()),
                 Value::Float(p.point.x),
                 Value::Float(p.point.y),
                 Value::Float(p.point.weight),

@@ -217,7 +217,7 @@ fn roofline_section(p: &mut Page, s: &Table) {
     if let Some(bound) = top.column_mut(col::ROOFLINE_BOUND) {
         for v in &mut bound.values {
             if let Some(word) = v.as_str().and_then(bound_word) {
-                *v = Value::Text(word.to_string().into());
+                *v = Value::Text(word.into());
             }
         }
     }
@@ -372,7 +372,7 @@ fn timeline_section(p: &mut Page, report: &Report) {
         if let Some(types) = t.column_mut(col::TYPE) {
             for v in &mut types.values {
                 if let Some(word) = v.as_str().and_then(timeline_word) {
-                    *v = Value::Text(word.to_string().into());
+                    *v = Value::Text(word.into());
                 }
             }
         }
