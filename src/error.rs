@@ -84,6 +84,9 @@ pub enum WriteError {
     /// The workbook library refused the content.
     #[error(transparent)]
     Xlsx(#[from] rust_xlsxwriter::XlsxError),
+    /// The zip library could not read back or write a workbook's parts.
+    #[error(transparent)]
+    Zip(#[from] zip::result::ZipError),
     /// The Parquet library refused the content.
     #[error(transparent)]
     Parquet(#[from] parquet::errors::ParquetError),

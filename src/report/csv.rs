@@ -4,11 +4,11 @@
 //! separator and `\n` line ends, after turning floats into their `repr`.
 
 use std::collections::HashSet;
+use std::convert::Infallible;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
+use super::pieces::render_in_pieces;
 use super::staging::Staging;
 use super::{Document, Rendered, WriteError, Writer};
 use crate::table::Table;
@@ -28,28 +28,23 @@ pub fn table_to_csv(table: &Table) -> String {
     push_line(&mut out, &mut field, table.columns.iter(), |f, c| {
         f.push_str(&c.name)
     });
-    let rows = table.nrows();
-    if rows <= CSV_CHUNK_ROWS {
-        push_rows(&mut out, &mut field, table, 0..rows);
-        return out;
-    }
     // Big sheets (a row per kernel) are written in chunks of rows on every
     // core, a few chunks at a time so that little text is held twice.
-    let chunks = rows.div_ceil(CSV_CHUNK_ROWS);
-    for first in (0..chunks).step_by(CSV_WAVE_CHUNKS) {
-        let texts: Vec<String> = (first..(first + CSV_WAVE_CHUNKS).min(chunks))
-            .into_par_iter()
-            .map(|c| {
-                let range = c * CSV_CHUNK_ROWS..((c + 1) * CSV_CHUNK_ROWS).min(rows);
-                let mut text = String::with_capacity(64 * range.len());
-                push_rows(&mut text, &mut String::new(), table, range);
-                text
-            })
-            .collect();
-        for text in texts {
+    let written = render_in_pieces::<_, Infallible>(
+        table.nrows(),
+        CSV_CHUNK_ROWS,
+        CSV_WAVE_CHUNKS,
+        |range| {
+            let mut text = String::with_capacity(64 * range.len());
+            push_rows(&mut text, &mut String::new(), table, range);
+            text
+        },
+        |text| {
             out.push_str(&text);
-        }
-    }
+            Ok(())
+        },
+    );
+    let Ok(()) = written;
     out
 }
 

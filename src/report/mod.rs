@@ -17,6 +17,7 @@ pub mod heatmap;
 pub mod json;
 pub mod markdown;
 pub mod parquet;
+mod pieces;
 pub mod read;
 pub mod replay;
 pub mod roof_geometry;

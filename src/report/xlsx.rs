@@ -1,5 +1,6 @@
 //! Excel workbook writer: one worksheet per [`Table`], in order.
 
+mod big_sheet;
 mod cells;
 mod chart;
 
@@ -8,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use rust_xlsxwriter::{Color, Format, FormatBorder, Workbook, Worksheet};
 
-use self::cells::{ColumnStyle, column_style, text_as_number};
+use self::big_sheet::BigSheet;
+use self::cells::{Cell, ColumnStyle, cell, clip, column_style};
 use self::chart::add_chart_sheet;
 use super::staging::Staging;
 use super::{Chart as ReportChart, Document, Rendered, WriteError, Writer};
@@ -67,10 +69,7 @@ pub struct Xlsx {
 
 impl Writer for Xlsx {
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
-        let mut workbook = build_workbook(&doc.tables, &doc.charts, &self.path, LOW_MEMORY_CELLS)?;
-        let bytes = workbook
-            .save_to_buffer()
-            .map_err(|e| WriteError::from(e).at(format!("cannot write {}", self.path.display())))?;
+        let bytes = workbook_bytes(&doc.tables, &doc.charts, &self.path, BIG_SHEET_CELLS)?;
         Ok(vec![Rendered {
             name: self.path.clone(),
             bytes,
@@ -90,15 +89,18 @@ pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
     staging.commit()
 }
 
-/// Builds the workbook of [`Xlsx`] in memory; `path` names it in errors.
-/// Sheets of more than `low_memory_cells` cells are written in the
-/// writer's low-memory mode ([`add_worksheet_for`]).
-fn build_workbook(
+/// The bytes of the workbook of [`Xlsx`]; `path` names it in errors.
+///
+/// The workbook library writes everything except the rows of sheets of
+/// more than `big_sheet_cells` cells (a row per kernel), which it would
+/// write one cell at a time on one core: those are written in pieces on
+/// every core and spliced in ([`big_sheet`]).
+fn workbook_bytes(
     sheets: &[&Table],
     charts: &[ReportChart],
     path: &Path,
-    low_memory_cells: usize,
-) -> Result<Workbook, WriteError> {
+    big_sheet_cells: usize,
+) -> Result<Vec<u8>, WriteError> {
     let names = worksheet_names(
         sheets
             .iter()
@@ -115,50 +117,59 @@ fn build_workbook(
     // it is about 1.3x larger than at the default level 6, in a third of
     // the time (the default was 5% of a report's CPU on a 55 MB trace).
     workbook.set_zip_compression_level(1);
-    for (sheet, name) in sheets.iter().zip(data_names) {
-        let ws = add_worksheet_for(&mut workbook, sheet, low_memory_cells);
-        fill_worksheet(ws, sheet, name, &header)
-            .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
+    let mut big = Vec::new();
+    for (number, (sheet, name)) in sheets.iter().zip(data_names).enumerate() {
+        let styles: Vec<ColumnStyle> = sheet
+            .columns
+            .iter()
+            .map(|col| column_style(col, WIDTH_SAMPLE_ROWS))
+            .collect();
+        let is_big = sheet.nrows().saturating_mul(sheet.ncols()) > big_sheet_cells;
+        fill_worksheet(
+            workbook.add_worksheet(),
+            sheet,
+            name,
+            &header,
+            &styles,
+            !is_big,
+        )
+        .map_err(|e| e.at(format!("sheet {:?} of {}", sheet.name, path.display())))?;
+        if is_big {
+            // Worksheets are numbered from 1 in the order they are added.
+            big.push(BigSheet {
+                number: number + 1,
+                table: sheet,
+                styles,
+            });
+        }
     }
     for (chart, name) in charts.iter().zip(chart_names) {
         add_chart_sheet(&mut workbook, chart, name, sheets, data_names)
             .map_err(|e| e.at(format!("chart {:?} of {}", chart.name, path.display())))?;
     }
-    Ok(workbook)
-}
-
-/// Sheets with more cells than this are written in the writer's low-memory
-/// mode.
-const LOW_MEMORY_CELLS: usize = 100_000;
-
-/// A new worksheet for `sheet`. One of more than `low_memory_cells` cells
-/// (a per-kernel sheet) flushes each row to a temporary file as the next is
-/// written, keeping only its strings in memory: held whole, a 2-million-cell
-/// sheet took 0.5 GB. The cells are the same either way (only the order of
-/// the shared strings differs); without a writable temporary folder the
-/// sheet is held in memory.
-fn add_worksheet_for<'w>(
-    workbook: &'w mut Workbook,
-    sheet: &Table,
-    low_memory_cells: usize,
-) -> &'w mut Worksheet {
-    if sheet.nrows().saturating_mul(sheet.ncols()) > low_memory_cells {
-        // Checked first and added again: the borrow of a failed attempt
-        // must end before the fallback.
-        if workbook.add_worksheet_with_low_memory().is_ok() {
-            let last = workbook.worksheets_mut().len() - 1;
-            return &mut workbook.worksheets_mut()[last];
-        }
+    let cannot_write = || format!("cannot write {}", path.display());
+    let bytes = workbook
+        .save_to_buffer()
+        .map_err(|e| WriteError::from(e).at(cannot_write()))?;
+    if big.is_empty() {
+        return Ok(bytes);
     }
-    workbook.add_worksheet()
+    big_sheet::with_rows(bytes, &big).map_err(|e| e.at(cannot_write()))
 }
 
-/// Writes one table's header, cells, widths, freeze pane and autofilter.
+/// Sheets with more cells than this have their rows written by
+/// [`big_sheet`].
+const BIG_SHEET_CELLS: usize = 100_000;
+
+/// Writes one table's header, widths, freeze pane and autofilter, and,
+/// with `rows`, its cells, each column formatted as `styles` says.
 fn fill_worksheet(
     ws: &mut Worksheet,
     sheet: &Table,
     name: &str,
     header: &Format,
+    styles: &[ColumnStyle],
+    rows: bool,
 ) -> Result<(), WriteError> {
     ws.set_name(name)?;
     let width = sheet.ncols();
@@ -180,12 +191,7 @@ fn fill_worksheet(
     let last_col = u16::try_from(width - 1)?;
     let last_row = u32::try_from(sheet.nrows())?;
 
-    let styles: Vec<ColumnStyle> = sheet
-        .columns
-        .iter()
-        .map(|col| column_style(col, WIDTH_SAMPLE_ROWS))
-        .collect();
-    for (c, (col, style)) in sheet.columns.iter().zip(&styles).enumerate() {
+    for (c, (col, style)) in sheet.columns.iter().zip(styles).enumerate() {
         let c = c as u16;
         ws.write_string_with_format(0, c, clip(&col.name), header)?;
         if let Some(f) = style.number_format {
@@ -193,59 +199,33 @@ fn fill_worksheet(
             ws.set_column_format(c, &Format::new().set_num_format(f.code()))?;
         }
     }
-    for row in sheet.rows() {
-        let r = row.index() as u32 + 1;
-        for (c, (cell, style)) in row.iter().zip(&styles).enumerate() {
-            let c = c as u16;
-            match cell {
-                Value::Null => {}
-                Value::Int(i) => {
-                    ws.write_number(r, c, *i as f64)?;
-                }
-                Value::Float(x) if x.is_finite() => {
-                    ws.write_number(r, c, *x)?;
-                }
-                Value::Float(_) => {}
-                Value::Bool(b) => {
-                    ws.write_boolean(r, c, *b)?;
-                }
-                Value::Text(s) | Value::Py(s) => match text_as_number(style, s) {
-                    Some(x) => {
+    if rows {
+        for row in sheet.rows() {
+            let r = row.index() as u32 + 1;
+            for (c, (value, style)) in row.iter().zip(styles).enumerate() {
+                let c = c as u16;
+                match cell(value, style) {
+                    Cell::Blank => {}
+                    Cell::Number(x) => {
                         ws.write_number(r, c, x)?;
                     }
-                    // Otherwise always a string cell: text from a trace (an
-                    // op named `=HYPERLINK(..)`) must never become a formula.
-                    None => {
-                        ws.write_string(r, c, clip(s))?;
+                    Cell::Bool(b) => {
+                        ws.write_boolean(r, c, b)?;
                     }
-                },
+                    Cell::Text(s) => {
+                        ws.write_string(r, c, s)?;
+                    }
+                }
             }
         }
     }
 
-    for (c, w) in column_widths(sheet, &styles).into_iter().enumerate() {
+    for (c, w) in column_widths(sheet, styles).into_iter().enumerate() {
         ws.set_column_width(c as u16, w as f64)?;
     }
     ws.set_freeze_panes(1, 0)?;
     ws.autofilter(0, 0, last_row, last_col)?;
     Ok(())
-}
-
-/// `s` cut to Excel's cell text limit, on a character boundary.
-fn clip(s: &str) -> &str {
-    // Cheap exit: a string of at most MAX_CELL_UNITS bytes has at most that
-    // many UTF-16 units.
-    if s.len() <= MAX_CELL_UNITS {
-        return s;
-    }
-    let mut units = 0;
-    for (i, ch) in s.char_indices() {
-        units += ch.len_utf16();
-        if units > MAX_CELL_UNITS {
-            return &s[..i];
-        }
-    }
-    s
 }
 
 /// Column widths in characters from the header and the first
@@ -367,7 +347,6 @@ mod tests {
     use super::*;
     use crate::report::{CellRange, ChartAxis, Roof, Scale, Series};
     use std::fs;
-    use std::io::Read;
 
     /// Writes `sheets` and `charts` as one workbook at `path`.
     fn write_xlsx_with_charts(
@@ -691,39 +670,156 @@ mod tests {
     }
 
     #[test]
-    fn low_memory_sheets_read_back_as_held_ones() {
+    fn big_sheets_read_back_as_held_ones() {
         // Strings shared between the sheets, before and after the big one.
         let big = kernel_rows(300, 7);
         let (a, b) = (sample("before"), sample("after"));
         let sheets = [&a, &big, &b];
         let dir = tempfile::tempdir().unwrap();
-        let read_back = |low_memory_cells: usize, name: &str| {
+        let read_back = |big_sheet_cells: usize, name: &str| {
             let path = dir.path().join(name);
-            let mut wb = build_workbook(&sheets, &[], &path, low_memory_cells).unwrap();
-            fs::write(&path, wb.save_to_buffer().unwrap()).unwrap();
+            fs::write(
+                &path,
+                workbook_bytes(&sheets, &[], &path, big_sheet_cells).unwrap(),
+            )
+            .unwrap();
             crate::report::read::read_xlsx(&path).unwrap()
         };
         let held = read_back(usize::MAX, "held.xlsx");
-        let flushed = read_back(1_000, "flushed.xlsx");
+        let spliced = read_back(1_000, "spliced.xlsx");
         assert_eq!(held.len(), 3);
         assert_eq!(held[1].nrows(), 300);
-        assert_eq!(held, flushed);
-        // The big sheet did go through the low-memory writer: its strings
-        // entered the shared table as they were written, ahead of the first
-        // sheet's (held sheets add theirs when the workbook is saved).
-        let first_string = |name: &str| {
-            let file = fs::File::open(dir.path().join(name)).unwrap();
-            let mut zip = zip::ZipArchive::new(file).unwrap();
-            let mut xml = String::new();
-            zip.by_name("xl/sharedStrings.xml")
-                .unwrap()
-                .read_to_string(&mut xml)
-                .unwrap();
-            let start = xml.find("<t>").unwrap() + 3;
-            xml[start..start + xml[start..].find('<').unwrap()].to_string()
+        assert_eq!(held, spliced);
+        // The big sheet's rows were written here: its strings are inline.
+        let sheet2 = zip_text(&dir.path().join("spliced.xlsx"), "xl/worksheets/sheet2.xml");
+        assert!(
+            sheet2.contains("<is><t>kernel_6</t></is>"),
+            "{}",
+            &sheet2[..2000]
+        );
+        let held2 = zip_text(&dir.path().join("held.xlsx"), "xl/worksheets/sheet2.xml");
+        assert!(!held2.contains("inlineStr"));
+    }
+
+    /// A big sheet with every kind of cell: escapes, kept whitespace,
+    /// blanks of each sort, numbers that print as integers and ones that do
+    /// not, a numeric parameter column, and blank rows at the end.
+    fn awkward_rows(rows: usize) -> Table {
+        let mut s = Table::new(
+            "awkward",
+            &["name", "count", "time_ms", "flag", "param: M", "x"],
+        );
+        let texts = [
+            "a & b <c> d",
+            " lead",
+            "trail\t",
+            "",
+            "ctl\u{1}\u{1f}\u{b}",
+            "tab\tand\nnewline",
+            "_x0041_ and _x12G4_ and _x_x00FF_",
+            "non-char \u{fffe}\u{ffff} é😀",
+            "=HYPERLINK(\"x\")",
+        ];
+        let floats = [
+            0.1,
+            -0.0,
+            1e22,
+            1e-7,
+            2.5,
+            f64::NAN,
+            f64::INFINITY,
+            123456789.0,
+            9.5e15,
+        ];
+        for i in 0..rows {
+            let last = i + 3 >= rows;
+            let row = if last {
+                vec![
+                    Value::Null,
+                    Value::Null,
+                    Value::Float(f64::NAN),
+                    Value::Null,
+                    Value::Text("".into()),
+                    Value::Null,
+                ]
+            } else {
+                vec![
+                    Value::Text(texts[i % texts.len()].into()),
+                    Value::Int(match i % 4 {
+                        0 => i as i64,
+                        1 => -(i as i64),
+                        2 => i64::MAX - i as i64,
+                        _ => 1 << 53,
+                    }),
+                    Value::Float(floats[i % floats.len()] * (i as f64 + 1.0)),
+                    if i % 5 == 0 {
+                        Value::Null
+                    } else {
+                        Value::Bool(i % 3 == 0)
+                    },
+                    Value::Text(["64", "0.5", "1e3", "x", "0.0"][i % 5].into()),
+                    Value::Float(i as f64 / 7.0),
+                ]
+            };
+            s.push_row(row);
+        }
+        s
+    }
+
+    #[test]
+    fn big_sheet_rows_are_the_librarys_own() {
+        // Over several waves of pieces; the library's constant-memory mode
+        // writes the same rows (inline strings, no row spans) one at a time.
+        let sheet = awkward_rows(130_000);
+        let styles: Vec<ColumnStyle> = sheet
+            .columns
+            .iter()
+            .map(|c| column_style(c, WIDTH_SAMPLE_ROWS))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.xlsx");
+        fs::write(&ours, workbook_bytes(&[&sheet], &[], &ours, 0).unwrap()).unwrap();
+        let library = dir.path().join("library.xlsx");
+        let header = Format::new()
+            .set_bold()
+            .set_background_color(Color::RGB(0xDDEBF7))
+            .set_border_bottom(FormatBorder::Thin);
+        let mut wb = Workbook::new();
+        let ws = wb.add_worksheet_with_constant_memory().unwrap();
+        fill_worksheet(ws, &sheet, "awkward", &header, &styles, true).unwrap();
+        fs::write(&library, wb.save_to_buffer().unwrap()).unwrap();
+
+        // All but the header row, whose strings the library shares.
+        let sheet_xml = |path: &Path| {
+            let xml = zip_text(path, "xl/worksheets/sheet1.xml");
+            let start = xml.find("<row r=\"1\"").unwrap();
+            let end = start + xml[start..].find("</row>").unwrap();
+            format!("{}{}", &xml[..start], &xml[end..])
         };
-        assert_eq!(first_string("held.xlsx"), "op");
-        assert_eq!(first_string("flushed.xlsx"), "name");
+        let (ours_xml, library_xml) = (sheet_xml(&ours), sheet_xml(&library));
+        assert!(ours_xml.contains("_x005F_x0041_") && ours_xml.contains("_xFFFE_"));
+        assert!(ours_xml.contains("<dimension ref=\"A1:F129998\"/>"));
+        if ours_xml != library_xml {
+            let at = ours_xml
+                .bytes()
+                .zip(library_xml.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(ours_xml.len().min(library_xml.len()));
+            panic!(
+                "first difference at byte {at}:\n ours    {:?}\n library {:?}",
+                &ours_xml[at.saturating_sub(80)..(at + 80).min(ours_xml.len())],
+                &library_xml[at.saturating_sub(80)..(at + 80).min(library_xml.len())]
+            );
+        }
+        // And the workbook reads back as the table.
+        let back = crate::report::read::read_xlsx(&ours).unwrap();
+        let held = dir.path().join("held.xlsx");
+        fs::write(
+            &held,
+            workbook_bytes(&[&sheet], &[], &held, usize::MAX).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back, crate::report::read::read_xlsx(&held).unwrap());
     }
 
     #[test]

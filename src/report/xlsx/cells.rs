@@ -5,6 +5,7 @@
 //! Only the workbook's presentation changes: the values are the ones the
 //! CSV files hold, to the last digit.
 
+use super::MAX_CELL_UNITS;
 use crate::report::columns::{Measure, TimeUnit, is_param, measure, param_number};
 use crate::table::{Column, Value};
 
@@ -163,6 +164,57 @@ pub fn text_as_number(style: &ColumnStyle, text: &str) -> Option<f64> {
         x.fract() != 0.0
     };
     keeps_type.then_some(x)
+}
+
+/// What one table cell becomes in a worksheet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    /// No cell at all.
+    Blank,
+    /// A number cell.
+    Number(f64),
+    /// A boolean cell.
+    Bool(bool),
+    /// A string cell, already cut to Excel's cell limit; never empty.
+    Text(&'a str),
+}
+
+/// The worksheet cell of `value` in a column styled `style`: ints and
+/// finite floats are numbers, `Null`, NaN, infinities and empty text are
+/// blank (the workbook library ignores an empty string), bools are
+/// booleans, other text is a string cut to Excel's cell limit, or a
+/// number where [`text_as_number`] allows. Text never becomes a formula:
+/// an op named `=HYPERLINK(..)` stays a string.
+pub fn cell<'a>(value: &'a Value, style: &ColumnStyle) -> Cell<'a> {
+    match value {
+        Value::Null => Cell::Blank,
+        Value::Int(i) => Cell::Number(*i as f64),
+        Value::Float(x) if x.is_finite() => Cell::Number(*x),
+        Value::Float(_) => Cell::Blank,
+        Value::Bool(b) => Cell::Bool(*b),
+        Value::Text(s) | Value::Py(s) => match text_as_number(style, s) {
+            Some(x) => Cell::Number(x),
+            None if s.is_empty() => Cell::Blank,
+            None => Cell::Text(clip(s)),
+        },
+    }
+}
+
+/// `s` cut to Excel's cell text limit, on a character boundary.
+pub fn clip(s: &str) -> &str {
+    // Cheap exit: a string of at most MAX_CELL_UNITS bytes has at most that
+    // many UTF-16 units.
+    if s.len() <= MAX_CELL_UNITS {
+        return s;
+    }
+    let mut units = 0;
+    for (i, ch) in s.char_indices() {
+        units += ch.len_utf16();
+        if units > MAX_CELL_UNITS {
+            return &s[..i];
+        }
+    }
+    s
 }
 
 #[cfg(test)]

@@ -1,0 +1,80 @@
+//! Big sheets rendered in pieces on every core and consumed in order: the
+//! CSV writer appends the pieces' text, the Excel writer deflates the
+//! pieces' XML (see [`super::xlsx`]).
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+/// Renders rows `0..rows` as consecutive pieces of at most `piece_rows`
+/// rows each and hands every piece to `sink`, in row order.
+///
+/// Pieces are rendered on the rayon pool `wave` at a time, so at most a
+/// wave of rendered pieces waits for `sink` (one piece when `rows` fits in
+/// one: it is rendered on the calling thread). Stops at `sink`'s first
+/// error and returns it.
+pub(crate) fn render_in_pieces<T: Send, E>(
+    rows: usize,
+    piece_rows: usize,
+    wave: usize,
+    render: impl Fn(Range<usize>) -> T + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    let piece_rows = piece_rows.max(1);
+    if rows <= piece_rows {
+        return sink(render(0..rows));
+    }
+    let pieces = rows.div_ceil(piece_rows);
+    for first in (0..pieces).step_by(wave.max(1)) {
+        let rendered: Vec<T> = (first..(first + wave).min(pieces))
+            .into_par_iter()
+            .map(|p| render(p * piece_rows..((p + 1) * piece_rows).min(rows)))
+            .collect();
+        for piece in rendered {
+            sink(piece)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_the_rows_once_in_order() {
+        for (rows, piece_rows, wave) in [(0, 4, 2), (3, 4, 2), (4, 4, 2), (23, 4, 2), (23, 5, 16)] {
+            let mut seen = Vec::new();
+            render_in_pieces::<_, ()>(
+                rows,
+                piece_rows,
+                wave,
+                |r| r,
+                |r| {
+                    assert!(r.len() <= piece_rows);
+                    seen.extend(r);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, (0..rows).collect::<Vec<_>>(), "{rows} rows");
+        }
+    }
+
+    #[test]
+    fn stops_at_the_first_error() {
+        let mut taken = 0;
+        let result = render_in_pieces(
+            100,
+            10,
+            3,
+            |r| r.start,
+            |start| {
+                taken += 1;
+                if start == 40 { Err(start) } else { Ok(()) }
+            },
+        );
+        assert_eq!(result, Err(40));
+        assert_eq!(taken, 5);
+    }
+}
