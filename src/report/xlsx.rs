@@ -766,51 +766,60 @@ mod tests {
         s
     }
 
-    #[test]
-    fn big_sheet_rows_are_the_librarys_own() {
-        // Over several waves of pieces; the library's constant-memory mode
-        // writes the same rows (inline strings, no row spans) one at a time.
-        let sheet = awkward_rows(130_000);
+    /// The worksheet XML of `sheet` written by us and by the library's
+    /// constant-memory mode (inline strings, no row spans, one row at a
+    /// time), each without its header row (whose strings the library
+    /// shares); and the two workbooks' paths, in `dir`.
+    fn ours_and_librarys(sheet: &Table, dir: &Path) -> [(String, PathBuf); 2] {
         let styles: Vec<ColumnStyle> = sheet
             .columns
             .iter()
             .map(|c| column_style(c, WIDTH_SAMPLE_ROWS))
             .collect();
-        let dir = tempfile::tempdir().unwrap();
-        let ours = dir.path().join("ours.xlsx");
-        fs::write(&ours, workbook_bytes(&[&sheet], &[], &ours, 0).unwrap()).unwrap();
-        let library = dir.path().join("library.xlsx");
+        let ours = dir.join("ours.xlsx");
+        fs::write(&ours, workbook_bytes(&[sheet], &[], &ours, 0).unwrap()).unwrap();
+        let library = dir.join("library.xlsx");
         let header = Format::new()
             .set_bold()
             .set_background_color(Color::RGB(0xDDEBF7))
             .set_border_bottom(FormatBorder::Thin);
         let mut wb = Workbook::new();
         let ws = wb.add_worksheet_with_constant_memory().unwrap();
-        fill_worksheet(ws, &sheet, "awkward", &header, &styles, true).unwrap();
+        fill_worksheet(ws, sheet, &sheet.name, &header, &styles, true).unwrap();
         fs::write(&library, wb.save_to_buffer().unwrap()).unwrap();
-
-        // All but the header row, whose strings the library shares.
-        let sheet_xml = |path: &Path| {
-            let xml = zip_text(path, "xl/worksheets/sheet1.xml");
+        [ours, library].map(|path| {
+            let xml = zip_text(&path, "xl/worksheets/sheet1.xml");
             let start = xml.find("<row r=\"1\"").unwrap();
             let end = start + xml[start..].find("</row>").unwrap();
-            format!("{}{}", &xml[..start], &xml[end..])
-        };
-        let (ours_xml, library_xml) = (sheet_xml(&ours), sheet_xml(&library));
-        assert!(ours_xml.contains("_x005F_x0041_") && ours_xml.contains("_xFFFE_"));
-        assert!(ours_xml.contains("<dimension ref=\"A1:F129998\"/>"));
-        if ours_xml != library_xml {
-            let at = ours_xml
+            (format!("{}{}", &xml[..start], &xml[end..]), path)
+        })
+    }
+
+    /// Panics, showing where, unless `ours` is `library`.
+    fn assert_same_xml(ours: &str, library: &str) {
+        if ours != library {
+            let at = ours
                 .bytes()
-                .zip(library_xml.bytes())
+                .zip(library.bytes())
                 .position(|(a, b)| a != b)
-                .unwrap_or(ours_xml.len().min(library_xml.len()));
+                .unwrap_or(ours.len().min(library.len()));
             panic!(
                 "first difference at byte {at}:\n ours    {:?}\n library {:?}",
-                &ours_xml[at.saturating_sub(80)..(at + 80).min(ours_xml.len())],
-                &library_xml[at.saturating_sub(80)..(at + 80).min(library_xml.len())]
+                &ours[at.saturating_sub(80)..(at + 80).min(ours.len())],
+                &library[at.saturating_sub(80)..(at + 80).min(library.len())]
             );
         }
+    }
+
+    #[test]
+    fn big_sheet_rows_are_the_librarys_own() {
+        // Over several waves of pieces.
+        let sheet = awkward_rows(130_000);
+        let dir = tempfile::tempdir().unwrap();
+        let [(ours_xml, ours), (library_xml, _)] = ours_and_librarys(&sheet, dir.path());
+        assert!(ours_xml.contains("_x005F_x0041_") && ours_xml.contains("_xFFFE_"));
+        assert!(ours_xml.contains("<dimension ref=\"A1:F129998\"/>"));
+        assert_same_xml(&ours_xml, &library_xml);
         // And the workbook reads back as the table.
         let back = crate::report::read::read_xlsx(&ours).unwrap();
         let held = dir.path().join("held.xlsx");
@@ -820,6 +829,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back, crate::report::read::read_xlsx(&held).unwrap());
+    }
+
+    #[test]
+    fn wide_big_sheet_rows_are_the_librarys_own() {
+        // Columns past Z, and runs of columns sharing a format, which the
+        // library lists as one `<col min=.. max=..>`.
+        let names: Vec<String> = (0..40)
+            .map(|c| match c % 4 {
+                0 => format!("count_{c}"),
+                1 | 2 => format!("time_ms_{c}"),
+                _ => format!("x_{c}"),
+            })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut sheet = Table::new("wide", &names);
+        for i in 0..2_000i64 {
+            sheet.push_row(
+                (0..40)
+                    .map(|c| match c % 4 {
+                        0 => Value::Int(i * c),
+                        3 if i % 3 == 0 => Value::Text(format!("t{i}").into()),
+                        _ => Value::Float(i as f64 / (c as f64 + 1.0)),
+                    })
+                    .collect(),
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let [(ours_xml, _), (library_xml, _)] = ours_and_librarys(&sheet, dir.path());
+        assert!(ours_xml.contains("<c r=\"AN2001\""), "no column AN");
+        assert!(ours_xml.contains("min=\"2\" max=\"3\""), "no shared format");
+        assert_same_xml(&ours_xml, &library_xml);
     }
 
     #[test]
