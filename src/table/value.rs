@@ -242,10 +242,7 @@ impl Value {
     pub fn push_py_str(&self, out: &mut String) {
         match self {
             Value::Null => out.push_str("None"),
-            Value::Int(i) => {
-                use std::fmt::Write;
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
             Value::Float(x) => out.push_str(&float_repr(*x)),
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
