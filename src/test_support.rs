@@ -39,6 +39,18 @@ macro_rules! arg {
 }
 pub(crate) use arg;
 
+/// Deterministic draws below `n` (xorshift64 from `seed`), for tests that
+/// damage or generate inputs at random.
+pub(crate) fn draws(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// `ArgValue::json_text` writes what serde_json writes for the same value.

@@ -10,6 +10,7 @@
 //! Adding an input format: one decoder module (like `kineto`) and one arm
 //! in [`Format`].
 
+mod fast_json;
 pub mod kineto;
 pub mod rocprof;
 pub mod scan;

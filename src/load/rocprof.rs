@@ -6,7 +6,8 @@
 //! memory-copy records of `buffer_records` and the entries of
 //! `kernel_symbols` one at a time, `metadata`, `agents` and `strings`
 //! whole. Everything else is passed over unread. Records are packed into
-//! batches that worker threads parse with serde_json; one merger thread
+//! batches that worker threads parse (kernel dispatches with a
+//! hand-written reader where it can, everything else with serde_json); one merger thread
 //! takes the batches in document order and keeps, record by record, the
 //! kernel dispatches, memory copies and kernel names. Memory grows with
 //! the number of records, not with the size of the document.
@@ -27,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
 use super::Packing;
+use super::fast_json::Reader;
 use super::kineto::Counted;
 use super::scan::{self, Node, Shape, ShapeSink};
 use crate::error::LoadError;
@@ -178,17 +180,27 @@ fn parse<T: DeserializeOwned>(place: &str, json: &[u8]) -> Result<T, LoadError> 
     serde_json::from_slice(json).map_err(|e| json_error(place, e))
 }
 
-/// Parses record `index` of the list `label` and makes it what the
+/// Parses record `index` of the list `label`, with `fast` where it can
+/// (else serde, which decides and words any error), and makes it what the
 /// merger keeps (the place is written only for an error).
 fn parse_record<T: DeserializeOwned, K>(
     label: &str,
     index: usize,
     json: &[u8],
+    fast: fn(&[u8]) -> Option<T>,
     keep: impl FnOnce(T) -> Result<K, String>,
 ) -> Result<K, LoadError> {
     let place = || format!("{label}[{index}]");
-    let raw = serde_json::from_slice(json).map_err(|e| json_error(&place(), e))?;
+    let raw = match fast(json) {
+        Some(raw) => raw,
+        None => serde_json::from_slice(json).map_err(|e| json_error(&place(), e))?,
+    };
     keep(raw).map_err(|e| LoadError::Invalid(format!("{}: {e}", place())))
+}
+
+/// No fast reader: serde reads every record (lists too short to matter).
+fn serde_only<T>(_: &[u8]) -> Option<T> {
+    None
 }
 
 /// The record lists the splitter batches.
@@ -245,10 +257,10 @@ impl Batch {
     fn parse(&self) -> Parsed {
         match List::of(self.node) {
             Some(List::Kernels) => read_all(self, Records::Kernels, |i, json| {
-                parse_record(DISPATCHES, i, json, RawDispatch::dispatch)
+                parse_record(DISPATCHES, i, json, fast_dispatch, RawDispatch::dispatch)
             }),
             Some(List::Copies) => read_all(self, Records::Copies, |i, json| {
-                parse_record(COPIES, i, json, RawCopy::record)
+                parse_record(COPIES, i, json, serde_only, RawCopy::record)
             }),
             Some(List::Symbols) => read_all(self, Records::Symbols, |_, json| {
                 let sym: RawSymbol = parse(SYMBOLS, json)?;
@@ -430,14 +442,14 @@ struct State {
 }
 
 /// `{"handle": n}` (agents, queues, streams).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Handle {
     #[serde(default)]
     handle: i64,
 }
 
 /// Grid or workgroup size; a missing axis is 1, as in the reference.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Dim3 {
     #[serde(default = "one")]
     x: i64,
@@ -459,7 +471,7 @@ impl Default for Dim3 {
 
 /// `buffer_records.kernel_dispatch[i]`: the fields read. Times and the
 /// kernel id are required; the rest defaults as in the reference.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct RawDispatch {
     start_timestamp: i64,
     end_timestamp: i64,
@@ -470,7 +482,7 @@ struct RawDispatch {
     thread_id: i64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct RawDispatchInfo {
     kernel_id: u64,
     #[serde(default)]
@@ -556,6 +568,102 @@ struct RawKindNames {
     kind: String,
     #[serde(default)]
     operations: Vec<String>,
+}
+
+/// A `kernel_dispatch` record read as serde reads it into
+/// [`RawDispatch`], by the hand-written reader: None for anything it
+/// leaves to serde (escapes, duplicate fields, numbers other than plain
+/// integers, `null`s, invalid JSON, ...). Serde's field-by-field reading
+/// was a quarter of a rocprof report's CPU.
+fn fast_dispatch(json: &[u8]) -> Option<RawDispatch> {
+    let text = std::str::from_utf8(json).ok()?;
+    let mut r = Reader {
+        text,
+        pos: 0,
+        extra: (),
+    };
+    r.eat(b'{')?;
+    let (mut start, mut end, mut info, mut stream, mut thread) = (None, None, None, None, None);
+    r.members(|r, key| match key {
+        "start_timestamp" => first(&mut start, r.int()?),
+        "end_timestamp" => first(&mut end, r.int()?),
+        "dispatch_info" => first(&mut info, fast_dispatch_info(r)?),
+        "stream_id" => first(&mut stream, fast_handle(r)?),
+        "thread_id" => first(&mut thread, r.int()?),
+        _ => r.skip(1),
+    })?;
+    r.ws();
+    (r.pos == text.len()).then_some(())?;
+    Some(RawDispatch {
+        start_timestamp: start?,
+        end_timestamp: end?,
+        dispatch_info: info?,
+        stream_id: stream.unwrap_or_default(),
+        thread_id: thread.unwrap_or_default(),
+    })
+}
+
+/// [`fast_dispatch`]'s `dispatch_info`.
+fn fast_dispatch_info(r: &mut Reader<'_, ()>) -> Option<RawDispatchInfo> {
+    r.eat(b'{')?;
+    let (mut kernel, mut dispatch, mut agent, mut grid, mut block) = (None, None, None, None, None);
+    r.members(|r, key| match key {
+        "kernel_id" => first(&mut kernel, u64::try_from(r.int()?).ok()?),
+        "dispatch_id" => first(&mut dispatch, r.int()?),
+        "agent_id" => first(&mut agent, fast_handle(r)?),
+        "grid_size" => first(&mut grid, fast_dim3(r)?),
+        "workgroup_size" => first(&mut block, fast_dim3(r)?),
+        _ => r.skip(2),
+    })?;
+    Some(RawDispatchInfo {
+        kernel_id: kernel?,
+        dispatch_id: dispatch.unwrap_or_default(),
+        agent_id: agent.unwrap_or_default(),
+        grid_size: grid.unwrap_or_default(),
+        workgroup_size: block.unwrap_or_default(),
+    })
+}
+
+/// [`fast_dispatch`]'s [`Handle`].
+fn fast_handle(r: &mut Reader<'_, ()>) -> Option<Handle> {
+    r.eat(b'{')?;
+    let mut handle = None;
+    r.members(|r, key| match key {
+        "handle" => first(&mut handle, r.int()?),
+        _ => r.skip(3),
+    })?;
+    Some(Handle {
+        handle: handle.unwrap_or_default(),
+    })
+}
+
+/// [`fast_dispatch`]'s [`Dim3`].
+fn fast_dim3(r: &mut Reader<'_, ()>) -> Option<Dim3> {
+    r.eat(b'{')?;
+    let (mut x, mut y, mut z) = (None, None, None);
+    r.members(|r, key| match key {
+        "x" => first(&mut x, r.int()?),
+        "y" => first(&mut y, r.int()?),
+        "z" => first(&mut z, r.int()?),
+        _ => r.skip(3),
+    })?;
+    Some(Dim3 {
+        x: x.unwrap_or_else(one),
+        y: y.unwrap_or_else(one),
+        z: z.unwrap_or_else(one),
+    })
+}
+
+/// Fills `slot` with `value` unless a field filled it before (serde
+/// refuses a repeated field: left to it).
+fn first<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    match slot {
+        Some(_) => None,
+        None => {
+            *slot = Some(value);
+            Some(())
+        }
+    }
 }
 
 impl RawDispatch {
@@ -989,5 +1097,86 @@ mod tests {
         assert!(e.starts_with("invalid JSON: trailing comma"), "{e}");
         let e = rec(r#"{"start_timestamp": 1,, "end_timestamp": 2}"#);
         assert!(e.starts_with("invalid JSON: "), "{e}");
+    }
+
+    /// A record as rocprofv3 writes it, with every field the reader takes.
+    const RECORD: &str = r#"{"size":184,"kind":11,"operation":2,"thread_id":908,"correlation_id":{"internal":1,"external":0},"start_timestamp":63857982592000,"end_timestamp":63857982594840,"dispatch_info":{"size":72,"agent_id":{"handle":37946},"queue_id":{"handle":16},"kernel_id":8,"dispatch_id":1,"private_segment_size":0,"group_segment_size":0,"workgroup_size":{"x":512,"y":1,"z":1},"grid_size":{"x":512,"y":2,"z":3}},"stream_id":{"handle":5}}"#;
+
+    /// What serde reads from `json`, or its error's text.
+    fn by_serde(json: &str) -> Result<RawDispatch, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn dispatches_read_fast_as_serde_reads_them() {
+        let want = by_serde(RECORD).unwrap();
+        assert_eq!(want.dispatch_info.grid_size, Dim3 { x: 512, y: 2, z: 3 });
+        for json in [
+            RECORD.to_string(),
+            // Spaced out, fields reordered, optional ones left out.
+            RECORD.replace(',', " ,\n\t").replace(':', " : "),
+            r#"{"dispatch_info": {"kernel_id": 0}, "end_timestamp": -5, "start_timestamp": 7}"#
+                .into(),
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":999999999999999999,"grid_size":{"y":4},"workgroup_size":{},"agent_id":{}},"stream_id":{"other":[1,{"a":null}]}}"#
+                .into(),
+        ] {
+            assert_eq!(fast_dispatch(json.as_bytes()), Some(by_serde(&json).unwrap()), "{json}");
+        }
+    }
+
+    #[test]
+    fn unusual_dispatches_are_left_to_serde() {
+        for json in [
+            // Repeated fields, which serde refuses.
+            r#"{"start_timestamp":1,"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":1,"kernel_id":1}}"#,
+            // Numbers serde does not read as i64 / u64 the plain way.
+            r#"{"start_timestamp":1.0,"end_timestamp":2,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":-0,"end_timestamp":2,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":-1}}"#,
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":18446744073709551615}}"#,
+            // null, strings, escapes, structs as arrays, missing fields.
+            r#"{"start_timestamp":1,"end_timestamp":2,"thread_id":null,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":"1","end_timestamp":2,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":1,"end_\u0074imestamp":2,"dispatch_info":{"kernel_id":1}}"#,
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":[1]}"#,
+            r#"{"start_timestamp":1,"dispatch_info":{"kernel_id":1}}"#,
+            // Not JSON, or more after the record.
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":1},}"#,
+            r#"{"start_timestamp":1,"end_timestamp":2,"dispatch_info":{"kernel_id":1}} 1"#,
+        ] {
+            assert_eq!(fast_dispatch(json.as_bytes()), None, "{json}");
+        }
+    }
+
+    #[test]
+    fn damaged_dispatches_read_fast_only_as_serde_reads_them() {
+        // Every damage the fast reader accepts, serde reads the same way.
+        let mut draw = crate::test_support::draws(0x2545_f491_4f6c_dd1d);
+        let bytes = b"{}[]:,\"0123456789-.e xhnul\\";
+        let (mut fast, mut rounds) = (0, 0);
+        while rounds < 20_000 {
+            let mut json = RECORD.as_bytes().to_vec();
+            for _ in 0..1 + draw(3) {
+                let at = draw(json.len());
+                match draw(3) {
+                    0 => json[at] = bytes[draw(bytes.len())],
+                    1 => {
+                        json.remove(at);
+                    }
+                    _ => json.insert(at, bytes[draw(bytes.len())]),
+                }
+            }
+            let Ok(text) = std::str::from_utf8(&json) else {
+                continue;
+            };
+            rounds += 1;
+            if let Some(got) = fast_dispatch(&json) {
+                fast += 1;
+                assert_eq!(Ok(got), by_serde(text), "{text}");
+            }
+        }
+        // Most damage is to values the reader skips or reads the same.
+        assert!(fast > 2_000, "{fast}");
     }
 }

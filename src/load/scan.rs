@@ -820,13 +820,7 @@ mod tests {
   {"name": "x\"}"}, 7, "s", [1, {}],
   {"ts": 1}], "z": {"k": [true]}}"#;
         let alphabet = b"{}[],:\" \n\\x1";
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut next = crate::test_support::draws(0x2545_f491_4f6c_dd1d);
         let (mut oks, mut errors) = (0, 0);
         for _ in 0..3000 {
             let mut doc = seed.as_bytes().to_vec();

@@ -1,0 +1,420 @@
+//! A hand-written reader of JSON values in their plain form: strings
+//! without escape sequences, numbers in the forms serde reads exactly,
+//! containers not too deep. Every method gives up (returns `None`) on
+//! anything else, for the caller to parse the value with serde, which
+//! decides and words any error: the fast paths of the Kineto and rocprof
+//! loaders, whose results never depend on which reader ran.
+
+/// Deeper containers than this are left to serde (its limit is 128).
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// The index of the first quote, backslash or control character in `b`,
+/// sixteen bytes at a time, then eight (strings are mostly short keys,
+/// where `memchr` costs more to start than to run).
+pub(crate) fn string_stop(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    #[cfg(target_arch = "x86_64")]
+    let mut i = {
+        let mut i = 0;
+        while let Some(chunk) = b.get(i..i + 16).and_then(|c| <&[u8; 16]>::try_from(c).ok()) {
+            let hit = string_stops_sse2(chunk);
+            if hit != 0 {
+                return Some(i + hit.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+        i
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(le);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let bs = w ^ (ONES * u64::from(b'\\'));
+        // High bit of each byte that is zero in `q` (a quote) or `bs` (a
+        // backslash) or below 0x20 in `w`; only bytes above a true hit can
+        // be flagged wrongly, so the lowest flag is exact.
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+        let hit = (zero(q) | zero(bs) | (w.wrapping_sub(ONES * 0x20) & !w)) & HIGHS;
+        if hit != 0 {
+            return Some(i + hit.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|k| i + k)
+}
+
+/// Bit `k` set where byte `k` of `chunk` is a quote, a backslash or a
+/// control character: SSE2 compares (part of every x86_64 CPU), sixteen
+/// bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn string_stops_sse2(chunk: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86_64 baseline; the load reads the 16 bytes
+    // of `chunk`, unaligned loads being allowed.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned: max(v, 0x1f) == 0x1f exactly where v <= 0x1f.
+        let limit = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
+        let any = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+        _mm_movemask_epi8(any) as u32
+    }
+}
+
+/// A reader of one JSON value in `text`, at `pos`, keeping `extra` for
+/// what a format's reader adds (the Kineto reader: the op argument texts it
+/// has checked).
+pub(crate) struct Reader<'a, X> {
+    /// The value's text.
+    pub(crate) text: &'a str,
+    /// Where the reader is.
+    pub(crate) pos: usize,
+    /// What a format's reader keeps besides.
+    pub(crate) extra: X,
+}
+
+/// The powers of ten that are exact in an `f64`.
+pub(crate) const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Moves `i` past the digits at `b[i..]`, handing each to `digit`; how many.
+#[inline(always)]
+fn digit_run(b: &[u8], i: &mut usize, digit: &mut impl FnMut(u8)) -> usize {
+    let from = *i;
+    while let Some(&c) = b.get(*i)
+        && c.is_ascii_digit()
+    {
+        digit(c - b'0');
+        *i += 1;
+    }
+    *i - from
+}
+
+/// Where a number in JSON's grammar starting at `b[i]` ends, and its
+/// shape; `digit` gets each digit before the exponent, in order. None when
+/// none starts there. The one grammar of [`Reader::number`], which folds
+/// the digits, and [`Reader::skip`], which passes over them.
+#[inline(always)]
+fn number_shape(b: &[u8], mut i: usize, mut digit: impl FnMut(u8)) -> Option<NumberShape> {
+    let negative = b.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    let mut digits = match b.get(i)? {
+        b'0' => {
+            digit(0);
+            i += 1;
+            1
+        }
+        b'1'..=b'9' => digit_run(b, &mut i, &mut digit),
+        _ => return None,
+    };
+    let mut fraction = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        fraction = digit_run(b, &mut i, &mut digit);
+        if fraction == 0 {
+            return None;
+        }
+        digits += fraction;
+    }
+    let mut exponent = false;
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        exponent = true;
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digit_run(b, &mut i, &mut |_| {}) == 0 {
+            return None;
+        }
+    }
+    Some(NumberShape {
+        end: i,
+        negative,
+        digits,
+        fraction,
+        exponent,
+    })
+}
+
+/// What [`number_shape`] found.
+struct NumberShape {
+    end: usize,
+    negative: bool,
+    /// Digits before any exponent.
+    digits: usize,
+    /// How many of them follow the decimal point.
+    fraction: usize,
+    exponent: bool,
+}
+
+/// A number as [`Reader::number`] read it.
+pub(crate) struct Number<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) negative: bool,
+    /// The digits before any exponent as one integer, when at most 19.
+    pub(crate) mantissa: Option<u64>,
+    /// How many of them follow the decimal point.
+    pub(crate) fraction: usize,
+    pub(crate) exponent: bool,
+}
+
+impl Number<'_> {
+    /// The integer serde reads as `i64`: no fraction or exponent, at most
+    /// 18 digits, not `-0` (a float to serde).
+    pub(crate) fn int(&self) -> Option<i64> {
+        if self.fraction > 0 || self.exponent {
+            return None;
+        }
+        let digits = self.text.len() - usize::from(self.negative);
+        let m = i64::try_from(self.mantissa?).ok()?;
+        match (self.negative, m) {
+            _ if digits > 18 => None,
+            (true, 0) => None,
+            (true, m) => Some(-m),
+            (false, m) => Some(m),
+        }
+    }
+}
+
+impl<'a> Reader<'a, ()> {
+    /// A reader of `text` from its start that keeps nothing else.
+    #[cfg(test)]
+    pub(crate) fn of(text: &'a str) -> Reader<'a, ()> {
+        Reader {
+            text,
+            pos: 0,
+            extra: (),
+        }
+    }
+}
+
+impl<'a, X> Reader<'a, X> {
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    pub(crate) fn ws(&mut self) {
+        let b = self.bytes();
+        while self.pos < b.len() && matches!(b[self.pos], b' ' | b'\n' | b'\r' | b'\t') {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips whitespace and consumes `c`.
+    pub(crate) fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == c).then(|| self.pos += 1)
+    }
+
+    /// A string (after whitespace) without its quotes; None for one with an
+    /// escape (serde unescapes it) or a control character (serde refuses it).
+    pub(crate) fn string(&mut self) -> Option<&'a str> {
+        let (start, len) = self.string_span()?;
+        self.text.get(start..start + len)
+    }
+
+    /// Moves past a string (after whitespace) as [`Self::string`] reads
+    /// it; where its text starts, and its length.
+    #[inline(always)]
+    pub(crate) fn string_span(&mut self) -> Option<(usize, usize)> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let len = string_stop(&self.bytes()[start..])?;
+        if self.bytes()[start + len] != b'"' {
+            return None;
+        }
+        self.pos = start + len + 1;
+        Some((start, len))
+    }
+
+    /// `null` (after whitespace), consumed; false (nothing consumed) otherwise.
+    pub(crate) fn null(&mut self) -> bool {
+        self.ws();
+        if self.bytes()[self.pos..].starts_with(b"null") {
+            self.pos += 4;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A number in JSON's grammar, read once: its text, and its digits as
+    /// an integer where there are few enough of them.
+    pub(crate) fn number(&mut self) -> Option<Number<'a>> {
+        self.ws();
+        let start = self.pos;
+        // The digits before the exponent as one integer (wrapping: exact
+        // while there are at most 19 of them).
+        let mut mantissa = 0u64;
+        let shape = number_shape(self.bytes(), start, |d| {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
+        })?;
+        self.pos = shape.end;
+        Some(Number {
+            text: self.text.get(start..shape.end)?,
+            negative: shape.negative,
+            mantissa: (shape.digits <= 19).then_some(mantissa),
+            fraction: shape.fraction,
+            exponent: shape.exponent,
+        })
+    }
+
+    /// An integer in the plain form serde reads as `i64` (at most 18 digits,
+    /// not `-0`, which serde reads as a float).
+    pub(crate) fn int(&mut self) -> Option<i64> {
+        self.number()?.int()
+    }
+
+    /// Skips a number (at `pos`) that [`Self::number`] would read: the same
+    /// grammar, without folding its digits.
+    pub(crate) fn skip_number(&mut self) -> Option<()> {
+        self.pos = number_shape(self.bytes(), self.pos, |_| {})?.end;
+        Some(())
+    }
+
+    /// Skips one value, checking its syntax; None when serde must decide.
+    pub(crate) fn skip(&mut self, depth: usize) -> Option<()> {
+        self.ws();
+        match self.peek()? {
+            b'"' => self.string_span().map(drop),
+            b'{' | b'[' if depth >= MAX_DEPTH => None,
+            b'{' => {
+                self.pos += 1;
+                self.members(|r, _| r.skip(depth + 1))
+            }
+            b'[' => {
+                self.pos += 1;
+                self.items(b']', |r| r.skip(depth + 1))
+            }
+            b't' | b'f' | b'n' => {
+                let rest = &self.bytes()[self.pos..];
+                let n = [&b"true"[..], b"false", b"null"]
+                    .into_iter()
+                    .find(|w| rest.starts_with(w))?
+                    .len();
+                self.pos += n;
+                Some(())
+            }
+            _ => self.skip_number(),
+        }
+    }
+
+    /// `null` (absent, as serde reads an `Option`), or what `read` reads.
+    pub(crate) fn opt<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<Option<T>> {
+        if self.null() {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
+    /// A value's text as written (serde's `RawValue`); `null` is absent.
+    pub(crate) fn raw(&mut self, depth: usize) -> Option<Option<&'a str>> {
+        self.opt(|r| r.raw_text(depth))
+    }
+
+    /// The text of the value at `pos` (not `null`), checked at `depth`.
+    pub(crate) fn raw_text(&mut self, depth: usize) -> Option<&'a str> {
+        let start = self.pos;
+        self.skip(depth)?;
+        self.text.get(start..self.pos)
+    }
+
+    /// The members of an object, after its `{`: calls `member` with each
+    /// key (the reader then before its value), through the closing `}`.
+    pub(crate) fn members(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.items(b'}', |r| {
+            let key = r.string()?;
+            r.eat(b':')?;
+            member(r, key)
+        })
+    }
+
+    /// The comma-separated items of an array or object, after its opening
+    /// bracket, through `close`; `item` reads one.
+    pub(crate) fn items(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.ws();
+        if self.peek()? == close {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.pos += 1,
+                c if c == close => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_first_quote_backslash_or_control_character() {
+        for (text, want) in [
+            ("abc\"", Some(3)),
+            ("abcdefghijklmnop\"x\"", Some(16)),
+            ("abcdefgh\u{1}ij\"", Some(8)),
+            ("\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\"", Some(10)),
+            ("\u{7f}\u{80}xyz", None),
+            ("", None),
+            ("\"", Some(0)),
+            ("ab\tc\"", Some(2)),
+            ("abcdefghij\\\"", Some(10)),
+        ] {
+            assert_eq!(string_stop(text.as_bytes()), want, "{text:?}");
+        }
+        // Every position, every kind of hit, behind every byte value.
+        for n in 0..20 {
+            for filler in 0x20..=0xffu8 {
+                if filler == b'"' || filler == b'\\' {
+                    continue;
+                }
+                for hit in [b'"', b'\\', 0x1f, 0x00] {
+                    let mut b = vec![filler; n];
+                    b.push(hit);
+                    b.extend([0u8, b'"']);
+                    assert_eq!(string_stop(&b), Some(n), "{filler} {hit}");
+                }
+            }
+        }
+    }
+}
