@@ -8,6 +8,7 @@
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
 
 use std::cmp::{Ordering, Reverse};
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -276,20 +277,12 @@ fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
 /// `kernel_details`: every dispatch, longest first. The reference leaves
 /// ties to numpy's unstable sort; here they go by dispatch id, then input
 /// order (docs/deviations.md).
+#[allow(unsafe_code)]
 fn kernel_details(d: &DispatchData) -> Table {
     if d.kernels.is_empty() {
         // The reference's frame without columns.
         return Table::new(sheet::KERNEL_DETAILS, &[]);
     }
-    let mut cols = vec![
-        col::NAME,
-        col::KERNEL_DURATION_US,
-        col::STREAM,
-        col::DISPATCH_ID,
-    ];
-    cols.extend([col::GRID_X, col::GRID_Y, col::GRID_Z]);
-    cols.extend([col::BLOCK_X, col::BLOCK_Y, col::BLOCK_Z]);
-    cols.extend([col::AGENT_ID, col::THREAD_ID]);
     // Longest first, then by dispatch id, then in input order: the keys are
     // read once (not in every comparison), the index keeps the sort stable.
     let mut order: Vec<(Reverse<i64>, i64, usize)> = d
@@ -306,19 +299,18 @@ fn kernel_details(d: &DispatchData) -> Table {
         .map(|name| Arc::from(name.as_str()))
         .collect();
     // Every row reads its dispatch (a random access) once and writes its
-    // cells of every column; rows are filled in pieces on every core.
-    let mut columns: Vec<Vec<Value>> = (0..cols.len())
-        .map(|_| {
-            let mut c = Vec::with_capacity(n);
-            c.par_extend(rayon::iter::repeat_n(Value::Null, n));
-            c
-        })
+    // cells of every column; rows are filled in pieces on every core,
+    // straight into the columns' spare capacity.
+    let mut columns: Vec<Vec<Value>> = DETAIL_COLUMNS
+        .iter()
+        .map(|_| Vec::with_capacity(n))
         .collect();
-    let mut pieces: Vec<Vec<&mut [Value]>> = (0..n.div_ceil(DETAIL_PIECE_ROWS))
-        .map(|_| Vec::with_capacity(cols.len()))
+    let mut pieces: Vec<Vec<&mut [MaybeUninit<Value>]>> = (0..n.div_ceil(DETAIL_PIECE_ROWS))
+        .map(|_| Vec::with_capacity(DETAIL_COLUMNS.len()))
         .collect();
     for column in &mut columns {
-        for (piece, part) in pieces.iter_mut().zip(column.chunks_mut(DETAIL_PIECE_ROWS)) {
+        let slots = &mut column.spare_capacity_mut()[..n];
+        for (piece, part) in pieces.iter_mut().zip(slots.chunks_mut(DETAIL_PIECE_ROWS)) {
             piece.push(part);
         }
     }
@@ -334,23 +326,61 @@ fn kernel_details(d: &DispatchData) -> Table {
                     prefetch(&d.kernels[ahead]);
                 }
                 let k = &d.kernels[i];
-                parts[0][j] = Value::Text(Arc::clone(&texts[k.name as usize]));
-                let ints = [k.dur_ns(), k.stream, k.dispatch_id]
-                    .into_iter()
-                    .chain(k.grid)
-                    .chain(k.block)
-                    .chain([k.agent_id, k.thread_id]);
-                for (part, v) in parts[1..].iter_mut().zip(ints) {
-                    part[j] = Value::Int(v);
+                for (part, cell) in parts.iter_mut().zip(detail_row(k, &texts)) {
+                    part[j].write(cell);
                 }
             }
         });
     drop(order);
     let mut t = Table::new(sheet::KERNEL_DETAILS, &[]);
-    for (c, values) in cols.iter().zip(columns) {
-        t.push_column(crate::table::Column::new(c, values));
+    for (name, mut values) in DETAIL_COLUMNS.into_iter().zip(columns) {
+        // SAFETY: the first `n` slots, within the capacity asked for, are
+        // all written: the pieces cover rows `0..n` once (the slots and
+        // the sorted rows are cut in the same pieces), and each row writes
+        // a cell of every column (`detail_row` gives one per column,
+        // zipped with the piece's part of each column).
+        unsafe { values.set_len(n) };
+        t.push_column(crate::table::Column::new(name, values));
     }
     t
+}
+
+/// `kernel_details`' columns.
+const DETAIL_COLUMNS: [&str; 12] = [
+    col::NAME,
+    col::KERNEL_DURATION_US,
+    col::STREAM,
+    col::DISPATCH_ID,
+    col::GRID_X,
+    col::GRID_Y,
+    col::GRID_Z,
+    col::BLOCK_X,
+    col::BLOCK_Y,
+    col::BLOCK_Z,
+    col::AGENT_ID,
+    col::THREAD_ID,
+];
+
+/// `kernel_details`' cells for dispatch `k`, one per [`DETAIL_COLUMNS`]
+/// (a column added there without its cell here does not compile);
+/// `texts` holds the kernel names.
+fn detail_row(k: &KernelDispatch, texts: &[Arc<str>]) -> [Value; DETAIL_COLUMNS.len()] {
+    let [gx, gy, gz] = k.grid;
+    let [bx, by, bz] = k.block;
+    [
+        Value::Text(Arc::clone(&texts[k.name as usize])),
+        Value::Int(k.dur_ns()),
+        Value::Int(k.stream),
+        Value::Int(k.dispatch_id),
+        Value::Int(gx),
+        Value::Int(gy),
+        Value::Int(gz),
+        Value::Int(bx),
+        Value::Int(by),
+        Value::Int(bz),
+        Value::Int(k.agent_id),
+        Value::Int(k.thread_id),
+    ]
 }
 
 /// Rows of `kernel_details` filled together by one thread.
