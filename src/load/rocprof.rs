@@ -6,11 +6,11 @@
 //! memory-copy records of `buffer_records` and the entries of
 //! `kernel_symbols` one at a time, `metadata`, `agents` and `strings`
 //! whole. Everything else is passed over unread. Records are packed into
-//! batches that worker threads parse (kernel dispatches with a
-//! hand-written reader where it can, everything else with serde_json); one merger thread
-//! takes the batches in document order and keeps, record by record, the
-//! kernel dispatches, memory copies and kernel names. Memory grows with
-//! the number of records, not with the size of the document.
+//! batches that worker threads parse (kernel dispatches with a hand-written
+//! reader where it can, everything else with serde_json); one merger
+//! thread takes the batches in document order and keeps, record by record,
+//! the kernel dispatches, memory copies and kernel names. Memory grows
+//! with the number of records, not with the size of the document.
 //!
 //! `kernel_symbols` may come before or after the dispatches: a dispatch
 //! keeps its kernel id until the end, when ids become names. The result is

@@ -108,10 +108,7 @@ fn workbook_bytes(
             .chain(charts.iter().map(|c| c.name.as_str())),
     );
     let (data_names, chart_names) = names.split_at(sheets.len());
-    let header = Format::new()
-        .set_bold()
-        .set_background_color(Color::RGB(0xDDEBF7))
-        .set_border_bottom(FormatBorder::Thin);
+    let header = header_format();
     let mut workbook = Workbook::new();
     // Deflate's fastest level: the workbook's XML is repetitive enough that
     // it is about 1.3x larger than at the default level 6, in a third of
@@ -155,6 +152,14 @@ fn workbook_bytes(
         return Ok(bytes);
     }
     big_sheet::with_rows(bytes, &big).map_err(|e| e.at(cannot_write()))
+}
+
+/// The header row's format: bold, shaded, underlined.
+fn header_format() -> Format {
+    Format::new()
+        .set_bold()
+        .set_background_color(Color::RGB(0xDDEBF7))
+        .set_border_bottom(FormatBorder::Thin)
 }
 
 /// Sheets with more cells than this have their rows written by
@@ -779,10 +784,7 @@ mod tests {
         let ours = dir.join("ours.xlsx");
         fs::write(&ours, workbook_bytes(&[sheet], &[], &ours, 0).unwrap()).unwrap();
         let library = dir.join("library.xlsx");
-        let header = Format::new()
-            .set_bold()
-            .set_background_color(Color::RGB(0xDDEBF7))
-            .set_border_bottom(FormatBorder::Thin);
+        let header = header_format();
         let mut wb = Workbook::new();
         let ws = wb.add_worksheet_with_constant_memory().unwrap();
         fill_worksheet(ws, sheet, &sheet.name, &header, &styles, true).unwrap();

@@ -5,7 +5,9 @@
 //! escapes, duplicate known keys, numbers outside the plain integer and
 //! finite float forms, unexpected types, deep nesting, invalid JSON. The
 //! caller then parses the event with serde, which decides and words any
-//! error, so the result never depends on which reader ran.
+//! error, so the result never depends on which reader ran. The plain JSON
+//! values are read by [`crate::load::fast_json`]'s reader; this module
+//! adds the event's fields and its op argument texts.
 
 use std::borrow::Cow;
 
