@@ -1,5 +1,6 @@
-//! Helpers shared by unit tests across the crate (outside `analysis`, which
-//! never sees JSON).
+//! Helpers shared by unit tests across the crate: traces and argument
+//! values from JSON text (outside `analysis`, which never sees JSON), and
+//! seeded random draws.
 
 use crate::trace::{ArgValue, Needs, Trace};
 

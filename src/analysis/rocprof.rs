@@ -506,12 +506,10 @@ mod tests {
         // Several pieces of rows, the last one short; durations repeat, so
         // ties go by dispatch id (given in reverse input order here).
         let n = 3 * DETAIL_PIECE_ROWS + 123;
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut draw = crate::test_support::draws(0x9E37_79B9_7F4A_7C15);
         let kernels: Vec<KernelDispatch> = (0..n)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = draw(usize::MAX);
                 let start = i as i64 * 100;
                 KernelDispatch {
                     name: (x % 5) as u32,

@@ -193,6 +193,25 @@ impl Number<'_> {
     }
 }
 
+/// Reads all of `json` with `read`, given a reader that keeps `extra`:
+/// None unless `json` is UTF-8, `read` reads a value, and only whitespace
+/// follows it.
+pub(crate) fn read_whole<'a, X, T>(
+    json: &'a [u8],
+    extra: X,
+    read: impl FnOnce(&mut Reader<'a, X>) -> Option<T>,
+) -> Option<T> {
+    let text = std::str::from_utf8(json).ok()?;
+    let mut r = Reader {
+        text,
+        pos: 0,
+        extra,
+    };
+    let value = read(&mut r)?;
+    r.ws();
+    (r.pos == text.len()).then_some(value)
+}
+
 impl<'a> Reader<'a, ()> {
     /// A reader of `text` from its start that keeps nothing else.
     #[cfg(test)]

@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
 use super::Packing;
-use super::fast_json::Reader;
+use super::fast_json::{Reader, read_whole};
 use super::kineto::Counted;
 use super::scan::{self, Node, Shape, ShapeSink};
 use crate::error::LoadError;
@@ -576,30 +576,24 @@ struct RawKindNames {
 /// integers, `null`s, invalid JSON, ...). Serde's field-by-field reading
 /// was a quarter of a rocprof report's CPU.
 fn fast_dispatch(json: &[u8]) -> Option<RawDispatch> {
-    let text = std::str::from_utf8(json).ok()?;
-    let mut r = Reader {
-        text,
-        pos: 0,
-        extra: (),
-    };
-    r.eat(b'{')?;
-    let (mut start, mut end, mut info, mut stream, mut thread) = (None, None, None, None, None);
-    r.members(|r, key| match key {
-        "start_timestamp" => first(&mut start, r.int()?),
-        "end_timestamp" => first(&mut end, r.int()?),
-        "dispatch_info" => first(&mut info, fast_dispatch_info(r)?),
-        "stream_id" => first(&mut stream, fast_handle(r)?),
-        "thread_id" => first(&mut thread, r.int()?),
-        _ => r.skip(1),
-    })?;
-    r.ws();
-    (r.pos == text.len()).then_some(())?;
-    Some(RawDispatch {
-        start_timestamp: start?,
-        end_timestamp: end?,
-        dispatch_info: info?,
-        stream_id: stream.unwrap_or_default(),
-        thread_id: thread.unwrap_or_default(),
+    read_whole(json, (), |r| {
+        r.eat(b'{')?;
+        let (mut start, mut end, mut info, mut stream, mut thread) = (None, None, None, None, None);
+        r.members(|r, key| match key {
+            "start_timestamp" => first(&mut start, r.int()?),
+            "end_timestamp" => first(&mut end, r.int()?),
+            "dispatch_info" => first(&mut info, fast_dispatch_info(r)?),
+            "stream_id" => first(&mut stream, fast_handle(r)?),
+            "thread_id" => first(&mut thread, r.int()?),
+            _ => r.skip(1),
+        })?;
+        Some(RawDispatch {
+            start_timestamp: start?,
+            end_timestamp: end?,
+            dispatch_info: info?,
+            stream_id: stream.unwrap_or_default(),
+            thread_id: thread.unwrap_or_default(),
+        })
     })
 }
 

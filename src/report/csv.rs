@@ -23,24 +23,31 @@ use crate::table::Table;
 /// A line holding a single empty field is written `""`, as Python's `csv`
 /// module does, so the line is not mistaken for a blank one.
 pub fn table_to_csv(table: &Table) -> String {
-    let mut out = String::with_capacity(64 * (table.nrows() + 1));
-    let mut field = String::new();
-    push_line(&mut out, &mut field, table.columns.iter(), |f, c| {
-        f.push_str(&c.name)
-    });
+    let mut out = String::new();
     // Big sheets (a row per kernel) are written in chunks of rows on every
-    // core, a few chunks at a time so that little text is held twice.
+    // core, a few chunks at a time so that little text is held twice. The
+    // first chunk, with the header, becomes the text the others join.
     let written = render_in_pieces::<_, Infallible>(
         table.nrows(),
         CSV_CHUNK_ROWS,
         CSV_WAVE_CHUNKS,
         |range| {
-            let mut text = String::with_capacity(64 * range.len());
-            push_rows(&mut text, &mut String::new(), table, range);
+            let mut text = String::with_capacity(64 * (range.len() + 1));
+            let mut field = String::new();
+            if range.start == 0 {
+                push_line(&mut text, &mut field, table.columns.iter(), |f, c| {
+                    f.push_str(&c.name)
+                });
+            }
+            push_rows(&mut text, &mut field, table, range);
             text
         },
         |text| {
-            out.push_str(&text);
+            if out.is_empty() {
+                out = text;
+            } else {
+                out.push_str(&text);
+            }
             Ok(())
         },
     );

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::load::fast_json::{POW10, Reader};
+use crate::load::fast_json::{POW10, Reader, read_whole};
 use crate::trace::args::LinkIds;
 
 use super::{ArgTexts, EventTexts, Num};
@@ -25,19 +25,7 @@ pub(super) fn read_into<'a>(
     ev: &mut EventTexts<'a>,
     seen: Option<&mut SeenArgs<'a>>,
 ) -> bool {
-    let Ok(text) = std::str::from_utf8(json) else {
-        return false;
-    };
-    let mut r = Reader {
-        text,
-        pos: 0,
-        extra: seen,
-    };
-    if r.event(ev).is_none() {
-        return false;
-    }
-    r.ws();
-    r.pos == text.len()
+    read_whole(json, seen, |r| r.event(ev)).is_some()
 }
 
 /// [`read_into`] a new event; None when serde must.

@@ -59,19 +59,22 @@ const LARGE_FILE_CELLS: usize = 1 << 24;
 pub(super) fn with_rows(zip: Vec<u8>, big: &[BigSheet<'_>]) -> Result<Vec<u8>, WriteError> {
     let size = zip.len();
     let mut archive = ZipArchive::new(Cursor::new(zip))?;
-    // The big sheets in the archive's order, each with its head and tail.
+    // The big sheets, each with its head and tail.
     let mut parts = Vec::with_capacity(big.len());
-    for index in 0..archive.len() {
-        let mut file = archive.by_index(index)?;
-        let name = file.name()?;
-        let Some(sheet) = big.iter().find(|b| b.entry_name() == name) else {
-            continue;
-        };
+    for sheet in big {
+        let name = sheet.entry_name();
+        let index = archive.index_for_name(&name).ok_or_else(|| {
+            WriteError::Invalid(format!("the workbook has no {name} to write rows into"))
+        })?;
         let mut header_only = String::new();
-        file.read_to_string(&mut header_only)
+        archive
+            .by_index(index)?
+            .read_to_string(&mut header_only)
             .map_err(WriteError::io("cannot read back a worksheet"))?;
         parts.push((index, sheet, sheet.head_and_tail(&header_only)?));
     }
+    // The writer meets them in the archive's order.
+    parts.sort_by_key(|(index, ..)| *index);
     std::thread::scope(|scope| {
         // Pieces of rows, in order; `None` ends a sheet.
         let (pieces, queue) = sync_channel::<Option<Vec<u8>>>(QUEUED);
