@@ -338,7 +338,10 @@ fn drop_rows(sheet: &mut Table, names: &[&str]) -> Table {
 }
 
 /// Appends the rows of `other`, aligning columns by name (pandas concat):
-/// columns only `other` has are added, filled with `Null` above.
+/// columns only `other` has are added, filled with `Null` above. A name
+/// lands in the first column of `sheet` with that name (the last of
+/// `other`'s columns with that name wins); columns nothing lands in get
+/// `Null`s.
 fn append_rows(sheet: &mut Table, other: &Table) {
     for c in &other.columns {
         if sheet.column_index(&c.name).is_none() {
@@ -346,14 +349,19 @@ fn append_rows(sheet: &mut Table, other: &Table) {
             sheet.push_column(Column::new(&c.name, blank));
         }
     }
-    for r in other.rows() {
-        let mut full = vec![Value::Null; sheet.ncols()];
-        for (c, v) in other.columns.iter().zip(r.iter()) {
-            if let Some(j) = sheet.column_index(&c.name) {
-                full[j] = v.clone();
-            }
+    // Column by column: looking each name up once, not once per row.
+    let mut source: Vec<Option<&Column>> = vec![None; sheet.ncols()];
+    for c in &other.columns {
+        if let Some(j) = sheet.column_index(&c.name) {
+            source[j] = Some(c);
         }
-        sheet.push_row(full);
+    }
+    let n = other.nrows();
+    for (col, src) in sheet.columns.iter_mut().zip(source) {
+        match src {
+            Some(c) => col.values.extend_from_slice(&c.values),
+            None => col.values.resize(col.values.len() + n, Value::Null),
+        }
     }
 }
 
@@ -436,4 +444,43 @@ fn inference_family_sheets(
         drop_rows(&mut s, &DROPPED_FROM_FWD);
     }
     if s.nrows() > 0 { vec![s] } else { Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of int columns, `cols` naming them and `rows` giving cells.
+    fn table(cols: &[&str], rows: &[&[i64]]) -> Table {
+        let mut t = Table::with_headers("t", cols.iter().map(|c| c.to_string()).collect());
+        for r in rows {
+            t.push_row(r.iter().map(|&v| Value::Int(v)).collect());
+        }
+        t
+    }
+
+    #[test]
+    fn append_rows_aligns_columns_by_name_as_pandas_concat() {
+        // `sheet` repeats "a": only its first "a" receives `other`'s; `other`
+        // repeats "b": its last "b" wins; "c" is new; "d" gets nothing.
+        let mut sheet = table(&["a", "b", "a", "d"], &[&[1, 2, 3, 4]]);
+        let other = table(
+            &["b", "c", "a", "b"],
+            &[&[10, 11, 12, 13], &[20, 21, 22, 23]],
+        );
+        append_rows(&mut sheet, &other);
+        let names: Vec<&str> = sheet.column_names();
+        assert_eq!(names, ["a", "b", "a", "d", "c"]);
+        let i = |v: i64| Value::Int(v);
+        let n = Value::Null;
+        let rows: Vec<Vec<Value>> = sheet.rows().map(|r| r.iter().cloned().collect()).collect();
+        assert_eq!(
+            rows,
+            [
+                vec![i(1), i(2), i(3), i(4), n.clone()],
+                vec![i(12), i(13), n.clone(), n.clone(), i(11)],
+                vec![i(22), i(23), n.clone(), n.clone(), i(21)],
+            ]
+        );
+    }
 }

@@ -164,15 +164,17 @@ impl Tree {
         if self.gpu_count(node) == 0 {
             return out;
         }
+        // GPU events have no children, so a child with GPU events below
+        // it is a host event to descend into, and only the others need
+        // their category read (a second random read per child).
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if trace.event(n).cat.is_gpu() && n != node {
-                out.push(n);
-                continue;
-            }
             for c in self.children(n) {
-                if self.gpu_count(c) > 0 || trace.event(c).cat.is_gpu() {
+                if self.gpu_count(c) > 0 {
+                    debug_assert!(!trace.event(c).cat.is_gpu(), "GPU event with children");
                     stack.push(c);
+                } else if trace.event(c).cat.is_gpu() {
+                    out.push(c);
                 }
             }
         }
