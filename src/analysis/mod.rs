@@ -71,6 +71,13 @@ pub struct ReportOptions {
     /// Kernel-name categories (`--kernel-categories`): a `kernel_category`
     /// column in the kernel summary and the per-launcher breakdown.
     pub kernel_categories: Option<kernel_category::KernelCategories>,
+    /// Leave sheets of one row per GPU dispatch (rocprofv3's
+    /// `kernel_details`) deferred: their rows are computed as the CSV or
+    /// Excel writer writes them instead of being held
+    /// ([`crate::table::Table::is_deferred`]). For callers that only write
+    /// the report; anything that reads cells must call
+    /// [`crate::table::Table::held`] first. Off by default.
+    pub deferred_sheets: bool,
 }
 
 /// Options of the reference's inference report
@@ -139,6 +146,7 @@ impl Default for ReportOptions {
             arch: None,
             inference: InferenceOptions::default(),
             kernel_categories: None,
+            deferred_sheets: false,
         }
     }
 }

@@ -8,7 +8,6 @@
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
 
 use std::cmp::{Ordering, Reverse};
-use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -28,10 +27,10 @@ use crate::trace::dispatch::{DispatchData, KernelDispatch};
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
     let d = trace.dispatches().unwrap_or(&empty);
-    // `kernel_details` (one row per dispatch) takes as long as the others
-    // together: it is built beside them.
+    // `kernel_details` (one row per dispatch) sorts every dispatch, and
+    // held takes as long as the others together: it is built beside them.
     let (details, (timeline, summary, by_category, short_summary, short_histogram)) = rayon::join(
-        || kernel_details(d),
+        || kernel_details(trace.shared_dispatches(), opts.deferred_sheets),
         || {
             let by_name = NameGroups::of(d);
             let mut summary = kernel_summary(d, &by_name);
@@ -276,13 +275,14 @@ fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
 
 /// `kernel_details`: every dispatch, longest first. The reference leaves
 /// ties to numpy's unstable sort; here they go by dispatch id, then input
-/// order (docs/deviations.md).
-#[allow(unsafe_code)]
-fn kernel_details(d: &DispatchData) -> Table {
-    if d.kernels.is_empty() {
+/// order (docs/deviations.md). With `deferred`, the rows are computed as
+/// the sheet is written ([`Table::deferred`]): held, they would take more
+/// memory than the dispatches themselves.
+fn kernel_details(d: Option<Arc<DispatchData>>, deferred: bool) -> Table {
+    let Some(d) = d.filter(|d| !d.kernels.is_empty()) else {
         // The reference's frame without columns.
         return Table::new(sheet::KERNEL_DETAILS, &[]);
-    }
+    };
     // Longest first, then by dispatch id, then in input order: the keys are
     // read once (not in every comparison), the index keeps the sort stable.
     let mut order: Vec<(Reverse<i64>, i64, usize)> = d
@@ -292,57 +292,50 @@ fn kernel_details(d: &DispatchData) -> Table {
         .map(|(i, k)| (Reverse(k.dur_ns()), k.dispatch_id, i))
         .collect();
     order.par_sort_unstable();
-    let n = order.len();
-    let texts: Vec<Arc<str>> = d
-        .names
-        .iter()
-        .map(|name| Arc::from(name.as_str()))
-        .collect();
-    // Every row reads its dispatch (a random access) once and writes its
-    // cells of every column; rows are filled in pieces on every core,
-    // straight into the columns' spare capacity.
-    let mut columns: Vec<Vec<Value>> = DETAIL_COLUMNS
-        .iter()
-        .map(|_| Vec::with_capacity(n))
-        .collect();
-    let mut pieces: Vec<Vec<&mut [MaybeUninit<Value>]>> = (0..n.div_ceil(DETAIL_PIECE_ROWS))
-        .map(|_| Vec::with_capacity(DETAIL_COLUMNS.len()))
-        .collect();
-    for column in &mut columns {
-        let slots = &mut column.spare_capacity_mut()[..n];
-        for (piece, part) in pieces.iter_mut().zip(slots.chunks_mut(DETAIL_PIECE_ROWS)) {
-            piece.push(part);
-        }
-    }
-    pieces
-        .into_par_iter()
-        .zip(order.par_chunks(DETAIL_PIECE_ROWS))
-        .for_each(|(mut parts, rows)| {
-            for (j, &(_, _, i)) in rows.iter().enumerate() {
-                // The dispatches are read in duration order, a random
-                // access: ask for one a few rows ahead while this one is
-                // written.
-                if let Some(&(_, _, ahead)) = rows.get(j + PREFETCH_ROWS) {
-                    prefetch(&d.kernels[ahead]);
-                }
-                let k = &d.kernels[i];
-                for (part, cell) in parts.iter_mut().zip(detail_row(k, &texts)) {
-                    part[j].write(cell);
-                }
-            }
-        });
-    drop(order);
-    let mut t = Table::new(sheet::KERNEL_DETAILS, &[]);
-    for (name, mut values) in DETAIL_COLUMNS.into_iter().zip(columns) {
-        // SAFETY: the first `n` slots, within the capacity asked for, are
-        // all written: the pieces cover rows `0..n` once (the slots and
-        // the sorted rows are cut in the same pieces), and each row writes
-        // a cell of every column (`detail_row` gives one per column,
-        // zipped with the piece's part of each column).
-        unsafe { values.set_len(n) };
-        t.push_column(crate::table::Column::new(name, values));
+    let rows = DetailRows {
+        order: order.into_iter().map(|(_, _, i)| i as u32).collect(),
+        data: d,
+    };
+    let mut t = Table::deferred(sheet::KERNEL_DETAILS, &DETAIL_COLUMNS, Arc::new(rows));
+    if !deferred {
+        t.materialize();
     }
     t
+}
+
+/// The rows of `kernel_details`: the dispatches in sheet order.
+struct DetailRows {
+    /// Indices into `data.kernels`, in row order (dispatch indices fit in
+    /// 32 bits: the loader refuses more events).
+    order: Vec<u32>,
+    data: Arc<DispatchData>,
+}
+
+impl crate::table::RowSource for DetailRows {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn rows(&self, rows: std::ops::Range<usize>, each: &mut dyn FnMut(&mut [Value])) {
+        let kernels = &self.data.kernels;
+        // Names of this call's own: rows written on other cores do not
+        // count references to the same shared texts.
+        let texts: Vec<Arc<str>> = self
+            .data
+            .names
+            .iter()
+            .map(|name| Arc::from(name.as_str()))
+            .collect();
+        let order = &self.order[rows];
+        for (j, &i) in order.iter().enumerate() {
+            // The dispatches are read in duration order, a random access:
+            // ask for one a few rows ahead while this one is written.
+            if let Some(&ahead) = order.get(j + PREFETCH_ROWS) {
+                prefetch(&kernels[ahead as usize]);
+            }
+            each(&mut detail_row(&kernels[i as usize], &texts));
+        }
+    }
 }
 
 /// `kernel_details`' columns.
@@ -382,9 +375,6 @@ fn detail_row(k: &KernelDispatch, texts: &[Arc<str>]) -> [Value; DETAIL_COLUMNS.
         Value::Int(k.thread_id),
     ]
 }
-
-/// Rows of `kernel_details` filled together by one thread.
-const DETAIL_PIECE_ROWS: usize = 16_384;
 
 /// How many rows ahead `kernel_details` asks for its dispatch.
 const PREFETCH_ROWS: usize = 8;
@@ -505,7 +495,7 @@ mod tests {
     fn kernel_details_filled_in_pieces_lists_every_dispatch_longest_first() {
         // Several pieces of rows, the last one short; durations repeat, so
         // ties go by dispatch id (given in reverse input order here).
-        let n = 3 * DETAIL_PIECE_ROWS + 123;
+        let n = 3 * 16_384 + 123;
         let mut draw = crate::test_support::draws(0x9E37_79B9_7F4A_7C15);
         let kernels: Vec<KernelDispatch> = (0..n)
             .map(|i| {
@@ -524,13 +514,18 @@ mod tests {
                 }
             })
             .collect();
-        let d = DispatchData {
+        let d = Arc::new(DispatchData {
             names: (0..5).map(|k| format!("kernel_{k}")).collect(),
             kernels,
             ..Default::default()
-        };
-        let t = kernel_details(&d);
+        });
+        let t = kernel_details(Some(Arc::clone(&d)), false);
+        assert!(!t.is_deferred());
         assert_eq!(t.nrows(), n);
+        // Deferred, the same rows are computed as they are read.
+        let deferred = kernel_details(Some(Arc::clone(&d)), true);
+        assert!(deferred.is_deferred());
+        assert_eq!(*deferred.held(), t);
         let int = |v: &Value| match v {
             Value::Int(i) => *i,
             other => panic!("not an int: {other:?}"),
@@ -570,6 +565,7 @@ mod tests {
             kernel_summary(&d, &g).column_names()[7],
             "Total Kernel Time (ms)"
         );
-        assert_eq!(kernel_details(&d).ncols(), 0);
+        assert_eq!(kernel_details(Some(Arc::new(d)), true).ncols(), 0);
+        assert_eq!(kernel_details(None, true).ncols(), 0);
     }
 }

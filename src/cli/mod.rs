@@ -468,8 +468,7 @@ pub(crate) fn stage_sheet_dir(
     doc: &Document,
 ) -> Result<String> {
     let n = writer
-        .render(doc)
-        .and_then(|files| staging.put_all(dir, &files).map(|()| files.len()))
+        .stage_files(doc, dir, staging)
         .with_context(|| format!("cannot write {what} sheets to {}", dir.display()))?;
     // The folder's sheets are replaced as a unit: an earlier run's sheets
     // that this run does not write go too.
@@ -573,6 +572,7 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
         arch,
         inference: inference_options(a),
         kernel_categories: kernel_categories(a)?,
+        deferred_sheets: false,
     })
 }
 
@@ -649,7 +649,9 @@ fn report(a: ReportArgs) -> Result<()> {
     let step = |s: Step| progress.borrow_mut().step(s.describe(), s == Step::Loading);
     // A workbook refuses an oversized sheet at load, not after the work.
     let max_rows = xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit());
-    let opts = analyze_options(&a, arch, Some(&step), max_rows)?;
+    let mut opts = analyze_options(&a, arch, Some(&step), max_rows)?;
+    // The report is only written, and its summaries read other sheets.
+    opts.report.deferred_sheets = true;
     let report = tracelens::analyze(a.trace(), &opts)?;
     progress.borrow_mut().step("writing outputs", false);
     let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 use std::convert::Infallible;
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -24,10 +25,25 @@ use crate::table::Table;
 /// module does, so the line is not mistaken for a blank one.
 pub fn table_to_csv(table: &Table) -> String {
     let mut out = String::new();
-    // Big sheets (a row per kernel) are written in chunks of rows on every
-    // core, a few chunks at a time so that little text is held twice. The
-    // first chunk, with the header, becomes the text the others join.
-    let written = render_in_pieces::<_, Infallible>(
+    // The first piece, with the header, becomes the text the others join.
+    let written = csv_pieces::<Infallible>(table, |text| {
+        if out.is_empty() {
+            out = text;
+        } else {
+            out.push_str(&text);
+        }
+        Ok(())
+    });
+    let Ok(()) = written;
+    out
+}
+
+/// Hands the text of `table` as CSV ([`table_to_csv`]) to `sink` in
+/// pieces, in order: the header line and the first rows, then the next
+/// rows. Big sheets (a row per kernel) are written in pieces of rows on
+/// every core, a few pieces at a time so that little text is held at once.
+fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Result<(), E> {
+    render_in_pieces(
         table.nrows(),
         CSV_CHUNK_ROWS,
         CSV_WAVE_CHUNKS,
@@ -42,17 +58,8 @@ pub fn table_to_csv(table: &Table) -> String {
             push_rows(&mut text, &mut field, table, range);
             text
         },
-        |text| {
-            if out.is_empty() {
-                out = text;
-            } else {
-                out.push_str(&text);
-            }
-            Ok(())
-        },
-    );
-    let Ok(()) = written;
-    out
+        sink,
+    )
 }
 
 /// Rows of a sheet written in one piece; bigger sheets are split into
@@ -64,9 +71,9 @@ const CSV_WAVE_CHUNKS: usize = 16;
 
 /// Appends the lines of `rows` of `table`; `field` is scratch space.
 fn push_rows(out: &mut String, field: &mut String, table: &Table, rows: Range<usize>) {
-    for i in rows {
-        push_line(out, field, table.row(i).iter(), |f, v| v.push_csv_text(f));
-    }
+    table.for_each_row(rows, |cells| {
+        push_line(out, field, cells.iter(), |f, v| v.push_csv_text(f));
+    });
 }
 
 /// Appends one record of `cells`, each written into `field` by `text`,
@@ -168,6 +175,27 @@ impl Writer for Csv {
             })
             .collect())
     }
+
+    /// [`Csv::render`]'s files, each written piece by piece as it is
+    /// rendered: a sheet of a row per kernel is never held whole as text.
+    fn stage_files(
+        &self,
+        doc: &Document,
+        dir: &Path,
+        staging: &mut Staging,
+    ) -> Result<usize, WriteError> {
+        let names = sheet_paths(&self.dir, &doc.tables, "csv")?;
+        staging.create_dir_all(dir)?;
+        for (name, table) in names.iter().zip(&doc.tables) {
+            let tmp = staging.stage(name)?;
+            let mut file = std::fs::File::create(&tmp)
+                .map_err(WriteError::io(format!("cannot create {}", name.display())))?;
+            csv_pieces(table, |text| file.write_all(text.as_bytes()))
+                .and_then(|()| file.flush())
+                .map_err(WriteError::io(format!("cannot write {}", name.display())))?;
+        }
+        Ok(names.len())
+    }
 }
 
 /// Writes one `<name>.csv` per table into `dir` (created with its parents
@@ -176,12 +204,13 @@ impl Writer for Csv {
 /// removed in the same step, so the folder holds exactly these sheets;
 /// files of other kinds stay.
 pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
-    let files = Csv { dir: dir.into() }.render(&Document::of_tables(sheets))?;
+    let doc = Document::of_tables(sheets);
+    let csv = Csv { dir: dir.into() };
     let mut staging = Staging::new();
-    staging.put_all(dir, &files)?;
+    csv.stage_files(&doc, dir, &mut staging)?;
     staging.replace_all(dir, "csv");
     staging.commit()?;
-    Ok(files.into_iter().map(|f| f.name).collect())
+    sheet_paths(dir, &doc.tables, "csv")
 }
 
 #[cfg(test)]
@@ -192,6 +221,25 @@ mod tests {
 
     fn sheet(columns: &[&str], rows: Vec<Vec<Value>>) -> Table {
         Table::from_rows("t", columns, rows)
+    }
+
+    #[test]
+    fn deferred_tables_and_staged_files_are_the_rendered_text() {
+        // Enough rows for several pieces, with cells that need quoting.
+        let rows: Vec<Vec<Value>> = (0..3 * CSV_CHUNK_ROWS as i64 + 7)
+            .map(|i| vec![Value::Int(i), t(if i % 5 == 0 { "a,\"b\"" } else { "k" })])
+            .collect();
+        let held = sheet(&["i", "name"], rows);
+        let text = table_to_csv(&held);
+        assert!(text.starts_with("i,name\n0,\"a,\"\"b\"\"\"\n1,k\n"));
+        let deferred = crate::table::deferred_copy(&held);
+        assert_eq!(table_to_csv(&deferred), text);
+        let dir = tempfile::tempdir().unwrap();
+        let mut small = sheet(&["x"], vec![vec![Value::Null]]);
+        small.name = "small".to_string();
+        let paths = write_csv_dir(&[deferred, small], dir.path()).unwrap();
+        assert_eq!(fs::read_to_string(&paths[0]).unwrap(), text);
+        assert_eq!(fs::read_to_string(&paths[1]).unwrap(), "x\n\"\"\n");
     }
 
     fn t(s: &str) -> Value {

@@ -28,7 +28,7 @@ pub mod tracediff;
 pub mod view;
 pub mod xlsx;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::treeview::TreeNode;
 pub use crate::error::WriteError;
@@ -38,6 +38,21 @@ use crate::table::Table;
 pub trait Writer {
     /// The files this writer makes of `doc`, in memory.
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError>;
+
+    /// Stages the files this writer makes of `doc` in `staging`, in folder
+    /// `dir` (created first); how many. By default the files are
+    /// [`Writer::render`]ed, then written; a writer of big files writes
+    /// them as it makes them instead.
+    fn stage_files(
+        &self,
+        doc: &Document,
+        dir: &Path,
+        staging: &mut staging::Staging,
+    ) -> Result<usize, WriteError> {
+        let files = self.render(doc)?;
+        staging.put_all(dir, &files)?;
+        Ok(files.len())
+    }
 }
 
 /// One output file: where it goes (as the writer was told, `-` for

@@ -125,6 +125,8 @@ fn stored(values: &[Value]) -> (ColumnKind, Cow<'_, [Value]>) {
 /// (`x`, `x.1`, …; the reference's raw two-level `short_kernels_summary`
 /// header has three equal names).
 pub fn table_to_parquet(table: &Table) -> Result<Vec<u8>, WriteError> {
+    // Columns are stored whole: a deferred table's rows are computed first.
+    let table = &*table.held();
     let columns: Vec<(ColumnKind, Cow<[Value]>)> =
         table.columns.iter().map(|c| stored(&c.values)).collect();
     let names = unique_headers(table.columns.iter().map(|c| c.name.clone()).collect());

@@ -40,10 +40,7 @@ fn build_table(name: &str, header: Vec<String>, rows: Vec<Vec<Raw>>) -> Table {
 
 /// A table named `name` without columns (an empty file).
 fn empty_table(name: &str) -> Table {
-    Table {
-        name: name.to_string(),
-        ..Table::default()
-    }
+    Table::new(name, &[])
 }
 
 /// Parses CSV text (as pandas `to_csv(index=False)` writes it) into a table

@@ -15,7 +15,7 @@ use self::chart::add_chart_sheet;
 use super::staging::Staging;
 use super::{Chart as ReportChart, Document, Rendered, WriteError, Writer};
 use crate::pyfmt::float_repr;
-use crate::table::{Table, Value};
+use crate::table::{Cells, Table, Value};
 
 /// Excel's limit on worksheet name length, in UTF-16 code units.
 const MAX_NAME_UNITS: usize = 31;
@@ -116,7 +116,9 @@ fn workbook_bytes(
     workbook.set_zip_compression_level(1);
     let mut big = Vec::new();
     for (number, (sheet, name)) in sheets.iter().zip(data_names).enumerate() {
-        let styles: Vec<ColumnStyle> = sheet
+        // Formats and widths follow the first rows only.
+        let sample = sheet.head_held(WIDTH_SAMPLE_ROWS);
+        let styles: Vec<ColumnStyle> = sample
             .columns
             .iter()
             .map(|col| column_style(col, WIDTH_SAMPLE_ROWS))
@@ -125,6 +127,7 @@ fn workbook_bytes(
         fill_worksheet(
             workbook.add_worksheet(),
             sheet,
+            &sample,
             name,
             &header,
             &styles,
@@ -166,11 +169,13 @@ fn header_format() -> Format {
 /// [`big_sheet`].
 const BIG_SHEET_CELLS: usize = 100_000;
 
-/// Writes one table's header, widths, freeze pane and autofilter, and,
-/// with `rows`, its cells, each column formatted as `styles` says.
+/// Writes one table's header, widths (from `sample`, the sheet's first
+/// rows held), freeze pane and autofilter, and, with `rows`, its cells,
+/// each column formatted as `styles` says.
 fn fill_worksheet(
     ws: &mut Worksheet,
     sheet: &Table,
+    sample: &Table,
     name: &str,
     header: &Format,
     styles: &[ColumnStyle],
@@ -205,31 +210,47 @@ fn fill_worksheet(
         }
     }
     if rows {
-        for row in sheet.rows() {
-            let r = row.index() as u32 + 1;
-            for (c, (value, style)) in row.iter().zip(styles).enumerate() {
-                let c = c as u16;
-                match cell(value, style) {
-                    Cell::Blank => {}
-                    Cell::Number(x) => {
-                        ws.write_number(r, c, x)?;
-                    }
-                    Cell::Bool(b) => {
-                        ws.write_boolean(r, c, b)?;
-                    }
-                    Cell::Text(s) => {
-                        ws.write_string(r, c, s)?;
-                    }
-                }
+        let mut r = 0;
+        let mut written = Ok(());
+        sheet.for_each_row(0..sheet.nrows(), |row| {
+            r += 1;
+            if written.is_ok() {
+                written = write_row(ws, r, row, styles);
             }
-        }
+        });
+        written?;
     }
 
-    for (c, w) in column_widths(sheet, styles).into_iter().enumerate() {
+    for (c, w) in column_widths(sample, styles).into_iter().enumerate() {
         ws.set_column_width(c as u16, w as f64)?;
     }
     ws.set_freeze_panes(1, 0)?;
     ws.autofilter(0, 0, last_row, last_col)?;
+    Ok(())
+}
+
+/// Writes the cells of one row at worksheet row `r`.
+fn write_row(
+    ws: &mut Worksheet,
+    r: u32,
+    row: Cells<'_>,
+    styles: &[ColumnStyle],
+) -> Result<(), WriteError> {
+    for (c, (value, style)) in row.iter().zip(styles).enumerate() {
+        let c = c as u16;
+        match cell(value, style) {
+            Cell::Blank => {}
+            Cell::Number(x) => {
+                ws.write_number(r, c, x)?;
+            }
+            Cell::Bool(b) => {
+                ws.write_boolean(r, c, b)?;
+            }
+            Cell::Text(s) => {
+                ws.write_string(r, c, s)?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -706,6 +727,39 @@ mod tests {
         assert!(!held2.contains("inlineStr"));
     }
 
+    #[test]
+    fn deferred_sheets_are_written_as_held_ones() {
+        let big = kernel_rows(300, 7);
+        let deferred = crate::table::deferred_copy(&big);
+        let (a, b) = (sample("before"), sample("after"));
+        let dir = tempfile::tempdir().unwrap();
+        // Through the library (a small sheet) and spliced (a big one).
+        for big_sheet_cells in [usize::MAX, 1_000] {
+            let mut parts = Vec::new();
+            for (name, sheets) in [
+                ("held.xlsx", [&a, &big, &b]),
+                ("deferred.xlsx", [&a, &deferred, &b]),
+            ] {
+                let path = dir.path().join(name);
+                fs::write(
+                    &path,
+                    workbook_bytes(&sheets, &[], &path, big_sheet_cells).unwrap(),
+                )
+                .unwrap();
+                let entries = [
+                    "xl/worksheets/sheet1.xml",
+                    "xl/worksheets/sheet2.xml",
+                    "xl/worksheets/sheet3.xml",
+                    "xl/styles.xml",
+                    "xl/sharedStrings.xml",
+                ];
+                parts.push(entries.map(|e| zip_text(&path, e)));
+            }
+            assert!(parts[0][1].contains("<row r=\"301\""), "{big_sheet_cells}");
+            assert_eq!(parts[0], parts[1], "{big_sheet_cells}");
+        }
+    }
+
     /// A big sheet with every kind of cell: escapes, kept whitespace,
     /// blanks of each sort, numbers that print as integers and ones that do
     /// not, a numeric parameter column, and blank rows at the end.
@@ -787,7 +841,7 @@ mod tests {
         let header = header_format();
         let mut wb = Workbook::new();
         let ws = wb.add_worksheet_with_constant_memory().unwrap();
-        fill_worksheet(ws, sheet, &sheet.name, &header, &styles, true).unwrap();
+        fill_worksheet(ws, sheet, sheet, &sheet.name, &header, &styles, true).unwrap();
         fs::write(&library, wb.save_to_buffer().unwrap()).unwrap();
         [ours, library].map(|path| {
             let xml = zip_text(&path, "xl/worksheets/sheet1.xml");

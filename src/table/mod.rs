@@ -9,10 +9,14 @@
 //! sheets share ([`group`], [`agg`]).
 
 pub mod agg;
+mod deferred;
 pub mod group;
 pub mod typing;
 mod value;
 
+#[cfg(test)]
+pub(crate) use deferred::deferred_copy;
+pub use deferred::{CellIter, Cells, RowSource};
 pub use value::{Key, Num, Value, cmp_rows};
 
 /// The type of a column, computed from its values exactly (no widening).
@@ -104,8 +108,12 @@ impl Column {
 pub struct Table {
     /// Sheet name, e.g. `gpu_timeline`; also the CSV file stem.
     pub name: String,
-    /// Columns in output order; all have the same length.
+    /// Columns in output order; all have the same length. A deferred
+    /// table's are empty: its rows come from its source
+    /// ([`Table::for_each_row`]).
     pub columns: Vec<Column>,
+    /// The source of the rows of a deferred table.
+    deferred: Option<deferred::Deferred>,
 }
 
 /// The first of `tables` named `name` (a report's sheet by name).
@@ -174,6 +182,7 @@ impl Table {
         Table {
             name: name.to_string(),
             columns: columns.iter().map(|c| Column::new(c, Vec::new())).collect(),
+            deferred: None,
         }
     }
 
@@ -198,6 +207,7 @@ impl Table {
                     values: Vec::new(),
                 })
                 .collect(),
+            deferred: None,
         }
     }
 
@@ -217,11 +227,17 @@ impl Table {
         Table {
             name: name.to_string(),
             columns,
+            deferred: None,
         }
     }
 
     /// Appends a row. Panics when its width is not the column count.
     pub fn push_row(&mut self, row: Vec<Value>) {
+        assert!(
+            !self.is_deferred(),
+            "table {:?}: rows pushed onto a deferred table",
+            self.name
+        );
         assert_eq!(
             row.len(),
             self.columns.len(),
@@ -250,7 +266,10 @@ impl Table {
 
     /// Number of rows (0 for a table without columns).
     pub fn nrows(&self) -> usize {
-        self.columns.first().map_or(0, Column::len)
+        match &self.deferred {
+            Some(d) => d.0.len(),
+            None => self.columns.first().map_or(0, Column::len),
+        }
     }
 
     /// Number of columns.
@@ -313,6 +332,7 @@ impl Table {
                     values: idx.iter().map(|&i| c.values[i].clone()).collect(),
                 })
                 .collect(),
+            deferred: None,
         }
     }
 

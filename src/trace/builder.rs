@@ -515,7 +515,7 @@ impl TraceBuilder {
 
     /// Sets the exact dispatch records (rocprofv3 decoder).
     pub fn set_dispatches(&mut self, d: super::dispatch::DispatchData) {
-        self.trace.dispatches = Some(Box::new(d));
+        self.trace.dispatches = Some(std::sync::Arc::new(d));
     }
 
     /// Sets the process or thread name of `(pid, tid)` without adding an

@@ -386,7 +386,9 @@ pub struct Trace {
     /// XLA modules and statistics (JAX profiles only).
     xla: Option<Box<xla::XlaData>>,
     /// Exact dispatch records (rocprofv3 only).
-    dispatches: Option<Box<dispatch::DispatchData>>,
+    /// Shared: a report's deferred `kernel_details` reads them while it
+    /// is written, after the trace is gone.
+    dispatches: Option<std::sync::Arc<dispatch::DispatchData>>,
 }
 
 impl Trace {
@@ -616,6 +618,11 @@ impl Trace {
     /// The exact dispatch records of a rocprofv3 trace.
     pub fn dispatches(&self) -> Option<&dispatch::DispatchData> {
         self.dispatches.as_deref()
+    }
+
+    /// The dispatch records, shared (see [`Trace::dispatches`]).
+    pub fn shared_dispatches(&self) -> Option<std::sync::Arc<dispatch::DispatchData>> {
+        self.dispatches.clone()
     }
 
     /// Non-fatal problems noticed while loading.

@@ -91,23 +91,20 @@ pub fn comparable_sheets(mut sheets: Vec<Table>) -> Vec<Table> {
         .is_some_and(|t| t.column(col::GPU_PID).is_some());
     if per_gpu && let Some(avg) = crate::table::find(&sheets, sheet::GPU_EVENTS_AVERAGES).cloned() {
         sheets.retain(|t| t.name != sheet::GPU_TIMELINE);
-        sheets.insert(
-            0,
-            Table {
-                name: sheet::GPU_TIMELINE.to_string(),
-                ..avg
-            },
-        );
+        sheets.insert(0, renamed(avg, sheet::GPU_TIMELINE));
     }
     if crate::table::find(&sheets, sheet::OPS_SUMMARY).is_none()
         && let Some(launch) = crate::table::find(&sheets, sheet::KERNEL_LAUNCHERS_SUMMARY).cloned()
     {
-        sheets.push(Table {
-            name: sheet::OPS_SUMMARY.to_string(),
-            ..launch
-        });
+        sheets.push(renamed(launch, sheet::OPS_SUMMARY));
     }
     sheets
+}
+
+/// `table` under the name `name`.
+fn renamed(mut table: Table, name: &str) -> Table {
+    table.name = name.to_string();
+    table
 }
 
 /// The sheet groups of `--sheets` (the reference's choices).

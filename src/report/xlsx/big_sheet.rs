@@ -194,8 +194,11 @@ impl BigSheet<'_> {
 
     /// Whether row `i` of the table writes a cell.
     fn row_has_cell(&self, i: usize) -> bool {
-        (self.table.columns.iter().zip(&self.styles))
-            .any(|(col, style)| cell(&col.values[i], style) != Cell::Blank)
+        let mut any = false;
+        self.table.for_each_row(i..i + 1, |row| {
+            any = (row.iter().zip(&self.styles)).any(|(v, style)| cell(v, style) != Cell::Blank);
+        });
+        any
     }
 
     /// The XML of table rows `rows` (worksheet rows `rows.start + 2`..),
@@ -204,15 +207,17 @@ impl BigSheet<'_> {
         let (columns, styles) = (&xml.columns, &xml.styles);
         let mut out = Vec::with_capacity(PIECE_BYTES + PIECE_BYTES / 2);
         let mut row_number = itoa::Buffer::new();
-        for i in rows {
+        let mut i = rows.start;
+        self.table.for_each_row(rows, |row| {
             let row_start = out.len();
             let r = row_number.format(i + 2).as_bytes();
+            i += 1;
             out.extend_from_slice(b"<row r=\"");
             out.extend_from_slice(r);
             out.extend_from_slice(b"\">");
             let cells_start = out.len();
-            for (c, (col, style)) in self.table.columns.iter().zip(&self.styles).enumerate() {
-                let value = cell(&col.values[i], style);
+            for (c, (v, style)) in row.iter().zip(&self.styles).enumerate() {
+                let value = cell(v, style);
                 if value == Cell::Blank {
                     continue;
                 }
@@ -251,7 +256,7 @@ impl BigSheet<'_> {
             } else {
                 out.extend_from_slice(b"</row>");
             }
-        }
+        });
         out
     }
 }
