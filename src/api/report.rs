@@ -79,7 +79,9 @@ pub fn report_needs() -> Needs {
 /// The report of the trace at `path` (`-` for stdin): every sheet of
 /// `tracelens report`, the GPU timeline and trace-quality notes.
 pub fn analyze(path: &Path, opts: &AnalyzeOptions) -> Result<Report, Error> {
-    analyze_keeping_trace(path, opts).map(|(_, report)| report)
+    // The trace goes with this call: no event of a rocprofv3 trace's
+    // dispatches is read (its report reads the dispatch records).
+    analyze_loaded(path, opts, false).map(|(_, _, report)| report)
 }
 
 /// [`analyze`], also returning the loaded trace (for a further use of it,
@@ -97,11 +99,25 @@ pub(crate) fn analyze_full(
     path: &Path,
     opts: &AnalyzeOptions,
 ) -> Result<(Trace, Option<Tree>, Report), Error> {
+    analyze_loaded(path, opts, true)
+}
+
+/// [`analyze_full`]; `dispatch_events`: whether the trace keeps an event
+/// per rocprofv3 dispatch ([`Needs::dispatch_events`]) for its caller.
+fn analyze_loaded(
+    path: &Path,
+    opts: &AnalyzeOptions,
+    dispatch_events: bool,
+) -> Result<(Trace, Option<Tree>, Report), Error> {
     opts.step(Step::Loading);
     let needs = if opts.python_frames() {
         Needs::ALL
     } else {
         report_needs()
+    };
+    let needs = Needs {
+        dispatch_events,
+        ..needs
     };
     let mut trace = load::load_as(path, &needs, opts.format).map_err(|error| Error::Load {
         path: path.to_path_buf(),

@@ -775,7 +775,9 @@ impl State {
             kernels: std::mem::take(&mut self.kernels),
             copies: Vec::with_capacity(self.copies.len()),
         };
-        push_events(&mut builder, &data, &self.copies, &self.copy_ops)?;
+        if needs.dispatch_events {
+            push_events(&mut builder, &data, &self.copies, &self.copy_ops)?;
+        }
         data.copies.extend(self.copies.iter().map(|c| MemoryCopy {
             start_ns: c.start_ns,
             end_ns: c.end_ns,
@@ -975,6 +977,23 @@ mod tests {
                 "1 kernel id(s) of dispatches have no kernel_symbols entry (named unknown_kernel_<id>)"
             ]
         );
+    }
+
+    #[test]
+    fn without_dispatch_events_only_the_records_are_kept() {
+        let lean = Needs {
+            dispatch_events: false,
+            ..Needs::ALL
+        };
+        let t = decode(DOC.as_bytes(), Packing::Plain, &lean).unwrap();
+        let full = decode_str(DOC).unwrap();
+        assert_eq!((t.len(), full.len()), (0, 4));
+        let (d, f) = (t.dispatches().unwrap(), full.dispatches().unwrap());
+        assert_eq!(
+            (&d.kernels, &d.copies, &d.names),
+            (&f.kernels, &f.copies, &f.names)
+        );
+        assert_eq!(t.warnings(), full.warnings());
     }
 
     #[test]

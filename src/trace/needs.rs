@@ -17,6 +17,10 @@ pub struct Needs {
     /// Only collective kernels (NCCL, RCCL, custom all-reduce) that carry a
     /// link id, with their metadata: the multi-rank collective report.
     pub collectives_only: bool,
+    /// An event per rocprofv3 kernel dispatch and memory copy (what the
+    /// commands that read events see); the rocprof report itself reads the
+    /// dispatch records only.
+    pub dispatch_events: bool,
 }
 
 impl Default for Needs {
@@ -32,6 +36,7 @@ impl Needs {
         python_frames: true,
         other_events: true,
         collectives_only: false,
+        dispatch_events: true,
     };
 
     /// Every event, with python frames and other events as stubs.
@@ -39,6 +44,7 @@ impl Needs {
         python_frames: false,
         other_events: false,
         collectives_only: false,
+        dispatch_events: true,
     };
 
     /// Only linked collective kernels and the trace info.
@@ -46,6 +52,7 @@ impl Needs {
         python_frames: false,
         other_events: false,
         collectives_only: true,
+        dispatch_events: true,
     };
 
     /// The needs of the multi-rank collective report.
@@ -59,6 +66,7 @@ impl Needs {
             python_frames: self.python_frames || other.python_frames,
             other_events: self.other_events || other.other_events,
             collectives_only: self.collectives_only && other.collectives_only,
+            dispatch_events: self.dispatch_events || other.dispatch_events,
         }
     }
 }
@@ -80,5 +88,11 @@ mod tests {
         };
         assert_eq!(Needs::EVENTS.union(py), py);
         assert_eq!(py.union(Needs::ALL), Needs::ALL);
+        let lean = Needs {
+            dispatch_events: false,
+            ..Needs::EVENTS
+        };
+        assert_eq!(lean.union(lean), lean);
+        assert_eq!(lean.union(Needs::EVENTS), Needs::EVENTS);
     }
 }
