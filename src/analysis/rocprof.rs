@@ -21,7 +21,7 @@ use crate::numeric::{kahan_sum, median, welford_std};
 use crate::table::agg::percentages;
 use crate::table::{Table, Value};
 use crate::trace::Trace;
-use crate::trace::dispatch::{DispatchData, KernelDispatch};
+use crate::trace::dispatch::{DispatchData, KernelDispatch, LaunchConfig};
 
 /// Every sheet of the rocprof report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
@@ -333,7 +333,8 @@ impl crate::table::RowSource for DetailRows {
             if let Some(&ahead) = order.get(j + PREFETCH_ROWS) {
                 prefetch(&kernels[ahead as usize]);
             }
-            each(&mut detail_row(&kernels[i as usize], &texts));
+            let k = &kernels[i as usize];
+            each(&mut detail_row(k, self.data.config(k), &texts));
         }
     }
 }
@@ -356,14 +357,18 @@ const DETAIL_COLUMNS: [&str; 12] = [
 
 /// `kernel_details`' cells for dispatch `k`, one per [`DETAIL_COLUMNS`]
 /// (a column added there without its cell here does not compile);
-/// `texts` holds the kernel names.
-fn detail_row(k: &KernelDispatch, texts: &[Arc<str>]) -> [Value; DETAIL_COLUMNS.len()] {
-    let [gx, gy, gz] = k.grid;
-    let [bx, by, bz] = k.block;
+/// `config` is its launch configuration, `texts` holds the kernel names.
+fn detail_row(
+    k: &KernelDispatch,
+    config: &LaunchConfig,
+    texts: &[Arc<str>],
+) -> [Value; DETAIL_COLUMNS.len()] {
+    let [gx, gy, gz] = config.grid;
+    let [bx, by, bz] = config.block;
     [
         Value::Text(Arc::clone(&texts[k.name as usize])),
         Value::Int(k.dur_ns()),
-        Value::Int(k.stream),
+        Value::Int(config.stream),
         Value::Int(k.dispatch_id),
         Value::Int(gx),
         Value::Int(gy),
@@ -371,8 +376,8 @@ fn detail_row(k: &KernelDispatch, texts: &[Arc<str>]) -> [Value; DETAIL_COLUMNS.
         Value::Int(bx),
         Value::Int(by),
         Value::Int(bz),
-        Value::Int(k.agent_id),
-        Value::Int(k.thread_id),
+        Value::Int(config.agent_id),
+        Value::Int(config.thread_id),
     ]
 }
 
@@ -497,26 +502,32 @@ mod tests {
         // ties go by dispatch id (given in reverse input order here).
         let n = 3 * 16_384 + 123;
         let mut draw = crate::test_support::draws(0x9E37_79B9_7F4A_7C15);
-        let kernels: Vec<KernelDispatch> = (0..n)
+        // A launch configuration per dispatch; the kernel names repeat.
+        let (kernels, configs): (Vec<KernelDispatch>, Vec<LaunchConfig>) = (0..n)
             .map(|i| {
                 let x = draw(usize::MAX);
                 let start = i as i64 * 100;
-                KernelDispatch {
+                let k = KernelDispatch {
                     name: (x % 5) as u32,
+                    config: i as u32,
                     start_ns: start,
                     end_ns: start + (x % 97) as i64,
-                    stream: (x % 3) as i64,
                     dispatch_id: (n - i) as i64,
+                };
+                let c = LaunchConfig {
+                    stream: (x % 3) as i64,
                     grid: [i as i64, 1, 2],
                     block: [3, (x % 11) as i64, 4],
                     agent_id: 7,
                     thread_id: -(i as i64),
-                }
+                };
+                (k, c)
             })
-            .collect();
+            .unzip();
         let d = Arc::new(DispatchData {
             names: (0..5).map(|k| format!("kernel_{k}")).collect(),
             kernels,
+            configs,
             ..Default::default()
         });
         let t = kernel_details(Some(Arc::clone(&d)), false);
@@ -542,10 +553,11 @@ mod tests {
             );
             assert_eq!(row.get(0), &Value::from(d.name(k)));
             let cells: Vec<i64> = (1..12).map(|c| int(row.get(c))).collect();
-            let mut expected = vec![k.dur_ns(), k.stream, k.dispatch_id];
-            expected.extend(k.grid);
-            expected.extend(k.block);
-            expected.extend([k.agent_id, k.thread_id]);
+            let c = d.config(k);
+            let mut expected = vec![k.dur_ns(), c.stream, k.dispatch_id];
+            expected.extend(c.grid);
+            expected.extend(c.block);
+            expected.extend([c.agent_id, c.thread_id]);
             assert_eq!(cells, expected, "dispatch {id}");
             let key = (-k.dur_ns(), k.dispatch_id);
             assert!(last.is_none_or(|l| l < key), "{last:?} before {key:?}");

@@ -33,6 +33,7 @@ use super::kineto::Counted;
 use super::scan::{self, Node, Shape, ShapeSink};
 use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
+use crate::trace::dispatch::LaunchConfig;
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
 use crate::trace::{Cat, Needs, Phase, Profiler, Trace, TraceBuilder};
 
@@ -239,8 +240,9 @@ struct Job {
 
 /// The records of a batch as a worker read them, up to the first error.
 enum Records {
-    /// Kernel id and dispatch (its name not yet set).
-    Kernels(Vec<(u64, KernelDispatch)>),
+    /// Kernel id, dispatch (its name and configuration not yet set) and
+    /// launch configuration.
+    Kernels(Vec<(u64, KernelDispatch, LaunchConfig)>),
     Copies(Vec<CopyRecord>),
     /// Kernel id and the name the reference picks.
     Symbols(Vec<(u64, String)>),
@@ -394,8 +396,8 @@ fn merge(order: Receiver<Pending>) -> Result<State, LoadError> {
                 let p = result.recv().map_err(|_| LoadError::Internal)?;
                 match p.records {
                     Records::Kernels(ks) => {
-                        for (id, k) in ks {
-                            st.push_kernel(id, k).map_err(LoadError::Invalid)?;
+                        for (id, k, config) in ks {
+                            st.push_kernel(id, k, config).map_err(LoadError::Invalid)?;
                         }
                     }
                     Records::Copies(cs) => st.copies.extend(cs),
@@ -438,6 +440,9 @@ struct State {
     /// Dense index -> kernel id.
     kernel_ids: Vec<u64>,
     kernels: Vec<KernelDispatch>,
+    /// The distinct launch configurations, and each one's index.
+    configs: Vec<LaunchConfig>,
+    config_ids: FxHashMap<LaunchConfig, u32>,
     copies: Vec<CopyRecord>,
 }
 
@@ -661,23 +666,27 @@ fn first<T>(slot: &mut Option<T>, value: T) -> Option<()> {
 }
 
 impl RawDispatch {
-    /// The kernel id and the dispatch (its name still unset).
-    fn dispatch(self) -> Result<(u64, KernelDispatch), String> {
+    /// The kernel id, the dispatch (its name and configuration still
+    /// unset) and its launch configuration.
+    fn dispatch(self) -> Result<(u64, KernelDispatch, LaunchConfig), String> {
         check_times(self.start_timestamp, self.end_timestamp)?;
         let info = self.dispatch_info;
         let (g, b) = (info.grid_size, info.workgroup_size);
         let k = KernelDispatch {
             name: 0,
+            config: 0,
             start_ns: self.start_timestamp,
             end_ns: self.end_timestamp,
-            stream: self.stream_id.handle,
             dispatch_id: info.dispatch_id,
+        };
+        let config = LaunchConfig {
+            stream: self.stream_id.handle,
             grid: [g.x, g.y, g.z],
             block: [b.x, b.y, b.z],
             agent_id: info.agent_id.handle,
             thread_id: self.thread_id,
         };
-        Ok((info.kernel_id, k))
+        Ok((info.kernel_id, k, config))
     }
 }
 
@@ -694,20 +703,35 @@ impl RawCopy {
     }
 }
 
+/// The dense index of `key`: its entry in `ids`, or a new one at the end of
+/// `list`; None past `u32`.
+fn dense_id<K: Copy + Eq + std::hash::Hash>(
+    ids: &mut FxHashMap<K, u32>,
+    list: &mut Vec<K>,
+    key: K,
+) -> Option<u32> {
+    if let Some(&i) = ids.get(&key) {
+        return Some(i);
+    }
+    let i = u32::try_from(list.len()).ok()?;
+    list.push(key);
+    ids.insert(key, i);
+    Some(i)
+}
+
 impl State {
     /// Keeps a dispatch of kernel `kernel_id`, naming it by a dense index
     /// until the names are known.
-    fn push_kernel(&mut self, kernel_id: u64, mut k: KernelDispatch) -> Result<(), String> {
-        k.name = match self.dense.get(&kernel_id) {
-            Some(&d) => d,
-            None => {
-                let d = u32::try_from(self.kernel_ids.len())
-                    .map_err(|_| "too many distinct kernel ids".to_string())?;
-                self.kernel_ids.push(kernel_id);
-                self.dense.insert(kernel_id, d);
-                d
-            }
-        };
+    fn push_kernel(
+        &mut self,
+        kernel_id: u64,
+        mut k: KernelDispatch,
+        config: LaunchConfig,
+    ) -> Result<(), String> {
+        k.config = dense_id(&mut self.config_ids, &mut self.configs, config)
+            .ok_or("too many distinct launch configurations")?;
+        k.name = dense_id(&mut self.dense, &mut self.kernel_ids, kernel_id)
+            .ok_or("too many distinct kernel ids")?;
         self.kernels.push(k);
         Ok(())
     }
@@ -773,6 +797,7 @@ impl State {
             fini_time_ns: self.fini_time_ns,
             names,
             kernels: std::mem::take(&mut self.kernels),
+            configs: std::mem::take(&mut self.configs),
             copies: Vec::with_capacity(self.copies.len()),
         };
         if needs.dispatch_events {
@@ -846,11 +871,12 @@ fn push_events(
         is_int: false,
     };
     let kernels = data.kernels.iter().map(|k| {
+        let config = data.config(k);
         (
             Cat::Kernel,
             data.name(k),
-            k.agent_id,
-            k.stream,
+            config.agent_id,
+            config.stream,
             k.start_ns,
             k.end_ns,
         )
@@ -940,22 +966,31 @@ mod tests {
             d.kernels[0],
             KernelDispatch {
                 name: d.kernels[0].name,
+                config: 0,
                 start_ns: 2000,
                 end_ns: 2500,
-                stream: 4,
                 dispatch_id: 1,
+            }
+        );
+        assert_eq!(
+            *d.config(&d.kernels[0]),
+            LaunchConfig {
+                stream: 4,
                 grid: [64, 2, 1],
                 block: [32, 1, 1],
                 agent_id: 9,
                 thread_id: 7,
             }
         );
-        // Defaults: grid/block 1, ids 0.
-        let k = &d.kernels[1];
+        // Defaults: grid/block 1, ids 0; the last two dispatches share
+        // their launch configuration.
+        let c = d.config(&d.kernels[1]);
         assert_eq!(
-            (k.grid, k.block, k.stream, k.agent_id),
-            ([1; 3], [1; 3], 0, 0)
+            (c.grid, c.block, c.stream, c.agent_id, c.thread_id),
+            ([1; 3], [1; 3], 0, 0, 0)
         );
+        assert_eq!(d.configs.len(), 2);
+        assert_eq!(d.kernels[2].config, d.kernels[1].config);
         assert_eq!(
             d.copies,
             [MemoryCopy {

@@ -66,8 +66,10 @@ fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Re
 /// pieces of this many rows, written in parallel.
 const CSV_CHUNK_ROWS: usize = 16_384;
 
-/// Pieces written at a time (about 1 MiB of text each), then appended.
-const CSV_WAVE_CHUNKS: usize = 16;
+/// Pieces rendered at a time (1 to 2 MiB of text each for a sheet of a
+/// row per kernel), then written: two a core keep both busy, and sixteen
+/// held 10 MiB more at the rocprof x16 peak for no speed.
+const CSV_WAVE_CHUNKS: usize = 4;
 
 /// Appends the lines of `rows` of `table`; `field` is scratch space.
 fn push_rows(out: &mut String, field: &mut String, table: &Table, rows: Range<usize>) {

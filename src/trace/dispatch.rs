@@ -14,6 +14,9 @@ pub struct DispatchData {
     pub names: Vec<String>,
     /// Kernel dispatches, in input order.
     pub kernels: Vec<KernelDispatch>,
+    /// The distinct launch configurations of the dispatches;
+    /// [`KernelDispatch::config`] indexes them.
+    pub configs: Vec<LaunchConfig>,
     /// Memory copies, in input order.
     pub copies: Vec<MemoryCopy>,
 }
@@ -23,22 +26,36 @@ impl DispatchData {
     pub fn name(&self, k: &KernelDispatch) -> &str {
         &self.names[k.name as usize]
     }
+
+    /// Where and with what geometry a dispatch ran.
+    pub fn config(&self, k: &KernelDispatch) -> &LaunchConfig {
+        &self.configs[k.config as usize]
+    }
 }
 
-/// One kernel dispatch.
+/// One kernel dispatch (32 bytes: what many dispatches share is one
+/// [`LaunchConfig`] of [`DispatchData::configs`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct KernelDispatch {
     /// Index of the kernel name in [`DispatchData::names`] (as the profiler
     /// wrote it; rocprofv3 truncates templates).
     pub name: u32,
+    /// Index of its launch configuration in [`DispatchData::configs`].
+    pub config: u32,
     /// Start, ns.
     pub start_ns: i64,
     /// End, ns.
     pub end_ns: i64,
-    /// Stream id.
-    pub stream: i64,
     /// Dispatch id.
     pub dispatch_id: i64,
+}
+
+/// Where a dispatch ran and with what geometry: a kernel launched again
+/// the same way repeats all of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Stream id.
+    pub stream: i64,
     /// Grid size x, y, z.
     pub grid: [i64; 3],
     /// Workgroup size x, y, z.
