@@ -5,22 +5,47 @@
 # median wall time, CPU time (user+sys), peak RSS and MB/s of JSON for each,
 # with B/A ratios. With --reference VENV it also runs the reference's
 # TraceLens_generate_perf_report_pytorch from that virtual environment on the
-# x1 trace (in the same alternation). Not a test: it asserts nothing.
+# x1 trace (in the same alternation). With --rocprof, the traces are the
+# rocprofv3 908_results and its x4 / x16 copies (bench/scale_rocprof.py)
+# instead. The report is written as a workbook, or with --csv as a folder of
+# CSV sheets. Not a test: it asserts nothing.
 #
-# usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]   (RUNS default 3)
+# usage: bench/ab.sh [--reference VENV] [--rocprof] [--csv] BASE_REV [RUNS]
+#   (RUNS default 3)
 # The baseline is built once in ${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}/base-<sha>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
 ref_venv=""
-if [ "${1:-}" = "--reference" ]; then ref_venv=$2; shift 2; fi
-base_rev=${1:?usage: bench/ab.sh [--reference VENV] BASE_REV [RUNS]}
+rocprof=0
+csv=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --reference) ref_venv=$2; shift 2 ;;
+    --rocprof) rocprof=1; shift ;;
+    --csv) csv=1; shift ;;
+    *) break ;;
+  esac
+done
+base_rev=${1:?usage: bench/ab.sh [--reference VENV] [--rocprof] [--csv] BASE_REV [RUNS]}
 runs=${2:-3}
 shared=../shared
 cache=${TRACELENS_BENCH_DIR:-/tmp/tracelens-bench}
 mkdir -p "$cache"
 need_gnu_time
-big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
+if [ "$rocprof" = 1 ] && [ -n "$ref_venv" ]; then
+  echo "bench: --reference runs the reference's PyTorch report; it does not go with --rocprof" >&2
+  exit 2
+fi
+if [ "$rocprof" = 1 ]; then
+  big="$shared/corpus/rocprof/908_results.json.gz"
+  scaler=bench/scale_rocprof.py
+  stem=908
+else
+  big="$shared/corpus/pytorch/h100_owlv2_large.json.gz"
+  scaler="$shared/tools/scale_trace.py"
+  stem=owlv2
+fi
 [ -f "$big" ] || { echo "bench: $big not found (needs ../shared/corpus)" >&2; exit 2; }
 
 release_binary
@@ -29,8 +54,9 @@ baseline_binary "$base_rev"
 
 traces=("$big")
 for n in 4 16; do
-  out="$cache/owlv2_x$n.json"
-  scaled_copy "$shared/tools/scale_trace.py" "$big" "$n" "$out"
+  out="$cache/${stem}_x$n.json"
+  [ "$rocprof" = 1 ] && out="$cache/${stem}_x${n}_results.json"
+  scaled_copy "$scaler" "$big" "$n" "$out"
   traces+=("$out")
 done
 
@@ -45,9 +71,11 @@ json_mb() {
 once() {
   local kind=$1 trace=$2 out
   out=$(mktemp -d)
+  local sheets=(-o "$out/r.xlsx")
+  [ "$csv" = 1 ] && sheets=(--csv "$out/csv")
   case $kind in
-    A) cmd=("$a_bin" report "$trace" -o "$out/r.xlsx" -q) ;;
-    B) cmd=("$b_bin" report "$trace" -o "$out/r.xlsx" -q) ;;
+    A) cmd=("$a_bin" report "$trace" "${sheets[@]}" -q) ;;
+    B) cmd=("$b_bin" report "$trace" "${sheets[@]}" -q) ;;
     R) cmd=("$ref_venv/bin/TraceLens_generate_perf_report_pytorch" --profile_json_path "$trace"
             --output_csvs_dir "$out/ref" --enable_kernel_summary --short_kernel_study) ;;
   esac

@@ -27,27 +27,35 @@ use crate::trace::dispatch::{DispatchData, KernelDispatch, LaunchConfig};
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
     let d = trace.dispatches().unwrap_or(&empty);
-    // `kernel_details` (one row per dispatch) sorts every dispatch, and
-    // held takes as long as the others together: it is built beside them.
-    let (details, (timeline, summary, by_category, short_summary, short_histogram)) = rayon::join(
-        || kernel_details(trace.shared_dispatches(), opts.deferred_sheets),
-        || {
-            let by_name = NameGroups::of(d);
-            let mut summary = kernel_summary(d, &by_name);
-            if let Some(table) = &opts.kernel_categories {
-                table.add_column(&mut summary);
-            }
-            let by_category = kernel_summary_by_category(d, &by_name);
-            drop(by_name);
-            (
-                gpu_timeline(d),
-                summary,
-                by_category,
-                short_kernels_summary(d, opts),
-                short_kernel_histogram(d, opts),
-            )
-        },
-    );
+    let others = || {
+        let by_name = NameGroups::of(d);
+        let mut summary = kernel_summary(d, &by_name);
+        if let Some(table) = &opts.kernel_categories {
+            table.add_column(&mut summary);
+        }
+        let by_category = kernel_summary_by_category(d, &by_name);
+        drop(by_name);
+        (
+            gpu_timeline(d),
+            summary,
+            by_category,
+            short_kernels_summary(d, opts),
+            short_kernel_histogram(d, opts),
+        )
+    };
+    let details = || kernel_details(trace.shared_dispatches(), opts.deferred_sheets);
+    let (details, (timeline, summary, by_category, short_summary, short_histogram)) =
+        if opts.deferred_sheets {
+            // Deferred, `kernel_details` is a sort (on every core): done
+            // first, its keys are freed before the other sheets' tables of
+            // a value per dispatch are built.
+            let details = details();
+            (details, others())
+        } else {
+            // Held, `kernel_details` takes as long as the others together:
+            // it is built beside them.
+            rayon::join(details, others)
+        };
     let sheets = vec![
         timeline,
         summary,

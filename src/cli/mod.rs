@@ -450,7 +450,8 @@ pub(crate) fn stage_sheets(
         )?);
     }
     if let Some(x) = xlsx_path {
-        stage_with(staging, &Xlsx { path: x.into() }, book)?;
+        let dir = x.parent().unwrap_or(Path::new(""));
+        Xlsx { path: x.into() }.stage_files(book, dir, staging)?;
         written.push(x.display().to_string());
     }
     Ok(written)

@@ -5,6 +5,7 @@ mod cells;
 mod chart;
 
 use std::collections::HashSet;
+use std::io::{Cursor, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use rust_xlsxwriter::{Color, Format, FormatBorder, Workbook, Worksheet};
@@ -75,17 +76,36 @@ impl Writer for Xlsx {
             bytes,
         }])
     }
+
+    /// [`Xlsx::render`]'s workbook, written into its staged file as it is
+    /// made: a workbook with a sheet of a row per kernel is not held whole.
+    fn stage_files(
+        &self,
+        doc: &Document,
+        dir: &Path,
+        staging: &mut Staging,
+    ) -> Result<usize, WriteError> {
+        let what = || format!("cannot write {}", self.path.display());
+        staging.create_dir_all(dir).map_err(|e| e.at(what()))?;
+        let tmp = staging.stage(&self.path)?;
+        let file = std::fs::File::create(&tmp).map_err(WriteError::io(what()))?;
+        let out = std::io::BufWriter::with_capacity(1 << 16, file);
+        write_workbook(&doc.tables, &doc.charts, &self.path, BIG_SHEET_CELLS, out)?
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|mut file| file.flush())
+            .map_err(WriteError::io(what()))?;
+        Ok(1)
+    }
 }
 
 /// Writes `sheets` to an `.xlsx` workbook at `path` (see [`Xlsx`]), all or
 /// nothing.
 pub fn write_xlsx(sheets: &[Table], path: &Path) -> Result<(), WriteError> {
     let doc = Document::of_tables(sheets);
-    let files = Xlsx { path: path.into() }.render(&doc)?;
     let mut staging = Staging::new();
-    for f in &files {
-        staging.put(&f.name, &f.bytes)?;
-    }
+    let dir = path.parent().unwrap_or(Path::new(""));
+    Xlsx { path: path.into() }.stage_files(&doc, dir, &mut staging)?;
     staging.commit()
 }
 
@@ -101,6 +121,19 @@ fn workbook_bytes(
     path: &Path,
     big_sheet_cells: usize,
 ) -> Result<Vec<u8>, WriteError> {
+    let out = Cursor::new(Vec::new());
+    write_workbook(sheets, charts, path, big_sheet_cells, out).map(Cursor::into_inner)
+}
+
+/// [`workbook_bytes`] written to `out` (a file, or memory), which is
+/// returned.
+fn write_workbook<W: Write + Seek + Send>(
+    sheets: &[&Table],
+    charts: &[ReportChart],
+    path: &Path,
+    big_sheet_cells: usize,
+    mut out: W,
+) -> Result<W, WriteError> {
     let names = worksheet_names(
         sheets
             .iter()
@@ -152,9 +185,11 @@ fn workbook_bytes(
         .save_to_buffer()
         .map_err(|e| WriteError::from(e).at(cannot_write()))?;
     if big.is_empty() {
-        return Ok(bytes);
+        out.write_all(&bytes)
+            .map_err(WriteError::io(cannot_write()))?;
+        return Ok(out);
     }
-    big_sheet::with_rows(bytes, &big).map_err(|e| e.at(cannot_write()))
+    big_sheet::with_rows(bytes, &big, out).map_err(|e| e.at(cannot_write()))
 }
 
 /// The header row's format: bold, shaded, underlined.

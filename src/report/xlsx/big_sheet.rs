@@ -12,7 +12,7 @@
 //! `<row>` per row with a cell, strings inline (`t="inlineStr"`), numbers
 //! formatted as `Display` does, each cell carrying its column's format.
 
-use std::io::{Cursor, Read, Write};
+use std::io::{Cursor, Read, Seek, Write};
 use std::ops::Range;
 use std::sync::mpsc::sync_channel;
 
@@ -56,8 +56,12 @@ const LARGE_FILE_CELLS: usize = 1 << 24;
 /// are, still compressed, and each big sheet's head, rows and tail
 /// deflated as they come; the rows are written on the rayon pool
 /// meanwhile, a wave of pieces at a time.
-pub(super) fn with_rows(zip: Vec<u8>, big: &[BigSheet<'_>]) -> Result<Vec<u8>, WriteError> {
-    let size = zip.len();
+/// The archive goes to `out` (a file, or memory), which is returned.
+pub(super) fn with_rows<W: Write + Seek + Send>(
+    zip: Vec<u8>,
+    big: &[BigSheet<'_>],
+    out: W,
+) -> Result<W, WriteError> {
     let mut archive = ZipArchive::new(Cursor::new(zip))?;
     // The big sheets, each with its head and tail.
     let mut parts = Vec::with_capacity(big.len());
@@ -80,8 +84,8 @@ pub(super) fn with_rows(zip: Vec<u8>, big: &[BigSheet<'_>]) -> Result<Vec<u8>, W
         let (pieces, queue) = sync_channel::<Option<Vec<u8>>>(QUEUED);
         let heads_and_tails: Vec<(usize, &SheetXml)> =
             parts.iter().map(|(index, _, xml)| (*index, xml)).collect();
-        let writer = scope.spawn(move || -> Result<Vec<u8>, WriteError> {
-            let mut out = ZipWriter::new(Cursor::new(Vec::with_capacity(size)));
+        let writer = scope.spawn(move || -> Result<W, WriteError> {
+            let mut out = ZipWriter::new(out);
             let mut next = heads_and_tails.into_iter().peekable();
             for index in 0..archive.len() {
                 let file = archive.by_index_raw(index)?;
@@ -107,7 +111,7 @@ pub(super) fn with_rows(zip: Vec<u8>, big: &[BigSheet<'_>]) -> Result<Vec<u8>, W
                 }
                 write(&mut out, xml.tail.as_bytes())?;
             }
-            Ok(out.finish()?.into_inner())
+            Ok(out.finish()?)
         });
         for (_, sheet, xml) in &parts {
             // A send fails only once the writer has stopped on an error,
