@@ -189,9 +189,7 @@ impl Writer for Csv {
         let names = sheet_paths(&self.dir, &doc.tables, "csv")?;
         staging.create_dir_all(dir)?;
         for (name, table) in names.iter().zip(&doc.tables) {
-            let tmp = staging.stage(name)?;
-            let mut file = std::fs::File::create(&tmp)
-                .map_err(WriteError::io(format!("cannot create {}", name.display())))?;
+            let mut file = staging.create(name)?;
             csv_pieces(table, |text| file.write_all(text.as_bytes()))
                 .and_then(|()| file.flush())
                 .map_err(WriteError::io(format!("cannot write {}", name.display())))?;

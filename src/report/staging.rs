@@ -193,15 +193,21 @@ impl Staging {
         fs::write(self.stage(path)?, bytes).map_err(WriteError::io(what()))
     }
 
+    /// A new file staged for `target` ([`Staging::stage`]), open for
+    /// writing; its folder must exist.
+    pub fn create(&mut self, target: &Path) -> Result<fs::File> {
+        let tmp = self.stage(target)?;
+        fs::File::create(&tmp).map_err(WriteError::io(format!(
+            "cannot create {}",
+            target.display()
+        )))
+    }
+
     /// Stages `files` (targets inside `dir`), creating `dir` first.
     pub fn put_all(&mut self, dir: &Path, files: &[Rendered]) -> Result<()> {
         self.create_dir_all(dir)?;
         for f in files {
-            let tmp = self.stage(&f.name)?;
-            let mut file = fs::File::create(&tmp).map_err(WriteError::io(format!(
-                "cannot create {}",
-                f.name.display()
-            )))?;
+            let mut file = self.create(&f.name)?;
             file.write_all(&f.bytes)
                 .and_then(|()| file.flush())
                 .map_err(WriteError::io(format!("cannot write {}", f.name.display())))?;

@@ -87,9 +87,7 @@ impl Writer for Xlsx {
     ) -> Result<usize, WriteError> {
         let what = || format!("cannot write {}", self.path.display());
         staging.create_dir_all(dir).map_err(|e| e.at(what()))?;
-        let tmp = staging.stage(&self.path)?;
-        let file = std::fs::File::create(&tmp).map_err(WriteError::io(what()))?;
-        let out = std::io::BufWriter::with_capacity(1 << 16, file);
+        let out = std::io::BufWriter::with_capacity(1 << 16, staging.create(&self.path)?);
         write_workbook(&doc.tables, &doc.charts, &self.path, BIG_SHEET_CELLS, out)?
             .into_inner()
             .map_err(|e| e.into_error())
