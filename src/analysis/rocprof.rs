@@ -27,20 +27,35 @@ use crate::trace::dispatch::{DispatchData, KernelDispatch, LaunchConfig};
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
     let d = trace.dispatches().unwrap_or(&empty);
+    // The other sheets, three groups on every core.
     let others = || {
-        let by_name = NameGroups::of(d);
-        let mut summary = kernel_summary(d, &by_name);
-        if let Some(table) = &opts.kernel_categories {
-            table.add_column(&mut summary);
-        }
-        let by_category = kernel_summary_by_category(d, &by_name);
-        drop(by_name);
+        let ((summary, by_category), (timeline, (short_summary, short_histogram))) = rayon::join(
+            || {
+                let by_name = NameGroups::of(d);
+                let mut summary = kernel_summary(d, &by_name);
+                if let Some(table) = &opts.kernel_categories {
+                    table.add_column(&mut summary);
+                }
+                (summary, kernel_summary_by_category(d, &by_name))
+            },
+            || {
+                rayon::join(
+                    || gpu_timeline(d),
+                    || {
+                        (
+                            short_kernels_summary(d, opts),
+                            short_kernel_histogram(d, opts),
+                        )
+                    },
+                )
+            },
+        );
         (
-            gpu_timeline(d),
+            timeline,
             summary,
             by_category,
-            short_kernels_summary(d, opts),
-            short_kernel_histogram(d, opts),
+            short_summary,
+            short_histogram,
         )
     };
     let details = || kernel_details(trace.shared_dispatches(), opts.deferred_sheets);
