@@ -5,21 +5,35 @@
 pub type Interval = (f64, f64);
 
 /// Union of intervals: sorted, disjoint. Touching intervals merge.
-pub fn union(mut v: Vec<Interval>) -> Vec<Interval> {
+pub fn union(v: Vec<Interval>) -> Vec<Interval> {
+    let mut out: Vec<Interval> = Vec::with_capacity(v.len().min(1024));
+    merged(v, |i| out.push(i));
+    out
+}
+
+/// Sorts `v` by start and hands each interval of its union to `each`, in
+/// order ([`union`] without holding the union).
+fn merged(mut v: Vec<Interval>, mut each: impl FnMut(Interval)) {
     // Stable: equal starts keep input order, as Python's sort does.
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out: Vec<Interval> = Vec::with_capacity(v.len().min(1024));
+    let mut cur: Option<Interval> = None;
     for (s, e) in v {
-        match out.last_mut() {
-            Some(cur) if s <= cur.1 => {
-                if e > cur.1 {
-                    cur.1 = e;
+        match &mut cur {
+            Some(c) if s <= c.1 => {
+                if e > c.1 {
+                    c.1 = e;
                 }
             }
-            _ => out.push((s, e)),
+            _ => {
+                if let Some(done) = cur.replace((s, e)) {
+                    each(done);
+                }
+            }
         }
     }
-    out
+    if let Some(done) = cur {
+        each(done);
+    }
 }
 
 /// `b - a` for sorted, disjoint lists: the parts of `b` not covered by `a`.
@@ -57,7 +71,11 @@ pub fn length(v: &[Interval]) -> f64 {
 
 /// Busy time: the length of the union of the intervals.
 pub fn busy_time(v: Vec<Interval>) -> f64 {
-    length(&union(v))
+    // As `length(&union(v))`, the same sum in the same order, without
+    // holding the union (as long as `v` when nothing overlaps).
+    let mut total = 0.0;
+    merged(v, |(s, e)| total += e - s);
+    total
 }
 
 /// Busy time of a set of events: the union of their `[ts, ts + dur]`.
@@ -106,5 +124,21 @@ mod tests {
     fn busy_time_of_nested_intervals_counts_once() {
         assert_eq!(busy_time(vec![(0.0, 10.0), (1.0, 2.0), (3.0, 4.0)]), 10.0);
         assert_eq!(busy_time(vec![]), 0.0);
+    }
+
+    #[test]
+    fn busy_time_is_the_length_of_the_union_to_the_bit() {
+        let mut next = crate::test_support::draws(0x2545_f491_4f6c_dd1d);
+        for n in [1, 2, 7, 100, 5000] {
+            // Thirds of microseconds: sums that round, in every order.
+            let v: Vec<Interval> = (0..n)
+                .map(|_| {
+                    let s = next(1_000_000) as f64 / 3.0;
+                    (s, s + next(3000) as f64 / 3.0)
+                })
+                .collect();
+            let want = length(&union(v.clone()));
+            assert_eq!(busy_time(v).to_bits(), want.to_bits(), "{n} intervals");
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::categories::is_comm_name;
-use super::intervals::{Interval, busy_time};
+use super::intervals::busy_time;
 use super::kernels::histogram;
 use super::{Report, ReportOptions, TraceQuality};
 use crate::names::{col, row, sheet};
@@ -127,20 +127,12 @@ fn gpu_timeline(d: &DispatchData) -> Table {
     }
     let us = |ns: i64| ns as f64 / 1000.0;
     let total = us(d.fini_time_ns.unwrap_or(0)) - us(d.init_time_ns.unwrap_or(0));
-    let kernels: Vec<Interval> = d
-        .kernels
-        .iter()
-        .map(|k| (us(k.start_ns), us(k.end_ns)))
-        .collect();
-    let copies: Vec<Interval> = d
-        .copies
-        .iter()
-        .map(|c| (us(c.start_ns), us(c.end_ns)))
-        .collect();
-    let all: Vec<Interval> = kernels.iter().chain(&copies).copied().collect();
-    let kernel = busy_time(kernels);
-    let memory = busy_time(copies);
-    let busy = busy_time(all);
+    // One list of intervals at a time (16 bytes a dispatch).
+    let kernels = || d.kernels.iter().map(|k| (us(k.start_ns), us(k.end_ns)));
+    let copies = || d.copies.iter().map(|c| (us(c.start_ns), us(c.end_ns)));
+    let kernel = busy_time(kernels().collect());
+    let memory = busy_time(copies().collect());
+    let busy = busy_time(kernels().chain(copies()).collect());
     let idle = (total - busy).max(0.0);
     let pct = |v: f64| if total > 0.0 { v / total * 100.0 } else { 0.0 };
     t.push_row(vec![
@@ -172,7 +164,12 @@ struct NameGroups<'a> {
 
 impl<'a> NameGroups<'a> {
     fn of(d: &'a DispatchData) -> NameGroups<'a> {
-        let mut durs: Vec<Vec<i64>> = vec![Vec::new(); d.names.len()];
+        // Counted first: each name's list is allocated once, to size.
+        let mut counts = vec![0usize; d.names.len()];
+        for k in &d.kernels {
+            counts[k.name as usize] += 1;
+        }
+        let mut durs: Vec<Vec<i64>> = counts.into_iter().map(Vec::with_capacity).collect();
         for k in &d.kernels {
             durs[k.name as usize].push(k.dur_ns());
         }
