@@ -325,8 +325,8 @@ fn kernel_details(d: Option<Arc<DispatchData>>, deferred: bool) -> Table {
 
 /// The rows of `kernel_details`: the dispatches in sheet order.
 struct DetailRows {
-    /// Indices into `data.kernels`, in row order (dispatch indices fit in
-    /// 32 bits: the loader refuses more events).
+    /// Indices into `data.kernels`, in row order (they fit in 32 bits: the
+    /// loader refuses more dispatches).
     order: Vec<u32>,
     data: Arc<DispatchData>,
 }

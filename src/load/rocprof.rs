@@ -35,6 +35,7 @@ use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
 use crate::trace::dispatch::LaunchConfig;
 use crate::trace::dispatch::{DispatchData, KernelDispatch, MemoryCopy};
+use crate::trace::handle::MAX_INDEX;
 use crate::trace::{Cat, Needs, Phase, Profiler, Trace, TraceBuilder};
 
 /// The top-level key of a rocprofv3 document.
@@ -732,6 +733,12 @@ impl State {
             .ok_or("too many distinct launch configurations")?;
         k.name = dense_id(&mut self.dense, &mut self.kernel_ids, kernel_id)
             .ok_or("too many distinct kernel ids")?;
+        // The report indexes dispatches in 32 bits, as the trace does events.
+        if self.kernels.len() >= MAX_INDEX {
+            return Err(format!(
+                "the trace has more than {MAX_INDEX} kernel dispatches"
+            ));
+        }
         self.kernels.push(k);
         Ok(())
     }

@@ -190,7 +190,9 @@ impl Staging {
         if let Some(parent) = path.parent() {
             self.create_dir_all(parent).map_err(|e| e.at(what()))?;
         }
-        fs::write(self.stage(path)?, bytes).map_err(WriteError::io(what()))
+        self.create(path)?
+            .write_all(bytes)
+            .map_err(WriteError::io(what()))
     }
 
     /// A new file staged for `target` ([`Staging::stage`]), open for
@@ -207,10 +209,7 @@ impl Staging {
     pub fn put_all(&mut self, dir: &Path, files: &[Rendered]) -> Result<()> {
         self.create_dir_all(dir)?;
         for f in files {
-            let mut file = self.create(&f.name)?;
-            file.write_all(&f.bytes)
-                .and_then(|()| file.flush())
-                .map_err(WriteError::io(format!("cannot write {}", f.name.display())))?;
+            self.put(&f.name, &f.bytes)?;
         }
         Ok(())
     }
