@@ -201,7 +201,28 @@ pub(crate) fn read_whole<'a, X, T>(
     extra: X,
     read: impl FnOnce(&mut Reader<'a, X>) -> Option<T>,
 ) -> Option<T> {
-    let text = std::str::from_utf8(json).ok()?;
+    read_whole_text(std::str::from_utf8(json).ok()?, extra, read)
+}
+
+/// `json` as text, checked unless `ascii` says it holds only ASCII bytes
+/// (the splitter's walk saw each of them): None when it is not UTF-8.
+#[allow(unsafe_code)]
+pub(crate) fn text_of(json: &[u8], ascii: bool) -> Option<&str> {
+    if ascii {
+        debug_assert!(json.is_ascii());
+        // SAFETY: ASCII bytes are UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(json) })
+    } else {
+        std::str::from_utf8(json).ok()
+    }
+}
+
+/// [`read_whole`] of a value's text.
+pub(crate) fn read_whole_text<'a, X, T>(
+    text: &'a str,
+    extra: X,
+    read: impl FnOnce(&mut Reader<'a, X>) -> Option<T>,
+) -> Option<T> {
     let mut r = Reader {
         text,
         pos: 0,

@@ -314,10 +314,11 @@ impl<'a> EventTexts<'a> {
     fn read_into(
         &mut self,
         json: &'a [u8],
+        ascii: bool,
         index: usize,
         seen: Option<&mut fast::SeenArgs<'a>>,
     ) -> Result<(), String> {
-        if !fast::read_into(json, self, seen) {
+        if !fast::read_into(json, ascii, self, seen) {
             *self = Self::read_with_serde(json, index)?;
         }
         Ok(())
@@ -596,7 +597,7 @@ impl Decoder {
 }
 
 impl Sink for Decoder {
-    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+    fn event(&mut self, index: usize, json: &[u8], ascii: bool) -> Result<(), String> {
         self.seen += 1;
         if self.skips_any {
             match early_keep(self.builder.needs(), json) {
@@ -607,7 +608,7 @@ impl Sink for Decoder {
             }
         }
         let mut ev = EventTexts::default();
-        ev.read_into(json, index, None)?;
+        ev.read_into(json, ascii, index, None)?;
         let ph = self.phases.phase(ev.ph.as_deref());
         self.builder
             .push_event(index, ev.input(ph), &mut parse_value)?;

@@ -90,8 +90,10 @@ impl From<std::io::Error> for ScanError {
 
 /// Receives the pieces of the document.
 pub trait Sink {
-    /// One element of `traceEvents` (its JSON text), with its index.
-    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String>;
+    /// One element of `traceEvents` (its JSON text), with its index;
+    /// `ascii` when the splitter saw only ASCII bytes in it (then it is
+    /// UTF-8 without a check), false when it did not look.
+    fn event(&mut self, index: usize, json: &[u8], ascii: bool) -> Result<(), String>;
     /// A top-level key other than `traceEvents`, with its JSON text.
     fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String>;
 }
@@ -116,6 +118,9 @@ struct Input<R: Read> {
     base: u64,
     /// The largest value the buffer may grow to hold.
     max_value: usize,
+    /// The last value [`Self::skip_value`] passed is an object or array
+    /// of ASCII bytes only.
+    ascii: bool,
 }
 
 impl<R: Read> Input<R> {
@@ -128,6 +133,7 @@ impl<R: Read> Input<R> {
             mark: None,
             base: 0,
             max_value,
+            ascii: false,
         }
     }
 
@@ -248,13 +254,16 @@ impl<R: Read> Input<R> {
         // The usual case, once for each of millions of events: a container
         // that ends inside the buffer, so no refill and no mark. Otherwise
         // the walk starts again the general way, which words every error.
-        if matches!(first, b'{' | b'[')
-            && let Some(n) = Brackets::new(first).find_end(&self.buf[self.pos..self.end])
-        {
-            let start = self.pos;
-            self.pos += n;
-            return Ok(start);
+        if matches!(first, b'{' | b'[') {
+            let mut walk = Brackets::new(first);
+            if let Some(n) = walk.find_end(&self.buf[self.pos..self.end]) {
+                let start = self.pos;
+                self.pos += n;
+                self.ascii = walk.ascii();
+                return Ok(start);
+            }
         }
+        self.ascii = false;
         self.mark = Some(self.pos);
         self.pass(first, what)?;
         let m = self.mark.take().unwrap_or(0);
@@ -319,6 +328,7 @@ impl<R: Read> Input<R> {
         loop {
             if let Some(n) = walk.find_end(&self.buf[self.pos..self.end]) {
                 self.pos += n;
+                self.ascii = walk.ascii();
                 return Ok(());
             }
             self.pos = self.end;
@@ -609,7 +619,7 @@ fn events_array<R: Read>(inp: &mut Input<R>, sink: &mut dyn Sink) -> Result<(), 
     const WHAT: &str = "inside \"traceEvents\"";
     elements(inp, WHAT, |inp, index| {
         let start = inp.skip_value(WHAT)?;
-        sink.event(index, &inp.buf[start..inp.pos])
+        sink.event(index, &inp.buf[start..inp.pos], inp.ascii)
             .map_err(ScanError::Callback)
     })
 }
@@ -770,12 +780,15 @@ mod tests {
     #[derive(Default)]
     struct Collect {
         events: Vec<String>,
+        /// Each event's `ascii` flag.
+        ascii: Vec<bool>,
         others: Vec<(String, String)>,
     }
 
     impl Sink for Collect {
-        fn event(&mut self, _i: usize, json: &[u8]) -> Result<(), String> {
+        fn event(&mut self, _i: usize, json: &[u8], ascii: bool) -> Result<(), String> {
             self.events.push(String::from_utf8_lossy(json).into_owned());
+            self.ascii.push(ascii);
             Ok(())
         }
         fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
@@ -800,6 +813,27 @@ mod tests {
         let mut c = Collect::default();
         split(Trickle(doc.as_bytes(), chunk), &mut c)?;
         Ok(c)
+    }
+
+    /// Events are flagged ASCII when they are, within one buffer or across
+    /// refills, and never when a byte of theirs is not; values that are
+    /// not objects or arrays are not flagged.
+    #[test]
+    fn events_carry_whether_they_are_ascii() {
+        let long = "y".repeat(3000);
+        let doc = format!(
+            "{{\"traceEvents\": [{{\"name\": \"a\"}}, {{\"name\": \"é\"}}, \
+             {{\"name\": \"{long}\"}}, [1, \"ü\"], \"s\", {{\"k\": \"\\\"x{long}é\"}}]}}"
+        );
+        for chunk in [1, 3, 64, 1000, 1 << 20] {
+            let c = run(&doc, chunk).unwrap();
+            assert_eq!(c.events.len(), 6);
+            assert_eq!(
+                c.ascii,
+                [true, false, true, false, false, false],
+                "chunks of {chunk}"
+            );
+        }
     }
 
     /// What a split gives, as text: the events and other keys, or the error.

@@ -16,6 +16,8 @@ pub struct Brackets {
     in_string: bool,
     /// The previous byte was a backslash inside a string.
     escaped: bool,
+    /// A byte of 0x80 or more was among the bytes walked.
+    non_ascii: bool,
 }
 
 impl Brackets {
@@ -28,7 +30,16 @@ impl Brackets {
             depth: 0,
             in_string: false,
             escaped: false,
+            non_ascii: false,
         }
+    }
+
+    /// True when every byte walked so far, up to the container's end, is
+    /// ASCII. An ASCII container is valid UTF-8 without a check: the
+    /// splitter's 64-byte blocks see every byte anyway, and the parser
+    /// then skips its own pass over them.
+    pub fn ascii(&self) -> bool {
+        !self.non_ascii
     }
 
     /// Walks `bytes` (the container's next bytes); the offset just past its
@@ -67,11 +78,16 @@ impl Brackets {
             let block: &[u8; 64] = bytes[at..at + 64].try_into().ok()?;
             let m = masks(block, self.open, self.close);
             if m.backslash != 0 || self.escaped {
+                // The bytewise walk looks at each byte's high bit itself.
                 if let Some(n) = self.bytewise(block) {
                     return Some(at + n);
                 }
             } else if let Some(n) = self.block(m) {
+                // Bytes after the container are not its own.
+                self.non_ascii |= m.high & (u64::MAX >> (64 - n)) != 0;
                 return Some(at + n);
+            } else {
+                self.non_ascii |= m.high != 0;
             }
             at += 64;
         }
@@ -115,6 +131,7 @@ impl Brackets {
 
     fn bytewise(&mut self, bytes: &[u8]) -> Option<usize> {
         for (i, &b) in bytes.iter().enumerate() {
+            self.non_ascii |= !b.is_ascii();
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -145,6 +162,8 @@ struct Masks {
     backslash: u64,
     open: u64,
     close: u64,
+    /// Bytes of 0x80 or more (not ASCII).
+    high: u64,
 }
 
 /// Bit `i` of the result: the XOR of bits `0..=i` of `x` (inside a string
@@ -179,6 +198,7 @@ fn masks_sse2(block: &[u8; 64], open: u8, close: u8) -> Masks {
     };
     let chars = [b'"', b'\\', open, close];
     let mut out = [0u64; 4];
+    let mut high = 0;
     for k in 0..4 {
         let lane = &block[16 * k..16 * k + 16];
         // SAFETY: SSE2 is in the x86_64 baseline, so these instructions
@@ -186,6 +206,7 @@ fn masks_sse2(block: &[u8; 64], open: u8, close: u8) -> Masks {
         // of `lane` (checked above), unaligned loads being allowed.
         unsafe {
             let v = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
+            high |= u64::from(_mm_movemask_epi8(v) as u16) << (16 * k);
             for (m, &c) in out.iter_mut().zip(&chars) {
                 let eq = _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
                 *m |= u64::from(_mm_movemask_epi8(eq) as u16) << (16 * k);
@@ -197,6 +218,7 @@ fn masks_sse2(block: &[u8; 64], open: u8, close: u8) -> Masks {
         backslash: out[1],
         open: out[2],
         close: out[3],
+        high,
     }
 }
 
@@ -210,11 +232,13 @@ fn masks_avx2(block: &[u8; 64], open: u8, close: u8) -> Masks {
     };
     let chars = [b'"', b'\\', open, close];
     let mut out = [0u64; 4];
+    let mut high = 0;
     for k in 0..2 {
         let lane = &block[32 * k..32 * k + 32];
         // SAFETY: the load reads the 32 bytes of `lane` (checked above),
         // unaligned loads being allowed; AVX2 is enabled for this function.
         let v = unsafe { _mm256_loadu_si256(lane.as_ptr().cast::<__m256i>()) };
+        high |= u64::from(_mm256_movemask_epi8(v) as u32) << (32 * k);
         for (m, &c) in out.iter_mut().zip(&chars) {
             let eq = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
             *m |= u64::from(_mm256_movemask_epi8(eq) as u32) << (32 * k);
@@ -225,6 +249,7 @@ fn masks_avx2(block: &[u8; 64], open: u8, close: u8) -> Masks {
         backslash: out[1],
         open: out[2],
         close: out[3],
+        high,
     }
 }
 
@@ -233,17 +258,19 @@ fn masks_avx2(block: &[u8; 64], open: u8, close: u8) -> Masks {
 fn masks_words(block: &[u8; 64], open: u8, close: u8) -> Masks {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const ONES: u64 = 0x0101_0101_0101_0101;
+    // The high bit of each byte, byte k at bit k.
+    let gather = |highs: u64| ((highs >> 7) & ONES).wrapping_mul(0x0102_0408_1020_4080) >> 56;
     // One bit per byte of `w` equal to `c`, byte k at bit k.
     let eq = |w: u64, c: u8| {
         let v = w ^ (ONES * u64::from(c));
-        let zero_high = !(((v & LOW7) + LOW7) | v | LOW7);
-        (zero_high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+        gather(!(((v & LOW7) + LOW7) | v | LOW7))
     };
     let mut m = Masks {
         quote: 0,
         backslash: 0,
         open: 0,
         close: 0,
+        high: 0,
     };
     for (k, word) in block.chunks_exact(8).enumerate() {
         let mut le = [0u8; 8];
@@ -253,6 +280,7 @@ fn masks_words(block: &[u8; 64], open: u8, close: u8) -> Masks {
         m.backslash |= eq(w, b'\\') << (8 * k);
         m.open |= eq(w, open) << (8 * k);
         m.close |= eq(w, close) << (8 * k);
+        m.high |= gather(w & !LOW7) << (8 * k);
     }
     m
 }
@@ -267,9 +295,10 @@ mod tests {
     }
 
     /// Deterministic pseudo-random bytes drawn from JSON's structural
-    /// characters and a few letters.
+    /// characters and a few letters, ASCII or not (the UTF-8 of `é` and a
+    /// byte that is never UTF-8).
     fn noise(seed: u64, n: usize) -> Vec<u8> {
-        let alphabet = b"{}[]\"\\\\ab,:  ";
+        let alphabet = b"{}[]\"\\\\ab,:  \xc3\xa9\xff";
         let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         (0..n)
             .map(|_| {
@@ -300,6 +329,7 @@ mod tests {
                 for (i, &b) in bytes.iter().enumerate() {
                     assert_eq!(words.quote >> i & 1 == 1, b == b'"');
                     assert_eq!(words.open >> i & 1 == 1, b == open);
+                    assert_eq!(words.high >> i & 1 == 1, !b.is_ascii());
                 }
             }
         }
@@ -326,6 +356,46 @@ mod tests {
                         at = end;
                     }
                     assert_eq!(got, want, "seed {seed}, pieces of {piece}");
+                    // The walk tells an ASCII container from another.
+                    if let Some(end) = got {
+                        assert_eq!(walk.ascii(), doc[..end].is_ascii(), "seed {seed}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A container is ASCII to the walk exactly when its bytes are: one
+    /// byte of 0x80 or more anywhere, in a string or not, in a block with
+    /// escapes or in the bytewise tail, clears it; one after its end does
+    /// not.
+    #[test]
+    fn the_walk_tells_ascii_containers() {
+        let ascii = format!("{{\"k\": \"{}\\\"\", \"l\": [1, 2]}}", "x".repeat(150));
+        let end = ascii.len();
+        assert_eq!(Brackets::new(b'{').find_end(ascii.as_bytes()), Some(end));
+        let mut walk = Brackets::new(b'{');
+        let tail = format!("{ascii}, \"é{}\"", "z".repeat(100));
+        assert_eq!(walk.find_end(tail.as_bytes()), Some(end));
+        assert!(walk.ascii());
+        for at in 1..end - 1 {
+            for byte in [0x80, 0xc3, 0xff] {
+                let mut doc = ascii.clone().into_bytes();
+                if doc[at] == b'"' || doc[at] == b'\\' || doc[at] == b'{' || doc[at] == b'}' {
+                    continue;
+                }
+                doc[at] = byte;
+                for piece in [7, 64, 1000] {
+                    let mut walk = Brackets::new(b'{');
+                    let mut from = 0;
+                    let mut got = None;
+                    while from < doc.len() && got.is_none() {
+                        let to = (from + piece).min(doc.len());
+                        got = walk.find_end(&doc[from..to]).map(|n| from + n);
+                        from = to;
+                    }
+                    assert_eq!(got, Some(end), "byte {byte:#x} at {at}");
+                    assert!(!walk.ascii(), "byte {byte:#x} at {at}, pieces of {piece}");
                 }
             }
         }

@@ -11,28 +11,30 @@
 
 use std::borrow::Cow;
 
-use crate::load::fast_json::{POW10, Reader, read_whole};
+use crate::load::fast_json::{POW10, Reader, read_whole_text, text_of};
 use crate::trace::args::LinkIds;
 
 use super::{ArgTexts, EventTexts, Num};
 
-/// Reads `json` (one element of `traceEvents`) into `ev`, which must be
-/// empty (its default); false when serde must, `ev` then holding part of
-/// the event. Filled in place: the event is some 500 bytes, and moving it
-/// out of each reader function cost more than a tenth of the reading.
+/// Reads `json` (one element of `traceEvents`, known to be ASCII when
+/// `ascii`) into `ev`, which must be empty (its default); false when serde
+/// must, `ev` then holding part of the event. Filled in place: the event
+/// is some 500 bytes, and moving it out of each reader function cost more
+/// than a tenth of the reading.
 pub(super) fn read_into<'a>(
     json: &'a [u8],
+    ascii: bool,
     ev: &mut EventTexts<'a>,
     seen: Option<&mut SeenArgs<'a>>,
 ) -> bool {
-    read_whole(json, seen, |r| r.event(ev)).is_some()
+    text_of(json, ascii).is_some_and(|text| read_whole_text(text, seen, |r| r.event(ev)).is_some())
 }
 
 /// [`read_into`] a new event; None when serde must.
 #[cfg(test)]
 pub(super) fn read(json: &[u8]) -> Option<EventTexts<'_>> {
     let mut ev = EventTexts::default();
-    read_into(json, &mut ev, None).then_some(ev)
+    read_into(json, false, &mut ev, None).then_some(ev)
 }
 
 /// Buckets of [`SeenArgs`] per op argument key.
@@ -370,7 +372,7 @@ mod tests {
             let json = &buffer.as_bytes()[at..at + e.len()];
             at += e.len();
             let mut with_seen = EventTexts::default();
-            let read_with_seen = read_into(json, &mut with_seen, Some(&mut seen));
+            let read_with_seen = read_into(json, json.is_ascii(), &mut with_seen, Some(&mut seen));
             let alone = read(json);
             assert_eq!(read_with_seen, alone.is_some(), "{e}");
             if let Some(alone) = alone {

@@ -107,6 +107,8 @@ struct Parsed {
     first_index: usize,
     buf: Vec<u8>,
     ends: Vec<usize>,
+    /// Whether each event is ASCII ([`Sink::event`]'s `ascii`).
+    ascii: Vec<bool>,
     owned: Vec<Box<str>>,
     /// Names and kernel names, in first-use order.
     strings: Vec<Text>,
@@ -133,6 +135,7 @@ impl Parsed {
     fn clear(&mut self) {
         self.buf.clear();
         self.ends.clear();
+        self.ascii.clear();
         self.owned.clear();
         self.strings.clear();
         self.idents.clear();
@@ -353,7 +356,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
             }
         }
         let mut ev = EventTexts::default();
-        match ev.read_into(json, first_index + i, Some(&mut seen)) {
+        match ev.read_into(json, batch.ascii[i], first_index + i, Some(&mut seen)) {
             Ok(()) => {
                 let ph = phases.phase(ev.ph.as_deref());
                 items.push(Item::Full(t.local(&ev, ph)));
@@ -513,7 +516,7 @@ impl BatchSink {
 }
 
 impl Sink for BatchSink {
-    fn event(&mut self, index: usize, json: &[u8]) -> Result<(), String> {
+    fn event(&mut self, index: usize, json: &[u8], ascii: bool) -> Result<(), String> {
         let b = &mut self.batch;
         if b.ends.is_empty() {
             b.first_index = index;
@@ -521,6 +524,7 @@ impl Sink for BatchSink {
         let size = crate::load::append_to_batch(&mut b.buf, &mut b.ends, json, || {
             format!("event #{index} of traceEvents")
         })?;
+        b.ascii.push(ascii);
         if size >= BATCH_BYTES {
             self.flush()?;
         }
