@@ -27,6 +27,14 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 const PURGE_DELAY_MS: std::ffi::c_long = 50;
 
 fn main() {
+    // The release build aborts on a panic (Cargo.toml), so no destructor
+    // removes a half-staged output: the hook does, after the default
+    // message, and exits with the code an unwinding panic would give.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        tracelens::report::staging::discard_all_after_panic(101);
+    }));
     // mimalloc's own variable, when set, still decides.
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: a plain option store, read by the allocator on its next purge.

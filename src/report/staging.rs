@@ -66,6 +66,26 @@ pub fn discard_all_and_exit(code: i32) -> ! {
     std::process::exit(code)
 }
 
+/// For a panic hook (a panic aborts the binary, so nothing is dropped):
+/// [`discard_all_and_exit`], unless the lock stays taken for a second,
+/// which it does when the panicking thread holds it (a panic inside a
+/// commit); then it exits with `code` and leaves the folders.
+pub fn discard_all_after_panic(code: i32) -> ! {
+    for _ in 0..1000 {
+        match LIVE.try_lock() {
+            Ok(guard) => {
+                drop(guard);
+                discard_all_and_exit(code);
+            }
+            Err(std::sync::TryLockError::Poisoned(_)) => discard_all_and_exit(code),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    }
+    std::process::exit(code)
+}
+
 /// One staged output: the new file and where it goes.
 #[derive(Debug, Clone)]
 struct Staged {
