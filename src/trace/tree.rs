@@ -96,12 +96,19 @@ struct Links {
     gpu: u32,
 }
 
-/// The bits of [`Links::gpu`] that count GPU events (event ids fit in 31
-/// bits, so counts do).
+/// The bits of [`Links::gpu`] that count GPU events. A count saturates
+/// there: more than 2^31 - 1 GPU events below one node would take some
+/// 90 GB of event records, and only `> 0` and the walk's length read it.
 const GPU_COUNT: u32 = (1 << 31) - 1;
 
-/// The bit of [`Links::gpu`] marking a linked GPU event.
+/// The bit of [`Links::gpu`] marking a GPU event: set for each one the
+/// launch links place, and for every one by [`Tree::recount_gpu`].
 const GPU_EVENT: u32 = 1 << 31;
+
+/// `gpu` with `n` more GPU events counted, its mark kept.
+fn add_to_count(gpu: u32, n: u32) -> u32 {
+    (gpu & GPU_EVENT) | (gpu & GPU_COUNT).saturating_add(n).min(GPU_COUNT)
+}
 
 impl Tree {
     /// The link slot of event `id`; None for a stub.
@@ -313,11 +320,12 @@ impl Tree {
         // Every GPU event is marked: a child list may now hold one that
         // the launch links did not place.
         let gpu = |id: usize, c: u32| {
-            c | if trace.event(EventId::new(id)).cat.is_gpu() {
+            let mark = if trace.event(EventId::new(id)).cat.is_gpu() {
                 GPU_EVENT
             } else {
                 0
-            }
+            };
+            add_to_count(mark, c)
         };
         match &self.nodes {
             None => {
@@ -695,7 +703,7 @@ fn add_gpu_count(trace: &Trace, tree: &mut Tree, node: EventId, n: u32) {
         && steps <= trace.len()
     {
         let k = tree.slot(x);
-        tree.links[k].gpu += n;
+        tree.links[k].gpu = add_to_count(tree.links[k].gpu, n);
         a = tree.parent(x);
         steps += 1;
     }
@@ -923,6 +931,19 @@ mod tests {
         assert!(tree.is_leaf(id(2)));
         assert_eq!(tree.gpu_events(&trace, id(0)), [id(3)]);
         assert_eq!(tree.gpu_events(&trace, id(2)), []);
+    }
+
+    /// A count saturates below the mark, which stays as it was.
+    #[test]
+    fn gpu_counts_saturate_below_the_mark() {
+        assert_eq!(add_to_count(GPU_EVENT | 2, 3), GPU_EVENT | 5);
+        assert_eq!(add_to_count(7, 1), 8);
+        assert_eq!(add_to_count(GPU_COUNT - 1, 5), GPU_COUNT);
+        assert_eq!(
+            add_to_count(GPU_EVENT | (GPU_COUNT - 1), u32::MAX),
+            u32::MAX
+        );
+        assert_eq!(add_to_count(GPU_EVENT, 0), GPU_EVENT);
     }
 
     /// The GPU events below each node, found by reading every child's
