@@ -98,7 +98,8 @@ struct Links {
 
 /// The bits of [`Links::gpu`] that count GPU events. A count saturates
 /// there: more than 2^31 - 1 GPU events below one node would take some
-/// 90 GB of event records, and only `> 0` and the walk's length read it.
+/// 90 GB of event records (the tree view would show the cap; every other
+/// reader only asks whether a count is zero).
 const GPU_COUNT: u32 = (1 << 31) - 1;
 
 /// The bit of [`Links::gpu`] marking a GPU event: set for each one the
