@@ -195,34 +195,15 @@ impl Number<'_> {
 
 /// Reads all of `json` with `read`, given a reader that keeps `extra`:
 /// None unless `json` is UTF-8, `read` reads a value, and only whitespace
-/// follows it.
+/// follows it. `ascii` says the splitter's walk saw only ASCII bytes in
+/// `json`, which are UTF-8 without a check.
 pub(crate) fn read_whole<'a, X, T>(
     json: &'a [u8],
+    ascii: bool,
     extra: X,
     read: impl FnOnce(&mut Reader<'a, X>) -> Option<T>,
 ) -> Option<T> {
-    read_whole_text(std::str::from_utf8(json).ok()?, extra, read)
-}
-
-/// `json` as text, checked unless `ascii` says it holds only ASCII bytes
-/// (the splitter's walk saw each of them): None when it is not UTF-8.
-#[allow(unsafe_code)]
-pub(crate) fn text_of(json: &[u8], ascii: bool) -> Option<&str> {
-    if ascii {
-        debug_assert!(json.is_ascii());
-        // SAFETY: ASCII bytes are UTF-8.
-        Some(unsafe { std::str::from_utf8_unchecked(json) })
-    } else {
-        std::str::from_utf8(json).ok()
-    }
-}
-
-/// [`read_whole`] of a value's text.
-pub(crate) fn read_whole_text<'a, X, T>(
-    text: &'a str,
-    extra: X,
-    read: impl FnOnce(&mut Reader<'a, X>) -> Option<T>,
-) -> Option<T> {
+    let text = text_of(json, ascii)?;
     let mut r = Reader {
         text,
         pos: 0,
@@ -231,6 +212,19 @@ pub(crate) fn read_whole_text<'a, X, T>(
     let value = read(&mut r)?;
     r.ws();
     (r.pos == text.len()).then_some(value)
+}
+
+/// `json` as text, checked unless `ascii` (see [`read_whole`]): None when
+/// it is not UTF-8.
+#[allow(unsafe_code)]
+fn text_of(json: &[u8], ascii: bool) -> Option<&str> {
+    if ascii {
+        debug_assert!(json.is_ascii());
+        // SAFETY: ASCII bytes are UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(json) })
+    } else {
+        std::str::from_utf8(json).ok()
+    }
 }
 
 impl<'a> Reader<'a, ()> {

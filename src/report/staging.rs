@@ -46,7 +46,11 @@ fn live() -> MutexGuard<'static, Vec<Live>> {
 /// then exits the process with `code`. Holding the lock until the exit
 /// keeps other threads from staging anything new.
 pub fn discard_all_and_exit(code: i32) -> ! {
-    let live = live();
+    discard_and_exit(live(), code)
+}
+
+/// Removes what `live` (the held lock) lists, then exits with `code`.
+fn discard_and_exit(live: MutexGuard<'static, Vec<Live>>, code: i32) -> ! {
     for entry in live.iter().rev() {
         match entry {
             Live::Staging(d) => {
@@ -73,11 +77,8 @@ pub fn discard_all_and_exit(code: i32) -> ! {
 pub fn discard_all_after_panic(code: i32) -> ! {
     for _ in 0..1000 {
         match LIVE.try_lock() {
-            Ok(guard) => {
-                drop(guard);
-                discard_all_and_exit(code);
-            }
-            Err(std::sync::TryLockError::Poisoned(_)) => discard_all_and_exit(code),
+            Ok(live) => discard_and_exit(live, code),
+            Err(std::sync::TryLockError::Poisoned(p)) => discard_and_exit(p.into_inner(), code),
             Err(std::sync::TryLockError::WouldBlock) => {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }

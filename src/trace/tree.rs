@@ -344,7 +344,8 @@ impl Tree {
         }
     }
 
-    fn append_child(&mut self, parent: EventId, child: EventId) {
+    /// Makes `child` the last child of `parent`; the child's slot.
+    fn append_child(&mut self, parent: EventId, child: EventId) -> usize {
         let (p, c) = (self.slot(parent), self.slot(child));
         self.links[c].parent = Some(parent);
         match self.links[p].last_child {
@@ -355,6 +356,7 @@ impl Tree {
             }
         }
         self.links[p].last_child = Some(child);
+        c
     }
 }
 
@@ -522,7 +524,9 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
             }
         }
         match st.frames.last() {
-            Some(&top) => tree.append_child(top, e),
+            Some(&top) => {
+                tree.append_child(top, e);
+            }
             None => tree.host_roots.push(e),
         }
         st.frames.push(e);
@@ -676,8 +680,7 @@ fn link_launches(trace: &Trace, tree: &mut Tree, links: &LinkTables) -> usize {
         if tree.parent(g).is_some() {
             continue;
         }
-        tree.append_child(r, g);
-        let k = tree.slot(g);
+        let k = tree.append_child(r, g);
         tree.links[k].gpu |= GPU_EVENT;
         linked += 1;
         match &mut taken {

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::load::fast_json::{POW10, Reader, read_whole_text, text_of};
+use crate::load::fast_json::{POW10, Reader, read_whole};
 use crate::trace::args::LinkIds;
 
 use super::{ArgTexts, EventTexts, Num};
@@ -27,7 +27,7 @@ pub(super) fn read_into<'a>(
     ev: &mut EventTexts<'a>,
     seen: Option<&mut SeenArgs<'a>>,
 ) -> bool {
-    text_of(json, ascii).is_some_and(|text| read_whole_text(text, seen, |r| r.event(ev)).is_some())
+    read_whole(json, ascii, seen, |r| r.event(ev)).is_some()
 }
 
 /// [`read_into`] a new event; None when serde must.
