@@ -7,9 +7,10 @@
 //! `kernel_symbols` one at a time, `metadata`, `agents` and `strings`
 //! whole. Everything else is passed over unread. Records are packed into
 //! batches that worker threads parse (kernel dispatches with a hand-written
-//! reader where it can, everything else with serde_json); one merger
-//! thread takes the batches in document order and keeps, record by record,
-//! the kernel dispatches, memory copies and kernel names. Memory grows
+//! reader where it can, everything else with serde_json); the batches are
+//! merged in document order ([`Ordered`](super::ordered::Ordered):
+//! whichever thread finishes the next one merges it), keeping, record by
+//! record, the kernel dispatches, memory copies and kernel names. Memory grows
 //! with the number of records, not with the size of the document.
 //!
 //! `kernel_symbols` may come before or after the dispatches: a dispatch
@@ -20,7 +21,7 @@
 
 use std::io::Read;
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -30,6 +31,7 @@ use serde_json::error::Category;
 use super::Packing;
 use super::fast_json::{Reader, read_whole};
 use super::kineto::Counted;
+use super::ordered::{Merge, Ordered};
 use super::scan::{self, Node, Shape, ShapeSink};
 use crate::error::LoadError;
 use crate::trace::builder::{EventInput, IdentRef, Time};
@@ -117,12 +119,12 @@ const fn records(label: &'static str) -> Node {
 /// 41,000, 11% more CPU); under it, freed batches are reused by the heap.
 const BATCH_BYTES: usize = 512 << 10;
 
-/// The merger hung up (it found an error, which takes precedence).
+/// A merge failed (its error, which takes precedence, is reported instead).
 const MERGER_STOPPED: &str = "merger stopped";
 
 /// Decodes a rocprofv3 JSON document from `reader` (already unpacked):
 /// splits on the calling thread, parses records on worker threads, keeps
-/// them in order on a merger thread (see the module docs).
+/// them in document order (see the module docs).
 pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Trace, LoadError> {
     let max_value = scan::max_value_bytes().map_err(LoadError::Limit)?;
     let mut counted = Counted {
@@ -130,25 +132,28 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
         bytes: 0,
     };
     let workers = super::worker_count();
-    let (order_tx, order_rx) = sync_channel::<Pending>(2 * workers + 2);
+    // Two batches per worker and two more in flight: the bound the queue
+    // to the merger thread had before the merge moved to the workers.
+    let ordered = Ordered::new(State::default(), 2 * workers + 2);
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
     // Parsed batches' buffers go back to the splitter for the next ones:
     // the batches in flight reuse the same pages.
     let (spare_tx, spare_rx) = channel::<Batch>();
     let work = |job: Job| {
-        let parsed = job.batch.parse();
-        // The splitter may have finished, and the merger stopped: then
-        // nobody takes these.
-        let _ = spare_tx.send(job.batch);
-        let _ = job.done.send(parsed);
+        let Job { batch, seq } = job;
+        ordered.work(seq, || {
+            let parsed = batch.parse();
+            // The splitter may have finished: then nobody takes it.
+            let _ = spare_tx.send(batch);
+            Element::Batch(parsed)
+        });
     };
-    let (st, tools) = std::thread::scope(|scope| {
+    let (split, flushed, tools) = std::thread::scope(|scope| {
         super::spawn_workers(scope, &jobs_rx, &work)?;
-        let merger = super::spawn_loader_thread(scope, "tracelens-merge", move || merge(order_rx))?;
         let mut sink = Splitter {
             jobs: jobs_tx,
-            order: order_tx,
+            ordered: &ordered,
             spare: spare_rx,
             batch: None,
             tools: None,
@@ -156,13 +161,11 @@ pub fn decode<R: Read>(reader: R, packing: Packing, needs: &Needs) -> Result<Tra
         let split = scan::split_shaped(&mut counted, &DOC, &mut sink, max_value);
         // Records before a syntax error are still checked: their errors come first.
         let flushed = sink.flush();
-        let tools = sink.tools;
-        drop(sink);
-        let st = merger.join().map_err(|_| LoadError::Internal)??;
-        split.map_err(|e| super::scan_error(packing, e))?;
-        flushed.map_err(LoadError::Invalid)?;
-        Ok::<_, LoadError>((st, tools))
+        Ok::<_, LoadError>((split, flushed, sink.tools))
     })?;
+    let st = ordered.into_merged()?;
+    split.map_err(|e| super::scan_error(packing, e))?;
+    flushed.map_err(LoadError::Invalid)?;
     st.finish(tools, needs, counted.bytes)
 }
 
@@ -233,10 +236,10 @@ struct Batch {
     ends: Vec<usize>,
 }
 
-/// A batch handed to a worker, with where its result goes.
+/// A batch handed to a worker, with its place in document order.
 struct Job {
     batch: Batch,
-    done: SyncSender<Parsed>,
+    seq: u64,
 }
 
 /// The records of a batch as a worker read them, up to the first error.
@@ -303,19 +306,19 @@ fn read_all<T>(
     }
 }
 
-/// What the merger takes next, in document order.
-enum Pending {
-    /// A batch being parsed; its result arrives here.
-    Batch(Receiver<Parsed>),
+/// What is merged, in document order.
+enum Element {
+    /// A parsed batch.
+    Batch(Parsed),
     /// A value read whole: its node's label and JSON text.
     Whole(&'static str, Vec<u8>),
 }
 
-/// The splitter's sink: packs records into batches and queues them for the
-/// workers and, in the same order, for the merger.
-struct Splitter {
+/// The splitter's sink: packs records into batches and sends them to the
+/// workers, numbered for the ordered merge.
+struct Splitter<'m> {
     jobs: Sender<Job>,
-    order: SyncSender<Pending>,
+    ordered: &'m Ordered<State>,
     /// Batches the workers have parsed, for reuse.
     spare: Receiver<Batch>,
     batch: Option<Batch>,
@@ -323,30 +326,34 @@ struct Splitter {
     tools: Option<usize>,
 }
 
-impl Splitter {
+impl Splitter<'_> {
     fn flush(&mut self) -> Result<(), String> {
         let Some(batch) = self.batch.take() else {
             return Ok(());
         };
-        let (done, result) = sync_channel(1);
-        // Queued for the merger first: the bound on batches in flight.
-        self.order
-            .send(Pending::Batch(result))
+        let seq = self
+            .ordered
+            .place()
             .map_err(|_| MERGER_STOPPED.to_string())?;
-        self.jobs
-            .send(Job { batch, done })
-            .map_err(|_| MERGER_STOPPED.to_string())
+        if self.jobs.send(Job { batch, seq }).is_err() {
+            self.ordered.finish(seq, Err(LoadError::Internal));
+            return Err(MERGER_STOPPED.to_string());
+        }
+        Ok(())
     }
 }
 
-impl ShapeSink for Splitter {
+impl ShapeSink for Splitter<'_> {
     fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        self.order
-            .send(Pending::Whole(node.label, json.to_vec()))
-            .map_err(|_| MERGER_STOPPED.to_string())
+        let seq = self
+            .ordered
+            .place()
+            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let whole = Element::Whole(node.label, json.to_vec());
+        self.ordered.finish(seq, Ok(whole));
+        Ok(())
     }
-
     fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String> {
         // Batches hold one list: a new node starts a new batch.
         if self
@@ -387,32 +394,38 @@ impl ShapeSink for Splitter {
     }
 }
 
-/// Takes batches and whole values in document order and keeps what they
-/// hold.
-fn merge(order: Receiver<Pending>) -> Result<State, LoadError> {
-    let mut st = State::default();
-    for pending in order {
-        match pending {
-            Pending::Batch(result) => {
-                let p = result.recv().map_err(|_| LoadError::Internal)?;
+/// Keeps what each batch and whole value holds, in document order.
+impl Merge for State {
+    type Item = Element;
+    type Spare = ();
+    type Error = LoadError;
+
+    fn merge(&mut self, element: Element) -> Result<Option<()>, LoadError> {
+        match element {
+            Element::Batch(p) => {
                 match p.records {
                     Records::Kernels(ks) => {
                         for (id, k, config) in ks {
-                            st.push_kernel(id, k, config).map_err(LoadError::Invalid)?;
+                            self.push_kernel(id, k, config)
+                                .map_err(LoadError::Invalid)?;
                         }
                     }
-                    Records::Copies(cs) => st.copies.extend(cs),
+                    Records::Copies(cs) => self.copies.extend(cs),
                     // A repeated id: the last entry wins, as in a Python dict.
-                    Records::Symbols(syms) => st.symbols.extend(syms),
+                    Records::Symbols(syms) => self.symbols.extend(syms),
                 }
                 if let Some(e) = p.error {
                     return Err(e);
                 }
             }
-            Pending::Whole(label, json) => st.whole(label, &json)?,
+            Element::Whole(label, json) => self.whole(label, &json)?,
         }
+        Ok(None)
     }
-    Ok(st)
+
+    fn internal(_what: &str) -> LoadError {
+        LoadError::Internal
+    }
 }
 
 /// A memory copy as read, before its name is known.

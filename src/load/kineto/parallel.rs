@@ -1,8 +1,9 @@
 //! [`Threads::Parallel`](super::Threads::Parallel): the splitter packs
 //! consecutive events into batches; worker threads parse each batch into
-//! events with batch-local string, pid/tid and value tables; one merger
-//! thread takes the batches in input order, interns each distinct local
-//! text once and hands the events to the builder.
+//! events with batch-local string, pid/tid and value tables; the batches
+//! are merged in input order ([`Ordered`]: whichever thread finishes the
+//! next one merges it), interning each distinct local text once and
+//! handing the events to the builder.
 //!
 //! The result is the one a sequential decode gives: the workers read each
 //! event as [`super::Decoder`] does (early category check, the same
@@ -13,7 +14,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Sender, channel};
 
 use rustc_hash::FxHashMap;
 
@@ -22,6 +23,7 @@ use super::{
     Decoder, EventTexts, Ident, LoadError, Num, Packing, PhaseCounts, early_keep, kernel_text,
     parse_value,
 };
+use crate::load::ordered::{Merge, Ordered};
 use crate::trace::args::{LinkIds, OpArgIds};
 use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
 use crate::trace::{Cat, IdentId, Needs, Phase, StrId, ValueId};
@@ -36,7 +38,7 @@ const BATCH_BYTES: usize = 512 << 10;
 /// "No entry" in a batch-local handle.
 const NONE: u32 = u32::MAX;
 
-/// The merger hung up (it found an error, which takes precedence).
+/// A merge failed (its error, which takes precedence, is reported instead).
 const MERGER_STOPPED: &str = "merger stopped";
 
 /// A text a worker read: a span of the batch buffer, or a string it had to
@@ -124,7 +126,7 @@ struct Parsed {
 
 impl Parsed {
     /// An empty batch with room for `BATCH_BYTES` of events.
-    fn new() -> Parsed {
+    fn with_room() -> Parsed {
         Parsed {
             buf: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
             ..Parsed::default()
@@ -320,10 +322,10 @@ fn shared_entry<'a>(
     })
 }
 
-/// A batch handed to a worker.
+/// A batch handed to a worker, with its place in input order.
 struct Job {
     batch: Parsed,
-    done: SyncSender<Parsed>,
+    seq: u64,
 }
 
 /// Reads every element of a batch (a worker's part): fills the rest of
@@ -477,45 +479,90 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
     }
 }
 
-/// What the merger takes next, in input order.
-enum Pending {
-    /// A batch being parsed; its result arrives here.
-    Events(Receiver<Parsed>),
+/// What is merged, in input order.
+// Nearly every element is a batch: boxing it would allocate for each.
+#[allow(clippy::large_enum_variant)]
+enum Element {
+    /// A parsed batch.
+    Events(Parsed),
     /// A top-level key other than `traceEvents`.
     Other { key: String, json: Vec<u8> },
 }
 
-/// The splitter's sink: packs events into batches and queues them for the
-/// workers and, in the same order, for the merger.
-struct BatchSink {
+/// The merge: the decoder that builds the trace, and the size hint not
+/// yet used to size its tables.
+struct Merger {
+    d: Decoder,
+    size_hint: Option<u64>,
+}
+
+impl Merge for Merger {
+    type Item = Element;
+    type Spare = Parsed;
+    type Error = String;
+
+    fn merge(&mut self, element: Element) -> Result<Option<Parsed>, String> {
+        let mut p = match element {
+            Element::Events(p) => p,
+            Element::Other { key, json } => return self.d.other(&key, &json).map(|()| None),
+        };
+        if let Some(total) = self.size_hint.take() {
+            // Tables sized once from the first batch's density: no copy of
+            // a half-built table each time it doubles.
+            let per_byte = |n: usize| n as f64 / p.buf.len().max(1) as f64;
+            let count = |f: fn(&Item) -> bool| {
+                let n = p.items.iter().filter(|i| f(i)).count();
+                (per_byte(n) * total as f64 * 1.02) as usize
+            };
+            let kept = count(|i| matches!(i, Item::Full(_)));
+            let stubs = count(|i| matches!(i, Item::Stub(_)));
+            let args = count(|i| matches!(i, Item::Full(Local { args: Some(_), .. })));
+            self.d.builder.reserve(kept, stubs, args);
+        }
+        merge(&mut self.d, &mut p)?;
+        // Cleared, it goes back to the splitter with its pages.
+        p.clear();
+        Ok(Some(p))
+    }
+
+    fn internal(what: &str) -> String {
+        format!("internal error: {what}")
+    }
+}
+
+/// The splitter's sink: packs events into batches and sends them to the
+/// workers, numbered for the ordered merge.
+struct BatchSink<'m> {
     jobs: Sender<Job>,
-    order: SyncSender<Pending>,
-    /// Batches the merger has finished with, for reuse.
-    spare: Receiver<Parsed>,
+    ordered: &'m Ordered<Merger>,
     /// The batch being filled.
     batch: Parsed,
 }
 
-impl BatchSink {
+impl BatchSink<'_> {
     fn flush(&mut self) -> Result<(), String> {
         if self.batch.ends.is_empty() {
             return Ok(());
         }
-        let next = self.spare.try_recv().unwrap_or_else(|_| Parsed::new());
-        let (done, result) = sync_channel(1);
+        let seq = self
+            .ordered
+            .place()
+            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let next = self.ordered.spare().unwrap_or_else(Parsed::with_room);
         let job = Job {
             batch: std::mem::replace(&mut self.batch, next),
-            done,
+            seq,
         };
-        // Queued for the merger first: the bound on batches in flight.
-        self.order
-            .send(Pending::Events(result))
-            .map_err(|_| MERGER_STOPPED.to_string())?;
-        self.jobs.send(job).map_err(|_| MERGER_STOPPED.to_string())
+        if self.jobs.send(job).is_err() {
+            let lost = Merger::internal("the parsing threads stopped");
+            self.ordered.finish(seq, Err(lost));
+            return Err(MERGER_STOPPED.to_string());
+        }
+        Ok(())
     }
 }
 
-impl Sink for BatchSink {
+impl Sink for BatchSink<'_> {
     fn event(&mut self, index: usize, json: &[u8], ascii: bool) -> Result<(), String> {
         let b = &mut self.batch;
         if b.ends.is_empty() {
@@ -533,54 +580,17 @@ impl Sink for BatchSink {
 
     fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        let pending = Pending::Other {
+        let seq = self
+            .ordered
+            .place()
+            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let other = Element::Other {
             key: key.to_string(),
             json: json.to_vec(),
         };
-        self.order
-            .send(pending)
-            .map_err(|_| MERGER_STOPPED.to_string())
+        self.ordered.finish(seq, Ok(other));
+        Ok(())
     }
-}
-
-/// Takes batches in order and builds the trace.
-fn run_merger(
-    order: Receiver<Pending>,
-    spare: Sender<Parsed>,
-    needs: &Needs,
-    size_hint: Option<u64>,
-) -> Result<Decoder, String> {
-    let mut d = Decoder::new(needs);
-    let mut sized = size_hint.is_none();
-    for pending in order {
-        match pending {
-            Pending::Events(result) => {
-                let mut p = result
-                    .recv()
-                    .map_err(|_| "internal error: a parsing thread stopped".to_string())?;
-                if !sized && let Some(total) = size_hint {
-                    // Tables sized once from the first batch's density: no
-                    // copy of a half-built table each time it doubles.
-                    sized = true;
-                    let per_byte = |n: usize| n as f64 / p.buf.len().max(1) as f64;
-                    let count = |f: fn(&Item) -> bool| {
-                        let n = p.items.iter().filter(|i| f(i)).count();
-                        (per_byte(n) * total as f64 * 1.02) as usize
-                    };
-                    let kept = count(|i| matches!(i, Item::Full(_)));
-                    let stubs = count(|i| matches!(i, Item::Stub(_)));
-                    let args = count(|i| matches!(i, Item::Full(Local { args: Some(_), .. })));
-                    d.builder.reserve(kept, stubs, args);
-                }
-                merge(&mut d, &mut p)?;
-                // The splitter may have finished; then the batch is dropped.
-                p.clear();
-                let _ = spare.send(p);
-            }
-            Pending::Other { key, json } => d.other(&key, &json)?,
-        }
-    }
-    Ok(d)
 }
 
 /// Splits on the calling thread, parses on workers, merges on another
@@ -592,36 +602,33 @@ pub(super) fn split_and_build<R: Read>(
     size_hint: Option<u64>,
 ) -> Result<(Decoder, scan::Outline), LoadError> {
     let workers = crate::load::worker_count();
-    // Batches queued for the merger: one per worker and one more keep every
-    // core busy; twice that held 3 MiB more of the owlv2 report's 30 for
-    // no speed.
-    let (order_tx, order_rx) = sync_channel::<Pending>(workers + 1);
     let (jobs_tx, jobs_rx) = channel::<Job>();
     let jobs_rx = Mutex::new(jobs_rx);
-    let (spare_tx, spare_rx) = channel();
+    let merger = Merger {
+        d: Decoder::new(needs),
+        size_hint,
+    };
+    // A batch for every worker and two more: more held more memory for no
+    // speed.
+    let ordered = Ordered::new(merger, workers + 2);
     let work = |job: Job| {
-        // The merger may have stopped: then nobody waits.
-        let _ = job.done.send(parse(job.batch, needs));
+        ordered.work(job.seq, || Element::Events(parse(job.batch, needs)));
     };
     std::thread::scope(|scope| {
         crate::load::spawn_workers(scope, &jobs_rx, &work)?;
-        let merger = crate::load::spawn_loader_thread(scope, "tracelens-merge", move || {
-            run_merger(order_rx, spare_tx, needs, size_hint)
-        })?;
         let mut sink = BatchSink {
             jobs: jobs_tx,
-            order: order_tx,
-            spare: spare_rx,
-            batch: Parsed::new(),
+            ordered: &ordered,
+            batch: Parsed::with_room(),
         };
         let split = scan::split(reader, &mut sink);
         // Events before a syntax error are still checked: their errors come first.
         let flushed = sink.flush();
         drop(sink);
-        let decoder = merger
-            .join()
-            .map_err(|_| LoadError::Internal)?
-            .map_err(LoadError::Invalid)?;
+        Ok((split, flushed))
+    })
+    .and_then(|(split, flushed)| {
+        let decoder = ordered.into_merged().map_err(LoadError::Invalid)?.d;
         let outline = split.map_err(|e| crate::load::scan_error(packing, e))?;
         flushed.map_err(LoadError::Invalid)?;
         Ok((decoder, outline))
