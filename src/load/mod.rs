@@ -11,6 +11,7 @@
 //! in [`Format`].
 
 mod fast_json;
+mod gzip;
 pub mod kineto;
 mod ordered;
 pub mod rocprof;
@@ -435,10 +436,7 @@ fn read_head(raw: &mut dyn Read) -> Result<Vec<u8>, LoadError> {
 /// `raw` unpacked: plain bytes as they are, gzip through its decoder.
 fn unpack(raw: Box<dyn Read + Send>, packing: Packing) -> Box<dyn Read + Send> {
     match packing {
-        Packing::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
-            1 << 16,
-            raw,
-        ))),
+        Packing::Gzip => Box::new(gzip::Gunzip::new(BufReader::with_capacity(1 << 16, raw))),
         _ => raw,
     }
 }
@@ -526,10 +524,7 @@ fn open_zip<R: Read + Seek + Send + 'static>(input: R) -> Result<Box<dyn Read + 
         .peek()
         .map_err(|e| LoadError::read(Packing::Zip, e))?;
     Ok(if Packing::sniff(head) == Packing::Gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
-            1 << 16,
-            member,
-        )))
+        Box::new(gzip::Gunzip::new(BufReader::with_capacity(1 << 16, member)))
     } else {
         Box::new(member)
     })
