@@ -1,9 +1,10 @@
 //! Loading traces from files or stdin: input bytes -> decoder -> trace.
 //!
 //! The packing is detected from the content (gzip and zip magic bytes), not
-//! from the file name; decompression runs on its own thread and feeds the
-//! decoder through a bounded channel, so the two overlap. The format is
-//! then sniffed from the first decoded bytes ([`Format`]), and the decoder
+//! from the file name. Gzip is inflated on the thread that reads the
+//! decoded bytes, as it reads them (`gzip.rs`); a zip member is read on a
+//! thread of its own and handed over through a bounded channel. The format
+//! is then sniffed from the first decoded bytes ([`Format`]), and the decoder
 //! of that format feeds a [`TraceBuilder`](crate::trace::TraceBuilder), which
 //! keeps what the [`Needs`] ask for.
 //!
