@@ -119,9 +119,6 @@ const fn records(label: &'static str) -> Node {
 /// 41,000, 11% more CPU); under it, freed batches are reused by the heap.
 const BATCH_BYTES: usize = 512 << 10;
 
-/// A merge failed (its error, which takes precedence, is reported instead).
-const MERGER_STOPPED: &str = "merger stopped";
-
 /// Decodes a rocprofv3 JSON document from `reader` (already unpacked):
 /// splits on the calling thread, parses records on worker threads, keeps
 /// them in document order (see the module docs).
@@ -331,13 +328,9 @@ impl Splitter<'_> {
         let Some(batch) = self.batch.take() else {
             return Ok(());
         };
-        let seq = self
-            .ordered
-            .place()
-            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let seq = self.ordered.place()?;
         if self.jobs.send(Job { batch, seq }).is_err() {
-            self.ordered.finish(seq, Err(LoadError::Internal));
-            return Err(MERGER_STOPPED.to_string());
+            return Err(self.ordered.lost(seq).into());
         }
         Ok(())
     }
@@ -346,12 +339,9 @@ impl Splitter<'_> {
 impl ShapeSink for Splitter<'_> {
     fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        let seq = self
-            .ordered
-            .place()
-            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let seq = self.ordered.place()?;
         let whole = Element::Whole(node.label, json.to_vec());
-        self.ordered.finish(seq, Ok(whole));
+        self.ordered.finish(seq, whole);
         Ok(())
     }
     fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String> {

@@ -38,9 +38,6 @@ const BATCH_BYTES: usize = 512 << 10;
 /// "No entry" in a batch-local handle.
 const NONE: u32 = u32::MAX;
 
-/// A merge failed (its error, which takes precedence, is reported instead).
-const MERGER_STOPPED: &str = "merger stopped";
-
 /// A text a worker read: a span of the batch buffer, or a string it had to
 /// unescape (kept in [`Parsed::owned`]).
 #[derive(Debug, Clone, Copy)]
@@ -544,19 +541,14 @@ impl BatchSink<'_> {
         if self.batch.ends.is_empty() {
             return Ok(());
         }
-        let seq = self
-            .ordered
-            .place()
-            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let seq = self.ordered.place()?;
         let next = self.ordered.spare().unwrap_or_else(Parsed::with_room);
         let job = Job {
             batch: std::mem::replace(&mut self.batch, next),
             seq,
         };
         if self.jobs.send(job).is_err() {
-            let lost = Merger::internal("the parsing threads stopped");
-            self.ordered.finish(seq, Err(lost));
-            return Err(MERGER_STOPPED.to_string());
+            return Err(self.ordered.lost(seq).into());
         }
         Ok(())
     }
@@ -580,21 +572,18 @@ impl Sink for BatchSink<'_> {
 
     fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        let seq = self
-            .ordered
-            .place()
-            .map_err(|_| MERGER_STOPPED.to_string())?;
+        let seq = self.ordered.place()?;
         let other = Element::Other {
             key: key.to_string(),
             json: json.to_vec(),
         };
-        self.ordered.finish(seq, Ok(other));
+        self.ordered.finish(seq, other);
         Ok(())
     }
 }
 
-/// Splits on the calling thread, parses on workers, merges on another
-/// thread (see the module docs).
+/// Splits on the calling thread, parses on workers, merges in input order
+/// on whichever thread finishes the next batch (see the module docs).
 pub(super) fn split_and_build<R: Read>(
     reader: &mut R,
     packing: Packing,
