@@ -190,9 +190,6 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
 /// Parsing threads of a parallel loader: as many as the machine has
 /// cores, at most 8.
 pub(crate) fn worker_count() -> usize {
-    if let Ok(v) = std::env::var("TL_WORKERS") {
-        return v.parse().unwrap();
-    }
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
 }
 

@@ -141,9 +141,12 @@ impl<M: Merge> Ordered<M> {
         self.file(seq, item);
     }
 
-    /// Files item `seq`, the splitter's own.
-    pub(crate) fn finish(&self, seq: u64, item: M::Item) {
+    /// Places an item of the splitter's own (a whole value) and files it
+    /// at once: it is merged here unless a worker is merging.
+    pub(crate) fn add_own(&self, item: M::Item) -> Result<(), Stopped> {
+        let seq = self.place()?;
         self.file(seq, Ok(item));
+        Ok(())
     }
 
     /// Files item `seq` as lost: it could not be sent on, the parsing
@@ -271,18 +274,18 @@ mod tests {
                 });
             }
             for &item in items {
-                let Ok(seq) = ordered.place() else { break };
-                {
-                    let st = ordered.lock();
-                    let mut m = most.lock().unwrap();
-                    *m = (*m).max(st.in_flight());
-                }
                 // Every third item is the splitter's own.
-                if item % 3 == 0 {
-                    ordered.finish(seq, item);
+                let placed = if item % 3 == 0 {
+                    ordered.add_own(item)
                 } else {
-                    tx.send((seq, item)).unwrap();
+                    ordered.place().map(|seq| tx.send((seq, item)).unwrap())
+                };
+                if placed.is_err() {
+                    break;
                 }
+                let st = ordered.lock();
+                let mut m = most.lock().unwrap();
+                *m = (*m).max(st.in_flight());
             }
             drop(tx);
         });

@@ -339,10 +339,8 @@ impl Splitter<'_> {
 impl ShapeSink for Splitter<'_> {
     fn whole(&mut self, node: &'static Node, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        let seq = self.ordered.place()?;
         let whole = Element::Whole(node.label, json.to_vec());
-        self.ordered.finish(seq, whole);
-        Ok(())
+        Ok(self.ordered.add_own(whole)?)
     }
     fn element(&mut self, node: &'static Node, index: usize, json: &[u8]) -> Result<(), String> {
         // Batches hold one list: a new node starts a new batch.

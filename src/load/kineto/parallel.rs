@@ -572,13 +572,11 @@ impl Sink for BatchSink<'_> {
 
     fn other(&mut self, key: &str, json: &[u8]) -> Result<(), String> {
         self.flush()?;
-        let seq = self.ordered.place()?;
         let other = Element::Other {
             key: key.to_string(),
             json: json.to_vec(),
         };
-        self.ordered.finish(seq, other);
-        Ok(())
+        Ok(self.ordered.add_own(other)?)
     }
 }
 
