@@ -8,7 +8,9 @@
 # x1 trace (in the same alternation). With --rocprof, the traces are the
 # rocprofv3 908_results and its x4 / x16 copies (bench/scale_rocprof.py)
 # instead. The report is written as a workbook, or with --csv as a folder of
-# CSV sheets. Not a test: it asserts nothing.
+# CSV sheets (what the reference writes with the corpus README's command:
+# R/A compares like with like only with --csv). Not a test: it asserts
+# nothing.
 #
 # usage: bench/ab.sh [--reference VENV] [--rocprof] [--csv] BASE_REV [RUNS]
 #   (RUNS default 3)
@@ -126,3 +128,7 @@ for t in "${traces[@]}"; do
   done
   rm -rf "$work"
 done
+if [ -n "$ref_venv" ] && [ "$csv" = 0 ]; then
+  echo "note: the reference wrote CSV sheets (the corpus README's command), A and B a" \
+    "workbook, which costs them more; --csv compares like with like"
+fi
