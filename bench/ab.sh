@@ -81,21 +81,7 @@ once() {
     R) cmd=("$ref_venv/bin/TraceLens_generate_perf_report_pytorch" --profile_json_path "$trace"
             --output_csvs_dir "$out/ref" --enable_kernel_summary --short_kernel_study) ;;
   esac
-  # GNU time gives the peak RSS (of bash and the command: the command's);
-  # the wall and CPU times come from bash, to the millisecond (GNU time
-  # rounds to 10 ms, a tenth of a small report).
-  /usr/bin/time -f "%M" -o "$out/rss" bash -c '
-    start=$EPOCHREALTIME
-    "$@" >/dev/null 2>&1
-    end=$EPOCHREALTIME
-    echo "$start $end"
-    times' _ "${cmd[@]}" > "$out/times"
-  # times: the shell's line, then its children'"'"'s: "0m0.081s 0m0.012s".
-  awk -v rss="$(tail -1 "$out/rss")" '
-    NR == 1 { wall = $2 - $1 }
-    NR == 3 { cpu = 0
-              for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += t[1] * 60 + t[2] } }
-    END { printf "%.4f %.4f %d\n", wall, cpu, rss }' "$out/times" >> "$work/$kind"
+  timed_run "${cmd[@]}" >> "$work/$kind"
   rm -rf "$out"
 }
 

@@ -53,3 +53,26 @@ baseline_binary() {
   fi
   b_bin=$base_dir/target/release/tracelens
 }
+
+# timed_run CMD...: runs CMD once, its output discarded, and prints
+# "WALL_S CPU_S PEAK_RSS_KB". Wall and CPU time (user+sys of CMD and its
+# children) come from bash's clock and `times`, to the millisecond (GNU
+# time rounds to 10 ms, a tenth of a small report); the peak RSS comes from
+# GNU time (of bash and the command: the command's).
+timed_run() {
+  local out
+  out=$(mktemp -d)
+  /usr/bin/time -f "%M" -o "$out/rss" bash -c '
+    start=$EPOCHREALTIME
+    "$@" >/dev/null 2>&1
+    end=$EPOCHREALTIME
+    echo "$start $end"
+    times' _ "$@" > "$out/times"
+  # times: the shell's line, then its children's: "0m0.081s 0m0.012s".
+  awk -v rss="$(tail -1 "$out/rss")" '
+    NR == 1 { wall = $2 - $1 }
+    NR == 3 { cpu = 0
+              for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += t[1] * 60 + t[2] } }
+    END { printf "%.4f %.4f %d\n", wall, cpu, rss }' "$out/times"
+  rm -rf "$out"
+}

@@ -44,17 +44,7 @@ once() {
   out=$(mktemp -d)
   local sheets=(-o "$out/r.xlsx")
   [ "$csv" = 1 ] && sheets=(--csv "$out/csv")
-  /usr/bin/time -f "%M" -o "$out/rss" bash -c '
-    start=$EPOCHREALTIME
-    "$@" >/dev/null 2>&1
-    end=$EPOCHREALTIME
-    echo "$start $end"
-    times' _ "$bin" report "$1" "${sheets[@]}" -q > "$out/times"
-  awk -v rss="$(tail -1 "$out/rss")" '
-    NR == 1 { wall = $2 - $1 }
-    NR == 3 { cpu = 0
-              for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += t[1] * 60 + t[2] } }
-    END { printf "%.4f %.4f %d\n", wall, cpu, rss }' "$out/times"
+  timed_run "$bin" report "$1" "${sheets[@]}" -q
   rm -rf "$out"
 }
 
