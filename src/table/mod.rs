@@ -17,7 +17,7 @@ mod value;
 #[cfg(test)]
 pub(crate) use deferred::deferred_copy;
 pub use deferred::{CellIter, Cells, RowSource};
-pub use value::{Key, Num, Value, cmp_rows};
+pub use value::{Key, Num, SharedTexts, Value, cmp_rows};
 
 /// The type of a column, computed from its values exactly (no widening).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

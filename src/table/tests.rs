@@ -217,3 +217,20 @@ fn column_mut_edits_in_place() {
     assert_eq!(tb.value(0, 1), &Value::Int(10));
     assert!(tb.column_mut("zz").is_none());
 }
+
+#[test]
+fn shared_texts_keep_one_allocation_per_distinct_text() {
+    let mut texts = SharedTexts::default();
+    let a = texts.share("ampere_sgemm");
+    let b = texts.share(&String::from("ampere_sgemm"));
+    let c = texts.share("ampere_hgemm");
+    assert!(std::sync::Arc::ptr_eq(&a, &b), "equal texts share one");
+    assert!(!std::sync::Arc::ptr_eq(&a, &c));
+    assert_eq!((&*a, &*c), ("ampere_sgemm", "ampere_hgemm"));
+    // Cells of either kind read as their text, sharing it too.
+    let (Value::Text(t), Value::Py(p)) = (texts.text("ampere_sgemm"), texts.py("(1, 2)")) else {
+        panic!("a text cell and a repr cell");
+    };
+    assert!(std::sync::Arc::ptr_eq(&t, &a));
+    assert_eq!(&*p, "(1, 2)");
+}

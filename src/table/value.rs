@@ -90,6 +90,35 @@ impl From<String> for Value {
     }
 }
 
+/// Texts that share one allocation per distinct text: for columns whose
+/// texts repeat down the rows (a kernel's name, category and shapes on
+/// each of its launches), or an event's XLA statistics repeating on every
+/// step, where a fresh allocation per copy would cost more than the cell.
+#[derive(Debug, Default)]
+pub struct SharedTexts(rustc_hash::FxHashSet<std::sync::Arc<str>>);
+
+impl SharedTexts {
+    /// The shared text equal to `s`, kept on first sight.
+    pub fn share(&mut self, s: &str) -> std::sync::Arc<str> {
+        if let Some(t) = self.0.get(s) {
+            return t.clone();
+        }
+        let t: std::sync::Arc<str> = s.into();
+        self.0.insert(t.clone());
+        t
+    }
+
+    /// A [`Value::Text`] cell of `s`.
+    pub fn text(&mut self, s: &str) -> Value {
+        Value::Text(self.share(s))
+    }
+
+    /// A [`Value::Py`] cell of `s`.
+    pub fn py(&mut self, s: &str) -> Value {
+        Value::Py(self.share(s))
+    }
+}
+
 /// A number that remembers whether it is an integer, so that arithmetic on
 /// integers stays integer as in Python (timestamps, sums of ints).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,6 +3,8 @@
 //! that ran them. Format-free: the XPlane decoder fills it in, the JAX
 //! report reads it.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 use super::handle::EventId;
@@ -21,15 +23,15 @@ pub struct XlaData {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct XlaEventStats {
     /// `hlo_module`: the module's name, e.g. `jit_forward_3d_conv`.
-    pub hlo_module: Option<String>,
+    pub hlo_module: Option<Arc<str>>,
     /// `hlo_op`: the HLO instruction, e.g. `cudnn-conv.1`.
-    pub hlo_op: Option<String>,
+    pub hlo_op: Option<Arc<str>>,
     /// `program_id`: which compilation of the module ran.
     pub program_id: Option<i64>,
     /// `name`: the framework op path, e.g. `jit(f)/conv_general_dilated`.
-    pub framework_op: Option<String>,
+    pub framework_op: Option<Arc<str>>,
     /// `kernel_details`: launch geometry text (`grid:… block:…`).
-    pub kernel_details: Option<String>,
+    pub kernel_details: Option<Arc<str>>,
 }
 
 /// One compiled XLA program (`HloModuleProto`).

@@ -18,7 +18,7 @@ use crate::names::{col, sheet};
 use crate::pyfmt::{float_repr, str_repr};
 use crate::table::agg::{Agg, NAN_STATS, order_desc_by, percentages};
 use crate::table::group::group_first_seen_text;
-use crate::table::{Column, Table, Value};
+use crate::table::{Column, SharedTexts, Table, Value};
 use crate::trace::{EventId, Ident, Trace};
 
 /// A kernel with its arguments: one row of `kernel_launchers`.
@@ -96,23 +96,26 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
             col::GPU_KERNEL_LAUNCH_LATENCY,
         ],
     );
+    // A kernel's name, category and shapes repeat on each of its launches
+    // (every step): one text each, not one per row.
+    let mut texts = SharedTexts::default();
     for r in rows {
         let k = r.kernel;
         let e = trace.event(k.id);
         let latency = k.parent.map_or(f64::NAN, |p| e.ts - trace.event(p).ts);
         s.push_row(vec![
-            Value::from(trace.name(k.id)),
+            texts.text(trace.name(k.id)),
             Value::Int(k.id.index() as i64),
-            Value::from(k.category),
+            texts.text(k.category),
             Value::Float(e.dur),
             Value::Float(e.dur),
             Value::Int(1),
             ident_cell(trace, e.pid),
             ident_cell(trace, e.tid),
-            Value::Py(r.args.input_dims.repr().into()),
-            Value::Py(r.args.input_type.repr().into()),
-            Value::Py(r.args.input_strides.repr().into()),
-            Value::Py(r.args.concrete.repr().into()),
+            texts.py(&r.args.input_dims.repr()),
+            texts.py(&r.args.input_type.repr()),
+            texts.py(&r.args.input_strides.repr()),
+            texts.py(&r.args.concrete.repr()),
             Value::Py(details_text(jt, k).into()),
             Value::Float(latency),
         ]);

@@ -17,6 +17,10 @@ pub mod launchers;
 pub mod perf;
 pub mod timeline;
 
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
 use super::{Report, ReportOptions, TraceQuality};
 use crate::names::sheet;
 use crate::trace::Trace;
@@ -88,17 +92,26 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
 
 /// Every kernel's model and arguments; a warning per model that could not
 /// read a kernel's record (counted by model and reason).
-fn all_args(jt: &JaxTrace, warnings: &mut Vec<String>) -> Vec<KernelArgs> {
+fn all_args(jt: &JaxTrace, warnings: &mut Vec<String>) -> Vec<Arc<KernelArgs>> {
     let mut failed: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
+    // The arguments follow from a kernel's record and category alone, and
+    // the kernels of one HLO instruction (one per step) share both: each
+    // pair is read once and its arguments shared.
+    let mut by_record = FxHashMap::default();
     let args = jt
         .kernels
         .iter()
         .map(|k| {
-            let (a, err) = kernel_args(jt.record(k), jt.module_of(k), k.category);
+            let (a, err) = by_record
+                .entry((k.record.as_ref(), k.category))
+                .or_insert_with(|| {
+                    let (a, err) = kernel_args(jt.record(k), jt.module_of(k), k.category);
+                    (Arc::new(a), err)
+                });
             if let Some(e) = err {
-                *failed.entry(e).or_default() += 1;
+                *failed.entry(e.clone()).or_default() += 1;
             }
-            a
+            a.clone()
         })
         .collect();
     for (e, n) in failed {

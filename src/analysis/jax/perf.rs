@@ -8,7 +8,7 @@
 //! three `(B, S, H, D)` tensors they hold before the SDPA shapes are read;
 //! the reference reads the placeholders and stops (docs/deviations.md).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
@@ -393,7 +393,7 @@ fn summarise(jt: &JaxTrace, name: &str, rows: &[PerfRow]) -> Table {
 
 /// The `op_<category>` sheets, in category order, of the categories with
 /// modelled kernels; warnings for kernels whose model failed.
-pub fn op_sheets(jt: &JaxTrace, args: &[KernelArgs]) -> (Vec<Table>, Vec<String>) {
+pub fn op_sheets(jt: &JaxTrace, args: &[Arc<KernelArgs>]) -> (Vec<Table>, Vec<String>) {
     let mut sheets = Vec::new();
     let mut failed: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
     for (category, _) in CATEGORIES {

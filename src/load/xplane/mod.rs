@@ -23,6 +23,7 @@ use prost::Message;
 
 use super::Packing;
 use crate::error::LoadError;
+use crate::table::SharedTexts;
 use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time, TraceBuilder};
 use crate::trace::xla::{XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace};
@@ -74,15 +75,21 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
         b.set_meta_of("thread_name", pid_ref(pid), tid_ref(tid), row.name.clone());
     }
     let mut event_stats = rustc_hash::FxHashMap::default();
+    let mut texts = SharedTexts::default();
     let mut parse = |_: &str| None;
     // The builder numbers the events it keeps in push order.
     let mut kept = 0;
-    let events = synth
-        .rows
-        .iter()
-        .flat_map(|(&key, row)| row.events.iter().map(move |s| (key, row.name.as_str(), s)));
-    for (index, ((pid, tid), thread, s)) in events.enumerate() {
-        let cat = category(thread, &s.name);
+    let gpu_planes = synth.gpu_planes;
+    // Row by row, each row's events freed once pushed: the list xprof
+    // would emit (some 64 bytes an event) is not held whole beside the
+    // trace it becomes.
+    let events = synth.rows.into_iter().flat_map(|((pid, tid), row)| {
+        let thread = row.name;
+        row.events
+            .into_iter()
+            .map(move |s| (pid, tid, category(&thread, &s.name), s))
+    });
+    for (index, (pid, tid, cat, s)) in events.enumerate() {
         // Launches and kernels stay whole whatever their category: the
         // report links and describes them.
         if b.keep(cat) == Keep::Stub && s.correlation.is_none() && s.xla.is_none() {
@@ -91,13 +98,13 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
             continue;
         }
         if !b
-            .push_event(index, input(s, pid, tid, cat), &mut parse)
+            .push_event(index, input(&s, pid, tid, cat), &mut parse)
             .map_err(LoadError::Invalid)?
         {
             continue;
         }
         if let Some(x) = &s.xla {
-            event_stats.insert(EventId::new(kept), stats_of(x));
+            event_stats.insert(EventId::new(kept), stats_of(x, &mut texts));
         }
         kept += 1;
     }
@@ -107,7 +114,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     });
     let info = b.info_mut();
     info.profiler = Profiler::Jax;
-    info.device_count = synth.gpu_planes;
+    info.device_count = gpu_planes;
     info.input_bytes = input_bytes;
     Ok(b.finish())
 }
@@ -178,8 +185,10 @@ fn input<'a>(s: &'a Synth<'_>, pid: u32, tid: u32, cat: Cat) -> EventInput<'a> {
     }
 }
 
-fn stats_of(x: &events::EventXla<'_>) -> XlaEventStats {
-    let own = |s: &Option<std::borrow::Cow<'_, str>>| s.as_deref().map(str::to_string);
+/// The trace's copy of an event's XLA statistics; their texts repeat on
+/// every step, so each distinct one is kept once in `texts`.
+fn stats_of(x: &events::EventXla<'_>, texts: &mut SharedTexts) -> XlaEventStats {
+    let mut own = |s: &Option<std::borrow::Cow<'_, str>>| s.as_deref().map(|s| texts.share(s));
     XlaEventStats {
         hlo_module: own(&x.hlo_module),
         hlo_op: own(&x.hlo_op),
