@@ -94,22 +94,33 @@ impl<'t> JaxTrace<'t> {
         let empty = XlaData::default();
         let xla = trace.xla().unwrap_or(&empty);
         let mut records = RecordIndex::new(xla);
+        // A kernel's category and record follow from its name and XLA
+        // statistics, which repeat on every step: each distinct set is
+        // categorised and looked up once (`find` warns once per op anyway).
+        let mut seen = FxHashMap::default();
         for (id, e) in trace.events() {
             if e.cat != Cat::Kernel || !jt.is_gpu_process(e.pid) {
                 continue;
             }
             let stats = xla.event_stats.get(&id);
             let hlo_op = stats.and_then(|s| s.hlo_op.as_deref());
+            let module = stats.and_then(|s| s.hlo_module.as_deref());
+            let program = stats.and_then(|s| s.program_id);
             let parent = parents.get(&id).copied();
-            let record = match (parent, stats, hlo_op) {
-                (Some(_), Some(s), Some(op)) => {
-                    records.find(s.hlo_module.as_deref(), s.program_id, op)
-                }
-                _ => None,
-            };
+            let name = trace.name_of(e);
+            let (category, record) = seen
+                .entry((name, hlo_op, module, program, parent.is_some()))
+                .or_insert_with(|| {
+                    let record = match (parent, stats, hlo_op) {
+                        (Some(_), Some(_), Some(op)) => records.find(module, program, op),
+                        _ => None,
+                    };
+                    (categorize(name, hlo_op), record)
+                })
+                .clone();
             jt.kernels.push(Kernel {
                 id,
-                category: categorize(trace.name_of(e), hlo_op),
+                category,
                 parent,
                 record,
             });
