@@ -42,30 +42,47 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         .collect();
     let (mut sheets, timeline, w) = timeline::sheets(&jt);
     warnings.extend(w);
-    sheets.push(launchers::launchers_sheet(
-        &jt,
-        sheet::KERNEL_LAUNCHERS,
-        &rows,
-    ));
-    let mut summary = launchers::summary_sheet(&jt, sheet::KERNEL_LAUNCHERS_SUMMARY, &rows, false);
-    if let Some(table) = &opts.kernel_categories {
-        table.add_column(&mut summary);
-    }
-    sheets.push(summary);
-    sheets.push(launchers::by_category_sheet(&jt, &rows));
-    sheets.push(launchers::unique_args_sheet(&jt, &rows));
-    let xla = launchers::xla_rows(&rows);
-    let (xla_perf, w) = launchers::xla_perf_sheet(&jt, &xla);
-    warnings.extend(w);
+    // Three independent groups, on every core: the two sheets of a row per
+    // kernel (`kernel_launchers`, and `df_xla_perf` with its summary) and
+    // the summaries and model sheets; pushed in the reference's order.
+    let (launched, (xla_sheets, (summaries, ops))) = rayon::join(
+        || launchers::launchers_sheet(&jt, sheet::KERNEL_LAUNCHERS, &rows),
+        || {
+            rayon::join(
+                || {
+                    let xla = launchers::xla_rows(&rows);
+                    let perf = launchers::xla_perf_sheet(&jt, &xla);
+                    let summary = launchers::summary_sheet(&jt, sheet::XLA_SUMMARY, &xla, true);
+                    (perf, summary)
+                },
+                || {
+                    let mut summary = launchers::summary_sheet(
+                        &jt,
+                        sheet::KERNEL_LAUNCHERS_SUMMARY,
+                        &rows,
+                        false,
+                    );
+                    if let Some(table) = &opts.kernel_categories {
+                        table.add_column(&mut summary);
+                    }
+                    let by_category = launchers::by_category_sheet(&jt, &rows);
+                    let unique_args = launchers::unique_args_sheet(&jt, &rows);
+                    (
+                        [summary, by_category, unique_args],
+                        perf::op_sheets(&jt, &args),
+                    )
+                },
+            )
+        },
+    );
+    let ((xla_perf, xla_warning), xla_summary) = xla_sheets;
+    let (ops, op_warnings) = ops;
+    sheets.push(launched);
+    sheets.extend(summaries);
+    warnings.extend(xla_warning);
     sheets.push(xla_perf);
-    sheets.push(launchers::summary_sheet(
-        &jt,
-        sheet::XLA_SUMMARY,
-        &xla,
-        true,
-    ));
-    let (ops, w) = perf::op_sheets(&jt, &args);
-    warnings.extend(w);
+    sheets.push(xla_summary);
+    warnings.extend(op_warnings);
     sheets.extend(ops);
     let gpu_events = trace
         .events()
