@@ -111,10 +111,10 @@ impl<'t> JaxTrace<'t> {
             let (category, record) = seen
                 .entry((name, hlo_op, module, program, parent.is_some()))
                 .or_insert_with(|| {
-                    let record = match (parent, stats, hlo_op) {
-                        (Some(_), Some(_), Some(op)) => records.find(module, program, op),
-                        _ => None,
-                    };
+                    // Only a launched kernel with an op has a record.
+                    let record = hlo_op
+                        .filter(|_| parent.is_some())
+                        .and_then(|op| records.find(module, program, op));
                     (categorize(name, hlo_op), record)
                 })
                 .clone();

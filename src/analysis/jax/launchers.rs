@@ -29,6 +29,31 @@ pub struct Row<'a> {
     pub args: &'a KernelArgs,
 }
 
+/// The four shape cells of a kernel (`Input Dims`, `Input type`, `Input
+/// Strides`, `Concrete Inputs`), written once per distinct arguments: the
+/// kernels of one HLO record share theirs (`all_args`), so a sheet of a
+/// row per kernel prints each set once instead of once per row.
+#[derive(Default)]
+struct ShapeCells(FxHashMap<*const KernelArgs, [Value; 4]>);
+
+impl ShapeCells {
+    /// The cells of `args`.
+    fn of(&mut self, args: &KernelArgs) -> [Value; 4] {
+        self.0
+            .entry(std::ptr::from_ref(args))
+            .or_insert_with(|| {
+                [
+                    &args.input_dims,
+                    &args.input_type,
+                    &args.input_strides,
+                    &args.concrete,
+                ]
+                .map(|py| Value::Py(py.repr().into()))
+            })
+            .clone()
+    }
+}
+
 /// A pid or tid cell.
 fn ident_cell(trace: &Trace, id: crate::trace::IdentId) -> Value {
     match trace.ident(id) {
@@ -99,11 +124,12 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
     // A kernel's name, category and shapes repeat on each of its launches
     // (every step): one text each, not one per row.
     let mut texts = SharedTexts::default();
+    let mut shapes = ShapeCells::default();
     for r in rows {
         let k = r.kernel;
         let e = trace.event(k.id);
         let latency = k.parent.map_or(f64::NAN, |p| e.ts - trace.event(p).ts);
-        s.push_row(vec![
+        let mut row = vec![
             texts.text(trace.name(k.id)),
             Value::Int(k.id.index() as i64),
             texts.text(k.category),
@@ -112,13 +138,11 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
             Value::Int(1),
             ident_cell(trace, e.pid),
             ident_cell(trace, e.tid),
-            texts.py(&r.args.input_dims.repr()),
-            texts.py(&r.args.input_type.repr()),
-            texts.py(&r.args.input_strides.repr()),
-            texts.py(&r.args.concrete.repr()),
-            Value::Py(details_text(jt, k).into()),
-            Value::Float(latency),
-        ]);
+        ];
+        row.extend(shapes.of(r.args));
+        row.push(Value::Py(details_text(jt, k).into()));
+        row.push(Value::Float(latency));
+        s.push_row(row);
     }
     s
 }
@@ -237,15 +261,14 @@ pub fn details_summary(jt: &JaxTrace, kernels: &[&Kernel], summarised: &[KernelS
 /// text of their arguments, ranked by summed time.
 pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
     let trace = jt.trace;
+    let mut shapes = ShapeCells::default();
     let keys = rows.iter().map(|r| {
-        vec![
+        let mut key = vec![
             Value::from(trace.name(r.kernel.id)),
             Value::from(r.kernel.category),
-            Value::Py(r.args.input_dims.repr().into()),
-            Value::Py(r.args.input_type.repr().into()),
-            Value::Py(r.args.input_strides.repr().into()),
-            Value::Py(r.args.concrete.repr().into()),
-        ]
+        ];
+        key.extend(shapes.of(r.args));
+        key
     });
     let groups = group_first_seen_text(keys);
     let durs = |idx: &[usize]| -> Vec<f64> {
