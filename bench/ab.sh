@@ -85,11 +85,6 @@ once() {
   rm -rf "$out"
 }
 
-# median COLUMN FILE
-median() {
-  cut -d' ' -f"$1" "$2" | sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
-}
-
 printf '%-16s %8s  %-4s %8s %8s %9s %8s\n' trace "JSON MB" run "wall s" "CPU s" "peak MiB" "MB/s"
 for t in "${traces[@]}"; do
   work=$(mktemp -d)

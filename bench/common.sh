@@ -76,3 +76,9 @@ timed_run() {
     END { printf "%.4f %.4f %d\n", wall, cpu, rss }' "$out/times"
   rm -rf "$out"
 }
+
+# median COLUMN FILE: the median of a column of space-separated numbers
+# (the mean of the middle two for an even count).
+median() {
+  cut -d' ' -f"$1" "$2" | sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
+}

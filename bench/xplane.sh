@@ -48,18 +48,14 @@ once() {
   rm -rf "$out"
 }
 
-median() {
-  sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
-}
-
 printf '%-8s %9s %10s %8s %8s %8s %9s %8s\n' copies "input MB" events "wall s" "CPU s" CPU/wall "peak MiB" "MB/s"
 results=()
 for p in "${profiles[@]}"; do
   n=${p%%|*}; file=${p#*|}
-  runs_out=$(for _ in $(seq "$runs"); do once "$file"; done)
-  w=$(cut -d' ' -f1 <<< "$runs_out" | median)
-  c=$(cut -d' ' -f2 <<< "$runs_out" | median)
-  r=$(cut -d' ' -f3 <<< "$runs_out" | median)
+  times=$(mktemp)
+  for _ in $(seq "$runs"); do once "$file" >> "$times"; done
+  w=$(median 1 "$times"); c=$(median 2 "$times"); r=$(median 3 "$times")
+  rm -f "$times"
   mb=$(wc -c < "$file" | awk '{printf "%.1f", $1 / 1e6}')
   events=$((per_copy * n))
   printf '%-8s %9s %10d %8.3f %8.3f %8.2f %9.0f %8.0f\n' "x$n" "$mb" "$events" "$w" "$c" \
