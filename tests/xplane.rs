@@ -583,3 +583,150 @@ fn step_markers_are_reported() {
         );
     }
 }
+
+/// (start ps, duration ps, name) of an event.
+type Timed = (i64, i64, String);
+
+/// An encoded line and the events of it xprof shows, in file order.
+type LongLine = (Bytes, Vec<Timed>);
+
+/// A host line of `n` events named `e0` … `e6` (by index), starting at
+/// `start(i)` ps with duration `dur(i)` ps; every 1000th event from the
+/// 500th is an asynchronous flow event (stats 10 and 11), which xprof
+/// leaves out.
+fn long_line(id: i64, n: i64, start: impl Fn(i64) -> i64, dur: impl Fn(i64) -> i64) -> LongLine {
+    let mut shown = Vec::new();
+    let events = (0..n)
+        .map(|k| {
+            let flow = k % 1000 == 500;
+            let stats = if flow {
+                vec![i(10, 1), i(11, 1)]
+            } else {
+                vec![]
+            };
+            if !flow {
+                shown.push((start(k), dur(k), format!("e{}", k % 7)));
+            }
+            event(100 + k % 7, start(k), dur(k), stats)
+        })
+        .collect();
+    (line(id, "python", 0, events), shown)
+}
+
+/// The small profile with the given lines added to its host plane (and
+/// names `e0` … `e6` for their events).
+fn with_host_lines(lines: Vec<Bytes>) -> RawSpace {
+    let mut space = small_space();
+    let host = &mut space.planes[0];
+    for k in 0..7 {
+        let m = XEventMetadata {
+            id: 100 + k,
+            name: format!("e{k}"),
+            ..XEventMetadata::default()
+        };
+        host.event_metadata.insert(100 + k, m);
+    }
+    for (id, name) in [(10, "flow"), (11, "_a")] {
+        let m = XStatMetadata {
+            id,
+            name: name.into(),
+        };
+        host.stat_metadata.insert(id, m);
+    }
+    host.lines.extend(lines);
+    space
+}
+
+/// The events of row `tid` of the host (pid 701): (start ps, duration ps,
+/// name).
+fn host_row(t: &Trace, tid: i64) -> Vec<Timed> {
+    rows(t)
+        .into_iter()
+        .filter(|r| r.0 == 701 && r.1 == tid)
+        .map(|r| ((r.3 * 1e6).round() as i64, (r.4 * 1e6).round() as i64, r.2))
+        .collect()
+}
+
+/// xprof's order of a row: by start, the longer event first, ties in file
+/// order (a stable sort).
+fn viewer_order(mut events: Vec<Timed>) -> Vec<Timed> {
+    events.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    events
+}
+
+#[test]
+fn long_rows_keep_the_viewer_order() {
+    // Rows of many decoding pieces: in order in the file (handed on as
+    // decoded), out of order (sorted first), with ties in start (the
+    // longer first, else file order), and a row made of two lines.
+    let n = 40_000;
+    let cases: Vec<(&str, Vec<LongLine>)> = vec![
+        ("in order", vec![long_line(9, n, |k| k * 10, |k| 5 + k % 3)]),
+        (
+            "ties",
+            vec![long_line(
+                9,
+                n,
+                |k| (k / 4) * 10,
+                |k| [5, 9, 5, 2][k as usize % 4],
+            )],
+        ),
+        (
+            "one event late",
+            vec![long_line(
+                9,
+                n,
+                |k| if k == 30_000 { 5 } else { k * 10 },
+                |_| 3,
+            )],
+        ),
+        (
+            "blocks reversed",
+            vec![long_line(
+                9,
+                n,
+                |k| (n - k / 1000) * 10_000 + k % 1000,
+                |_| 3,
+            )],
+        ),
+        (
+            "two lines",
+            vec![
+                long_line(9, n / 2, |k| k * 20, |_| 3),
+                long_line(9, n / 2, |k| k * 20 + 10, |_| 3),
+            ],
+        ),
+    ];
+    for (case, lines) in cases {
+        let mut expected = Vec::new();
+        let mut encoded = Vec::new();
+        for (line, shown) in lines {
+            encoded.push(line);
+            expected.extend(shown);
+        }
+        let t = load_space(&with_host_lines(encoded));
+        let got = host_row(&t, 9);
+        assert_eq!(got.len(), expected.len(), "{case}");
+        assert!(
+            got == viewer_order(expected),
+            "{case}: not in the viewer's order"
+        );
+        let left_out = t
+            .warnings()
+            .iter()
+            .find(|w| w.contains("asynchronous flow"))
+            .unwrap_or_else(|| panic!("{case}: {:?}", t.warnings()));
+        let per_line = n / (if case == "two lines" { 2 } else { 1 }) / 1000;
+        let lines = if case == "two lines" { 2 } else { 1 };
+        assert!(
+            left_out.starts_with(&format!("{} asynchronous", per_line * lines)),
+            "{case}: {left_out}"
+        );
+        // The rest of the profile is as without the long row.
+        let others: Vec<Row> = rows(&t)
+            .into_iter()
+            .filter(|r| !(r.0 == 701 && r.1 == 9))
+            .collect();
+        assert_eq!(others, rows(&load(&testdata(SMALL))), "{case}");
+    }
+}

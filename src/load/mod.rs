@@ -182,7 +182,7 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     let head = input.fill_buf().map_err(|e| LoadError::read(packing, e))?;
     match pick(head)? {
         Format::KinetoJson => kineto::decode_sized(input, packing, needs, threads, size_hint),
-        Format::XPlane => xplane::decode(input, packing, needs),
+        Format::XPlane => xplane::decode(input, packing, needs, size_hint),
         Format::RocprofJson => rocprof::decode(input, packing, needs),
     }
 }

@@ -6,11 +6,14 @@
 //! for profiles without step groups).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use rustc_hash::FxHashMap;
 
 use prost::{DecodeError, Message};
 
 use super::events::start_ps;
-use super::proto::{RawLine, RawPlane, XEvent};
+use super::proto::{LineHead, RawPlane, XEvent, line_events};
 use super::stats::{PlaneStats, StatKind};
 use crate::trace::xla::HloInstruction;
 
@@ -156,14 +159,14 @@ pub fn derive(
     };
     let mut events: Vec<(Span, XEvent)> = Vec::new();
     for raw in &plane.lines {
-        let line = RawLine::decode(raw.clone())?;
+        let line = LineHead::decode(&raw[..])?;
         if line.id != source_id {
             continue;
         }
-        for raw_event in &line.events {
-            let e = XEvent::decode(raw_event.clone())?;
+        for raw_event in line_events(raw) {
+            let e = XEvent::decode(raw_event?)?;
             let span = Span {
-                begin: start_ps(&line, &e),
+                begin: start_ps(line.timestamp_ns, e.offset_ps()),
                 dur: e.duration_ps as u64,
             };
             events.push((span, e));
@@ -174,8 +177,19 @@ pub fn derive(
         metas: Metas::new(plane),
         lines: Default::default(),
     };
+    // Kernels with the same statistics (one per step) open or extend the
+    // same derived events: their steps are worked out once.
+    let mut steps: FxHashMap<GpuStats<'_>, Vec<Step>> = FxHashMap::default();
     for (span, e) in &events {
-        d.event(*span, &GpuStats::of(e, stats), symbols);
+        let g = GpuStats::of(e, stats);
+        let steps = match steps.entry(g) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                let s = d.steps(v.key(), symbols);
+                v.insert(s)
+            }
+        };
+        d.replay(steps, *span);
     }
     let rows = d
         .lines
@@ -216,7 +230,7 @@ fn busiest_line(counts: &[(i64, usize)]) -> Option<i64> {
 
 /// The statistics of a kernel event that drive the derived rows (its own
 /// stats, not its metadata's, as xprof reads them).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 struct GpuStats<'a> {
     tf_op: &'a str,
     hlo_ops: Option<&'a str>,
@@ -249,19 +263,42 @@ struct Deriver<'p> {
     lines: [Line; 5],
 }
 
+/// What a kernel does to one derived row: extend or open the event of
+/// level 0, or the stack of events of levels 0, 1, … (closing the rest).
+#[derive(Debug)]
+enum Step {
+    Level { line: usize, meta: usize },
+    Events { line: usize, metas: Vec<usize> },
+}
+
 impl Deriver<'_> {
-    /// One kernel of the busiest line, in time order.
-    fn event(&mut self, span: Span, g: &GpuStats<'_>, symbols: &Symbols<'_>) {
+    /// Applies a kernel's steps, in order, with the kernel's span.
+    fn replay(&mut self, steps: &[Step], span: Span) {
+        for step in steps {
+            match step {
+                Step::Level { line, meta } => self.expand_or_add_level(*line, *meta, span, 0),
+                Step::Events { line, metas } => self.expand_or_add_events(*line, metas, span),
+            }
+        }
+    }
+
+    /// The steps of a kernel of the busiest line with statistics `g` (the
+    /// events' metadata they name are made on first use, in order).
+    fn steps(&mut self, g: &GpuStats<'_>, symbols: &Symbols<'_>) -> Vec<Step> {
+        let mut steps = Vec::new();
         if g.kernel_details.is_empty() && !g.cuda_graph_exec {
-            return;
+            return steps;
         }
         if !g.hlo_module.is_empty() {
             let name = match g.program_id {
                 Some(p) => format!("{}({p})", g.hlo_module),
                 None => g.hlo_module.to_string(),
             };
-            let m = self.metas.get(&name);
-            self.expand_or_add_level(MODULES, m, span, 0);
+            let meta = self.metas.get(&name);
+            steps.push(Step::Level {
+                line: MODULES,
+                meta,
+            });
         }
         if let Some(ops) = g.hlo_ops {
             let names: Vec<&str> = ops.split("::").collect();
@@ -273,7 +310,10 @@ impl Deriver<'_> {
                 .iter()
                 .map(|n| self.metas.with_display(&format!("{prefix}{n}"), n))
                 .collect();
-            self.expand_or_add_events(HLO_OPS, &metas, span);
+            steps.push(Step::Events {
+                line: HLO_OPS,
+                metas,
+            });
             let last = names.last().copied().unwrap_or("");
             let instr = g
                 .program_id
@@ -283,21 +323,23 @@ impl Deriver<'_> {
                 let op_name = i.op_name.as_deref().unwrap_or("");
                 let op_type = i.op_type.as_deref().unwrap_or("");
                 // xprof's TraceMeOp: "<op_name>:<op_type>", never empty.
-                self.tf_op(&format!("{op_name}:{op_type}"), span);
+                self.tf_op(&format!("{op_name}:{op_type}"), &mut steps);
                 if let Some(file) = i.source_file.as_deref() {
                     let base = file.rsplit('/').next().unwrap_or(file);
                     let line = i.source_line.unwrap_or(0);
-                    let m = self.metas.get(&format!("{base}:{line}"));
-                    self.expand_or_add_level(SOURCE, m, span, 0);
+                    let meta = self.metas.get(&format!("{base}:{line}"));
+                    steps.push(Step::Level { line: SOURCE, meta });
                 }
             }
         } else if !g.tf_op.is_empty() {
-            self.tf_op(g.tf_op, span);
+            self.tf_op(g.tf_op, &mut steps);
         }
+        steps
     }
 
-    /// A framework op: its name scopes (JAX and TensorFlow ops) and the op.
-    fn tf_op(&mut self, full: &str, span: Span) {
+    /// The steps of a framework op: its name scopes (JAX and TensorFlow
+    /// ops) and the op.
+    fn tf_op(&mut self, full: &str, steps: &mut Vec<Step>) {
         let op = tf_op::parse(full);
         if matches!(
             op.category,
@@ -305,10 +347,13 @@ impl Deriver<'_> {
         ) {
             let scopes = tf_op::name_scopes(op.name);
             let metas: Vec<usize> = scopes.iter().map(|s| self.metas.get(s)).collect();
-            self.expand_or_add_events(NAME_SCOPE, &metas, span);
+            steps.push(Step::Events {
+                line: NAME_SCOPE,
+                metas,
+            });
         }
-        let m = self.metas.with_display(full, &tf_op::event_name(&op));
-        self.expand_or_add_level(TF_OPS, m, span, 0);
+        let meta = self.metas.with_display(full, &tf_op::event_name(&op));
+        steps.push(Step::Level { line: TF_OPS, meta });
     }
 
     fn expand_or_add_events(&mut self, line: usize, metas: &[usize], span: Span) {

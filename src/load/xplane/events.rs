@@ -13,15 +13,27 @@
 //! Grouping events into steps, which xprof does for profiles with step
 //! markers or `group_id` stats (adding a `Steps` row and keeping derived
 //! events of different steps apart), is not reproduced: a warning says so.
+//!
+//! The list is not built whole: [`plan`] reads the planes' metadata and
+//! the lines' headers (cutting each line into pieces of encoded events)
+//! and works out the derived rows; [`Plan::produce`] then decodes the rows
+//! in order, piece by piece on every core, and hands each piece on. A row
+//! of one line whose events the file holds in the viewer's order already
+//! (checked first, without decoding their stats) goes out as decoded; any
+//! other row is gathered and sorted first.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use prost::{DecodeError, Message};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::derived::{self, DERIVED_LINES, Symbols};
-use super::proto::{RawLine, RawPlane, RawSpace, XEvent, XEventMetadata};
+use super::derived::{self, DERIVED_LINES, DerivedEvent, Symbols};
+use super::proto::{
+    EventKey, LineHead, LineScan, RawPlane, RawSpace, XEvent, XEventMetadata, line_events,
+    scan_line,
+};
 use super::stats::{PlaneStats, StatKind, Value};
 use crate::trace::xla::HloModule;
 
@@ -86,64 +98,101 @@ pub struct Synth<'a> {
     pub xla: Option<Box<EventXla<'a>>>,
 }
 
-/// One row (thread, stream, derived row) of a process.
-#[derive(Debug, Default)]
-pub struct Row<'a> {
-    /// Row name.
-    pub name: String,
-    /// Events, in the trace viewer's order.
-    pub events: Vec<Synth<'a>>,
-}
+/// Events decoded together and handed on as one piece.
+const PIECE_EVENTS: usize = 16_384;
 
-/// The event list, by row, and the names of its processes and rows.
-#[derive(Debug, Default)]
-pub struct Synthesis<'a> {
+/// Pieces of a line decoded at once (on every core) before they are
+/// handed on.
+const PIECES_AT_ONCE: usize = 8;
+
+/// What makes the event list, found from the planes' metadata and their
+/// lines' headers; the events themselves are decoded row by row, in
+/// pieces ([`Plan::produce`]), so that the list is never held whole.
+pub struct Plan<'a> {
     /// The rows by (pid, tid): in key order, their events make the list.
-    pub rows: BTreeMap<(u32, u32), Row<'a>>,
+    pub rows: BTreeMap<(u32, u32), RowPlan<'a>>,
     /// (pid, plane name) of every plane shown.
     pub processes: Vec<(u32, &'a str)>,
     /// Number of GPU planes shown (those with lines; a profile may list
     /// idle GPUs as planes without lines, which xprof does not show).
     pub gpu_planes: usize,
-    /// What could not be reproduced.
-    pub warnings: Vec<String>,
-}
-
-#[derive(Default)]
-struct Skipped {
+    /// How the events of each plane shown are read.
+    readers: Vec<PlaneReader<'a>>,
+    /// Counter events left out.
     counters: usize,
-    async_events: usize,
+    /// Whether xprof may group the events into steps.
+    steps: bool,
 }
 
-/// Builds the event list of `space`; `modules` are its HLO modules (for
-/// the `Framework Ops` and `Source code` rows). An error when a line or an
-/// event does not decode.
-pub fn synthesize<'a>(
-    space: &'a RawSpace,
-    modules: &[HloModule],
-) -> Result<Synthesis<'a>, DecodeError> {
-    let symbols = symbols(modules);
-    let mut out = Synthesis::default();
-    let mut skipped = Skipped::default();
-    let mut emit = |plane: &'a RawPlane, pid: u32, gpu: bool, out: &mut Synthesis<'a>| {
-        let Some(counts) = emit_plane(plane, pid, out, &mut skipped)? else {
-            return Ok::<(), DecodeError>(());
-        };
-        if gpu {
-            out.gpu_planes += 1;
-            emit_derived(plane, pid, &counts, &symbols, out)?;
+/// One row (thread, stream, derived row) of a process: its name and
+/// where its events come from.
+#[derive(Default)]
+pub struct RowPlan<'a> {
+    /// Row name.
+    pub name: String,
+    /// The sources of its events, in the order xprof appends them.
+    parts: Vec<Part<'a>>,
+}
+
+/// A source of a row's events.
+enum Part<'a> {
+    /// An encoded line of the plane read by `readers[reader]`, cut into
+    /// pieces ([`scan_line`]).
+    Line {
+        reader: usize,
+        timestamp_ns: i64,
+        pieces: Vec<&'a [u8]>,
+    },
+    /// Events of a derived row.
+    Derived(Vec<DerivedEvent>),
+}
+
+/// How the events of one plane are read.
+struct PlaneReader<'a> {
+    stats: PlaneStats<'a>,
+    metas: EventMetas<'a>,
+    markers: Option<(i64, i64)>,
+}
+
+impl<'a> PlaneReader<'a> {
+    fn new(plane: &'a RawPlane) -> Self {
+        PlaneReader {
+            stats: PlaneStats::new(&plane.stat_metadata),
+            metas: EventMetas::new(plane),
+            markers: region_markers(plane),
         }
-        Ok(())
+    }
+}
+
+/// Plans the event list of `space`; `modules` are its HLO modules (for
+/// the derived `Framework Ops` and `Source code` rows, which are built
+/// here). An error when a line's header does not decode.
+pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, DecodeError> {
+    let symbols = symbols(modules);
+    let mut out = Plan {
+        rows: BTreeMap::new(),
+        processes: Vec::new(),
+        gpu_planes: 0,
+        readers: Vec::new(),
+        counters: 0,
+        steps: may_group(space),
     };
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
-        emit(host, HOST_PID, false, &mut out)?;
+        out.plan_plane(host, HOST_PID, None)?;
     }
-    let gpus = space
+    let gpus: Vec<&RawPlane> = space
         .planes
         .iter()
-        .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX));
-    for plane in gpus {
-        emit(plane, 1u32.wrapping_add(plane.id as u32), true, &mut out)?;
+        .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+        .collect();
+    // Each GPU's derived rows decode its busiest line whole: on every core.
+    let derived: Vec<_> = gpus
+        .par_iter()
+        .map(|plane| derive_rows(plane, &symbols))
+        .collect();
+    for (plane, derived) in gpus.into_iter().zip(derived) {
+        let pid = 1u32.wrapping_add(plane.id as u32);
+        out.plan_plane(plane, pid, Some(derived?))?;
     }
     let customs = space
         .planes
@@ -151,17 +200,288 @@ pub fn synthesize<'a>(
         .filter(|p| p.name.starts_with(CUSTOM_PLANE_PREFIX));
     for plane in customs {
         let pid = FIRST_CUSTOM_PID.wrapping_add(plane.id as u32);
-        emit(plane, pid, false, &mut out)?;
-    }
-    out.warnings.extend(skipped.warnings(may_group(space)));
-    // The viewer's order: by process, row (the map's order), start, the
-    // longer event first; the sort is stable, so ties keep the order of
-    // the file (and a row's events usually come sorted).
-    for row in out.rows.values_mut() {
-        row.events
-            .sort_by(|a, b| a.ts_ps.cmp(&b.ts_ps).then(b.dur_ps.cmp(&a.dur_ps)));
+        out.plan_plane(plane, pid, None)?;
     }
     Ok(out)
+}
+
+impl<'a> Plan<'a> {
+    /// Adds the rows of one plane shown as process `pid`; a GPU plane
+    /// comes with its derived rows ([`derive_rows`]).
+    fn plan_plane(
+        &mut self,
+        plane: &'a RawPlane,
+        pid: u32,
+        derived: Option<DerivedRows>,
+    ) -> Result<(), DecodeError> {
+        if plane.lines.is_empty() {
+            return Ok(());
+        }
+        self.processes.push((pid, plane.name.as_str()));
+        let reader = self.readers.len();
+        self.readers.push(PlaneReader::new(plane));
+        for raw in &plane.lines {
+            let LineScan {
+                head,
+                events,
+                pieces,
+            } = scan_line(raw, PIECE_EVENTS)?;
+            if display_name(&head) == "Async XLA Ops" || events == 0 {
+                continue;
+            }
+            if head.name == "_counters_" {
+                self.counters += events;
+                continue;
+            }
+            let id = if head.display_id != 0 {
+                head.display_id
+            } else {
+                head.id
+            };
+            // xprof names a row after the last of its lines.
+            let row = self.rows.entry((pid, id as u32)).or_default();
+            row.name = display_name(&head).to_string();
+            row.parts.push(Part::Line {
+                reader,
+                timestamp_ns: head.timestamp_ns,
+                pieces,
+            });
+        }
+        if let Some(derived) = derived {
+            self.gpu_planes += 1;
+            for (row, events) in derived {
+                let (tid, name) = DERIVED_LINES[row];
+                let row = self.rows.entry((pid, tid)).or_default();
+                row.name = name.to_string();
+                row.parts.push(Part::Derived(events));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes the rows in key order and hands their events to `sink` in
+    /// pieces, in the viewer's order, with the row's (pid, tid); `sink`
+    /// returns false to stop. Lines are decoded in pieces on every core.
+    /// Returns the warnings about what could not be reproduced; an error
+    /// when an event does not decode.
+    pub fn produce(
+        self,
+        sink: &mut dyn FnMut((u32, u32), Vec<Synth<'a>>) -> bool,
+    ) -> Result<Vec<String>, DecodeError> {
+        let mut skipped = Skipped {
+            counters: self.counters,
+            async_events: 0,
+        };
+        for (key, row) in self.rows {
+            if !produce_row(&self.readers, row, &mut skipped, &mut |p| sink(key, p))? {
+                break;
+            }
+        }
+        Ok(skipped.warnings(self.steps))
+    }
+}
+
+/// The derived rows of a GPU plane, by index in [`DERIVED_LINES`].
+type DerivedRows = Vec<(usize, Vec<DerivedEvent>)>;
+
+/// The derived rows of a GPU plane (none when it has no lines).
+fn derive_rows(plane: &RawPlane, symbols: &Symbols<'_>) -> Result<DerivedRows, DecodeError> {
+    if plane.lines.is_empty() {
+        return Ok(Vec::new());
+    }
+    let counts = plane
+        .lines
+        .iter()
+        .map(|raw| scan_line(raw, usize::MAX).map(|l| (l.head.id, l.events)))
+        .collect::<Result<Vec<_>, _>>()?;
+    derived::derive(
+        plane,
+        &counts,
+        &PlaneStats::new(&plane.stat_metadata),
+        symbols,
+    )
+}
+
+/// The events of one row, in the viewer's order: by start, the longer
+/// event first, ties in the order xprof appends them (a stable sort). A
+/// row of one line whose events come in that order already (the usual
+/// case) is handed on piece by piece as decoded; any other is gathered
+/// and sorted first.
+fn produce_row<'a>(
+    readers: &[PlaneReader<'a>],
+    row: RowPlan<'a>,
+    skipped: &mut Skipped,
+    sink: &mut dyn FnMut(Vec<Synth<'a>>) -> bool,
+) -> Result<bool, DecodeError> {
+    if let [
+        Part::Line {
+            reader,
+            timestamp_ns,
+            ref pieces,
+        },
+    ] = row.parts[..]
+    {
+        let r = &readers[reader];
+        if in_order(r, timestamp_ns, pieces)? {
+            for window in pieces.chunks(PIECES_AT_ONCE) {
+                for piece in decode_pieces(r, timestamp_ns, window)? {
+                    skipped.async_events += piece.1;
+                    if !sink(piece.0) {
+                        return Ok(false);
+                    }
+                }
+            }
+            return Ok(true);
+        }
+    }
+    let mut events = Vec::new();
+    for part in row.parts {
+        match part {
+            Part::Line {
+                reader,
+                timestamp_ns,
+                pieces,
+            } => {
+                let r = &readers[reader];
+                for (piece, async_events) in decode_pieces(r, timestamp_ns, &pieces)? {
+                    skipped.async_events += async_events;
+                    events.extend(piece);
+                }
+                for (begin, end) in regions(r, timestamp_ns, &pieces)? {
+                    events.push(Synth {
+                        name: Cow::Borrowed(REGION),
+                        ts_ps: begin,
+                        dur_ps: end.wrapping_sub(begin),
+                        correlation: None,
+                        xla: None,
+                    });
+                }
+            }
+            Part::Derived(derived) => events.extend(derived.into_iter().map(|e| Synth {
+                name: Cow::Owned(e.name),
+                ts_ps: e.begin_ps,
+                dur_ps: e.dur_ps,
+                correlation: None,
+                xla: None,
+            })),
+        }
+    }
+    events.sort_by(|a, b| a.ts_ps.cmp(&b.ts_ps).then(b.dur_ps.cmp(&a.dur_ps)));
+    Ok(events.is_empty() || sink(events))
+}
+
+/// The place of an event in the viewer's order: start, then the longer
+/// event first.
+fn order_key(start_ps: u64, dur_ps: u64) -> (u64, std::cmp::Reverse<u64>) {
+    (start_ps, std::cmp::Reverse(dur_ps))
+}
+
+/// True when the events of a line's pieces come in the viewer's order and
+/// none can close a threadpool region (which would add an event out of
+/// it): then its events can be handed on as decoded. Read on every core,
+/// without the events' stats.
+fn in_order(r: &PlaneReader<'_>, timestamp_ns: i64, pieces: &[&[u8]]) -> Result<bool, DecodeError> {
+    let stop = r.markers.map(|(_, stop)| stop);
+    // Per piece: in order within, and its first and last keys.
+    let each = |piece: &&[u8]| {
+        let mut key = EventKey::default();
+        let mut first = None;
+        let mut last = None;
+        for e in line_events(piece) {
+            key.clear();
+            key.merge(e?)?;
+            if Some(key.metadata_id) == stop {
+                return Ok(None);
+            }
+            let k = order_key(
+                start_ps(timestamp_ns, key.offset_ps()),
+                key.duration_ps as u64,
+            );
+            if last.is_some_and(|l| k < l) {
+                return Ok(None);
+            }
+            first.get_or_insert(k);
+            last = Some(k);
+        }
+        Ok::<_, DecodeError>(first.zip(last))
+    };
+    let spans: Vec<Option<_>> = if pieces.len() > 1 {
+        pieces.par_iter().map(each).collect::<Result<_, _>>()?
+    } else {
+        pieces.iter().map(each).collect::<Result<_, _>>()?
+    };
+    let mut last = None;
+    for span in spans {
+        let Some((first, end)) = span else {
+            return Ok(false);
+        };
+        if last.is_some_and(|l| first < l) {
+            return Ok(false);
+        }
+        last = Some(end);
+    }
+    Ok(true)
+}
+
+/// The events xprof shows of each piece (on every core), with the number
+/// of asynchronous flow events left out of it.
+fn decode_pieces<'a>(
+    r: &PlaneReader<'a>,
+    timestamp_ns: i64,
+    pieces: &[&[u8]],
+) -> Result<Vec<(Vec<Synth<'a>>, usize)>, DecodeError> {
+    let each = |piece: &&[u8]| {
+        let cx = Context {
+            metas: &r.metas,
+            stats: &r.stats,
+            timestamp_ns,
+        };
+        // One event buffer, reused: decoding merges into it.
+        let mut e = XEvent::default();
+        let mut events = Vec::with_capacity(PIECE_EVENTS);
+        let mut async_events = 0;
+        for raw in line_events(piece) {
+            e.clear();
+            e.merge(raw?)?;
+            match event(cx, &mut e) {
+                Shown::Yes(s) => events.push(s),
+                Shown::Async => async_events += 1,
+                Shown::No => {}
+            }
+        }
+        Ok::<_, DecodeError>((events, async_events))
+    };
+    if pieces.len() > 1 {
+        pieces.par_iter().map(each).collect()
+    } else {
+        pieces.iter().map(each).collect()
+    }
+}
+
+/// The threadpool regions of a line's pieces ([`Regions`]): none unless
+/// its plane has both markers.
+fn regions(
+    r: &PlaneReader<'_>,
+    timestamp_ns: i64,
+    pieces: &[&[u8]],
+) -> Result<Vec<(u64, u64)>, DecodeError> {
+    let mut regions = Regions::new(r.markers);
+    if r.markers.is_some() {
+        let mut e = XEvent::default();
+        for raw in pieces.iter().flat_map(|p| line_events(p)) {
+            e.clear();
+            e.merge(raw?)?;
+            regions.see(timestamp_ns, &e, &r.stats);
+        }
+    }
+    Ok(regions.spans)
+}
+
+/// Events left out of the list, counted for a warning.
+#[derive(Default)]
+struct Skipped {
+    counters: usize,
+    async_events: usize,
 }
 
 impl Skipped {
@@ -236,7 +556,7 @@ fn symbols(modules: &[HloModule]) -> Symbols<'_> {
 }
 
 /// A line's row name: its display name, else its name.
-fn display_name(line: &RawLine) -> &str {
+fn display_name(line: &LineHead) -> &str {
     if line.display_name.is_empty() {
         &line.name
     } else {
@@ -244,75 +564,10 @@ fn display_name(line: &RawLine) -> &str {
     }
 }
 
-/// Start of an event in picoseconds, as xprof computes it.
-pub fn start_ps(line: &RawLine, e: &XEvent) -> u64 {
-    line.timestamp_ns
-        .wrapping_mul(1000)
-        .wrapping_add(e.offset_ps()) as u64
-}
-
-/// The events of one plane's own lines (and their threadpool regions).
-/// Returns the (id, event count) of every line, or None when the plane has
-/// no lines (xprof does not show it).
-fn emit_plane<'a>(
-    plane: &'a RawPlane,
-    pid: u32,
-    out: &mut Synthesis<'a>,
-    skipped: &mut Skipped,
-) -> Result<Option<Vec<(i64, usize)>>, DecodeError> {
-    if plane.lines.is_empty() {
-        return Ok(None);
-    }
-    out.processes.push((pid, plane.name.as_str()));
-    let stats = PlaneStats::new(&plane.stat_metadata);
-    let metas = EventMetas::new(plane);
-    let markers = region_markers(plane);
-    let mut counts = Vec::with_capacity(plane.lines.len());
-    // One event buffer, reused: decoding merges into it.
-    let mut e = XEvent::default();
-    for raw in &plane.lines {
-        let line = RawLine::decode(raw.clone())?;
-        counts.push((line.id, line.events.len()));
-        if display_name(&line) == "Async XLA Ops" || line.events.is_empty() {
-            continue;
-        }
-        if line.name == "_counters_" {
-            skipped.counters += line.events.len();
-            continue;
-        }
-        let id = if line.display_id != 0 {
-            line.display_id
-        } else {
-            line.id
-        };
-        // xprof names a row after the last of its lines.
-        let row = out.rows.entry((pid, id as u32)).or_default();
-        row.name = display_name(&line).to_string();
-        let mut region = Regions::new(markers);
-        for raw_event in &line.events {
-            e.clear();
-            e.merge(raw_event.clone())?;
-            region.see(&line, &e, &stats);
-            let cx = Context {
-                metas: &metas,
-                stats: &stats,
-                line: &line,
-            };
-            if let Some(s) = event(cx, &mut e, skipped) {
-                row.events.push(s);
-            }
-        }
-        for (begin, end) in region.spans {
-            row.events.push(Synth {
-                name: Cow::Borrowed(REGION),
-                ts_ps: begin,
-                dur_ps: end.wrapping_sub(begin),
-                correlation: None,
-                xla: None,
-            });
-        }
-    }
-    Ok(Some(counts))
+/// Start of an event in picoseconds, as xprof computes it from its line's
+/// base time and its offset.
+pub fn start_ps(timestamp_ns: i64, offset_ps: i64) -> u64 {
+    timestamp_ns.wrapping_mul(1000).wrapping_add(offset_ps) as u64
 }
 
 /// The event metadata of a plane by id, with whether xprof hides the
@@ -337,15 +592,25 @@ impl<'a> EventMetas<'a> {
 struct Context<'c, 'a> {
     metas: &'c EventMetas<'a>,
     stats: &'c PlaneStats<'a>,
-    line: &'c RawLine,
+    timestamp_ns: i64,
 }
 
-/// One event of a line, None when xprof does not show it. The event's
-/// strings are moved out.
-fn event<'a>(cx: Context<'_, 'a>, e: &mut XEvent, skipped: &mut Skipped) -> Option<Synth<'a>> {
+/// Whether xprof shows an event.
+enum Shown<'a> {
+    /// Shown, as this event.
+    Yes(Synth<'a>),
+    /// Left out: an asynchronous flow event (counted for a warning).
+    Async,
+    /// Left out: an internal event.
+    No,
+}
+
+/// One event of a line as xprof shows it, or why it does not. The
+/// event's strings are moved out.
+fn event<'a>(cx: Context<'_, 'a>, e: &mut XEvent) -> Shown<'a> {
     let stats = cx.stats;
     let meta = match cx.metas.by_id.get(&e.metadata_id) {
-        Some(&(_, true)) => return None,
+        Some(&(_, true)) => return Shown::No,
         Some(&(m, false)) => Some(m),
         None => None,
     };
@@ -362,17 +627,16 @@ fn event<'a>(cx: Context<'_, 'a>, e: &mut XEvent, skipped: &mut Skipped) -> Opti
     for s in meta.map_or(&[][..], |m| m.stats.as_slice()) {
         args.apply(stats.kind(s.metadata_id), stats.value(s));
     }
-    let ts_ps = start_ps(cx.line, e);
+    let ts_ps = start_ps(cx.timestamp_ns, e.offset_ps());
     let dur_ps = e.duration_ps as u64;
     for s in &mut e.stats {
         args.apply(stats.kind(s.metadata_id), stats.value_owned(s.value.take()));
     }
     if args.flow && args.is_async {
-        skipped.async_events += 1;
-        return None;
+        return Shown::Async;
     }
     let has_xla = args.xla != EventXla::default();
-    Some(Synth {
+    Shown::Yes(Synth {
         name: args.name,
         ts_ps,
         dur_ps,
@@ -442,7 +706,7 @@ impl Regions {
     }
 
     /// The next event of the line, in file order.
-    fn see(&mut self, line: &RawLine, e: &XEvent, stats: &PlaneStats<'_>) {
+    fn see(&mut self, timestamp_ns: i64, e: &XEvent, stats: &PlaneStats<'_>) {
         let Some((start, stop)) = self.markers else {
             return;
         };
@@ -452,35 +716,11 @@ impl Regions {
                 .iter()
                 .any(|s| stats.kind(s.metadata_id) == consumer)
             {
-                self.begin = start_ps(line, e);
+                self.begin = start_ps(timestamp_ns, e.offset_ps());
             }
         } else if e.metadata_id == stop && self.begin != 0 {
-            self.spans.push((self.begin, start_ps(line, e)));
+            self.spans
+                .push((self.begin, start_ps(timestamp_ns, e.offset_ps())));
         }
     }
-}
-
-/// The derived rows of a GPU plane; `counts` are the (id, event count) of
-/// its lines.
-fn emit_derived<'a>(
-    plane: &'a RawPlane,
-    pid: u32,
-    counts: &[(i64, usize)],
-    symbols: &Symbols<'_>,
-    out: &mut Synthesis<'a>,
-) -> Result<(), DecodeError> {
-    let stats = PlaneStats::new(&plane.stat_metadata);
-    for (row, events) in derived::derive(plane, counts, &stats, symbols)? {
-        let (tid, name) = DERIVED_LINES[row];
-        let row = out.rows.entry((pid, tid)).or_default();
-        row.name = name.to_string();
-        row.events.extend(events.into_iter().map(|e| Synth {
-            name: Cow::Owned(e.name),
-            ts_ps: e.begin_ps,
-            dur_ps: e.dur_ps,
-            correlation: None,
-            xla: None,
-        }));
-    }
-    Ok(())
 }

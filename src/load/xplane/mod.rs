@@ -29,13 +29,25 @@ use crate::trace::xla::{XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace};
 use events::Synth;
 
-/// Decodes an XSpace protobuf from `reader` (already unpacked).
-pub fn decode<R: Read>(mut reader: R, packing: Packing, needs: &Needs) -> Result<Trace, LoadError> {
+/// Decodes an XSpace protobuf from `reader` (already unpacked), of about
+/// `size_hint` bytes when known.
+pub fn decode<R: Read>(
+    mut reader: R,
+    packing: Packing,
+    needs: &Needs,
+    size_hint: Option<u64>,
+) -> Result<Trace, LoadError> {
     let mut bytes = Vec::new();
+    // Read into place at once, not copied on each doubling of the buffer
+    // (a hint that memory refuses is only a hint).
+    if let Some(n) = size_hint.and_then(|n| usize::try_from(n).ok()) {
+        let _ = bytes.try_reserve_exact(n.saturating_add(1));
+    }
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| LoadError::read(packing, e))?;
     let input_bytes = bytes.len() as u64;
+
     // Lines and events stay slices of this buffer until they are decoded.
     let space = proto::RawSpace::decode(prost::bytes::Bytes::from(bytes)).map_err(syntax)?;
     build(&space, input_bytes, needs)
@@ -46,24 +58,25 @@ fn syntax(e: prost::DecodeError) -> LoadError {
 }
 
 /// The trace of a decoded XSpace.
+///
+/// The event list is decoded row by row, in pieces (on every core), on a
+/// thread of its own, while this one builds the trace from the pieces
+/// already decoded: the list is never held whole beside the trace.
 fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Trace, LoadError> {
     let mut warnings = Vec::new();
     let modules = hlo::modules(&space.planes, &mut warnings);
-    let synth = events::synthesize(space, &modules).map_err(syntax)?;
-    if synth.gpu_planes == 0 {
+    let plan = events::plan(space, &modules).map_err(syntax)?;
+    if plan.gpu_planes == 0 {
         return Err(LoadError::NotATrace(format!(
             "an XPlane profile without GPU planes ({}N) holding events: nothing to report",
             events::GPU_PLANE_PREFIX
         )));
     }
-    if synth.rows.values().all(|r| r.events.is_empty()) {
-        return Err(LoadError::NoEvents);
-    }
     let mut b = TraceBuilder::new(needs);
-    for w in warnings.into_iter().chain(synth.warnings.iter().cloned()) {
+    for w in warnings {
         b.warn(w);
     }
-    for &(pid, name) in &synth.processes {
+    for &(pid, name) in &plan.processes {
         b.set_meta_of(
             "process_name",
             pid_ref(pid),
@@ -71,42 +84,46 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
             name.to_string(),
         );
     }
-    for (&(pid, tid), row) in &synth.rows {
+    let mut thread_names = Vec::with_capacity(plan.rows.len());
+    for (&(pid, tid), row) in &plan.rows {
         b.set_meta_of("thread_name", pid_ref(pid), tid_ref(tid), row.name.clone());
+        thread_names.push(((pid, tid), row.name.clone()));
     }
-    let mut event_stats = rustc_hash::FxHashMap::default();
-    let mut texts = SharedTexts::default();
-    let mut parse = |_: &str| None;
-    // The builder numbers the events it keeps in push order.
-    let mut kept = 0;
-    let gpu_planes = synth.gpu_planes;
-    // Row by row, each row's events freed once pushed: the list xprof
-    // would emit (some 64 bytes an event) is not held whole beside the
-    // trace it becomes.
-    let events = synth.rows.into_iter().flat_map(|((pid, tid), row)| {
-        let thread = row.name;
-        row.events
-            .into_iter()
-            .map(move |s| (pid, tid, category(&thread, &s.name), s))
-    });
-    for (index, (pid, tid, cat, s)) in events.enumerate() {
-        // Launches and kernels stay whole whatever their category: the
-        // report links and describes them.
-        if b.keep(cat) == Keep::Stub && s.correlation.is_none() && s.xla.is_none() {
-            b.push_stub(cat).map_err(LoadError::Invalid)?;
-            kept += 1;
-            continue;
-        }
-        if !b
-            .push_event(index, input(&s, pid, tid, cat), &mut parse)
-            .map_err(LoadError::Invalid)?
-        {
-            continue;
-        }
-        if let Some(x) = &s.xla {
-            event_stats.insert(EventId::new(kept), stats_of(x, &mut texts));
-        }
-        kept += 1;
+    let gpu_planes = plan.gpu_planes;
+    let mut sink = Sink {
+        b,
+        event_stats: rustc_hash::FxHashMap::default(),
+        texts: SharedTexts::default(),
+        thread_names: &thread_names,
+        row: 0,
+        index: 0,
+        kept: 0,
+    };
+    // Two decoded pieces wait at most: the decoder runs ahead of the
+    // builder by that much.
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    let (pushed, decoded) = std::thread::scope(|scope| {
+        let decoder = super::spawn_loader_thread(scope, "tracelens-xplane", move || {
+            plan.produce(&mut |key, piece| tx.send((key, piece)).is_ok())
+        })?;
+        let pushed = rx.iter().try_for_each(|(key, piece)| sink.push(key, piece));
+        // A builder error stops the decoder at its next piece.
+        drop(rx);
+        let decoded = decoder
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        Ok::<_, LoadError>((pushed, decoded))
+    })?;
+    let synth_warnings = decoded.map_err(syntax)?;
+    pushed.map_err(LoadError::Invalid)?;
+    if sink.index == 0 {
+        return Err(LoadError::NoEvents);
+    }
+    let Sink {
+        mut b, event_stats, ..
+    } = sink;
+    for w in synth_warnings {
+        b.warn(w);
     }
     b.set_xla(XlaData {
         modules,
@@ -117,6 +134,55 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     info.device_count = gpu_planes;
     info.input_bytes = input_bytes;
     Ok(b.finish())
+}
+
+/// The builder's side of the decoding: pushes the decoded events, in
+/// order, keeping their XLA statistics.
+struct Sink<'n> {
+    b: TraceBuilder,
+    event_stats: rustc_hash::FxHashMap<EventId, XlaEventStats>,
+    /// Each event's XLA texts repeat on every step: one copy each.
+    texts: SharedTexts,
+    /// The rows' names in key order, and the row of the last piece.
+    thread_names: &'n [((u32, u32), String)],
+    row: usize,
+    /// Events of the list pushed, and those the builder numbered.
+    index: usize,
+    kept: usize,
+}
+
+impl Sink<'_> {
+    /// Pushes one decoded piece of the row `(pid, tid)`.
+    fn push(&mut self, (pid, tid): (u32, u32), piece: Vec<Synth<'_>>) -> Result<(), String> {
+        // Pieces come in row order: the row's name is found by walking on.
+        while self.thread_names[self.row].0 != (pid, tid) {
+            self.row += 1;
+        }
+        let thread = self.thread_names[self.row].1.as_str();
+        let b = &mut self.b;
+        let mut parse = |_: &str| None;
+        for s in piece {
+            let index = self.index;
+            self.index += 1;
+            let cat = category(thread, &s.name);
+            // Launches and kernels stay whole whatever their category: the
+            // report links and describes them.
+            if b.keep(cat) == Keep::Stub && s.correlation.is_none() && s.xla.is_none() {
+                b.push_stub(cat)?;
+                self.kept += 1;
+                continue;
+            }
+            if !b.push_event(index, input(&s, pid, tid, cat), &mut parse)? {
+                continue;
+            }
+            if let Some(x) = &s.xla {
+                self.event_stats
+                    .insert(EventId::new(self.kept), stats_of(x, &mut self.texts));
+            }
+            self.kept += 1;
+        }
+        Ok(())
+    }
 }
 
 fn pid_ref(pid: u32) -> IdentRef<'static> {

@@ -4,14 +4,20 @@
 //! package `xla`). Only the fields the decoder uses are declared: prost
 //! skips the others.
 //!
-//! The decoder reads [`RawSpace`]: planes whose lines, and lines whose
-//! events, stay encoded (slices of the input buffer) until they are used,
-//! one at a time, so that the decoded profile never sits in memory whole.
+//! The decoder reads [`RawSpace`]: planes whose lines stay encoded (slices
+//! of the input buffer); a line's header is read with [`scan_line`] and
+//! its events, borrowed from the buffer, with [`line_events`], decoded
+//! when they are used, so that the decoded profile never sits in memory
+//! whole.
 //! (To write a profile, encode the events and lines into these messages.)
 
 use std::collections::BTreeMap;
 
+use prost::DecodeError;
 use prost::bytes::Bytes;
+use prost::encoding::{
+    DecodeContext, WireType, check_wire_type, decode_key, decode_varint, int64, skip_field, string,
+};
 
 /// An XSpace whose lines are still encoded.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -64,6 +70,150 @@ pub struct RawLine {
     pub display_name: String,
 }
 
+/// The header of an encoded [`RawLine`]: its fields but the events, which
+/// prost skips (read them with [`line_events`]).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LineHead {
+    /// Line id.
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// Name.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Base time of the events' offsets, in nanoseconds.
+    #[prost(int64, tag = "3")]
+    pub timestamp_ns: i64,
+    /// Row id in the trace viewer (0: the line id).
+    #[prost(int64, tag = "10")]
+    pub display_id: i64,
+    /// Row name in the trace viewer (empty: the line name).
+    #[prost(string, tag = "11")]
+    pub display_name: String,
+}
+
+/// `RawLine.events`' field number.
+const LINE_EVENTS: u32 = 4;
+
+/// An encoded line read once through: its header, its number of events,
+/// and its fields cut into pieces of at most `piece_events` events each
+/// (read a piece's events with [`line_events`]).
+pub struct LineScan<'b> {
+    /// The header.
+    pub head: LineHead,
+    /// Number of events.
+    pub events: usize,
+    /// The pieces, in order; none when the line has no fields.
+    pub pieces: Vec<&'b [u8]>,
+}
+
+/// Reads an encoded line's header and cuts it into pieces ([`LineScan`])
+/// without decoding its events.
+pub fn scan_line(line: &[u8], piece_events: usize) -> Result<LineScan<'_>, DecodeError> {
+    let mut head = LineHead::default();
+    let mut events = 0;
+    let mut pieces = Vec::new();
+    let mut rest = line;
+    let mut start = line;
+    let mut in_piece = 0;
+    let ctx = DecodeContext::default;
+    while !rest.is_empty() {
+        let (tag, wire) = decode_key(&mut rest)?;
+        match tag {
+            LINE_EVENTS => {
+                check_wire_type(WireType::LengthDelimited, wire)?;
+                skip_field(wire, tag, &mut rest, ctx())?;
+                events += 1;
+                in_piece += 1;
+                if in_piece == piece_events {
+                    pieces.push(&start[..start.len() - rest.len()]);
+                    start = rest;
+                    in_piece = 0;
+                }
+            }
+            1 => int64::merge(wire, &mut head.id, &mut rest, ctx())?,
+            2 => string::merge(wire, &mut head.name, &mut rest, ctx())?,
+            3 => int64::merge(wire, &mut head.timestamp_ns, &mut rest, ctx())?,
+            10 => int64::merge(wire, &mut head.display_id, &mut rest, ctx())?,
+            11 => string::merge(wire, &mut head.display_name, &mut rest, ctx())?,
+            _ => skip_field(wire, tag, &mut rest, ctx())?,
+        }
+    }
+    if !start.is_empty() {
+        pieces.push(start);
+    }
+    Ok(LineScan {
+        head,
+        events,
+        pieces,
+    })
+}
+
+/// The encoded events of an encoded line (or of a piece of one that
+/// starts and ends at field boundaries), in order, borrowed from it.
+pub fn line_events(line: &[u8]) -> LineEvents<'_> {
+    LineEvents { rest: line }
+}
+
+/// The iterator of [`line_events`]; after an error it ends.
+pub struct LineEvents<'b> {
+    rest: &'b [u8],
+}
+
+impl<'b> LineEvents<'b> {
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'b [u8] {
+        self.rest
+    }
+
+    /// The next field: an event's bytes, or None for another field.
+    fn field(&mut self) -> Result<Option<&'b [u8]>, DecodeError> {
+        let (tag, wire) = decode_key(&mut self.rest)?;
+        let start = self.rest;
+        skip_field(wire, tag, &mut self.rest, DecodeContext::default())?;
+        if tag != LINE_EVENTS {
+            return Ok(None);
+        }
+        check_wire_type(WireType::LengthDelimited, wire)?;
+        // The skipped bytes are the length, then the event.
+        let mut body = &start[..start.len() - self.rest.len()];
+        decode_varint(&mut body)?;
+        Ok(Some(body))
+    }
+}
+
+impl<'b> Iterator for LineEvents<'b> {
+    type Item = Result<&'b [u8], DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.rest.is_empty() {
+            match self.field() {
+                Ok(Some(event)) => return Some(Ok(event)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.rest = &[];
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What orders an event in its row, decoded without its stats (which
+/// prost skips).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct EventKey {
+    /// Key into the plane's event metadata.
+    #[prost(int64, tag = "1")]
+    pub metadata_id: i64,
+    /// Start offset or occurrence count.
+    #[prost(oneof = "XEventData", tags = "2, 5")]
+    pub data: Option<XEventData>,
+    /// Duration in picoseconds.
+    #[prost(int64, tag = "3")]
+    pub duration_ps: i64,
+}
+
 /// One event on a line.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct XEvent {
@@ -92,14 +242,28 @@ pub enum XEventData {
     NumOccurrences(i64),
 }
 
-impl XEvent {
+impl XEventData {
     /// The start offset in picoseconds (0 for an aggregated event, as the
     /// C++ accessor gives).
-    pub fn offset_ps(&self) -> i64 {
-        match self.data {
-            Some(XEventData::OffsetPs(v)) => v,
+    pub fn offset_ps(data: Option<&XEventData>) -> i64 {
+        match data {
+            Some(XEventData::OffsetPs(v)) => *v,
             _ => 0,
         }
+    }
+}
+
+impl XEvent {
+    /// The start offset in picoseconds ([`XEventData::offset_ps`]).
+    pub fn offset_ps(&self) -> i64 {
+        XEventData::offset_ps(self.data.as_ref())
+    }
+}
+
+impl EventKey {
+    /// The start offset in picoseconds ([`XEventData::offset_ps`]).
+    pub fn offset_ps(&self) -> i64 {
+        XEventData::offset_ps(self.data.as_ref())
     }
 }
 
