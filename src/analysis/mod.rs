@@ -71,9 +71,10 @@ pub struct ReportOptions {
     /// Kernel-name categories (`--kernel-categories`): a `kernel_category`
     /// column in the kernel summary and the per-launcher breakdown.
     pub kernel_categories: Option<kernel_category::KernelCategories>,
-    /// Leave sheets of one row per GPU dispatch (rocprofv3's
-    /// `kernel_details`) deferred: their rows are computed as the CSV or
-    /// Excel writer writes them instead of being held
+    /// Leave sheets of one row per GPU dispatch or kernel (rocprofv3's
+    /// `kernel_details`, JAX's `kernel_launchers` and `df_xla_perf`)
+    /// deferred: their rows are computed as the CSV or Excel writer
+    /// writes them instead of being held
     /// ([`crate::table::Table::is_deferred`]). For callers that only write
     /// the report; anything that reads cells must call
     /// [`crate::table::Table::held`] first. Off by default.

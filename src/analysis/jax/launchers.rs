@@ -12,14 +12,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::args::KernelArgs;
 use super::categories::UNCATEGORIZED;
 use super::kernels::{JaxTrace, Kernel, ident_int};
+use super::launch_rows::{LaunchRows, ShapeCells, record_entries};
 use crate::analysis::kernel_details::{self, KernelStat};
 use crate::analysis::ops::{TimedRow, category_summary, name_summary, stats};
 use crate::names::{col, sheet};
-use crate::pyfmt::{float_repr, str_repr};
+use crate::pyfmt::str_repr;
 use crate::table::agg::{Agg, NAN_STATS, order_desc_by, percentages};
 use crate::table::group::group_first_seen_text;
-use crate::table::{Column, SharedTexts, Table, Value};
-use crate::trace::{EventId, Ident, Trace};
+use crate::table::{Column, Table, Value};
+use crate::trace::EventId;
 
 /// A kernel with its arguments: one row of `kernel_launchers`.
 pub struct Row<'a> {
@@ -29,122 +30,10 @@ pub struct Row<'a> {
     pub args: &'a KernelArgs,
 }
 
-/// The four shape cells of a kernel (`Input Dims`, `Input type`, `Input
-/// Strides`, `Concrete Inputs`), written once per distinct arguments: the
-/// kernels of one HLO record share theirs (`all_args`), so a sheet of a
-/// row per kernel prints each set once instead of once per row.
-#[derive(Default)]
-struct ShapeCells(FxHashMap<*const KernelArgs, [Value; 4]>);
-
-impl ShapeCells {
-    /// The cells of `args`.
-    fn of(&mut self, args: &KernelArgs) -> [Value; 4] {
-        self.0
-            .entry(std::ptr::from_ref(args))
-            .or_insert_with(|| {
-                [
-                    &args.input_dims,
-                    &args.input_type,
-                    &args.input_strides,
-                    &args.concrete,
-                ]
-                .map(|py| Value::Py(py.repr().into()))
-            })
-            .clone()
-    }
-}
-
-/// A pid or tid cell.
-fn ident_cell(trace: &Trace, id: crate::trace::IdentId) -> Value {
-    match trace.ident(id) {
-        Ident::Int(i) => Value::Int(*i),
-        Ident::Str(s) => Value::from(&**s),
-        Ident::Null => Value::Null,
-    }
-}
-
-/// A duration as Python holds it: an int when written as one.
-fn dur_text(trace: &Trace, id: EventId) -> String {
-    let e = trace.event(id);
-    if e.dur_is_int && e.dur.fract() == 0.0 && e.dur.abs() < 9e15 {
-        format!("{}", e.dur as i64)
-    } else {
-        float_repr(e.dur)
-    }
-}
-
-/// The entries of a kernel's `kernel_details` dict after `name` and `dur`:
-/// its record's custom-call target and operands, `NA` where missing.
-fn record_entries(jt: &JaxTrace, k: &Kernel) -> String {
-    let rec = jt.record(k);
-    let target = rec
-        .and_then(|r| r.custom_call_target.as_deref())
-        .map_or("'NA'".to_string(), str_repr);
-    let operands = rec.map_or("'NA'".to_string(), |r| {
-        let items: Vec<String> = r.operands.iter().map(|o| str_repr(o)).collect();
-        format!("[{}]", items.join(", "))
-    });
-    format!(
-        "'custom_call_target': {target}, 'operands': {operands}, 'outputs': 'NA', 'metadata': 'NA'"
-    )
-}
-
-/// The `kernel_details` cell: a one-element list of the kernel's dict.
-fn details_text(jt: &JaxTrace, k: &Kernel) -> String {
-    format!(
-        "[{{'name': {}, 'dur': {}, {}}}]",
-        str_repr(jt.trace.name(k.id)),
-        dur_text(jt.trace, k.id),
-        record_entries(jt, k)
-    )
-}
-
-/// `kernel_launchers` (or, for `df_xla_perf`, the rows given).
-pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row]) -> Table {
-    let trace = jt.trace;
-    let mut s = Table::new(
-        name,
-        &[
-            col::NAME,
-            col::UID,
-            col::OP_CATEGORY,
-            col::TOTAL_DIRECT_KERNEL_TIME,
-            col::TOTAL_SUBTREE_KERNEL_TIME,
-            col::DIRECT_KERNEL_COUNT,
-            col::PID,
-            col::TID,
-            col::INPUT_DIMS,
-            col::INPUT_TYPE,
-            col::INPUT_STRIDES,
-            col::CONCRETE_INPUTS,
-            col::KERNEL_DETAILS,
-            col::GPU_KERNEL_LAUNCH_LATENCY,
-        ],
-    );
-    // A kernel's name, category and shapes repeat on each of its launches
-    // (every step): one text each, not one per row.
-    let mut texts = SharedTexts::default();
-    let mut shapes = ShapeCells::default();
-    for r in rows {
-        let k = r.kernel;
-        let e = trace.event(k.id);
-        let latency = k.parent.map_or(f64::NAN, |p| e.ts - trace.event(p).ts);
-        let mut row = vec![
-            texts.text(trace.name(k.id)),
-            Value::Int(k.id.index() as i64),
-            texts.text(k.category),
-            Value::Float(e.dur),
-            Value::Float(e.dur),
-            Value::Int(1),
-            ident_cell(trace, e.pid),
-            ident_cell(trace, e.tid),
-        ];
-        row.extend(shapes.of(r.args));
-        row.push(Value::Py(details_text(jt, k).into()));
-        row.push(Value::Float(latency));
-        s.push_row(row);
-    }
-    s
+/// `kernel_launchers` (or, for `df_xla_perf`, the rows given): deferred,
+/// or held ([`LaunchRows`]).
+pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row], deferred: bool) -> Table {
+    LaunchRows::new(jt, rows, None).sheet(name, deferred)
 }
 
 /// Appends `time ms per gpu`: the summary's milliseconds over the number
@@ -354,20 +243,11 @@ pub fn input_bytes(operands: &[String], unknown: &mut FxHashSet<String>) -> i64 
 }
 
 /// `df_xla_perf`: the XLA kernels' rows of `kernel_launchers` with their
-/// `total_input_bytes`; a warning naming the dtypes left uncounted.
-pub fn xla_perf_sheet(jt: &JaxTrace, rows: &[Row]) -> (Table, Option<String>) {
-    let mut s = launchers_sheet(jt, sheet::DF_XLA_PERF, rows);
+/// `total_input_bytes`, deferred or held; a warning naming the dtypes left
+/// uncounted.
+pub fn xla_perf_sheet(jt: &JaxTrace, rows: &[Row], deferred: bool) -> (Table, Option<String>) {
     let mut unknown = FxHashSet::default();
-    let bytes: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let ops = jt
-                .record(r.kernel)
-                .map_or(&[][..], |rec| rec.operands.as_slice());
-            Value::Int(input_bytes(ops, &mut unknown))
-        })
-        .collect();
-    s.push_column(Column::new(col::TOTAL_INPUT_BYTES, bytes));
+    let s = LaunchRows::new(jt, rows, Some(&mut unknown)).sheet(sheet::DF_XLA_PERF, deferred);
     let warning = (!unknown.is_empty()).then(|| {
         let mut u: Vec<String> = unknown.into_iter().collect();
         u.sort();

@@ -7,12 +7,15 @@
 //! - [`args`]: perf-model selection and the arguments the sheets print;
 //! - [`timeline`]: `gpu_timeline`, `gpu_events_averages`;
 //! - [`launchers`]: `kernel_launchers` and the sheets built on it;
+//! - [`launch_rows`]: the rows of `kernel_launchers` and `df_xla_perf`,
+//!   computed as they are written;
 //! - [`perf`]: the perf models and the `op_<category>` sheets.
 
 pub mod args;
 pub mod categories;
 pub mod hlo_records;
 pub mod kernels;
+pub mod launch_rows;
 pub mod launchers;
 pub mod perf;
 pub mod timeline;
@@ -42,19 +45,17 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         .collect();
     let (mut sheets, timeline, w) = timeline::sheets(&jt);
     warnings.extend(w);
-    // Three independent groups, on every core: the two sheets of a row per
-    // kernel (`kernel_launchers`, and `df_xla_perf` with its summary) and
-    // the summaries and model sheets; pushed in the reference's order.
-    let (launched, (xla_sheets, (summaries, ops))) = rayon::join(
-        || launchers::launchers_sheet(&jt, sheet::KERNEL_LAUNCHERS, &rows),
+    // Three independent groups, on every core, the model sheets (the
+    // longest) on this thread: the summaries, and the two sheets of a row
+    // per kernel (`kernel_launchers`, `df_xla_perf`) with `xla_summary`.
+    // Deferred, those two are cheap here (their rows are computed as they
+    // are written); held, they are computed on every core. Pushed in the
+    // reference's order.
+    let deferred = opts.deferred_sheets;
+    let (ops, (summaries, (launched, xla_sheets))) = rayon::join(
+        || perf::op_sheets(&jt, &args),
         || {
             rayon::join(
-                || {
-                    let xla = launchers::xla_rows(&rows);
-                    let perf = launchers::xla_perf_sheet(&jt, &xla);
-                    let summary = launchers::summary_sheet(&jt, sheet::XLA_SUMMARY, &xla, true);
-                    (perf, summary)
-                },
                 || {
                     let mut summary = launchers::summary_sheet(
                         &jt,
@@ -67,10 +68,15 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
                     }
                     let by_category = launchers::by_category_sheet(&jt, &rows);
                     let unique_args = launchers::unique_args_sheet(&jt, &rows);
-                    (
-                        [summary, by_category, unique_args],
-                        perf::op_sheets(&jt, &args),
-                    )
+                    [summary, by_category, unique_args]
+                },
+                || {
+                    let launched =
+                        launchers::launchers_sheet(&jt, sheet::KERNEL_LAUNCHERS, &rows, deferred);
+                    let xla = launchers::xla_rows(&rows);
+                    let perf = launchers::xla_perf_sheet(&jt, &xla, deferred);
+                    let summary = launchers::summary_sheet(&jt, sheet::XLA_SUMMARY, &xla, true);
+                    (launched, (perf, summary))
                 },
             )
         },
