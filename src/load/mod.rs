@@ -15,6 +15,7 @@ mod fast_json;
 mod gzip;
 pub mod kineto;
 mod ordered;
+pub(crate) mod pages;
 pub mod rocprof;
 pub mod scan;
 mod structural;

@@ -122,6 +122,8 @@ pub struct Plan<'a> {
     counters: usize,
     /// Whether xprof may group the events into steps.
     steps: bool,
+    /// Whether the lines' pages go back to the system as decoded.
+    release: bool,
 }
 
 /// One row (thread, stream, derived row) of a process: its name and
@@ -176,6 +178,7 @@ pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, 
         readers: Vec::new(),
         counters: 0,
         steps: may_group(space),
+        release: false,
     };
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
         out.plan_plane(host, HOST_PID, None)?;
@@ -259,6 +262,21 @@ impl<'a> Plan<'a> {
         Ok(())
     }
 
+    /// The plan, giving the pages of each line back to the system once its
+    /// events are decoded ([`crate::load::pages::release`]): the profile's
+    /// buffer then shrinks as the trace grows.
+    ///
+    /// # Safety
+    ///
+    /// The buffer of the planned space must be private anonymous memory of
+    /// the caller's (the bytes read from the file), and its lines must not
+    /// be read again once [`Plan::produce`] is called.
+    #[allow(unsafe_code)]
+    pub unsafe fn releasing_lines(mut self) -> Self {
+        self.release = true;
+        self
+    }
+
     /// Decodes the rows in key order and hands their events to `sink` in
     /// pieces, in the viewer's order, with the row's (pid, tid); `sink`
     /// returns false to stop. Lines are decoded in pieces on every core.
@@ -272,8 +290,12 @@ impl<'a> Plan<'a> {
             counters: self.counters,
             async_events: 0,
         };
+        let lines = Lines {
+            readers: &self.readers,
+            release: self.release,
+        };
         for (key, row) in self.rows {
-            if !produce_row(&self.readers, row, &mut skipped, &mut |p| sink(key, p))? {
+            if !lines.produce_row(row, &mut skipped, &mut |p| sink(key, p))? {
                 break;
             }
         }
@@ -302,72 +324,101 @@ fn derive_rows(plane: &RawPlane, symbols: &Symbols<'_>) -> Result<DerivedRows, D
     )
 }
 
-/// The events of one row, in the viewer's order: by start, the longer
-/// event first, ties in the order xprof appends them (a stable sort). A
-/// row of one line whose events come in that order already (the usual
-/// case) is handed on piece by piece as decoded; any other is gathered
-/// and sorted first.
-fn produce_row<'a>(
-    readers: &[PlaneReader<'a>],
-    row: RowPlan<'a>,
-    skipped: &mut Skipped,
-    sink: &mut dyn FnMut(Vec<Synth<'a>>) -> bool,
-) -> Result<bool, DecodeError> {
-    if let [
-        Part::Line {
-            reader,
-            timestamp_ns,
-            ref pieces,
-        },
-    ] = row.parts[..]
-    {
-        let r = &readers[reader];
-        if in_order(r, timestamp_ns, pieces)? {
-            for window in pieces.chunks(PIECES_AT_ONCE) {
-                for piece in decode_pieces(r, timestamp_ns, window)? {
-                    skipped.async_events += piece.1;
-                    if !sink(piece.0) {
-                        return Ok(false);
-                    }
+/// How the planned lines are read, and whether their pages are given
+/// back once decoded.
+struct Lines<'p, 'a> {
+    readers: &'p [PlaneReader<'a>],
+    release: bool,
+}
+
+impl<'a> Lines<'_, 'a> {
+    /// Gives the pages of decoded pieces back when the plan says so.
+    fn done_with(&self, pieces: &[&[u8]]) {
+        if self.release {
+            for piece in pieces {
+                #[allow(unsafe_code)]
+                // SAFETY: `releasing_lines`' contract: the buffer is the
+                // caller's anonymous memory, and a piece is read no more
+                // once decoded (each line belongs to one row).
+                unsafe {
+                    crate::load::pages::release(piece);
                 }
             }
-            return Ok(true);
         }
     }
-    let mut events = Vec::new();
-    for part in row.parts {
-        match part {
+
+    /// The events of one row, in the viewer's order: by start, the longer
+    /// event first, ties in the order xprof appends them (a stable sort). A
+    /// row of one line whose events come in that order already (the usual
+    /// case) is handed on piece by piece as decoded; any other is gathered
+    /// and sorted first.
+    fn produce_row(
+        &self,
+        row: RowPlan<'a>,
+        skipped: &mut Skipped,
+        sink: &mut dyn FnMut(Vec<Synth<'a>>) -> bool,
+    ) -> Result<bool, DecodeError> {
+        let readers = self.readers;
+        if let [
             Part::Line {
                 reader,
                 timestamp_ns,
-                pieces,
-            } => {
-                let r = &readers[reader];
-                for (piece, async_events) in decode_pieces(r, timestamp_ns, &pieces)? {
-                    skipped.async_events += async_events;
-                    events.extend(piece);
+                ref pieces,
+            },
+        ] = row.parts[..]
+        {
+            let r = &readers[reader];
+            if in_order(r, timestamp_ns, pieces)? {
+                for window in pieces.chunks(PIECES_AT_ONCE) {
+                    let decoded = decode_pieces(r, timestamp_ns, window)?;
+                    self.done_with(window);
+                    for piece in decoded {
+                        skipped.async_events += piece.1;
+                        if !sink(piece.0) {
+                            return Ok(false);
+                        }
+                    }
                 }
-                for (begin, end) in regions(r, timestamp_ns, &pieces)? {
-                    events.push(Synth {
-                        name: Cow::Borrowed(REGION),
-                        ts_ps: begin,
-                        dur_ps: end.wrapping_sub(begin),
-                        correlation: None,
-                        xla: None,
-                    });
-                }
+                return Ok(true);
             }
-            Part::Derived(derived) => events.extend(derived.into_iter().map(|e| Synth {
-                name: Cow::Owned(e.name),
-                ts_ps: e.begin_ps,
-                dur_ps: e.dur_ps,
-                correlation: None,
-                xla: None,
-            })),
         }
+        let mut events = Vec::new();
+        for part in row.parts {
+            match part {
+                Part::Line {
+                    reader,
+                    timestamp_ns,
+                    pieces,
+                } => {
+                    let r = &readers[reader];
+                    for (piece, async_events) in decode_pieces(r, timestamp_ns, &pieces)? {
+                        skipped.async_events += async_events;
+                        events.extend(piece);
+                    }
+                    let regions = regions(r, timestamp_ns, &pieces)?;
+                    self.done_with(&pieces);
+                    for (begin, end) in regions {
+                        events.push(Synth {
+                            name: Cow::Borrowed(REGION),
+                            ts_ps: begin,
+                            dur_ps: end.wrapping_sub(begin),
+                            correlation: None,
+                            xla: None,
+                        });
+                    }
+                }
+                Part::Derived(derived) => events.extend(derived.into_iter().map(|e| Synth {
+                    name: Cow::Owned(e.name),
+                    ts_ps: e.begin_ps,
+                    dur_ps: e.dur_ps,
+                    correlation: None,
+                    xla: None,
+                })),
+            }
+        }
+        events.sort_by(|a, b| a.ts_ps.cmp(&b.ts_ps).then(b.dur_ps.cmp(&a.dur_ps)));
+        Ok(events.is_empty() || sink(events))
     }
-    events.sort_by(|a, b| a.ts_ps.cmp(&b.ts_ps).then(b.dur_ps.cmp(&a.dur_ps)));
-    Ok(events.is_empty() || sink(events))
 }
 
 /// The place of an event in the viewer's order: start, then the longer

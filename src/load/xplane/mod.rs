@@ -57,15 +57,21 @@ fn syntax(e: prost::DecodeError) -> LoadError {
     LoadError::Syntax(format!("not a valid XPlane protobuf: {e}"))
 }
 
-/// The trace of a decoded XSpace.
+/// The trace of a decoded XSpace, whose buffer `decode` read.
 ///
 /// The event list is decoded row by row, in pieces (on every core), on a
 /// thread of its own, while this one builds the trace from the pieces
-/// already decoded: the list is never held whole beside the trace.
+/// already decoded: the list is never held whole beside the trace, and
+/// each line's pages go back to the system once decoded, so the buffer
+/// shrinks as the trace grows.
 fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Trace, LoadError> {
     let mut warnings = Vec::new();
     let modules = hlo::modules(&space.planes, &mut warnings);
     let plan = events::plan(space, &modules).map_err(syntax)?;
+    #[allow(unsafe_code)]
+    // SAFETY: `space`'s buffer is the bytes `decode` read (heap memory of
+    // ours), and nothing reads its lines after the plan is produced.
+    let plan = unsafe { plan.releasing_lines() };
     if plan.gpu_planes == 0 {
         return Err(LoadError::NotATrace(format!(
             "an XPlane profile without GPU planes ({}N) holding events: nothing to report",
