@@ -6,9 +6,9 @@
 //! for profiles without step groups).
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
-use rustc_hash::FxHashMap;
+use indexmap::IndexSet;
+use rustc_hash::FxBuildHasher;
 
 use prost::{DecodeError, Message};
 
@@ -157,19 +157,30 @@ pub fn derive(
     let Some(source_id) = busiest_line(counts) else {
         return Ok(Vec::new());
     };
-    let mut events: Vec<(Span, XEvent)> = Vec::new();
+    // Each kernel as its span and the index of its statistics among the
+    // distinct ones (they repeat on every step): the line's events are not
+    // held decoded.
+    let mut events: Vec<(Span, usize)> = Vec::new();
+    let mut distinct: IndexSet<GpuKey, FxBuildHasher> = IndexSet::default();
+    let mut e = XEvent::default();
     for raw in &plane.lines {
         let line = LineHead::decode(&raw[..])?;
         if line.id != source_id {
             continue;
         }
         for raw_event in line_events(raw) {
-            let e = XEvent::decode(raw_event?)?;
+            e.clear();
+            e.merge(raw_event?)?;
             let span = Span {
                 begin: start_ps(line.timestamp_ns, e.offset_ps()),
                 dur: e.duration_ps as u64,
             };
-            events.push((span, e));
+            let g = GpuStats::of(&e, stats);
+            let key = match distinct.get_index_of(&g) {
+                Some(k) => k,
+                None => distinct.insert_full(g.owned()).0,
+            };
+            events.push((span, key));
         }
     }
     events.sort_by_key(|(s, _)| (s.begin, s.dur));
@@ -177,19 +188,14 @@ pub fn derive(
         metas: Metas::new(plane),
         lines: Default::default(),
     };
-    // Kernels with the same statistics (one per step) open or extend the
-    // same derived events: their steps are worked out once.
-    let mut steps: FxHashMap<GpuStats<'_>, Vec<Step>> = FxHashMap::default();
-    for (span, e) in &events {
-        let g = GpuStats::of(e, stats);
-        let steps = match steps.entry(g) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => {
-                let s = d.steps(v.key(), symbols);
-                v.insert(s)
-            }
-        };
-        d.replay(steps, *span);
+    // Kernels with the same statistics open or extend the same derived
+    // events: their steps are worked out once, in time order (the events'
+    // metadata are made on first use).
+    let mut steps: Vec<Option<Vec<Step>>> = Vec::new();
+    steps.resize_with(distinct.len(), || None);
+    for (span, key) in events {
+        let steps = steps[key].get_or_insert_with(|| d.steps(&distinct[key].view(), symbols));
+        d.replay(steps, span);
     }
     let rows = d
         .lines
@@ -236,8 +242,39 @@ struct GpuStats<'a> {
     hlo_ops: Option<&'a str>,
     hlo_module: &'a str,
     program_id: Option<u64>,
-    kernel_details: &'a str,
+    has_kernel_details: bool,
     cuda_graph_exec: bool,
+}
+
+/// A [`GpuStats`] that owns its texts (hashed the same way, field by field,
+/// so that either finds it in a set).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct GpuKey {
+    tf_op: String,
+    hlo_ops: Option<String>,
+    hlo_module: String,
+    program_id: Option<u64>,
+    has_kernel_details: bool,
+    cuda_graph_exec: bool,
+}
+
+impl GpuKey {
+    fn view(&self) -> GpuStats<'_> {
+        GpuStats {
+            tf_op: &self.tf_op,
+            hlo_ops: self.hlo_ops.as_deref(),
+            hlo_module: &self.hlo_module,
+            program_id: self.program_id,
+            has_kernel_details: self.has_kernel_details,
+            cuda_graph_exec: self.cuda_graph_exec,
+        }
+    }
+}
+
+impl indexmap::Equivalent<GpuKey> for GpuStats<'_> {
+    fn equivalent(&self, key: &GpuKey) -> bool {
+        *self == key.view()
+    }
 }
 
 impl<'a> GpuStats<'a> {
@@ -249,12 +286,25 @@ impl<'a> GpuStats<'a> {
                 StatKind::HloOp => g.hlo_ops = Some(stats.str_or_ref(s)),
                 StatKind::HloModule => g.hlo_module = stats.str_or_ref(s),
                 StatKind::ProgramId => g.program_id = Some(stats.int_or_uint(s)),
-                StatKind::KernelDetails => g.kernel_details = stats.str_or_ref(s),
+                StatKind::KernelDetails => {
+                    g.has_kernel_details = !stats.str_or_ref(s).is_empty();
+                }
                 StatKind::CudaGraphExecId => g.cuda_graph_exec = true,
                 _ => {}
             }
         }
         g
+    }
+
+    fn owned(&self) -> GpuKey {
+        GpuKey {
+            tf_op: self.tf_op.to_string(),
+            hlo_ops: self.hlo_ops.map(str::to_string),
+            hlo_module: self.hlo_module.to_string(),
+            program_id: self.program_id,
+            has_kernel_details: self.has_kernel_details,
+            cuda_graph_exec: self.cuda_graph_exec,
+        }
     }
 }
 
@@ -286,7 +336,7 @@ impl Deriver<'_> {
     /// events' metadata they name are made on first use, in order).
     fn steps(&mut self, g: &GpuStats<'_>, symbols: &Symbols<'_>) -> Vec<Step> {
         let mut steps = Vec::new();
-        if g.kernel_details.is_empty() && !g.cuda_graph_exec {
+        if !g.has_kernel_details && !g.cuda_graph_exec {
             return steps;
         }
         if !g.hlo_module.is_empty() {
