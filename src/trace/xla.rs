@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
 use super::handle::EventId;
 
 /// The XLA side of a trace.
@@ -15,7 +13,75 @@ pub struct XlaData {
     /// The compiled programs (one per `/host:metadata` entry), in profile order.
     pub modules: Vec<HloModule>,
     /// The XLA statistics of the events that carry any (kernels, launches).
-    pub event_stats: FxHashMap<EventId, XlaEventStats>,
+    pub event_stats: EventStats,
+}
+
+/// The XLA statistics of events, by event id, kept in id order: the
+/// decoder adds them in that order, and the report reads them walking the
+/// events in that order ([`EventStats::seek`]), so no lookup jumps about a
+/// table of hundreds of thousands of entries.
+#[derive(Debug, Clone, Default)]
+pub struct EventStats {
+    ids: Vec<EventId>,
+    stats: Vec<XlaEventStats>,
+}
+
+impl EventStats {
+    /// Sets the statistics of `id` (replacing any it had).
+    pub fn insert(&mut self, id: EventId, stats: XlaEventStats) {
+        match self.ids.last() {
+            Some(last) if *last >= id => match self.ids.binary_search(&id) {
+                Ok(i) => self.stats[i] = stats,
+                Err(i) => {
+                    self.ids.insert(i, id);
+                    self.stats.insert(i, stats);
+                }
+            },
+            _ => {
+                self.ids.push(id);
+                self.stats.push(stats);
+            }
+        }
+    }
+
+    /// The statistics of `id`, if it has any.
+    pub fn get(&self, id: &EventId) -> Option<&XlaEventStats> {
+        let i = self.ids.binary_search(id).ok()?;
+        Some(&self.stats[i])
+    }
+
+    /// The statistics of `id`, for ids asked in increasing order: `at` is
+    /// the caller's place in the table (start it at 0), moved on past the
+    /// ids before `id`.
+    pub fn seek(&self, at: &mut usize, id: EventId) -> Option<&XlaEventStats> {
+        while self.ids.get(*at).is_some_and(|&i| i < id) {
+            *at += 1;
+        }
+        (self.ids.get(*at) == Some(&id)).then(|| &self.stats[*at])
+    }
+
+    /// How many events have statistics.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True when no event has statistics.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The statistics, in event order.
+    pub fn values(&self) -> std::slice::Iter<'_, XlaEventStats> {
+        self.stats.iter()
+    }
+}
+
+impl std::ops::Index<&EventId> for EventStats {
+    type Output = XlaEventStats;
+
+    fn index(&self, id: &EventId) -> &XlaEventStats {
+        self.get(id).expect("an event with XLA statistics")
+    }
 }
 
 /// XLA statistics of one event (XStats `hlo_module`, `hlo_op`,
@@ -96,4 +162,35 @@ pub struct HloShape {
     pub minor_to_major: Option<Vec<i64>>,
     /// Element shapes of a tuple.
     pub tuple: Vec<HloShape>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(op: &str) -> XlaEventStats {
+        XlaEventStats {
+            hlo_op: Some(op.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn event_stats_by_id_in_any_insertion_order() {
+        let mut s = EventStats::default();
+        for (id, op) in [(5, "a"), (9, "b"), (2, "c"), (7, "d"), (9, "e")] {
+            s.insert(EventId::new(id), stats(op));
+        }
+        assert_eq!(s.len(), 4, "id 9 was set twice");
+        let ops: Vec<&str> = s.values().filter_map(|v| v.hlo_op.as_deref()).collect();
+        assert_eq!(ops, ["c", "a", "d", "e"], "in id order, the later 9 kept");
+        assert_eq!(s.get(&EventId::new(7)), Some(&stats("d")));
+        assert_eq!(s.get(&EventId::new(6)), None);
+        // Walking ids upwards finds the same as looking each one up.
+        let mut at = 0;
+        for id in 0..12 {
+            let id = EventId::new(id);
+            assert_eq!(s.seek(&mut at, id), s.get(&id), "{id:?}");
+        }
+    }
 }

@@ -98,11 +98,12 @@ impl<'t> JaxTrace<'t> {
         // statistics, which repeat on every step: each distinct set is
         // categorised and looked up once (`find` warns once per op anyway).
         let mut seen = FxHashMap::default();
+        let mut at = 0;
         for (id, e) in trace.events() {
             if e.cat != Cat::Kernel || !jt.is_gpu_process(e.pid) {
                 continue;
             }
-            let stats = xla.event_stats.get(&id);
+            let stats = xla.event_stats.seek(&mut at, id);
             let hlo_op = stats.and_then(|s| s.hlo_op.as_deref());
             let module = stats.and_then(|s| s.hlo_module.as_deref());
             let program = stats.and_then(|s| s.program_id);

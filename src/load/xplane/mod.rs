@@ -25,7 +25,7 @@ use super::Packing;
 use crate::error::LoadError;
 use crate::table::SharedTexts;
 use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time, TraceBuilder};
-use crate::trace::xla::{XlaData, XlaEventStats};
+use crate::trace::xla::{EventStats, XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace};
 use events::Synth;
 
@@ -98,7 +98,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     let gpu_planes = plan.gpu_planes;
     let mut sink = Sink {
         b,
-        event_stats: rustc_hash::FxHashMap::default(),
+        event_stats: EventStats::default(),
         texts: SharedTexts::default(),
         thread_names: &thread_names,
         row: 0,
@@ -146,7 +146,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
 /// order, keeping their XLA statistics.
 struct Sink<'n> {
     b: TraceBuilder,
-    event_stats: rustc_hash::FxHashMap<EventId, XlaEventStats>,
+    event_stats: EventStats,
     /// Each event's XLA texts repeat on every step: one copy each.
     texts: SharedTexts,
     /// The rows' names in key order, and the row of the last piece.
