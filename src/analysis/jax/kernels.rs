@@ -56,27 +56,28 @@ pub fn ident_int(trace: &Trace, id: IdentId) -> Option<i64> {
 }
 
 /// The kernels' launch events: per correlation id, the last host event
-/// (pid 701) carrying it is the parent of every other event carrying it.
-fn launch_parents(trace: &Trace) -> FxHashMap<EventId, EventId> {
-    let host = trace.int_ident(HOST_PID);
-    let mut last_launch: FxHashMap<i64, EventId> = FxHashMap::default();
-    let mut members: Vec<(i64, EventId)> = Vec::new();
-    for (id, e) in trace.events() {
-        let Some(c) = trace.args(id).and_then(|a| a.correlation()) else {
-            continue;
-        };
-        members.push((c, id));
-        if Some(e.pid) == host {
-            last_launch.insert(c, id);
+/// (pid 701) carrying it is the parent of every other event carrying it
+/// ([`Launches::parent`]).
+struct Launches(FxHashMap<i64, EventId>);
+
+impl Launches {
+    fn new(trace: &Trace) -> Self {
+        let mut last = FxHashMap::default();
+        if let Some(host) = trace.int_ident(HOST_PID) {
+            for (id, _) in trace.events().filter(|(_, e)| e.pid == host) {
+                if let Some(c) = trace.args(id).and_then(|a| a.correlation()) {
+                    last.insert(c, id);
+                }
+            }
         }
+        Launches(last)
     }
-    let mut parents = FxHashMap::default();
-    for (c, id) in members {
-        if let Some(&p) = last_launch.get(&c).filter(|&&p| p != id) {
-            parents.insert(id, p);
-        }
+
+    /// The launch of event `id` of `trace`, when it has one.
+    fn parent(&self, trace: &Trace, id: EventId) -> Option<EventId> {
+        let c = trace.args(id)?.correlation()?;
+        self.0.get(&c).copied().filter(|&p| p != id)
     }
-    parents
 }
 
 impl<'t> JaxTrace<'t> {
@@ -90,7 +91,7 @@ impl<'t> JaxTrace<'t> {
             warnings: Vec::new(),
             tid_zero: trace.int_ident(0),
         };
-        let parents = launch_parents(trace);
+        let launches = Launches::new(trace);
         let empty = XlaData::default();
         let xla = trace.xla().unwrap_or(&empty);
         let mut records = RecordIndex::new(xla);
@@ -107,7 +108,7 @@ impl<'t> JaxTrace<'t> {
             let hlo_op = stats.and_then(|s| s.hlo_op.as_deref());
             let module = stats.and_then(|s| s.hlo_module.as_deref());
             let program = stats.and_then(|s| s.program_id);
-            let parent = parents.get(&id).copied();
+            let parent = launches.parent(trace, id);
             let name = trace.name_of(e);
             let (category, record) = seen
                 .entry((name, hlo_op, module, program, parent.is_some()))
