@@ -83,21 +83,41 @@ pub fn np_std_pop(x: &[f64]) -> f64 {
 /// of nothing is `0.0`. The compensation is reset when it stops being finite
 /// so that one infinity does not poison the rest with NaN.
 pub fn kahan_sum(x: &[f64]) -> f64 {
-    let mut s = 0.0f64;
-    let mut c = 0.0f64;
+    let mut k = Kahan::default();
     for &v in x {
-        if v.is_nan() {
-            continue;
-        }
-        let y = v - c;
-        let t = s + y;
-        c = (t - s) - y;
-        if !c.is_finite() {
-            c = 0.0;
-        }
-        s = t;
+        k.add(v);
     }
-    s
+    k.sum()
+}
+
+/// [`kahan_sum`] one value at a time: a group's sum accumulated as its
+/// rows go by, with no list of them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Kahan {
+    s: f64,
+    c: f64,
+}
+
+impl Kahan {
+    /// Adds `v` (NaN is skipped).
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        let y = v - self.c;
+        let t = self.s + y;
+        self.c = (t - self.s) - y;
+        if !self.c.is_finite() {
+            self.c = 0.0;
+        }
+        self.s = t;
+    }
+
+    /// The sum so far.
+    pub fn sum(&self) -> f64 {
+        self.s
+    }
 }
 
 /// pandas' sample standard deviation (`ddof=1`) by Welford's online update,

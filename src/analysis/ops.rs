@@ -1,6 +1,8 @@
 //! The op sheets built on the launcher table (spec 02 §5):
 //! `ops_summary_by_category`, `ops_summary` and `ops_unique_args`.
 
+use std::collections::BTreeSet;
+
 use super::callstack::{list_repr, module_stack, parent_module};
 use super::intervals::events_busy_time;
 use super::kernel_details;
@@ -165,7 +167,35 @@ pub struct TimedRow<'s> {
 /// ranked by summed direct time.
 pub fn category_summary(name: &str, rows: &[TimedRow]) -> Table {
     let groups = group_sorted_by(rows.iter().map(|r| r.category).enumerate(), Ord::cmp);
-    let r = rank_ms(&group_sums(rows, &groups, |r| r.direct));
+    let totals: Vec<CategoryTotals> = groups
+        .iter()
+        .map(|(category, idx)| CategoryTotals {
+            category,
+            count: idx.len(),
+            direct: kahan_sum(&pick(rows, idx, |r| r.direct)),
+        })
+        .collect();
+    category_summary_of(name, &totals)
+}
+
+/// One group of a by-category summary: its category, row count and
+/// summed direct time (µs, Kahan in row order).
+#[derive(Debug, Clone, Copy)]
+pub struct CategoryTotals<'s> {
+    /// The category.
+    pub category: &'s str,
+    /// Rows in the group.
+    pub count: usize,
+    /// Their summed direct kernel time.
+    pub direct: f64,
+}
+
+/// [`category_summary`] of groups already totalled, in ascending category
+/// order: a sheet whose rows are many and categories few can total them
+/// as they go by instead of listing them.
+pub fn category_summary_of(name: &str, groups: &[CategoryTotals]) -> Table {
+    let sums: Vec<f64> = groups.iter().map(|g| g.direct).collect();
+    let r = rank_ms(&sums);
     let mut s = Table::new(
         name,
         &[
@@ -177,10 +207,10 @@ pub fn category_summary(name: &str, rows: &[TimedRow]) -> Table {
         ],
     );
     for (j, &i) in r.order.iter().enumerate() {
-        let (category, idx) = &groups[i];
+        let g = &groups[i];
         s.push_row(vec![
-            Value::from(*category),
-            Value::Int(idx.len() as i64),
+            Value::from(g.category),
+            Value::Int(g.count as i64),
             Value::Float(r.ms[j]),
             Value::Float(r.pct[j]),
             Value::Float(r.cum[j]),
@@ -194,8 +224,39 @@ pub fn category_summary(name: &str, rows: &[TimedRow]) -> Table {
 /// direct time, with their sorted categories.
 pub fn name_summary(name: &str, rows: &[TimedRow]) -> Table {
     let groups = group_sorted_by(rows.iter().map(|r| r.name).enumerate(), Ord::cmp);
-    let dsum = group_sums(rows, &groups, |r| r.direct);
-    let ssum = group_sums(rows, &groups, |r| r.subtree);
+    let totals: Vec<NameTotals> = groups
+        .iter()
+        .map(|(key, idx)| NameTotals {
+            name: key,
+            direct: kahan_sum(&pick(rows, idx, |r| r.direct)),
+            subtree: kahan_sum(&pick(rows, idx, |r| r.subtree)),
+            count: idx.len(),
+            categories: idx.iter().map(|&k| rows[k].category).collect(),
+        })
+        .collect();
+    name_summary_of(name, &totals)
+}
+
+/// One group of a by-name summary: its name, its rows' summed direct and
+/// subtree times (µs, Kahan in row order), their count and categories.
+#[derive(Debug, Clone)]
+pub struct NameTotals<'s> {
+    /// The name.
+    pub name: &'s str,
+    /// Summed direct kernel time.
+    pub direct: f64,
+    /// Summed subtree kernel time.
+    pub subtree: f64,
+    /// Rows in the group.
+    pub count: usize,
+    /// Their distinct categories.
+    pub categories: BTreeSet<&'s str>,
+}
+
+/// [`name_summary`] of groups already totalled, in ascending name order
+/// (see [`category_summary_of`]).
+pub fn name_summary_of(name: &str, groups: &[NameTotals]) -> Table {
+    let dsum: Vec<f64> = groups.iter().map(|g| g.direct).collect();
     let r = rank_ms(&dsum);
     let mut s = Table::new(
         name,
@@ -212,16 +273,15 @@ pub fn name_summary(name: &str, rows: &[TimedRow]) -> Table {
         ],
     );
     for (j, &i) in r.order.iter().enumerate() {
-        let (key, idx) = &groups[i];
-        let cats = sorted_list_text(idx.iter().map(|&k| rows[k].category));
+        let g = &groups[i];
         s.push_row(vec![
-            Value::from(*key),
-            Value::Float(dsum[i]),
-            Value::Float(ssum[i]),
+            Value::from(g.name),
+            Value::Float(g.direct),
+            Value::Float(g.subtree),
             Value::Float(r.ms[j]),
-            Value::Float(ssum[i] / 1000.0),
-            Value::Int(idx.len() as i64),
-            Value::Text(cats.into()),
+            Value::Float(g.subtree / 1000.0),
+            Value::Int(g.count as i64),
+            Value::Text(list_text(&g.categories).into()),
             Value::Float(r.pct[j]),
             Value::Float(r.cum[j]),
         ]);
@@ -229,11 +289,15 @@ pub fn name_summary(name: &str, rows: &[TimedRow]) -> Table {
     s
 }
 
-/// The distinct texts, sorted, as a Python list (`['a', 'b']`).
-fn sorted_list_text<'s>(items: impl Iterator<Item = &'s str>) -> String {
-    let set: std::collections::BTreeSet<&str> = items.collect();
+/// Texts, in the set's (sorted) order, as a Python list (`['a', 'b']`).
+fn list_text(set: &BTreeSet<&str>) -> String {
     let items: Vec<String> = set.iter().map(|c| str_repr(c)).collect();
     format!("[{}]", items.join(", "))
+}
+
+/// The distinct texts, sorted, as a Python list (`['a', 'b']`).
+fn sorted_list_text<'s>(items: impl Iterator<Item = &'s str>) -> String {
+    list_text(&items.collect())
 }
 
 /// The sorted categories of a group as a Python list.

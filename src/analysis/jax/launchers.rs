@@ -4,6 +4,7 @@
 //! name and category, `kernel_launchers_unique_args` by name and shapes;
 //! `df_xla_perf` and `xla_summary` look at the uncategorised (XLA) kernels.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -14,13 +15,16 @@ use super::categories::UNCATEGORIZED;
 use super::kernels::{JaxTrace, Kernel, ident_int};
 use super::launch_rows::{LaunchRows, ShapeCells, record_entries};
 use crate::analysis::kernel_details::{self, KernelStat};
-use crate::analysis::ops::{TimedRow, category_summary, name_summary, stats};
+use crate::analysis::ops::{
+    CategoryTotals, NameTotals, category_summary_of, name_summary_of, stats,
+};
 use crate::names::{col, sheet};
+use crate::numeric::Kahan;
 use crate::pyfmt::str_repr;
 use crate::table::agg::{Agg, NAN_STATS, order_desc_by, percentages};
 use crate::table::group::group_first_seen_text;
 use crate::table::{Column, Table, Value};
-use crate::trace::EventId;
+use crate::trace::{EventId, StrId};
 
 /// A kernel with its arguments: one row of `kernel_launchers`.
 pub struct Row<'a> {
@@ -39,10 +43,12 @@ pub fn launchers_sheet(jt: &JaxTrace, name: &str, rows: &[Row], deferred: bool) 
 /// Appends `time ms per gpu`: the summary's milliseconds over the number
 /// of distinct pids among `rows`.
 fn with_time_per_gpu(mut s: Table, jt: &JaxTrace, rows: &[Row]) -> Table {
-    let pids: FxHashSet<Option<i64>> = rows
-        .iter()
-        .map(|r| ident_int(jt.trace, jt.trace.event(r.kernel.id).pid))
-        .collect();
+    // Inserted one by one: collected, the set would reserve a slot per row
+    // (9 MiB for 240 k kernels) for the few GPUs there are.
+    let mut pids: FxHashSet<Option<i64>> = FxHashSet::default();
+    for r in rows {
+        pids.insert(ident_int(jt.trace, jt.trace.event(r.kernel.id).pid));
+    }
     let n = pids.len() as f64;
     let ms: Vec<Value> = s
         .column(col::TOTAL_DIRECT_KERNEL_TIME_MS)
@@ -57,46 +63,88 @@ fn with_time_per_gpu(mut s: Table, jt: &JaxTrace, rows: &[Row]) -> Table {
     s
 }
 
-/// The summary sheets' view of rows, with names mapped by `rename`.
-fn timed<'a>(jt: &JaxTrace<'a>, rows: &[Row], names: &'a [String]) -> Vec<TimedRow<'a>> {
-    rows.iter()
-        .zip(names)
-        .map(|(r, name)| {
-            let dur = jt.trace.event(r.kernel.id).dur;
-            TimedRow {
-                name,
-                category: r.kernel.category,
-                direct: dur,
-                subtree: dur,
-            }
-        })
-        .collect()
-}
-
-/// `kernel_launchers_summary` (or `xla_summary` with digit-free names).
+/// `kernel_launchers_summary` (or `xla_summary` with digit-free names):
+/// the rows totalled by name as they go by, in no list of their own.
 pub fn summary_sheet(jt: &JaxTrace, name: &str, rows: &[Row], strip_digits: bool) -> Table {
-    let names: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let n = jt.trace.name(r.kernel.id);
-            if strip_digits {
+    let trace = jt.trace;
+    /// One name's totals so far.
+    #[derive(Default)]
+    struct Acc {
+        time: Kahan,
+        count: usize,
+        categories: Vec<&'static str>,
+    }
+    // Names repeat on every step: each distinct one is looked up (and
+    // stripped) once. Stripped, two names can become one text.
+    let mut groups: Vec<(Cow<str>, Acc)> = Vec::new();
+    let mut by_text: FxHashMap<Cow<str>, usize> = FxHashMap::default();
+    let mut by_id: FxHashMap<Option<StrId>, usize> = FxHashMap::default();
+    for r in rows {
+        let e = trace.event(r.kernel.id);
+        let g = *by_id.entry(e.name).or_insert_with(|| {
+            let n = trace.name_of(e);
+            let text: Cow<str> = if strip_digits {
                 n.chars().filter(|c| !c.is_ascii_digit()).collect()
             } else {
-                n.to_string()
-            }
+                n.into()
+            };
+            *by_text.entry(text).or_insert_with_key(|text| {
+                groups.push((text.clone(), Acc::default()));
+                groups.len() - 1
+            })
+        });
+        let acc = &mut groups[g].1;
+        acc.time.add(e.dur);
+        acc.count += 1;
+        if !acc.categories.contains(&r.kernel.category) {
+            acc.categories.push(r.kernel.category);
+        }
+    }
+    // Ascending names, as the grouping sorts them.
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    let totals: Vec<NameTotals> = groups
+        .iter()
+        .map(|(name, acc)| NameTotals {
+            name,
+            // Direct and subtree times are the same durations.
+            direct: acc.time.sum(),
+            subtree: acc.time.sum(),
+            count: acc.count,
+            categories: acc.categories.iter().copied().collect(),
         })
         .collect();
-    let s = name_summary(name, &timed(jt, rows, &names));
-    with_time_per_gpu(s, jt, rows)
+    with_time_per_gpu(name_summary_of(name, &totals), jt, rows)
 }
 
-/// `kernel_launchers_summary_by_category`.
+/// `kernel_launchers_summary_by_category`: the rows totalled by category
+/// as they go by.
 pub fn by_category_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
-    let names: Vec<String> = vec![String::new(); rows.len()];
-    let s = category_summary(
-        sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY,
-        &timed(jt, rows, &names),
-    );
+    // A handful of categories: a list searched in place.
+    let mut groups: Vec<CategoryTotals> = Vec::new();
+    let mut times: Vec<Kahan> = Vec::new();
+    for r in rows {
+        let category = r.kernel.category;
+        let g = match groups.iter().position(|g| g.category == category) {
+            Some(g) => g,
+            None => {
+                groups.push(CategoryTotals {
+                    category,
+                    count: 0,
+                    direct: 0.0,
+                });
+                times.push(Kahan::default());
+                groups.len() - 1
+            }
+        };
+        groups[g].count += 1;
+        times[g].add(jt.trace.event(r.kernel.id).dur);
+    }
+    for (g, t) in groups.iter_mut().zip(&times) {
+        g.direct = t.sum();
+    }
+    // Ascending categories, as the grouping sorts them.
+    groups.sort_by(|a, b| a.category.cmp(b.category));
+    let s = category_summary_of(sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY, &groups);
     with_time_per_gpu(s, jt, rows)
 }
 
@@ -273,6 +321,68 @@ pub fn xla_rows<'a>(rows: &'a [Row<'a>]) -> Vec<Row<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::jax::test_support::kernel_trace;
+    use crate::analysis::ops::{TimedRow, category_summary, name_summary};
+
+    /// Totalled as the rows go by, the summaries are those of the rows
+    /// listed and grouped (the launcher sheets' way): names repeated out
+    /// of order, names that become one without their digits, sums whose
+    /// order shows (Kahan in row order), three categories.
+    #[test]
+    fn running_totals_give_the_grouped_summaries() {
+        let named = [
+            ("fusion_12", 0.1),
+            ("conv_a", 3.0),
+            ("fusion_2", 0.2),
+            ("fusion_12", 1e16),
+            ("nvjet_tn", 2.5),
+            ("fusion_12", 0.3),
+            ("conv_a", 7.25),
+            ("fusion_7", 1.5),
+            ("fusion_12", 4.0),
+        ];
+        let trace = kernel_trace(&named);
+        let jt = JaxTrace::new(&trace);
+        let args = KernelArgs::empty();
+        let rows: Vec<Row> = jt
+            .kernels
+            .iter()
+            .map(|kernel| Row {
+                kernel,
+                args: &args,
+            })
+            .collect();
+        for strip in [false, true] {
+            let names: Vec<String> = named
+                .iter()
+                .map(|(n, _)| {
+                    n.chars()
+                        .filter(|c| !strip || !c.is_ascii_digit())
+                        .collect()
+                })
+                .collect();
+            let timed: Vec<TimedRow> = rows
+                .iter()
+                .zip(&names)
+                .map(|(r, name)| TimedRow {
+                    name,
+                    category: r.kernel.category,
+                    direct: jt.trace.event(r.kernel.id).dur,
+                    subtree: jt.trace.event(r.kernel.id).dur,
+                })
+                .collect();
+            let grouped = with_time_per_gpu(name_summary("s", &timed), &jt, &rows);
+            assert_eq!(summary_sheet(&jt, "s", &rows, strip), grouped);
+            assert_eq!(grouped.nrows(), if strip { 3 } else { 5 });
+            let by_category = with_time_per_gpu(
+                category_summary(sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY, &timed),
+                &jt,
+                &rows,
+            );
+            assert_eq!(by_category_sheet(&jt, &rows), by_category);
+            assert_eq!(by_category.nrows(), 3);
+        }
+    }
 
     #[test]
     fn input_bytes_by_dtype() {

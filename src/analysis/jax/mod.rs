@@ -18,6 +18,8 @@ pub mod kernels;
 pub mod launch_rows;
 pub mod launchers;
 pub mod perf;
+#[cfg(test)]
+mod test_support;
 pub mod timeline;
 
 use std::sync::Arc;

@@ -8,9 +8,11 @@
 //! three `(B, S, H, D)` tensors they hold before the SDPA shapes are read;
 //! the reference reads the placeholders and stops (docs/deviations.md).
 
+use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
+use rustc_hash::FxHashMap;
 
 use super::args::{KernelArgs, ModelKind};
 use super::categories::CATEGORIES;
@@ -26,7 +28,7 @@ use crate::analysis::perf_sheets::{
 use crate::names::col;
 use crate::pyfmt::str_repr;
 use crate::table::agg::order_desc_by;
-use crate::table::group::group_first_seen_values;
+use crate::table::group::{expand_groups, group_first_seen_values};
 use crate::table::{Table, Value};
 use crate::trace::EventId;
 
@@ -262,11 +264,9 @@ pub fn evaluate(jt: &JaxTrace, k: &Kernel, args: &KernelArgs) -> Result<ModelOut
     }
 }
 
-/// One modelled kernel: a row of `build_df_perf_metrics`.
-struct PerfRow<'a> {
-    kernel: &'a Kernel,
-    args: &'a KernelArgs,
-    out: ModelOutput,
+/// The rates of one modelled kernel: a row of `build_df_perf_metrics`,
+/// from its model's output and its duration.
+struct Rates {
     dur: f64,
     gflops: f64,
     data_moved_mb: f64,
@@ -275,9 +275,8 @@ struct PerfRow<'a> {
     tflops_s: f64,
 }
 
-impl<'a> PerfRow<'a> {
-    fn new(jt: &JaxTrace, kernel: &'a Kernel, args: &'a KernelArgs, out: ModelOutput) -> Self {
-        let dur = jt.trace.event(kernel.id).dur;
+impl Rates {
+    fn new(out: &ModelOutput, dur: f64) -> Self {
         let gflops = out.flops / 1e9;
         let per_s = |x: f64| if dur > 0.0 { x / (dur / 1e6) } else { f64::NAN };
         let (data_moved_mb, flops_per_byte, tb_s) = match out.bytes {
@@ -288,18 +287,82 @@ impl<'a> PerfRow<'a> {
             ),
             None => (f64::NAN, f64::NAN, f64::NAN),
         };
-        PerfRow {
-            kernel,
-            args,
+        Rates {
             dur,
             gflops,
             data_moved_mb,
             flops_per_byte,
             tb_s,
             tflops_s: per_s(gflops / 1e3),
-            out,
         }
     }
+}
+
+/// One distinct evaluation of a model: the first kernel that asked for
+/// it, the arguments it read and what it gave.
+struct Evaluation<'a> {
+    kernel: &'a Kernel,
+    args: &'a KernelArgs,
+    out: ModelOutput,
+}
+
+/// The modelled kernels of one category whose model gave an answer, in
+/// kernel order, each with the index of its [`Evaluation`].
+struct Modelled<'a> {
+    /// (kernel, evaluation) per modelled kernel: 16 bytes a kernel, where
+    /// an output of its own cost some 500.
+    members: Vec<(&'a Kernel, u32)>,
+    /// The distinct evaluations, in order of first use.
+    evals: Vec<Evaluation<'a>>,
+}
+
+/// The kernels of `category` with a model, each evaluated once per
+/// distinct `key` (kernels of one key must give one output); every kernel
+/// whose model failed is counted in `failed` under the sheet's `name`.
+fn modelled<'a, K: Hash + Eq>(
+    jt: &JaxTrace,
+    kernels: &'a [Kernel],
+    args: &'a [Arc<KernelArgs>],
+    category: &str,
+    name: &str,
+    key: &impl Fn(usize, &Kernel, &KernelArgs) -> K,
+    failed: &mut indexmap::IndexMap<String, usize>,
+) -> Modelled<'a> {
+    let mut m = Modelled {
+        members: Vec::new(),
+        evals: Vec::new(),
+    };
+    // Key -> the evaluation's index, or the warning its failure counts under.
+    let mut seen: FxHashMap<K, Result<u32, String>> = FxHashMap::default();
+    for (i, (k, a)) in kernels.iter().zip(args).enumerate() {
+        if k.category != category || a.model == ModelKind::Rest {
+            continue;
+        }
+        let slot = seen.entry(key(i, k, a)).or_insert_with(|| {
+            match evaluate(jt, k, a) {
+                Ok(out) => {
+                    m.evals.push(Evaluation {
+                        kernel: k,
+                        args: a,
+                        out,
+                    });
+                    // Fewer evaluations than events, whose handles are 32 bits.
+                    Ok((m.evals.len() - 1) as u32)
+                }
+                Err(e) => Err(format!("{name}: {}: {e}", a.model.name())),
+            }
+        });
+        match slot {
+            Ok(e) => m.members.push((k, *e)),
+            Err(w) => match failed.get_mut(w.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    failed.insert(w.clone(), 1);
+                }
+            },
+        }
+    }
+    m
 }
 
 /// The columns of an op sheet with param columns `pcols`.
@@ -317,70 +380,86 @@ fn columns(pcols: &[&str]) -> Vec<String> {
     cols
 }
 
-/// One group's cells after its keys, and its kernel-time sum.
-fn group_cells(jt: &JaxTrace, g: &[&PerfRow]) -> (Vec<Value>, f64) {
-    let m = |f: fn(&PerfRow) -> f64| -> Vec<f64> { g.iter().map(|r| f(r)).collect() };
+/// One group's cells after its keys, and its kernel-time sum; `rows`
+/// index `m.members`, ascending.
+fn group_cells(jt: &JaxTrace, m: &Modelled, rows: &[usize]) -> (Vec<Value>, f64) {
+    let rates: Vec<Rates> = rows
+        .iter()
+        .map(|&i| {
+            let (k, e) = m.members[i];
+            Rates::new(&m.evals[e as usize].out, jt.trace.event(k.id).dur)
+        })
+        .collect();
+    let col = |f: fn(&Rates) -> f64| -> Vec<f64> { rates.iter().map(f).collect() };
     let mut row = rate_cells([
-        m(|r| r.gflops),
-        m(|r| r.data_moved_mb),
-        m(|r| r.flops_per_byte),
-        m(|r| r.tb_s),
-        m(|r| r.tflops_s),
+        col(|r| r.gflops),
+        col(|r| r.data_moved_mb),
+        col(|r| r.flops_per_byte),
+        col(|r| r.tb_s),
+        col(|r| r.tflops_s),
     ]);
+    let (first, e) = m.members[rows[0]];
+    let args = m.evals[e as usize].args;
     // The reference looks process names up under thread 0, where xprof
     // keeps none: always `Unknown`.
     row.extend([Value::from("Unknown"), Value::from("Unknown")]);
-    row.push(Value::from(
-        jt.thread_name(g[0].kernel.id).unwrap_or("Unknown"),
-    ));
-    let lists: Vec<[EventId; 1]> = g.iter().map(|r| [r.kernel.id]).collect();
+    row.push(Value::from(jt.thread_name(first.id).unwrap_or("Unknown")));
+    let lists: Vec<[EventId; 1]> = rows.iter().map(|&i| [m.members[i].0.id]).collect();
     let lists: Vec<&[EventId]> = lists.iter().map(|l| l.as_slice()).collect();
     let stats = kernel_details::summarise(jt.trace, &lists);
     let text = kernel_details::summary_text_with_head(&stats, |s| {
         format!("'name': {}", str_repr(jt.trace.name(s.kernel)))
     });
     row.push(Value::Py(text.into()));
-    row.push(Value::Py(g[0].args.input_dims.repr().into()));
-    row.push(Value::Py(g[0].args.input_type.repr().into()));
-    let (tail, sum) = tail_cells(&m(|r| r.dur), g[0].kernel.id.index());
+    row.push(Value::Py(args.input_dims.repr().into()));
+    row.push(Value::Py(args.input_type.repr().into()));
+    let (tail, sum) = tail_cells(&col(|r| r.dur), first.id.index());
     row.extend(tail);
     (row, sum)
 }
 
 /// Groups modelled kernels by (name, params) and aggregates them.
-fn summarise(jt: &JaxTrace, name: &str, rows: &[PerfRow]) -> Table {
+fn summarise(jt: &JaxTrace, name: &str, m: &Modelled) -> Table {
+    // A kernel's key cells follow from its evaluation (whose kernels share
+    // the name): they are built once per evaluation, grouped, and the
+    // groups taken back to kernels.
+    let outs = || m.evals.iter().map(|e| e.out.params.as_slice());
     let mut pcols: Vec<&'static str> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.out.params {
+    for params in outs() {
+        for (k, _) in params {
             if !pcols.contains(k) {
                 pcols.push(k);
             }
         }
     }
     // Columns with no value at all are dropped, as the reference drops
-    // all-NaN columns before grouping.
+    // all-NaN columns before grouping. Typed over the distinct outputs:
+    // the typing looks only at which kinds of value a column holds, which
+    // the distinct outputs show as all kernels do.
     let mut params: Vec<Vec<Value>> = Vec::new();
     pcols.retain(|k| {
-        let cells = param_cells(rows.iter().map(|r| r.out.params.as_slice()), k);
+        let cells = param_cells(outs(), k);
         let keep = cells.iter().any(|c| !c.is_missing());
         if keep {
             params.push(cells);
         }
         keep
     });
-    let groups = group_first_seen_values((0..rows.len()).map(|i| {
-        let mut key = vec![Value::from(jt.trace.name(rows[i].kernel.id))];
-        key.extend(params.iter().map(|c| c[i].clone()));
+    let mut by_eval: Vec<Vec<usize>> = vec![Vec::new(); m.evals.len()];
+    for (i, &(_, e)) in m.members.iter().enumerate() {
+        by_eval[e as usize].push(i);
+    }
+    let keys = m.evals.iter().enumerate().map(|(d, e)| {
+        let mut key = vec![Value::from(jt.trace.name(e.kernel.id))];
+        key.extend(params.iter().map(|c| c[d].clone()));
         key
-    }));
+    });
+    let groups = expand_groups(group_first_seen_values(keys), by_eval);
     let (cells, sums): (Vec<Vec<Value>>, Vec<f64>) = groups
         .iter()
-        .map(|(_, idx)| {
-            let g: Vec<&PerfRow> = idx.iter().map(|&i| &rows[i]).collect();
-            group_cells(jt, &g)
-        })
+        .map(|(_, rows)| group_cells(jt, m, rows))
         .unzip();
-    let uid = |i: usize| rows[groups[i].1[0]].kernel.id;
+    let uid = |i: usize| m.members[groups[i].1[0]].0.id;
     let order = order_desc_by(&sums, |a, b| uid(a).cmp(&uid(b)));
     let mut s = Table::with_headers(name, columns(&pcols));
     for i in order {
@@ -392,28 +471,33 @@ fn summarise(jt: &JaxTrace, name: &str, rows: &[PerfRow]) -> Table {
 }
 
 /// The `op_<category>` sheets, in category order, of the categories with
-/// modelled kernels; warnings for kernels whose model failed.
+/// modelled kernels; warnings for kernels whose model failed. `args` are
+/// the kernels' arguments as [`super::all_args`] gives them: one shared
+/// value per HLO record and category.
 pub fn op_sheets(jt: &JaxTrace, args: &[Arc<KernelArgs>]) -> (Vec<Table>, Vec<String>) {
+    // A model reads a kernel's arguments, its name (GEMM transposes) and
+    // its record (TE layouts), and the arguments are shared per record:
+    // kernels with the same arguments and name get the same output, so
+    // each pair is evaluated once (the steps of a run repeat them all).
+    op_sheets_by(jt, args, &|_, k: &Kernel, a: &KernelArgs| {
+        (std::ptr::from_ref(a), jt.trace.event(k.id).name)
+    })
+}
+
+/// [`op_sheets`], evaluating each model once per distinct `key(index,
+/// kernel, args)`.
+fn op_sheets_by<K: Hash + Eq>(
+    jt: &JaxTrace,
+    args: &[Arc<KernelArgs>],
+    key: &impl Fn(usize, &Kernel, &KernelArgs) -> K,
+) -> (Vec<Table>, Vec<String>) {
     let mut sheets = Vec::new();
     let mut failed: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
     for (category, _) in CATEGORIES {
         let name = super::categories::op_sheet_name(category);
-        let mut rows = Vec::new();
-        for (k, a) in jt.kernels.iter().zip(args) {
-            if k.category != *category || a.model == ModelKind::Rest {
-                continue;
-            }
-            match evaluate(jt, k, a) {
-                Ok(out) => rows.push(PerfRow::new(jt, k, a, out)),
-                Err(e) => {
-                    *failed
-                        .entry(format!("{name}: {}: {e}", a.model.name()))
-                        .or_default() += 1
-                }
-            }
-        }
-        if !rows.is_empty() {
-            sheets.push(summarise(jt, &name, &rows));
+        let m = modelled(jt, &jt.kernels, args, category, &name, key, &mut failed);
+        if !m.members.is_empty() {
+            sheets.push(summarise(jt, &name, &m));
         }
     }
     let warnings = failed

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::analysis::jax::args::{GemmDims, Tensor};
+use crate::analysis::jax::test_support::kernel_trace;
 
 fn tensor(dtype: &str, dims: &[i64]) -> Tensor {
     Tensor {
@@ -162,4 +163,83 @@ fn layout_from_the_backend_config() {
     );
     assert_eq!(qkv_layout(Some("backend_config={}")), None);
     assert_eq!(qkv_layout(None), None);
+}
+
+/// Convolution arguments: input `x` of `dtype`, weight, output.
+fn conv(dtype: &str, x: &[i64]) -> KernelArgs {
+    KernelArgs {
+        model: ModelKind::Conv,
+        tensors: vec![tensor(dtype, x), tensor(dtype, &[8, 4, 3, 3])],
+        output: Some(tensor(dtype, &[2, 8, 30, 30])),
+        filter: vec![3, 3],
+        ..KernelArgs::empty()
+    }
+}
+
+/// Evaluated once per distinct (arguments, name), the op sheets and
+/// warnings are those of evaluating every kernel on its own: kernels
+/// sharing arguments, equal arguments held apart (one group), names that
+/// change a GEMM's params or leave out its `transpose` (a column with
+/// missing cells), an unknown element size (None among ints), a zero
+/// duration (NaN rates), failing models counted per kernel, and an
+/// unmodelled kernel.
+#[test]
+fn memoized_models_give_the_per_kernel_sheets() {
+    let x = [2, 4, 32, 32];
+    let a1 = Arc::new(conv("bf16", &x));
+    let a2 = Arc::new(conv("bf16", &x));
+    let s8 = Arc::new(conv("s8", &x));
+    let bad = Arc::new(conv("bf16", &[2, 4]));
+    let g = Arc::new(KernelArgs {
+        model: ModelKind::Gemm,
+        gemm: Some(GemmDims {
+            batch: 1,
+            m: 64,
+            n: 32,
+            k: 16,
+            beta: 0,
+            dtype: Some("bf16".into()),
+        }),
+        ..KernelArgs::empty()
+    });
+    let rest = Arc::new(KernelArgs::empty());
+    let kernels: [(&str, f64, &Arc<KernelArgs>); 15] = [
+        ("conv_a", 10.0, &a1),
+        ("conv_a", 12.5, &a1),
+        ("conv_a", 0.0, &a2),
+        ("conv_b", 5.0, &a1),
+        ("conv_a", 7.0, &s8),
+        ("conv_a", 3.0, &bad),
+        ("Cijk_Alik_Bljk_x", 4.0, &g),
+        ("gemm_plain", 6.0, &g),
+        ("nvjet_x", 2.0, &g),
+        ("Cijk_Alik_Bljk_x", 4.5, &g),
+        ("conv_a", 11.0, &a1),
+        ("some_fusion", 1.0, &rest),
+        ("conv_a", 3.5, &bad),
+        ("Cijk_Ailk_Bljk_y", 8.0, &g),
+        ("conv_a", 9.0, &s8),
+    ];
+    let named: Vec<(&str, f64)> = kernels.iter().map(|&(n, d, _)| (n, d)).collect();
+    let trace = kernel_trace(&named);
+    let jt = JaxTrace::new(&trace);
+    assert_eq!(jt.kernels.len(), kernels.len());
+    let args: Vec<Arc<KernelArgs>> = kernels.iter().map(|(_, _, a)| Arc::clone(a)).collect();
+    let memoized = op_sheets(&jt, &args);
+    let per_kernel = op_sheets_by(&jt, &args, &|i, _: &Kernel, _: &KernelArgs| i);
+    assert_eq!(memoized, per_kernel);
+    let (sheets, warnings) = memoized;
+    let names: Vec<&str> = sheets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["op_gemm", "op_conv"]);
+    // GEMM: three names, two transposes and none; conv: a1 and a2 as
+    // one group per name, s8 apart.
+    assert_eq!(sheets[0].nrows(), 3);
+    assert_eq!(sheets[1].nrows(), 3);
+    assert_eq!(
+        warnings,
+        [
+            "1 kernel(s) left out of op_gemm: jax_gemm: cannot parse nvjet transpose from \"nvjet_x\"",
+            "2 kernel(s) left out of op_conv: jax_conv: Unknown convolution dimension: 2",
+        ]
+    );
 }
