@@ -683,7 +683,7 @@ pub fn rows_known_at_load(trace: &Trace, at_least: usize) -> Vec<(&'static str, 
         // Every kernel row comes from one event: small traces need no scan.
         crate::trace::Profiler::Jax if trace.len() <= at_least => return Vec::new(),
         crate::trace::Profiler::Jax => {
-            let kernels = jax::kernels::JaxTrace::new(trace).kernels.len();
+            let kernels = jax::kernels::count_kernels(trace);
             vec![(sheet::KERNEL_LAUNCHERS, kernels)]
         }
     };

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::args::KernelArgs;
-use super::kernels::{JaxTrace, Kernel};
+use super::kernels::{JaxTrace, Kernel, RecordId};
 use super::launchers::{Row, input_bytes};
 use crate::names::col;
 use crate::pyfmt::{float_repr, str_repr};
@@ -150,11 +150,11 @@ pub struct LaunchRows {
 
 /// A kernel's signature as a hash key: its name, category, arguments (by
 /// address: shared per record and category) and record.
-type SignatureKey<'a> = (
+type SignatureKey = (
     Option<StrId>,
     &'static str,
     *const KernelArgs,
-    Option<&'a (usize, String)>,
+    Option<RecordId>,
 );
 
 impl LaunchRows {
@@ -175,21 +175,16 @@ impl LaunchRows {
         };
         let mut signatures: FxHashMap<SignatureKey, u32> = FxHashMap::default();
         let mut threads: FxHashMap<(IdentId, IdentId), u32> = FxHashMap::default();
-        let mut records: FxHashMap<Option<&(usize, String)>, RecordPart> = FxHashMap::default();
+        let mut records: FxHashMap<Option<RecordId>, RecordPart> = FxHashMap::default();
         let mut texts = SharedTexts::default();
         let mut shapes = ShapeCells::default();
         for r in rows {
             let k = r.kernel;
             let e = trace.event(k.id);
-            let key = (
-                e.name,
-                k.category,
-                std::ptr::from_ref(r.args),
-                k.record.as_ref(),
-            );
+            let key = (e.name, k.category, std::ptr::from_ref(r.args), k.record);
             let signature = *signatures.entry(key).or_insert_with(|| {
                 let record = records
-                    .entry(k.record.as_ref())
+                    .entry(k.record)
                     .or_insert_with(|| RecordPart {
                         details_tail: format!(", {}}}]", record_entries(jt, k)).into(),
                         input_bytes: unknown.as_deref_mut().map(|unknown| {

@@ -22,7 +22,7 @@ use crate::names::{col, sheet};
 use crate::numeric::Kahan;
 use crate::pyfmt::str_repr;
 use crate::table::agg::{Agg, NAN_STATS, order_desc_by, percentages};
-use crate::table::group::group_first_seen_text;
+use crate::table::group::group_first_seen_text_by;
 use crate::table::{Column, Table, Value};
 use crate::trace::{EventId, StrId};
 
@@ -184,10 +184,11 @@ fn unique_args_columns() -> Vec<String> {
 /// `kernel_details_summary` of a group: its first row's details (less
 /// `dur`) with duration statistics.
 pub fn details_summary(jt: &JaxTrace, kernels: &[&Kernel], summarised: &[KernelStat]) -> String {
-    let by_id: FxHashMap<EventId, &Kernel> = kernels.iter().map(|k| (k.id, *k)).collect();
     kernel_details::summary_text_with_head(summarised, |s| {
         let name = str_repr(jt.trace.name(s.kernel));
-        match by_id.get(&s.kernel) {
+        // The statistics are of the first row's kernels, first in `kernels`:
+        // found at once, where a map of all would cost a slot per row.
+        match kernels.iter().find(|k| k.id == s.kernel) {
             Some(k) => format!("'name': {name}, {}", record_entries(jt, k)),
             None => format!("'name': {name}"),
         }
@@ -199,7 +200,15 @@ pub fn details_summary(jt: &JaxTrace, kernels: &[&Kernel], summarised: &[KernelS
 pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
     let trace = jt.trace;
     let mut shapes = ShapeCells::default();
-    let keys = rows.iter().map(|r| {
+    // A row's key cells follow from its name, category and arguments
+    // (shared per record), which repeat on every step: they are built
+    // once per distinct triple.
+    let ids = rows.iter().map(|r| {
+        let name = trace.event(r.kernel.id).name;
+        (name, r.kernel.category, std::ptr::from_ref(r.args))
+    });
+    let groups = group_first_seen_text_by(ids, |i| {
+        let r = &rows[i];
         let mut key = vec![
             Value::from(trace.name(r.kernel.id)),
             Value::from(r.kernel.category),
@@ -207,7 +216,6 @@ pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
         key.extend(shapes.of(r.args));
         key
     });
-    let groups = group_first_seen_text(keys);
     let durs = |idx: &[usize]| -> Vec<f64> {
         idx.iter()
             .map(|&i| trace.event(rows[i].kernel.id).dur)

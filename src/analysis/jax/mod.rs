@@ -23,11 +23,13 @@ mod test_support;
 pub mod timeline;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
 use super::{Report, ReportOptions, TraceQuality};
 use crate::names::sheet;
+use crate::timings;
 use crate::trace::Trace;
 use args::{KernelArgs, kernel_args};
 use kernels::JaxTrace;
@@ -35,7 +37,10 @@ use launchers::Row;
 
 /// Every sheet of the JAX report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
+    let start = Instant::now();
     let jt = JaxTrace::new(trace);
+    timings::stage(&format!("kernels ({})", jt.kernels.len()), start);
+    let start = Instant::now();
     let mut warnings: Vec<String> = trace.warnings().to_vec();
     warnings.extend(jt.warnings.iter().cloned());
     let args = all_args(&jt, &mut warnings);
@@ -45,17 +50,17 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         .zip(&args)
         .map(|(kernel, args)| Row { kernel, args })
         .collect();
-    let (mut sheets, timeline, w) = timeline::sheets(&jt);
-    warnings.extend(w);
-    // Three independent groups, on every core, the model sheets (the
-    // longest) on this thread: the summaries, and the two sheets of a row
-    // per kernel (`kernel_launchers`, `df_xla_perf`) with `xla_summary`.
-    // Deferred, those two are cheap here (their rows are computed as they
-    // are written); held, they are computed on every core. Pushed in the
+    timings::stage("kernel arguments", start);
+    let start = Instant::now();
+    // Four independent groups, on every core: the timeline sheets, the
+    // model sheets, the summaries, and the two sheets of a row per kernel
+    // (`kernel_launchers`, `df_xla_perf`) with `xla_summary`. Deferred,
+    // those two are cheap here (their rows are computed as they are
+    // written); held, they are computed on every core. Pushed in the
     // reference's order.
     let deferred = opts.deferred_sheets;
-    let (ops, (summaries, (launched, xla_sheets))) = rayon::join(
-        || perf::op_sheets(&jt, &args),
+    let ((timeline_sheets, ops), (summaries, (launched, xla_sheets))) = rayon::join(
+        || rayon::join(|| timeline::sheets(&jt), || perf::op_sheets(&jt, &args)),
         || {
             rayon::join(
                 || {
@@ -83,6 +88,8 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
             )
         },
     );
+    let (mut sheets, timeline, w) = timeline_sheets;
+    warnings.extend(w);
     let ((xla_perf, xla_warning), xla_summary) = xla_sheets;
     let (ops, op_warnings) = ops;
     sheets.push(launched);
@@ -92,10 +99,8 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     sheets.push(xla_summary);
     warnings.extend(op_warnings);
     sheets.extend(ops);
-    let gpu_events = trace
-        .events()
-        .filter(|(_, e)| e.cat.is_gpu() && jt.is_gpu_process(e.pid))
-        .count();
+    timings::stage("sheets", start);
+    let gpu_events = kernels::count_in_gpu_processes(trace, |e| e.cat.is_gpu());
     let unlinked = jt.kernels.iter().filter(|k| k.parent.is_none()).count();
     if unlinked > 0 {
         warnings.push(format!(
@@ -127,12 +132,10 @@ fn all_args(jt: &JaxTrace, warnings: &mut Vec<String>) -> Vec<Arc<KernelArgs>> {
         .kernels
         .iter()
         .map(|k| {
-            let (a, err) = by_record
-                .entry((k.record.as_ref(), k.category))
-                .or_insert_with(|| {
-                    let (a, err) = kernel_args(jt.record(k), jt.module_of(k), k.category);
-                    (Arc::new(a), err)
-                });
+            let (a, err) = by_record.entry((k.record, k.category)).or_insert_with(|| {
+                let (a, err) = kernel_args(jt.record(k), jt.module_of(k), k.category);
+                (Arc::new(a), err)
+            });
             if let Some(e) = err {
                 *failed.entry(e.clone()).or_default() += 1;
             }

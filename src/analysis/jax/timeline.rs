@@ -11,11 +11,14 @@
 //! reference builds a `set` and walks it, which is ascending order for
 //! small pids but not in general (pids 1 and 8 come out as 8, 1).
 
+use rustc_hash::FxHashMap;
+
 use super::kernels::{JaxTrace, ident_int};
 use crate::analysis::categories::is_comm_name;
 use crate::analysis::timeline::{Bucket, BucketIntervals, Timeline, sheet};
 use crate::names::{col, sheet as sheet_name};
 use crate::table::{Column, Table, Value};
+use crate::trace::{IdentId, StrId};
 
 /// CPython's hash of an int (`hash(-1) == -2`; values modulo 2^61 - 1).
 fn py_hash(i: i64) -> u64 {
@@ -128,31 +131,47 @@ fn is_copy_name(name: &str) -> bool {
 /// no stream events.
 pub fn per_gpu(jt: &JaxTrace) -> Vec<(i64, Option<Timeline>)> {
     let trace = jt.trace;
+    // Events number millions; processes, threads and names a few: what
+    // follows from those is worked out once each (the name tests copied
+    // every name to lower case).
+    let mut procs: FxHashMap<IdentId, Option<i64>> = FxHashMap::default();
+    let mut streams: FxHashMap<(IdentId, IdentId), bool> = FxHashMap::default();
+    let mut kinds: FxHashMap<Option<StrId>, Bucket> = FxHashMap::default();
+    // Distinct pids in first-seen order: a repeated one leaves a set as
+    // it is, so they give the set the order all of them give.
     let mut gpu_pids: Vec<i64> = Vec::new();
-    let mut buckets: rustc_hash::FxHashMap<i64, BucketIntervals> = Default::default();
+    let mut buckets: FxHashMap<i64, BucketIntervals> = FxHashMap::default();
     for (id, e) in trace.events() {
-        if !jt.is_gpu_process(e.pid) {
-            continue;
-        }
-        let Some(pid) = ident_int(trace, e.pid) else {
+        let gpu_pid = *procs.entry(e.pid).or_insert_with(|| {
+            let pid = ident_int(trace, e.pid).filter(|_| jt.is_gpu_process(e.pid));
+            if let Some(p) = pid.filter(|p| !gpu_pids.contains(p)) {
+                gpu_pids.push(p);
+            }
+            pid
+        });
+        let Some(pid) = gpu_pid else {
             continue;
         };
-        gpu_pids.push(pid);
-        let on_stream = match jt.thread_name(id) {
-            Some(t) => t.starts_with("Stream #"),
-            None => ident_int(trace, e.tid).is_some_and(|t| t < 100),
-        };
+        let on_stream =
+            *streams
+                .entry((e.pid, e.tid))
+                .or_insert_with(|| match jt.thread_name(id) {
+                    Some(t) => t.starts_with("Stream #"),
+                    None => ident_int(trace, e.tid).is_some_and(|t| t < 100),
+                });
         if !on_stream || e.ts.is_nan() {
             continue;
         }
-        let name = trace.name_of(e);
-        let bucket = if is_copy_name(name) {
-            Bucket::Memcpy
-        } else if is_comm_name(name) {
-            Bucket::Communication
-        } else {
-            Bucket::Computation
-        };
+        let bucket = *kinds.entry(e.name).or_insert_with(|| {
+            let name = trace.name_of(e);
+            if is_copy_name(name) {
+                Bucket::Memcpy
+            } else if is_comm_name(name) {
+                Bucket::Communication
+            } else {
+                Bucket::Computation
+            }
+        });
         buckets
             .entry(pid)
             .or_default()
