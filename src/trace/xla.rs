@@ -50,8 +50,15 @@ impl EventStats {
         Some(&self.stats[i])
     }
 
+    /// The place in the table of the first id at or after `id`: where a
+    /// walk of ids from `id` upwards starts ([`EventStats::seek`]).
+    pub fn place_of(&self, id: EventId) -> usize {
+        self.ids.partition_point(|&i| i < id)
+    }
+
     /// The statistics of `id`, for ids asked in increasing order: `at` is
-    /// the caller's place in the table (start it at 0), moved on past the
+    /// the caller's place in the table (start it at 0, or at the
+    /// [`EventStats::place_of`] the walk's first id), moved on past the
     /// ids before `id`.
     pub fn seek(&self, at: &mut usize, id: EventId) -> Option<&XlaEventStats> {
         while self.ids.get(*at).is_some_and(|&i| i < id) {
@@ -191,6 +198,13 @@ mod tests {
         for id in 0..12 {
             let id = EventId::new(id);
             assert_eq!(s.seek(&mut at, id), s.get(&id), "{id:?}");
+        }
+        // A walk may start anywhere.
+        for start in 0..12 {
+            let mut at = s.place_of(EventId::new(start));
+            for id in (start..12).map(EventId::new) {
+                assert_eq!(s.seek(&mut at, id), s.get(&id), "from {start}: {id:?}");
+            }
         }
     }
 }

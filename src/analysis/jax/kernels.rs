@@ -246,12 +246,14 @@ impl<'x> Piece<'x> {
             sets: Vec::new(),
         };
         let mut index: FxHashMap<KernelSet, u32> = FxHashMap::default();
+        // The piece's ids go upwards: its statistics are read in step.
+        let mut at = xla.event_stats.place_of(EventId::new(events.start));
         for id in events.map(EventId::new) {
             let e = trace.event(id);
             if e.cat != Cat::Kernel || !gpu.is_gpu(e.pid) {
                 continue;
             }
-            let stats = xla.event_stats.get(&id);
+            let stats = xla.event_stats.seek(&mut at, id);
             let parent = launch_of(trace, launches, id);
             let set = (
                 e.name,

@@ -456,11 +456,7 @@ fn in_order(r: &PlaneReader<'_>, timestamp_ns: i64, pieces: &[&[u8]]) -> Result<
         }
         Ok::<_, DecodeError>(first.zip(last))
     };
-    let spans: Vec<Option<_>> = if pieces.len() > 1 {
-        pieces.par_iter().map(each).collect::<Result<_, _>>()?
-    } else {
-        pieces.iter().map(each).collect::<Result<_, _>>()?
-    };
+    let spans = over_pieces(pieces, each)?;
     let mut last = None;
     for span in spans {
         let Some((first, end)) = span else {
@@ -502,6 +498,15 @@ fn decode_pieces<'a>(
         }
         Ok::<_, DecodeError>((events, async_events))
     };
+    over_pieces(pieces, each)
+}
+
+/// `each` of the pieces, in order: on every core when there are several
+/// (a row of one piece, the usual small row, stays on this thread).
+fn over_pieces<T: Send>(
+    pieces: &[&[u8]],
+    each: impl Fn(&&[u8]) -> Result<T, DecodeError> + Sync + Send,
+) -> Result<Vec<T>, DecodeError> {
     if pieces.len() > 1 {
         pieces.par_iter().map(each).collect()
     } else {

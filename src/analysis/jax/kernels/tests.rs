@@ -6,10 +6,9 @@
 
 use super::*;
 use crate::analysis::jax::hlo_records::{array_shape as arr, instruction as inst};
-use crate::trace::args::LinkIds;
-use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-use crate::trace::xla::{HloComputation, HloModule, XlaEventStats};
-use crate::trace::{Needs, Phase, Profiler, TraceBuilder};
+use crate::analysis::jax::test_support::{XlaEvent, xla_trace};
+use crate::trace::builder::IdentRef;
+use crate::trace::xla::{HloComputation, HloModule};
 
 const BF16: i32 = 16;
 
@@ -62,60 +61,27 @@ const EVENTS: [(i64, &str, Option<i64>, Option<&str>); 16] = [
 ];
 
 fn trace() -> Trace {
-    let mut b = TraceBuilder::new(&Needs::ALL);
-    for (pid, name) in [
+    let processes = [
         (1, "t /device:GPU:0"),
         (2, "t /device:GPU:1"),
         (3, "t /device:TPU:0"),
         (701, "t /host:CPU"),
-    ] {
-        let (pid, zero) = (IdentRef::Int(pid), IdentRef::Int(0));
-        b.set_meta_of("process_name", pid, zero, name.into());
-    }
-    let mut xla = XlaData {
-        modules: vec![module()],
-        ..Default::default()
-    };
-    for (i, &(pid, name, corr, op)) in EVENTS.iter().enumerate() {
-        let time = |value: f64| {
-            Some(Time {
-                value,
-                is_int: true,
-            })
-        };
-        let ev = EventInput {
-            cat: if pid == 701 { Cat::Other } else { Cat::Kernel },
-            ph: Phase::Complete,
-            name: Some(name),
-            pid: IdentRef::Int(pid),
+    ];
+    let events: Vec<XlaEvent> = EVENTS
+        .iter()
+        .enumerate()
+        .map(|(i, &(pid, name, correlation, hlo_op))| XlaEvent {
+            pid,
             tid: IdentRef::Int(7),
-            ts: time(10.0 * i as f64),
-            dur: time(2.0),
-            flow_id: None,
-            args: corr.map(|c| ArgsInput {
-                links: LinkIds {
-                    correlation: Some(c),
-                    ..Default::default()
-                },
-                ..Default::default()
-            }),
-        };
-        b.push_event(i, ev, &mut |_| None).unwrap();
-        if let Some(op) = op {
-            xla.event_stats.insert(
-                EventId::new(i),
-                XlaEventStats {
-                    hlo_module: Some("jit_g".into()),
-                    hlo_op: Some(op.into()),
-                    program_id: Some(1),
-                    ..Default::default()
-                },
-            );
-        }
-    }
-    b.set_xla(xla);
-    b.info_mut().profiler = Profiler::Jax;
-    b.finish()
+            name,
+            ts: 10.0 * i as f64,
+            dur: 2.0,
+            dur_is_int: true,
+            correlation,
+            hlo_op,
+        })
+        .collect();
+    xla_trace(&processes, module(), &events)
 }
 
 /// A kernel as plain values: event, category, launch and record.

@@ -8,12 +8,11 @@ use super::*;
 use crate::analysis::ReportOptions;
 use crate::analysis::jax::hlo_records::{array_shape as arr, instruction as inst};
 use crate::analysis::jax::run_report;
+use crate::analysis::jax::test_support::{XlaEvent, xla_trace};
 use crate::names::sheet;
 use crate::table::find;
-use crate::trace::args::LinkIds;
-use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-use crate::trace::xla::{HloComputation, HloModule, XlaData, XlaEventStats};
-use crate::trace::{Cat, Needs, Phase, Profiler, TraceBuilder};
+use crate::trace::builder::IdentRef;
+use crate::trace::xla::{HloComputation, HloModule};
 
 const BF16: i32 = 16;
 const F64: i32 = 12;
@@ -144,60 +143,27 @@ fn trace() -> Trace {
             None,
         ),
     ];
-    let mut b = TraceBuilder::new(&Needs::ALL);
-    for (pid, name) in [
+    let processes = [
         (1, "t /device:GPU:0"),
         (2, "t /device:GPU:1"),
         (701, "t /host:CPU"),
-    ] {
-        let (pid, zero) = (IdentRef::Int(pid), IdentRef::Int(0));
-        b.set_meta_of("process_name", pid, zero, name.into());
-    }
-    let mut xla = XlaData {
-        modules: vec![module()],
-        ..Default::default()
-    };
-    for (i, &(pid, tid, name, ts, dur, dur_is_int, corr, op)) in events.iter().enumerate() {
-        let args = corr.map(|c| ArgsInput {
-            links: LinkIds {
-                correlation: Some(c),
-                ..Default::default()
+    ];
+    let events: Vec<XlaEvent> = events
+        .into_iter()
+        .map(
+            |(pid, tid, name, ts, dur, dur_is_int, correlation, hlo_op)| XlaEvent {
+                pid,
+                tid,
+                name,
+                ts,
+                dur,
+                dur_is_int,
+                correlation,
+                hlo_op,
             },
-            ..Default::default()
-        });
-        let ev = EventInput {
-            cat: if pid == 701 { Cat::Other } else { Cat::Kernel },
-            ph: Phase::Complete,
-            name: Some(name),
-            pid: IdentRef::Int(pid),
-            tid,
-            ts: Some(Time {
-                value: ts,
-                is_int: ts.fract() == 0.0,
-            }),
-            dur: Some(Time {
-                value: dur,
-                is_int: dur_is_int,
-            }),
-            flow_id: None,
-            args,
-        };
-        b.push_event(i, ev, &mut |_| None).unwrap();
-        if let Some(op) = op {
-            xla.event_stats.insert(
-                EventId::new(i),
-                XlaEventStats {
-                    hlo_module: Some("jit_g".into()),
-                    hlo_op: Some(op.into()),
-                    program_id: Some(1),
-                    ..Default::default()
-                },
-            );
-        }
-    }
-    b.set_xla(xla);
-    b.info_mut().profiler = Profiler::Jax;
-    b.finish()
+        )
+        .collect();
+    xla_trace(&processes, module(), &events)
 }
 
 #[test]
