@@ -1,8 +1,9 @@
 //! Traces built by hand for the JAX report's unit tests.
 
+use crate::analysis::jax::hlo_records::{array_shape, instruction};
 use crate::trace::args::LinkIds;
 use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Time};
-use crate::trace::xla::{HloModule, XlaData, XlaEventStats};
+use crate::trace::xla::{HloComputation, HloInstruction, HloModule, XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace, TraceBuilder};
 
 /// A trace of GPU kernels (name, duration) on two GPUs, no launches.
@@ -116,3 +117,35 @@ pub fn xla_trace(processes: &[(i64, &str)], module: HloModule, events: &[XlaEven
     b.info_mut().profiler = Profiler::Jax;
     b.finish()
 }
+
+/// Module `jit_g` (program 1): one computation, `main`, of `instructions`
+/// (operands first), whose last is the root.
+pub fn jit_g(instructions: Vec<HloInstruction>) -> HloModule {
+    let root_id = instructions.last().map_or(0, |i| i.id);
+    HloModule {
+        name: "jit_g".into(),
+        program_id: 1,
+        entry_computation: "main".into(),
+        computations: vec![HloComputation {
+            name: "main".into(),
+            instructions,
+            root_id,
+        }],
+    }
+}
+
+/// `custom-call.1`: a cuBLAS matmul of a bf16 [4, 4] result.
+pub fn cublas_call(id: i64, operands: &[i64]) -> HloInstruction {
+    let mut gemm = instruction(
+        id,
+        "custom-call.1",
+        "custom-call",
+        array_shape(BF16, &[4, 4]),
+        operands,
+    );
+    gemm.custom_call_target = Some("__cublas$lt$matmul".into());
+    gemm
+}
+
+/// XLA's element type number of bf16.
+pub const BF16: i32 = 16;

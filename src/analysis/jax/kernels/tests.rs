@@ -6,37 +6,18 @@
 
 use super::*;
 use crate::analysis::jax::hlo_records::{array_shape as arr, instruction as inst};
-use crate::analysis::jax::test_support::{XlaEvent, xla_trace};
+use crate::analysis::jax::test_support::{BF16, XlaEvent, cublas_call, jit_g, xla_trace};
 use crate::trace::builder::IdentRef;
-use crate::trace::xla::{HloComputation, HloModule};
-
-const BF16: i32 = 16;
+use crate::trace::xla::HloModule;
 
 /// `jit_g`: a fusion and a cuBLAS call.
 fn module() -> HloModule {
-    let mut gemm = inst(
-        3,
-        "custom-call.1",
-        "custom-call",
-        arr(BF16, &[4, 4]),
-        &[1, 1],
-    );
-    gemm.custom_call_target = Some("__cublas$lt$matmul".into());
-    HloModule {
-        name: "jit_g".into(),
-        program_id: 1,
-        entry_computation: "main".into(),
-        computations: vec![HloComputation {
-            name: "main".into(),
-            instructions: vec![
-                inst(1, "p0", "parameter", arr(BF16, &[4, 8]), &[]),
-                inst(2, "fusion", "fusion", arr(BF16, &[4, 8]), &[1]),
-                gemm,
-                inst(4, "out", "tuple", arr(BF16, &[4, 8]), &[2, 3]),
-            ],
-            root_id: 4,
-        }],
-    }
+    jit_g(vec![
+        inst(1, "p0", "parameter", arr(BF16, &[4, 8]), &[]),
+        inst(2, "fusion", "fusion", arr(BF16, &[4, 8]), &[1]),
+        cublas_call(3, &[1, 1]),
+        inst(4, "out", "tuple", arr(BF16, &[4, 8]), &[2, 3]),
+    ])
 }
 
 /// (pid, name, correlation, hlo_op): pid 701 is the host, 3 a process

@@ -8,41 +8,23 @@ use super::*;
 use crate::analysis::ReportOptions;
 use crate::analysis::jax::hlo_records::{array_shape as arr, instruction as inst};
 use crate::analysis::jax::run_report;
-use crate::analysis::jax::test_support::{XlaEvent, xla_trace};
+use crate::analysis::jax::test_support::{BF16, XlaEvent, cublas_call, jit_g, xla_trace};
 use crate::names::sheet;
 use crate::table::find;
 use crate::trace::builder::IdentRef;
-use crate::trace::xla::{HloComputation, HloModule};
+use crate::trace::xla::HloModule;
 
-const BF16: i32 = 16;
 const F64: i32 = 12;
 
 /// `jit_g`: a fusion of a bf16 and an f64 parameter, and a cuBLAS call.
 fn module() -> HloModule {
-    let mut gemm = inst(
-        4,
-        "custom-call.1",
-        "custom-call",
-        arr(BF16, &[4, 4]),
-        &[1, 1],
-    );
-    gemm.custom_call_target = Some("__cublas$lt$matmul".into());
-    HloModule {
-        name: "jit_g".into(),
-        program_id: 1,
-        entry_computation: "main".into(),
-        computations: vec![HloComputation {
-            name: "main".into(),
-            instructions: vec![
-                inst(1, "p0", "parameter", arr(BF16, &[4, 8]), &[]),
-                inst(2, "p1", "parameter", arr(F64, &[2]), &[]),
-                inst(3, "fusion", "fusion", arr(BF16, &[4, 8]), &[1, 2]),
-                gemm,
-                inst(5, "out", "tuple", arr(BF16, &[4, 8]), &[3, 4]),
-            ],
-            root_id: 5,
-        }],
-    }
+    jit_g(vec![
+        inst(1, "p0", "parameter", arr(BF16, &[4, 8]), &[]),
+        inst(2, "p1", "parameter", arr(F64, &[2]), &[]),
+        inst(3, "fusion", "fusion", arr(BF16, &[4, 8]), &[1, 2]),
+        cublas_call(4, &[1, 1]),
+        inst(5, "out", "tuple", arr(BF16, &[4, 8]), &[3, 4]),
+    ])
 }
 
 /// One event: (pid, tid, name, ts, dur, dur written as an int,
