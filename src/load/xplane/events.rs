@@ -181,7 +181,7 @@ pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, 
         release: false,
     };
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
-        out.plan_plane(host, HOST_PID, None)?;
+        out.plan_plane(host, HOST_PID, scan_lines(host)?, None)?;
     }
     let gpus: Vec<&RawPlane> = space
         .planes
@@ -189,13 +189,18 @@ pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, 
         .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
         .collect();
     // Each GPU's derived rows decode its busiest line whole: on every core.
-    let derived: Vec<_> = gpus
+    let scanned: Vec<_> = gpus
         .par_iter()
-        .map(|plane| derive_rows(plane, &symbols))
+        .map(|plane| {
+            let lines = scan_lines(plane)?;
+            let derived = derive_rows(plane, &lines, &symbols)?;
+            Ok::<_, DecodeError>((lines, derived))
+        })
         .collect();
-    for (plane, derived) in gpus.into_iter().zip(derived) {
+    for (plane, scanned) in gpus.into_iter().zip(scanned) {
+        let (lines, derived) = scanned?;
         let pid = 1u32.wrapping_add(plane.id as u32);
-        out.plan_plane(plane, pid, Some(derived?))?;
+        out.plan_plane(plane, pid, lines, Some(derived))?;
     }
     let customs = space
         .planes
@@ -203,18 +208,20 @@ pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, 
         .filter(|p| p.name.starts_with(CUSTOM_PLANE_PREFIX));
     for plane in customs {
         let pid = FIRST_CUSTOM_PID.wrapping_add(plane.id as u32);
-        out.plan_plane(plane, pid, None)?;
+        out.plan_plane(plane, pid, scan_lines(plane)?, None)?;
     }
     Ok(out)
 }
 
 impl<'a> Plan<'a> {
-    /// Adds the rows of one plane shown as process `pid`; a GPU plane
-    /// comes with its derived rows ([`derive_rows`]).
+    /// Adds the rows of one plane shown as process `pid`, whose `lines`
+    /// are scanned ([`scan_lines`]); a GPU plane comes with its derived
+    /// rows ([`derive_rows`]).
     fn plan_plane(
         &mut self,
         plane: &'a RawPlane,
         pid: u32,
+        lines: Vec<LineScan<'a>>,
         derived: Option<DerivedRows>,
     ) -> Result<(), DecodeError> {
         if plane.lines.is_empty() {
@@ -223,12 +230,12 @@ impl<'a> Plan<'a> {
         self.processes.push((pid, plane.name.as_str()));
         let reader = self.readers.len();
         self.readers.push(PlaneReader::new(plane));
-        for raw in &plane.lines {
-            let LineScan {
-                head,
-                events,
-                pieces,
-            } = scan_line(raw, PIECE_EVENTS)?;
+        for LineScan {
+            head,
+            events,
+            pieces,
+        } in lines
+        {
             if display_name(&head) == "Async XLA Ops" || events == 0 {
                 continue;
             }
@@ -306,16 +313,29 @@ impl<'a> Plan<'a> {
 /// The derived rows of a GPU plane, by index in [`DERIVED_LINES`].
 type DerivedRows = Vec<(usize, Vec<DerivedEvent>)>;
 
-/// The derived rows of a GPU plane (none when it has no lines).
-fn derive_rows(plane: &RawPlane, symbols: &Symbols<'_>) -> Result<DerivedRows, DecodeError> {
-    if plane.lines.is_empty() {
+/// The headers of a plane's lines, each line cut into pieces of
+/// [`PIECE_EVENTS`] events; the lines are walked on every core. An error
+/// when a header does not decode (the first line's of several).
+fn scan_lines(plane: &RawPlane) -> Result<Vec<LineScan<'_>>, DecodeError> {
+    let scans: Vec<_> = plane
+        .lines
+        .par_iter()
+        .map(|raw| scan_line(raw, PIECE_EVENTS))
+        .collect();
+    scans.into_iter().collect()
+}
+
+/// The derived rows of a GPU plane whose `lines` are scanned (none when
+/// it has no lines).
+fn derive_rows(
+    plane: &RawPlane,
+    lines: &[LineScan<'_>],
+    symbols: &Symbols<'_>,
+) -> Result<DerivedRows, DecodeError> {
+    if lines.is_empty() {
         return Ok(Vec::new());
     }
-    let counts = plane
-        .lines
-        .iter()
-        .map(|raw| scan_line(raw, usize::MAX).map(|l| (l.head.id, l.events)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let counts: Vec<(i64, usize)> = lines.iter().map(|l| (l.head.id, l.events)).collect();
     derived::derive(
         plane,
         &counts,

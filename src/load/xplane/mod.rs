@@ -18,12 +18,14 @@ pub mod proto;
 pub mod stats;
 
 use std::io::Read;
+use std::time::Instant;
 
 use prost::Message;
 
 use super::Packing;
 use crate::error::LoadError;
 use crate::table::SharedTexts;
+use crate::timings;
 use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time, TraceBuilder};
 use crate::trace::xla::{EventStats, XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace};
@@ -37,6 +39,7 @@ pub fn decode<R: Read>(
     needs: &Needs,
     size_hint: Option<u64>,
 ) -> Result<Trace, LoadError> {
+    let start = Instant::now();
     let mut bytes = Vec::new();
     // Read into place at once, not copied on each doubling of the buffer
     // (a hint that memory refuses is only a hint).
@@ -50,6 +53,7 @@ pub fn decode<R: Read>(
 
     // Lines and events stay slices of this buffer until they are decoded.
     let space = proto::RawSpace::decode(prost::bytes::Bytes::from(bytes)).map_err(syntax)?;
+    timings::stage("reading the protobuf", start);
     build(&space, input_bytes, needs)
 }
 
@@ -65,9 +69,13 @@ fn syntax(e: prost::DecodeError) -> LoadError {
 /// each line's pages go back to the system once decoded, so the buffer
 /// shrinks as the trace grows.
 fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Trace, LoadError> {
+    let start = Instant::now();
     let mut warnings = Vec::new();
     let modules = hlo::modules(&space.planes, &mut warnings);
+    timings::stage("decoding HLO modules", start);
+    let start = Instant::now();
     let plan = events::plan(space, &modules).map_err(syntax)?;
+    timings::stage("planning the rows", start);
     #[allow(unsafe_code)]
     // SAFETY: `space`'s buffer is the bytes `decode` read (heap memory of
     // ours), and nothing reads its lines after the plan is produced.
@@ -107,6 +115,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     };
     // Two decoded pieces wait at most: the decoder runs ahead of the
     // builder by that much.
+    let start = Instant::now();
     let (tx, rx) = std::sync::mpsc::sync_channel(2);
     let (pushed, decoded) = std::thread::scope(|scope| {
         let decoder = super::spawn_loader_thread(scope, "tracelens-xplane", move || {
@@ -120,6 +129,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         Ok::<_, LoadError>((pushed, decoded))
     })?;
+    timings::stage("decoding and building events", start);
     let synth_warnings = decoded.map_err(syntax)?;
     pushed.map_err(LoadError::Invalid)?;
     if sink.index == 0 {
