@@ -43,12 +43,15 @@ pub fn table_to_csv(table: &Table) -> String {
 /// rows. Big sheets (a row per kernel) are written in pieces of rows on
 /// every core, a few pieces at a time so that little text is held at once.
 fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Result<(), E> {
+    // About a row's text, so that a piece is about CSV_PIECE_BYTES and
+    // its text is allocated once.
+    let row_bytes = (CSV_CELL_BYTES * table.ncols()).max(64);
     render_in_pieces(
         table.nrows(),
-        CSV_CHUNK_ROWS,
+        (CSV_PIECE_BYTES / row_bytes).clamp(1, CSV_CHUNK_ROWS),
         CSV_WAVE_CHUNKS,
         |range| {
-            let mut text = String::with_capacity(64 * (range.len() + 1));
+            let mut text = String::with_capacity(row_bytes * (range.len() + 1));
             let mut field = String::new();
             if range.start == 0 {
                 push_line(&mut text, &mut field, table.columns.iter(), |f, c| {
@@ -62,11 +65,22 @@ fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Re
     )
 }
 
-/// Rows of a sheet written in one piece; bigger sheets are split into
-/// pieces of this many rows, written in parallel.
+/// Rows of a sheet written in one piece at most; bigger sheets are split
+/// into pieces of this many rows (fewer for wide rows, see
+/// [`CSV_PIECE_BYTES`]), written in parallel.
 const CSV_CHUNK_ROWS: usize = 16_384;
 
-/// Pieces rendered at a time (1 to 2 MiB of text each for a sheet of a
+/// Text aimed at per piece, at [`CSV_CELL_BYTES`] a cell (and 64 bytes a
+/// row at least): a sheet of narrow rows keeps pieces of
+/// [`CSV_CHUNK_ROWS`]; a wide one (the JAX `kernel_launchers`, about 500
+/// bytes a row) gets fewer rows a piece, where 16,384 rows made 8 MiB
+/// pieces grown by doubling from 1 MiB.
+const CSV_PIECE_BYTES: usize = 1 << 20;
+
+/// About the text of a cell with its comma.
+const CSV_CELL_BYTES: usize = 16;
+
+/// Pieces rendered at a time (about 1 MiB of text each for a sheet of a
 /// row per kernel), then written: two a core keep both busy, and sixteen
 /// held 10 MiB more at the rocprof x16 peak for no speed.
 const CSV_WAVE_CHUNKS: usize = 4;
