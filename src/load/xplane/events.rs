@@ -317,12 +317,7 @@ type DerivedRows = Vec<(usize, Vec<DerivedEvent>)>;
 /// [`PIECE_EVENTS`] events; the lines are walked on every core. An error
 /// when a header does not decode (the first line's of several).
 fn scan_lines(plane: &RawPlane) -> Result<Vec<LineScan<'_>>, DecodeError> {
-    let scans: Vec<_> = plane
-        .lines
-        .par_iter()
-        .map(|raw| scan_line(raw, PIECE_EVENTS))
-        .collect();
-    scans.into_iter().collect()
+    over_pieces(&plane.lines, |raw| scan_line(raw, PIECE_EVENTS))
 }
 
 /// The derived rows of a GPU plane whose `lines` are scanned (none when
@@ -521,14 +516,17 @@ fn decode_pieces<'a>(
     over_pieces(pieces, each)
 }
 
-/// `each` of the pieces, in order: on every core when there are several
-/// (a row of one piece, the usual small row, stays on this thread).
-fn over_pieces<T: Send>(
-    pieces: &[&[u8]],
-    each: impl Fn(&&[u8]) -> Result<T, DecodeError> + Sync + Send,
+/// `each` of the pieces (or lines), in order: on every core when there
+/// are several (a row of one piece, the usual small row, stays on this
+/// thread). An error is the first piece's of those that fail, whichever
+/// core met it first.
+fn over_pieces<'p, P: Sync, T: Send>(
+    pieces: &'p [P],
+    each: impl Fn(&'p P) -> Result<T, DecodeError> + Sync + Send,
 ) -> Result<Vec<T>, DecodeError> {
     if pieces.len() > 1 {
-        pieces.par_iter().map(each).collect()
+        let all: Vec<_> = pieces.par_iter().map(each).collect();
+        all.into_iter().collect()
     } else {
         pieces.iter().map(each).collect()
     }

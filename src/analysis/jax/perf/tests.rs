@@ -13,6 +13,22 @@ fn tensor(dtype: &str, dims: &[i64]) -> Tensor {
     }
 }
 
+/// The arguments of a bf16 GEMM of one batch, without bias.
+fn bf16_gemm(m: i64, n: i64, k: i64) -> KernelArgs {
+    KernelArgs {
+        model: ModelKind::Gemm,
+        gemm: Some(GemmDims {
+            batch: 1,
+            m,
+            n,
+            k,
+            beta: 0,
+            dtype: Some("bf16".into()),
+        }),
+        ..KernelArgs::empty()
+    }
+}
+
 fn param<'a>(out: &'a ModelOutput, key: &str) -> &'a Py {
     &out.params.iter().find(|(k, _)| *k == key).unwrap().1
 }
@@ -48,18 +64,7 @@ fn conv_loses_the_input_channels() {
 fn gemm_numbers() {
     // Spec 05 §1.9: M=2048, N=4096, K=6144 bf16 → GFLOPS 103.079215104,
     // Data Moved 88.0 MB; the Tensile name says A transposed.
-    let args = KernelArgs {
-        model: ModelKind::Gemm,
-        gemm: Some(GemmDims {
-            batch: 1,
-            m: 2048,
-            n: 4096,
-            k: 6144,
-            beta: 0,
-            dtype: Some("bf16".into()),
-        }),
-        ..KernelArgs::empty()
-    };
+    let args = bf16_gemm(2048, 4096, 6144);
     let out = gemm_model(
         &args,
         "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64",
@@ -190,18 +195,7 @@ fn memoized_models_give_the_per_kernel_sheets() {
     let a2 = Arc::new(conv("bf16", &x));
     let s8 = Arc::new(conv("s8", &x));
     let bad = Arc::new(conv("bf16", &[2, 4]));
-    let g = Arc::new(KernelArgs {
-        model: ModelKind::Gemm,
-        gemm: Some(GemmDims {
-            batch: 1,
-            m: 64,
-            n: 32,
-            k: 16,
-            beta: 0,
-            dtype: Some("bf16".into()),
-        }),
-        ..KernelArgs::empty()
-    });
+    let g = Arc::new(bf16_gemm(64, 32, 16));
     let rest = Arc::new(KernelArgs::empty());
     let kernels: [(&str, f64, &Arc<KernelArgs>); 15] = [
         ("conv_a", 10.0, &a1),
