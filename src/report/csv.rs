@@ -9,7 +9,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::pieces::render_in_pieces;
+use super::pieces::{render_in_pieces, rows_per_piece};
 use super::staging::Staging;
 use super::{Document, Rendered, WriteError, Writer};
 use crate::table::Table;
@@ -48,7 +48,7 @@ fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Re
     let row_bytes = (CSV_CELL_BYTES * table.ncols()).max(64);
     render_in_pieces(
         table.nrows(),
-        (CSV_PIECE_BYTES / row_bytes).clamp(1, CSV_CHUNK_ROWS),
+        rows_per_piece(CSV_PIECE_BYTES, row_bytes, CSV_CHUNK_ROWS),
         CSV_WAVE_CHUNKS,
         |range| {
             let mut text = String::with_capacity(row_bytes * (range.len() + 1));

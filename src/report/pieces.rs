@@ -6,6 +6,12 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+/// Rows a piece holds so that its text comes to about `piece_bytes`, at
+/// `row_bytes` a row: at least one, at most `max_rows`.
+pub(crate) fn rows_per_piece(piece_bytes: usize, row_bytes: usize, max_rows: usize) -> usize {
+    (piece_bytes / row_bytes.max(1)).clamp(1, max_rows.max(1))
+}
+
 /// Renders rows `0..rows` as consecutive pieces of at most `piece_rows`
 /// rows each and hands every piece to `sink`, in row order.
 ///
@@ -59,6 +65,14 @@ mod tests {
             .unwrap();
             assert_eq!(seen, (0..rows).collect::<Vec<_>>(), "{rows} rows");
         }
+    }
+
+    #[test]
+    fn rows_per_piece_aims_at_the_bytes_within_bounds() {
+        assert_eq!(rows_per_piece(1 << 20, 64, 16_384), 16_384);
+        assert_eq!(rows_per_piece(1 << 20, 512, 16_384), 2_048);
+        assert_eq!(rows_per_piece(100, 1_000, 16_384), 1);
+        assert_eq!(rows_per_piece(1 << 16, 0, usize::MAX), 1 << 16);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use rustc_hash::FxBuildHasher;
 use prost::{DecodeError, Message};
 
 use super::events::start_ps;
-use super::proto::{LineHead, RawPlane, XEvent, line_events};
+use super::proto::{LineScan, RawPlane, XEvent, line_events};
 use super::stats::{PlaneStats, StatKind};
 use crate::trace::xla::HloInstruction;
 
@@ -146,15 +146,15 @@ impl<'p> Metas<'p> {
 }
 
 /// The derived rows of one GPU plane (empty rows left out), each with its
-/// events in creation order; `counts` are the (id, event count) of the
-/// plane's lines.
+/// events in creation order; `lines` are the scans of the plane's lines,
+/// in order (their headers and event counts are not read again).
 pub fn derive(
     plane: &RawPlane,
-    counts: &[(i64, usize)],
+    lines: &[LineScan<'_>],
     stats: &PlaneStats<'_>,
     symbols: &Symbols<'_>,
 ) -> Result<Vec<(usize, Vec<DerivedEvent>)>, DecodeError> {
-    let Some(source_id) = busiest_line(counts) else {
+    let Some(source_id) = busiest_line(lines.iter().map(|l| (l.head.id, l.events))) else {
         return Ok(Vec::new());
     };
     // Each kernel as its span and the index of its statistics among the
@@ -163,8 +163,8 @@ pub fn derive(
     let mut events: Vec<(Span, usize)> = Vec::new();
     let mut distinct: IndexSet<GpuKey, FxBuildHasher> = IndexSet::default();
     let mut e = XEvent::default();
-    for raw in &plane.lines {
-        let line = LineHead::decode(&raw[..])?;
+    for (raw, scan) in plane.lines.iter().zip(lines) {
+        let line = &scan.head;
         if line.id != source_id {
             continue;
         }
@@ -220,9 +220,9 @@ pub fn derive(
 
 /// The id of the non-derived line with the most events (the smaller id on
 /// a tie): xprof derives rows from that line only.
-fn busiest_line(counts: &[(i64, usize)]) -> Option<i64> {
+fn busiest_line(counts: impl Iterator<Item = (i64, usize)>) -> Option<i64> {
     let mut best: Option<(usize, i64)> = None;
-    for &(id, n) in counts.iter().filter(|(id, _)| !is_derived_line_id(*id)) {
+    for (id, n) in counts.filter(|(id, _)| !is_derived_line_id(*id)) {
         let better = match best {
             None => true,
             Some((bn, bid)) => n > bn || (n == bn && id < bid),

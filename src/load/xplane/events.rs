@@ -330,10 +330,9 @@ fn derive_rows(
     if lines.is_empty() {
         return Ok(Vec::new());
     }
-    let counts: Vec<(i64, usize)> = lines.iter().map(|l| (l.head.id, l.events)).collect();
     derived::derive(
         plane,
-        &counts,
+        lines,
         &PlaneStats::new(&plane.stat_metadata),
         symbols,
     )

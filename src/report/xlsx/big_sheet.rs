@@ -22,7 +22,7 @@ use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
 use super::cells::{Cell, ColumnStyle, cell};
 use crate::report::WriteError;
-use crate::report::pieces::render_in_pieces;
+use crate::report::pieces::{render_in_pieces, rows_per_piece};
 use crate::table::Table;
 
 /// A worksheet whose rows are written here.
@@ -118,7 +118,7 @@ pub(super) fn with_rows<W: Write + Seek + Send>(
             // which joining it returns.
             let _ = render_in_pieces(
                 sheet.table.nrows(),
-                PIECE_BYTES / (40 * sheet.table.ncols().max(1)),
+                rows_per_piece(PIECE_BYTES, 40 * sheet.table.ncols().max(1), usize::MAX),
                 WAVE,
                 |rows| Some(sheet.rows_xml(rows, xml)),
                 |piece| pieces.send(piece),
