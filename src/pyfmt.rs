@@ -82,6 +82,18 @@ fn split_sci(sci: &str) -> (String, i32) {
 /// resolved the Python way.
 fn shortest_digits(x: f64) -> (String, i32) {
     let (digits, exp) = split_sci(&format!("{x:e}"));
+    // Nearly every value is no tie, which its exact digits show without the
+    // second, exact formatting below (most of a float cell's cost).
+    if !may_tie(x, digits.len()) {
+        return (digits, exp);
+    }
+    resolve_tie(x, digits, exp)
+}
+
+/// [`shortest_digits`]'s check for a tie between two candidates of
+/// `digits` (the shortest digits of `x`, with the first digit's exponent
+/// `exp`), and the even candidate when there is one.
+fn resolve_tie(x: f64, digits: String, exp: i32) -> (String, i32) {
     let n = digits.len();
     // One more significant digit than the shortest form; printed exactly
     // when `x` is a tie, because then `x` has exactly n + 1 digits.
@@ -115,17 +127,49 @@ fn shortest_digits(x: f64) -> (String, i32) {
     (digits, exp)
 }
 
-/// Whether the finite, non-negative `x` equals `t * 10^q` exactly, using
-/// integer arithmetic on `x = m * 2^e`.
-fn equals_decimal(x: f64, t: u64, q: i32) -> bool {
+/// The finite, non-negative `x` as `m * 2^e` (`m` below 2^53).
+fn binary_parts(x: f64) -> (u64, i32) {
     let bits = x.to_bits();
     let biased = ((bits >> 52) & 0x7FF) as i32;
     let frac = bits & ((1u64 << 52) - 1);
-    let (m, e) = if biased == 0 {
+    if biased == 0 {
         (frac, -1074)
     } else {
         (frac | (1u64 << 52), biased - 1075)
+    }
+}
+
+/// False when the finite, non-negative `x`, whose shortest digits number
+/// `n`, cannot lie halfway between two `n`-digit candidates: a tie needs
+/// `x` to be exactly a decimal of `n + 1` significant digits (ending in 5),
+/// and with `x = m * 2^e`, `m` odd, its exact digits are those of
+/// `m * 2^e` (`e >= 0`) or of `m * 5^-e` (`e < 0`). True when it may.
+fn may_tie(x: f64, n: usize) -> bool {
+    let (m, e) = binary_parts(x);
+    if m == 0 {
+        return false;
+    }
+    let (m, e) = (m >> m.trailing_zeros(), e + m.trailing_zeros() as i32);
+    // Ties are looked for up to 18 digits (a u64 candidate). Below 2^-25,
+    // m * 5^-e is past 10^18; from 2^60 on, m * 2^e stripped of its zeros
+    // is even (m holds at most 22 fives, 5^23 > 2^53), so it cannot end in
+    // 5.
+    let exact = match e {
+        0..=59 => u128::from(m) << e,
+        -25..=-1 => u128::from(m) * 5u128.pow(e.unsigned_abs()),
+        _ => return false,
     };
+    let mut t = exact;
+    while t.is_multiple_of(10) {
+        t /= 10;
+    }
+    t % 10 == 5 && t < 10u128.pow(18) && t.ilog10() as usize + 1 == n + 1
+}
+
+/// Whether the finite, non-negative `x` equals `t * 10^q` exactly, using
+/// integer arithmetic on `x = m * 2^e`.
+fn equals_decimal(x: f64, t: u64, q: i32) -> bool {
+    let (m, e) = binary_parts(x);
     let (m, t) = (u128::from(m), u128::from(t));
     // m * 2^e == t * 2^q * 5^q. With t < 10^18 and m < 2^53, a power of five
     // above 5^25 can divide neither side, so larger |q| never matches, and
@@ -396,6 +440,59 @@ mod tests {
             float_repr(2f64.powi(-10) + 2f64.powi(-30)),
             "0.0009765634313225746"
         );
+    }
+
+    #[test]
+    fn the_tie_filter_passes_every_tie() {
+        // The slow path alone (resolve_tie) against shortest_digits, which
+        // skips it where may_tie says no: the same digits for ties, values
+        // near them and pseudo-random doubles of every magnitude.
+        let slow = |x: f64| {
+            let (digits, exp) = split_sci(&format!("{x:e}"));
+            resolve_tie(x, digits, exp)
+        };
+        let mut values = vec![
+            0.0,
+            5e-324,
+            0.5,
+            1.25,
+            1e22,
+            1e23,
+            2f64.powi(60),
+            2f64.powi(59) * 3.0,
+            1227.0 + 7057.0 / 16384.0,
+            9319412.0 + 133.0 / 1024.0,
+            15137.0 / 524288.0,
+            2f64.powi(-10) + 2f64.powi(-30),
+            f64::MAX,
+        ];
+        // Binary fractions with few bits: where ties live.
+        for k in 1..=30 {
+            for num in [1u64, 3, 7057, 133, 15137, 999_999, 123_456_789] {
+                for whole in [0.0, 1.0, 1227.0, 9319412.0, 4503599627370496.0] {
+                    values.push(whole + num as f64 / 2f64.powi(k));
+                }
+            }
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = f64::from_bits(state >> 1);
+            if x.is_finite() {
+                values.push(x);
+            }
+        }
+        let mut ties = 0;
+        for x in values {
+            let (digits, exp) = split_sci(&format!("{x:e}"));
+            let expected = slow(x);
+            ties += usize::from(expected != (digits.clone(), exp));
+            assert_eq!(shortest_digits(x), expected, "{x:e}");
+        }
+        // The values above do hold ties, so the check compared something.
+        assert!(ties > 10, "{ties} ties");
     }
 
     #[test]
