@@ -24,6 +24,7 @@ pub mod analysis;
 pub mod api;
 pub mod cli;
 pub mod error;
+pub mod float_text;
 pub mod gpu_arch;
 pub mod load;
 pub mod names;

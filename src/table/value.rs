@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 
-use crate::pyfmt::float_repr;
+use crate::pyfmt::push_float_repr;
 
 /// One cell value, typed as pandas holds it.
 ///
@@ -272,7 +272,7 @@ impl Value {
         match self {
             Value::Null => out.push_str("None"),
             Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
-            Value::Float(x) => out.push_str(&float_repr(*x)),
+            Value::Float(x) => push_float_repr(out, *x),
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
             Value::Text(s) | Value::Py(s) => out.push_str(s),

@@ -270,13 +270,12 @@ const EXACT_INT: f64 = 9_007_199_254_740_992.0;
 
 /// Appends `x` as `f64`'s `Display` writes it (what the library writes):
 /// integral values through an integer formatter, the rest through
-/// `Display`.
+/// [`crate::float_text::push_display`].
 fn push_number(out: &mut Vec<u8>, x: f64) {
     if x.fract() == 0.0 && x.abs() < EXACT_INT && x != 0.0 {
         out.extend_from_slice(itoa::Buffer::new().format(x as i64).as_bytes());
     } else {
-        // Writing to a Vec cannot fail.
-        let _ = write!(out, "{x}");
+        crate::float_text::push_display(out, x);
     }
 }
 
