@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::float_text::{Digits, equals_decimal, may_tie, shortest};
+use crate::float_text::{Digits, shortest, tie};
 use crate::trace::ArgValue;
 
 /// Python `repr(float)`: the shortest digits that round-trip, laid out the
@@ -69,19 +69,6 @@ pub fn push_float_repr(out: &mut String, x: f64) {
     }
 }
 
-/// Splits Rust's `{:e}` output into its digit string and decimal exponent:
-/// `d1.d2d3...e<exp>` becomes (`"d1d2d3..."`, `exp`).
-fn split_sci(sci: &str) -> (String, i32) {
-    let (mantissa, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci, 0),
-    };
-    (
-        mantissa.chars().filter(|c| c.is_ascii_digit()).collect(),
-        exp,
-    )
-}
-
 /// Shortest round-trip digits of a finite, non-negative `x` and the
 /// exponent of the first digit, as CPython's `repr` chooses them.
 ///
@@ -93,50 +80,26 @@ fn split_sci(sci: &str) -> (String, i32) {
 /// resolved the Python way, whichever candidate the formatter chose.
 fn shortest_digits(x: f64) -> (Digits, i32) {
     let (digits, exp) = shortest(x);
-    // Nearly every value is no tie, which its exact digits show without the
-    // second, exact formatting below (most of a float cell's cost).
-    if !may_tie(x, digits.len) {
-        return (digits, exp);
-    }
-    let (digits, exp) = resolve_tie(x, digits.as_str().to_string(), exp);
-    (Digits::parse(&digits).0, exp)
+    // Nearly every value is no tie, which its exact digits show.
+    tie(x, digits.len)
+        .and_then(|(t, q)| half_even(x, t, q))
+        .unwrap_or((digits, exp))
 }
 
-/// [`shortest_digits`]'s check for a tie between two candidates of
-/// `digits` (the shortest digits of `x`, with the first digit's exponent
-/// `exp`), and the even candidate when there is one.
-fn resolve_tie(x: f64, digits: String, exp: i32) -> (String, i32) {
-    let n = digits.len();
-    // One more significant digit than the shortest form; printed exactly
-    // when `x` is a tie, because then `x` has exactly n + 1 digits.
-    let (longer, longer_exp) = split_sci(&format!("{x:.n$e}"));
-    if !longer.ends_with('5') || longer.len() != n + 1 || n + 1 > 18 {
-        return (digits, exp);
-    }
-    let Ok(t) = longer.parse::<u64>() else {
-        return (digits, exp);
-    };
-    // x == t * 10^q exactly, or this is no tie.
-    let q = longer_exp - n as i32;
-    if !equals_decimal(x, t, q) {
-        return (digits, exp);
-    }
+/// The candidate CPython picks for `x == t * 10^q`, which lies halfway
+/// between `t / 10` and `t / 10 + 1` (at `10^(q + 1)`): the even one, or
+/// the other when only it reads back as `x`.
+fn half_even(x: f64, t: u64, q: i32) -> Option<(Digits, i32)> {
     let down = t / 10;
-    let (even, odd) = if down % 2 == 0 {
+    let (even, odd) = if down.is_multiple_of(2) {
         (down, down + 1)
     } else {
         (down + 1, down)
     };
-    for cand in [even, odd] {
+    [even, odd].into_iter().find_map(|cand| {
         let text = format!("{cand}e{}", q + 1);
-        if text.parse::<f64>().ok() == Some(x) {
-            let s = cand.to_string();
-            let e = q + 1 + s.len() as i32 - 1;
-            let trimmed = s.trim_end_matches('0');
-            return (trimmed.to_string(), e);
-        }
-    }
-    (digits, exp)
+        (text.parse::<f64>().ok() == Some(x)).then(|| Digits::parse(&text))
+    })
 }
 
 /// Whether Python's `str.isprintable()` would call `c` printable.
@@ -324,6 +287,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::float_text::equals_decimal;
     use crate::test_support::arg_value as arg;
 
     #[test]
@@ -382,6 +346,45 @@ mod tests {
             float_repr(2f64.powi(-10) + 2f64.powi(-30)),
             "0.0009765634313225746"
         );
+    }
+
+    /// Splits Rust's `{:e}` output into its digit string and decimal exponent:
+    /// `d1.d2d3...e<exp>` becomes (`"d1d2d3..."`, `exp`).
+    fn split_sci(sci: &str) -> (String, i32) {
+        let (mantissa, exp) = match sci.split_once('e') {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+            None => (sci, 0),
+        };
+        (
+            mantissa.chars().filter(|c| c.is_ascii_digit()).collect(),
+            exp,
+        )
+    }
+
+    /// The tests' reference for finding ties: the check this module made
+    /// before [`tie`], a second, exact formatting of every value; when `x`
+    /// is a tie between two of `digits` (the shortest digits of `x`, with
+    /// the first digit's exponent `exp`), [`half_even`]'s candidate.
+    fn resolve_tie(x: f64, digits: String, exp: i32) -> (String, i32) {
+        let n = digits.len();
+        // One more significant digit than the shortest form; printed exactly
+        // when `x` is a tie, because then `x` has exactly n + 1 digits.
+        let (longer, longer_exp) = split_sci(&format!("{x:.n$e}"));
+        if !longer.ends_with('5') || longer.len() != n + 1 || n + 1 > 18 {
+            return (digits, exp);
+        }
+        let Ok(t) = longer.parse::<u64>() else {
+            return (digits, exp);
+        };
+        // x == t * 10^q exactly, or this is no tie.
+        let q = longer_exp - n as i32;
+        if !equals_decimal(x, t, q) {
+            return (digits, exp);
+        }
+        match half_even(x, t, q) {
+            Some((d, e)) => (d.as_str().to_string(), e),
+            None => (digits, exp),
+        }
     }
 
     #[test]
