@@ -98,8 +98,13 @@ pub struct Synth<'a> {
     pub xla: Option<Box<EventXla<'a>>>,
 }
 
-/// Events decoded together and handed on as one piece.
-const PIECE_EVENTS: usize = 16_384;
+/// Events decoded together and handed on as one piece. A piece's vector
+/// (512 KiB) stays under the 1 MiB from which the binary's allocator maps
+/// a block of its own (`large_alloc`): pieces of 16,384 events were each a
+/// fresh mapping, whose pages faulted in again for every piece and whose
+/// release stopped the other core to flush its TLB.
+const PIECE_EVENTS: usize = 8_192;
+const _: () = assert!(PIECE_EVENTS * std::mem::size_of::<Synth<'_>>() < 1 << 20);
 
 /// Pieces of a line decoded at once (on every core) before they are
 /// handed on.

@@ -174,13 +174,14 @@ impl Sink<'_> {
         while self.thread_names[self.row].0 != (pid, tid) {
             self.row += 1;
         }
-        let thread = self.thread_names[self.row].1.as_str();
+        // A piece is one row's: its kind of row is found once.
+        let row = RowKind::of(&self.thread_names[self.row].1);
         let b = &mut self.b;
         let mut parse = |_: &str| None;
         for s in piece {
             let index = self.index;
             self.index += 1;
-            let cat = category(thread, &s.name);
+            let cat = row.category(&s.name);
             // Launches and kernels stay whole whatever their category: the
             // report links and describes them.
             if b.keep(cat) == Keep::Stub && s.correlation.is_none() && s.xla.is_none() {
@@ -209,30 +210,56 @@ fn tid_ref(tid: u32) -> IdentRef<'static> {
     IdentRef::Int(i64::from(tid))
 }
 
-/// The reference's category of an event (`get_event_category`), from its
-/// row name: `Framework Name Scope` and `py_xla…` rows hold host ops,
-/// `Stream…` rows GPU work (copies and fills by name); everything else
-/// (incl. `XLA Ops`, which the reference calls `python function`) has no
-/// category the reports read.
-pub fn category(thread: &str, name: &str) -> Cat {
-    if thread == "Framework Name Scope" || thread.contains("py_xla") {
-        Cat::CpuOp
-    } else if thread.starts_with("Stream") {
-        // The reference lower-cases the name (Unicode); for these ASCII
-        // prefixes without `i` or `k`, an ASCII comparison is the same.
-        let starts = |p: &str| {
-            name.get(..p.len())
-                .is_some_and(|h| h.eq_ignore_ascii_case(p))
-        };
-        if starts("copy") || starts("memcpy") {
-            Cat::GpuMemcpy
-        } else if starts("memset") {
-            Cat::GpuMemset
+/// What a row's name says of its events' categories, the reference's
+/// `get_event_category`: `Framework Name Scope` and `py_xla…` rows hold
+/// host ops, `Stream…` rows GPU work (copies and fills by name);
+/// everything else (incl. `XLA Ops`, which the reference calls `python
+/// function`) has no category the reports read. Found once a row, not
+/// once an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    /// Host ops, whatever their names.
+    HostOps,
+    /// GPU work: kernels, copies and fills by name.
+    Stream,
+    /// No category the reports read.
+    Other,
+}
+
+impl RowKind {
+    /// The kind of the row named `thread`.
+    fn of(thread: &str) -> Self {
+        if thread == "Framework Name Scope" || thread.contains("py_xla") {
+            Self::HostOps
+        } else if thread.starts_with("Stream") {
+            Self::Stream
         } else {
-            Cat::Kernel
+            Self::Other
         }
-    } else {
-        Cat::Other
+    }
+
+    /// The category of an event named `name` on a row of this kind.
+    fn category(self, name: &str) -> Cat {
+        match self {
+            Self::HostOps => Cat::CpuOp,
+            Self::Other => Cat::Other,
+            Self::Stream => {
+                // The reference lower-cases the name (Unicode); for these
+                // ASCII prefixes without `i` or `k`, an ASCII comparison is
+                // the same.
+                let starts = |p: &str| {
+                    name.get(..p.len())
+                        .is_some_and(|h| h.eq_ignore_ascii_case(p))
+                };
+                if starts("copy") || starts("memcpy") {
+                    Cat::GpuMemcpy
+                } else if starts("memset") {
+                    Cat::GpuMemset
+                } else {
+                    Cat::Kernel
+                }
+            }
+        }
     }
 }
 
@@ -277,5 +304,28 @@ fn stats_of(x: &events::EventXla<'_>, texts: &mut SharedTexts) -> XlaEventStats 
         program_id: x.program_id,
         framework_op: own(&x.framework_op),
         kernel_details: own(&x.kernel_details),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_kind_gives_its_events_categories() {
+        let cat = |thread: &str, name: &str| RowKind::of(thread).category(name);
+        assert_eq!(cat("Framework Name Scope", "memcpy"), Cat::CpuOp);
+        assert_eq!(cat("py_xla_ops", "x"), Cat::CpuOp);
+        assert_eq!(cat("python py_xla thread", "x"), Cat::CpuOp);
+        assert_eq!(cat("Stream #3(Compute)", "fusion_1"), Cat::Kernel);
+        assert_eq!(cat("Stream #3", "MemcpyD2D"), Cat::GpuMemcpy);
+        assert_eq!(cat("Stream #3", "copy-start"), Cat::GpuMemcpy);
+        assert_eq!(cat("Stream #3", "memset32"), Cat::GpuMemset);
+        assert_eq!(cat("Stream #3", "mem"), Cat::Kernel);
+        // Not a prefix: the row's name decides, then the event's start.
+        assert_eq!(cat("XLA Ops", "memcpy"), Cat::Other);
+        assert_eq!(cat("stream #3", "fusion"), Cat::Other);
+        assert_eq!(cat("Stream #3", "a memcpy"), Cat::Kernel);
+        assert_eq!(cat("Stream #3", "é"), Cat::Kernel);
     }
 }
