@@ -43,15 +43,15 @@ pub fn table_to_csv(table: &Table) -> String {
 /// rows. Big sheets (a row per kernel) are written in pieces of rows on
 /// every core, a few pieces at a time so that little text is held at once.
 fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Result<(), E> {
-    // About a row's text, so that a piece is about CSV_PIECE_BYTES and
-    // its text is allocated once.
-    let row_bytes = (CSV_CELL_BYTES * table.ncols()).max(64);
+    let row_bytes = row_bytes(table);
     render_in_pieces(
         table.nrows(),
         rows_per_piece(CSV_PIECE_BYTES, row_bytes, CSV_CHUNK_ROWS),
         CSV_WAVE_CHUNKS,
         |range| {
-            let mut text = String::with_capacity(row_bytes * (range.len() + 1));
+            // A piece's text, with room for rows a little longer than the
+            // sampled ones, is allocated once.
+            let mut text = String::with_capacity(row_bytes * (range.len() + 1) * 9 / 8);
             let mut field = String::new();
             if range.start == 0 {
                 push_line(&mut text, &mut field, table.columns.iter(), |f, c| {
@@ -65,24 +65,52 @@ fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Re
     )
 }
 
+/// About the text of a row of `table`, so that a piece of rows comes to
+/// about [`CSV_PIECE_BYTES`]: the mean of runs of rows spread over the
+/// sheet, or [`CSV_CELL_BYTES`] a cell (64 bytes at least) for a sheet
+/// too small to sample.
+fn row_bytes(table: &Table) -> usize {
+    let rows = table.nrows();
+    if rows < CSV_SAMPLE_ROWS {
+        return (CSV_CELL_BYTES * table.ncols()).max(64);
+    }
+    let mut text = String::new();
+    let mut field = String::new();
+    let runs = CSV_SAMPLE_ROWS / CSV_SAMPLE_RUN;
+    for run in 0..runs {
+        let first = run * (rows - CSV_SAMPLE_RUN) / (runs - 1);
+        push_rows(&mut text, &mut field, table, first..first + CSV_SAMPLE_RUN);
+    }
+    (text.len() / CSV_SAMPLE_ROWS).max(1)
+}
+
 /// Rows of a sheet written in one piece at most; bigger sheets are split
 /// into pieces of this many rows (fewer for wide rows, see
 /// [`CSV_PIECE_BYTES`]), written in parallel.
 const CSV_CHUNK_ROWS: usize = 16_384;
 
-/// Text aimed at per piece, at [`CSV_CELL_BYTES`] a cell (and 64 bytes a
-/// row at least): a sheet of narrow rows keeps pieces of
-/// [`CSV_CHUNK_ROWS`]; a wide one (the JAX `kernel_launchers`, about 500
-/// bytes a row) gets fewer rows a piece, where 16,384 rows made 8 MiB
-/// pieces grown by doubling from 1 MiB.
-const CSV_PIECE_BYTES: usize = 1 << 20;
+/// Text aimed at per piece: a sheet of narrow rows keeps pieces of
+/// [`CSV_CHUNK_ROWS`]; a wide one (the JAX `kernel_launchers`, about 530
+/// bytes a row) gets fewer rows a piece. A piece stays under the 1 MiB
+/// from which the binary's allocator maps a block of its own
+/// (`large_alloc`): pieces aimed at 1 MiB at 16 bytes a cell came to
+/// 2.5 MiB, each a fresh mapping whose pages faulted in again.
+const CSV_PIECE_BYTES: usize = 512 << 10;
 
-/// About the text of a cell with its comma.
+/// Rows whose text sizes a big sheet's pieces ([`row_bytes`]) ...
+const CSV_SAMPLE_ROWS: usize = 128;
+
+/// ... taken in runs of this many neighbours, spread over the sheet.
+const CSV_SAMPLE_RUN: usize = 8;
+
+/// About the text of a cell with its comma, for a sheet too small to
+/// sample.
 const CSV_CELL_BYTES: usize = 16;
 
-/// Pieces rendered at a time (about 1 MiB of text each for a sheet of a
-/// row per kernel), then written: two a core keep both busy, and sixteen
-/// held 10 MiB more at the rocprof x16 peak for no speed.
+/// Pieces rendered at a time (about 512 KiB of text each for a sheet of a
+/// row per kernel), written while the next are rendered: two a core keep
+/// both busy, and sixteen held 10 MiB more at the rocprof x16 peak for no
+/// speed.
 const CSV_WAVE_CHUNKS: usize = 4;
 
 /// Appends the lines of `rows` of `table`; `field` is scratch space.
@@ -293,6 +321,34 @@ mod tests {
         }
         assert_eq!(text.len(), expected.len());
         assert!(text == expected);
+    }
+
+    #[test]
+    fn pieces_of_wide_rows_are_sized_from_a_sample_of_their_text() {
+        // Rows of about 530 bytes in 14 cells, as in JAX's
+        // kernel_launchers, where 16 bytes a cell guessed 224.
+        let cells = |i: usize| {
+            (0..14)
+                .map(|c| t(&format!("{c}:{}", "x".repeat(30 + (i * 7 + c) % 11))))
+                .collect::<Vec<_>>()
+        };
+        let table = sheet(&["c"; 14], (0..5_000).map(cells).collect());
+        let mean = table_to_csv(&table).len() / 5_000;
+        let sampled = row_bytes(&table);
+        assert!(
+            mean > 500 && sampled.abs_diff(mean) * 20 < mean,
+            "{sampled} vs {mean}"
+        );
+        // So a piece's text, as allocated, stays under 1 MiB.
+        let piece_rows = rows_per_piece(CSV_PIECE_BYTES, sampled, CSV_CHUNK_ROWS);
+        assert!(sampled * (piece_rows + 1) * 9 / 8 < 1 << 20);
+        assert!(mean * piece_rows < 1 << 20);
+        // A sheet too small to sample takes the guess.
+        let small = sheet(
+            &["a", "b"],
+            (0..10).map(|i| cells(i)[..2].to_vec()).collect(),
+        );
+        assert_eq!(row_bytes(&small), 64);
     }
 
     #[test]

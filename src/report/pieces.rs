@@ -13,11 +13,15 @@ pub(crate) fn rows_per_piece(piece_bytes: usize, row_bytes: usize, max_rows: usi
 }
 
 /// Renders rows `0..rows` as consecutive pieces of at most `piece_rows`
-/// rows each and hands every piece to `sink`, in row order.
+/// rows each and hands every piece to `sink`, in row order, on the
+/// calling thread.
 ///
-/// Pieces are rendered on the rayon pool `wave` at a time, so at most a
-/// wave of rendered pieces waits for `sink` (one piece when `rows` fits in
-/// one: it is rendered on the calling thread). Stops at `sink`'s first
+/// Pieces are rendered on the rayon pool `wave` at a time, by a thread of
+/// their own, while `sink` takes the wave before: writing a sheet's text
+/// (the kernel's copy into the page cache) overlaps rendering the next
+/// rows instead of leaving the cores idle. At most two waves are held:
+/// the one `sink` takes and the next, waiting. When `rows` fits in one
+/// piece it is rendered on the calling thread. Stops at `sink`'s first
 /// error and returns it.
 pub(crate) fn render_in_pieces<T: Send, E>(
     rows: usize,
@@ -31,16 +35,32 @@ pub(crate) fn render_in_pieces<T: Send, E>(
         return sink(render(0..rows));
     }
     let pieces = rows.div_ceil(piece_rows);
-    for first in (0..pieces).step_by(wave.max(1)) {
-        let rendered: Vec<T> = (first..(first + wave).min(pieces))
-            .into_par_iter()
-            .map(|p| render(p * piece_rows..((p + 1) * piece_rows).min(rows)))
-            .collect();
-        for piece in rendered {
-            sink(piece)?;
+    let wave = wave.max(1);
+    let render = &render;
+    std::thread::scope(|scope| {
+        // A rendezvous: the renderer hands a wave over only once `sink`
+        // has taken the one before.
+        let (waves, rendered) = std::sync::mpsc::sync_channel::<Vec<T>>(0);
+        let renderer = scope.spawn(move || {
+            for first in (0..pieces).step_by(wave) {
+                let pieces: Vec<T> = (first..(first + wave).min(pieces))
+                    .into_par_iter()
+                    .map(|p| render(p * piece_rows..((p + 1) * piece_rows).min(rows)))
+                    .collect();
+                // The receiver is gone once `sink` has failed.
+                if waves.send(pieces).is_err() {
+                    break;
+                }
+            }
+        });
+        let sunk = rendered.iter().flatten().try_for_each(&mut sink);
+        // Stops the renderer at its next wave after an error.
+        drop(rendered);
+        if let Err(panic) = renderer.join() {
+            std::panic::resume_unwind(panic);
         }
-    }
-    Ok(())
+        sunk
+    })
 }
 
 #[cfg(test)]
@@ -78,11 +98,15 @@ mod tests {
     #[test]
     fn stops_at_the_first_error() {
         let mut taken = 0;
+        let rendered = std::sync::atomic::AtomicUsize::new(0);
         let result = render_in_pieces(
-            100,
+            1_000,
             10,
             3,
-            |r| r.start,
+            |r| {
+                rendered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                r.start
+            },
             |start| {
                 taken += 1;
                 if start == 40 { Err(start) } else { Ok(()) }
@@ -90,5 +114,46 @@ mod tests {
         );
         assert_eq!(result, Err(40));
         assert_eq!(taken, 5);
+        // The renderer stops too: the failing wave, the one rendered
+        // meanwhile and at most one more, not the 100 pieces.
+        assert!(rendered.into_inner() <= 9);
+    }
+
+    #[test]
+    fn pieces_are_taken_on_the_calling_thread_while_others_render() {
+        let caller = std::thread::current().id();
+        let mut renderers = std::collections::HashSet::new();
+        let seen = std::sync::Mutex::new(Vec::new());
+        render_in_pieces::<_, ()>(
+            100,
+            10,
+            2,
+            |r| {
+                seen.lock().unwrap().push(std::thread::current().id());
+                r
+            },
+            |_| {
+                assert_eq!(std::thread::current().id(), caller);
+                Ok(())
+            },
+        )
+        .unwrap();
+        renderers.extend(seen.into_inner().unwrap());
+        assert!(!renderers.contains(&caller));
+    }
+
+    #[test]
+    #[should_panic(expected = "render failed")]
+    fn a_panic_while_rendering_reaches_the_caller() {
+        let _ = render_in_pieces::<_, ()>(
+            100,
+            10,
+            2,
+            |r| {
+                assert!(r.start != 60, "render failed");
+                r
+            },
+            |_| Ok(()),
+        );
     }
 }
