@@ -107,8 +107,8 @@ const PIECE_EVENTS: usize = 8_192;
 const _: () = assert!(PIECE_EVENTS * std::mem::size_of::<Synth<'_>>() < 1 << 20);
 
 /// Pieces of a line decoded at once (on every core) before they are
-/// handed on.
-const PIECES_AT_ONCE: usize = 8;
+/// handed on: a window.
+pub const PIECES_AT_ONCE: usize = 8;
 
 /// What makes the event list, found from the planes' metadata and their
 /// lines' headers; the events themselves are decoded row by row, in

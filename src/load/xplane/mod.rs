@@ -113,10 +113,12 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
         index: 0,
         kept: 0,
     };
-    // Two decoded pieces wait at most: the decoder runs ahead of the
-    // builder by that much.
+    // A window of decoded pieces waits at most: the next window decodes
+    // (on every core) while the builder takes this one. With two, the
+    // cores idled while the decoder handed its window over piece by piece
+    // (JAX x1024: 0.1 s more wall time, 3 MiB less at the peak).
     let start = Instant::now();
-    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    let (tx, rx) = std::sync::mpsc::sync_channel(events::PIECES_AT_ONCE);
     let (pushed, decoded) = std::thread::scope(|scope| {
         let decoder = super::spawn_loader_thread(scope, "tracelens-xplane", move || {
             plan.produce(&mut |key, piece| tx.send((key, piece)).is_ok())
