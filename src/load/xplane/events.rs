@@ -185,23 +185,30 @@ pub fn plan<'a>(space: &'a RawSpace, modules: &[HloModule]) -> Result<Plan<'a>, 
         steps: may_group(space),
         release: false,
     };
-    if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE) {
-        out.plan_plane(host, HOST_PID, scan_lines(host)?, None)?;
-    }
+    let host = space.planes.iter().find(|p| p.name == HOST_PLANE);
     let gpus: Vec<&RawPlane> = space
         .planes
         .iter()
         .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
         .collect();
-    // Each GPU's derived rows decode its busiest line whole: on every core.
-    let scanned: Vec<_> = gpus
-        .par_iter()
-        .map(|plane| {
-            let lines = scan_lines(plane)?;
-            let derived = derive_rows(plane, &lines, &symbols)?;
-            Ok::<_, DecodeError>((lines, derived))
-        })
-        .collect();
+    // The host's lines are scanned while each GPU's derived rows decode
+    // its busiest line whole: on every core, the host's longest line (a
+    // Python thread's) beside the GPUs' work rather than before it.
+    let (host_lines, scanned) = rayon::join(
+        || host.map(scan_lines).transpose(),
+        || {
+            gpus.par_iter()
+                .map(|plane| {
+                    let lines = scan_lines(plane)?;
+                    let derived = derive_rows(plane, &lines, &symbols)?;
+                    Ok::<_, DecodeError>((lines, derived))
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    if let (Some(host), Some(lines)) = (host, host_lines?) {
+        out.plan_plane(host, HOST_PID, lines, None)?;
+    }
     for (plane, scanned) in gpus.into_iter().zip(scanned) {
         let (lines, derived) = scanned?;
         let pid = 1u32.wrapping_add(plane.id as u32);
