@@ -315,19 +315,24 @@ mod tests {
 
     #[test]
     fn a_rows_kind_gives_its_events_categories() {
-        let cat = |thread: &str, name: &str| RowKind::of(thread).category(name);
-        assert_eq!(cat("Framework Name Scope", "memcpy"), Cat::CpuOp);
-        assert_eq!(cat("py_xla_ops", "x"), Cat::CpuOp);
-        assert_eq!(cat("python py_xla thread", "x"), Cat::CpuOp);
-        assert_eq!(cat("Stream #3(Compute)", "fusion_1"), Cat::Kernel);
-        assert_eq!(cat("Stream #3", "MemcpyD2D"), Cat::GpuMemcpy);
-        assert_eq!(cat("Stream #3", "copy-start"), Cat::GpuMemcpy);
-        assert_eq!(cat("Stream #3", "memset32"), Cat::GpuMemset);
-        assert_eq!(cat("Stream #3", "mem"), Cat::Kernel);
-        // Not a prefix: the row's name decides, then the event's start.
-        assert_eq!(cat("XLA Ops", "memcpy"), Cat::Other);
-        assert_eq!(cat("stream #3", "fusion"), Cat::Other);
-        assert_eq!(cat("Stream #3", "a memcpy"), Cat::Kernel);
-        assert_eq!(cat("Stream #3", "é"), Cat::Kernel);
+        // (row name, event name, category): the row's name decides, then
+        // (on a stream) how the event's name starts.
+        let cases = [
+            ("Framework Name Scope", "memcpy", Cat::CpuOp),
+            ("py_xla_ops", "x", Cat::CpuOp),
+            ("python py_xla thread", "x", Cat::CpuOp),
+            ("Stream #3(Compute)", "fusion_1", Cat::Kernel),
+            ("Stream #3", "MemcpyD2D", Cat::GpuMemcpy),
+            ("Stream #3", "copy-start", Cat::GpuMemcpy),
+            ("Stream #3", "memset32", Cat::GpuMemset),
+            ("Stream #3", "mem", Cat::Kernel),
+            ("Stream #3", "a memcpy", Cat::Kernel),
+            ("Stream #3", "é", Cat::Kernel),
+            ("XLA Ops", "memcpy", Cat::Other),
+            ("stream #3", "fusion", Cat::Other),
+        ];
+        for (row, name, cat) in cases {
+            assert_eq!(RowKind::of(row).category(name), cat, "{row:?} {name:?}");
+        }
     }
 }
