@@ -20,9 +20,13 @@ pub(crate) fn rows_per_piece(piece_bytes: usize, row_bytes: usize, max_rows: usi
 /// their own, while `sink` takes the wave before: writing a sheet's text
 /// (the kernel's copy into the page cache) overlaps rendering the next
 /// rows instead of leaving the cores idle. At most two waves are held:
-/// the one `sink` takes and the next, waiting. When `rows` fits in one
-/// piece it is rendered on the calling thread. Stops at `sink`'s first
-/// error and returns it.
+/// the one `sink` takes and the next, waiting. Called on a thread of a
+/// rayon pool (no writer is today; a sheet written by parallel workers
+/// would be), the waves are rendered and taken in turn instead: that
+/// thread then works on its own wave rather than blocking on another
+/// thread's, which could leave the pool without a free worker. When `rows` fits in one piece it is
+/// rendered on the calling thread. Stops at `sink`'s first error and
+/// returns it.
 pub(crate) fn render_in_pieces<T: Send, E>(
     rows: usize,
     piece_rows: usize,
@@ -36,19 +40,26 @@ pub(crate) fn render_in_pieces<T: Send, E>(
     }
     let pieces = rows.div_ceil(piece_rows);
     let wave = wave.max(1);
-    let render = &render;
+    // The wave of pieces from piece `first`, rendered on the pool.
+    let render_wave = |first: usize| -> Vec<T> {
+        (first..(first + wave).min(pieces))
+            .into_par_iter()
+            .map(|p| render(p * piece_rows..((p + 1) * piece_rows).min(rows)))
+            .collect()
+    };
+    let firsts = (0..pieces).step_by(wave);
+    if rayon::current_thread_index().is_some() {
+        return firsts.flat_map(render_wave).try_for_each(&mut sink);
+    }
+    let render_wave = &render_wave;
     std::thread::scope(|scope| {
         // A rendezvous: the renderer hands a wave over only once `sink`
         // has taken the one before.
         let (waves, rendered) = std::sync::mpsc::sync_channel::<Vec<T>>(0);
         let renderer = scope.spawn(move || {
-            for first in (0..pieces).step_by(wave) {
-                let pieces: Vec<T> = (first..(first + wave).min(pieces))
-                    .into_par_iter()
-                    .map(|p| render(p * piece_rows..((p + 1) * piece_rows).min(rows)))
-                    .collect();
+            for first in firsts {
                 // The receiver is gone once `sink` has failed.
-                if waves.send(pieces).is_err() {
+                if waves.send(render_wave(first)).is_err() {
                     break;
                 }
             }
@@ -140,6 +151,41 @@ mod tests {
         .unwrap();
         renderers.extend(seen.into_inner().unwrap());
         assert!(!renderers.contains(&caller));
+    }
+
+    #[test]
+    fn on_a_pool_thread_the_waves_are_rendered_and_taken_in_turn() {
+        // A pool of one thread: had it blocked on a wave rendered for it
+        // elsewhere, nothing would be left to render there.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (seen, only_here) = pool.install(|| {
+            let here = std::thread::current().id();
+            let threads = std::sync::Mutex::new(std::collections::HashSet::new());
+            let mut seen = Vec::new();
+            render_in_pieces::<_, ()>(
+                95,
+                10,
+                3,
+                |r| {
+                    threads.lock().unwrap().insert(std::thread::current().id());
+                    r
+                },
+                |r| {
+                    assert_eq!(std::thread::current().id(), here);
+                    seen.extend(r);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let threads = threads.into_inner().unwrap();
+            (seen, threads == std::collections::HashSet::from([here]))
+        });
+        assert_eq!(seen, (0..95).collect::<Vec<_>>());
+        // Rendered by the pool's one thread, the caller itself.
+        assert!(only_here, "rendered off the caller's pool");
     }
 
     #[test]
