@@ -24,9 +24,9 @@ pub(crate) fn rows_per_piece(piece_bytes: usize, row_bytes: usize, max_rows: usi
 /// rayon pool (no writer is today; a sheet written by parallel workers
 /// would be), the waves are rendered and taken in turn instead: that
 /// thread then works on its own wave rather than blocking on another
-/// thread's, which could leave the pool without a free worker. When `rows` fits in one piece it is
-/// rendered on the calling thread. Stops at `sink`'s first error and
-/// returns it.
+/// thread's, which could leave the pool without a free worker. When
+/// `rows` fits in one piece it is rendered on the calling thread. Stops
+/// at `sink`'s first error and returns it.
 pub(crate) fn render_in_pieces<T: Send, E>(
     rows: usize,
     piece_rows: usize,
@@ -77,6 +77,9 @@ pub(crate) fn render_in_pieces<T: Send, E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
 
     #[test]
     fn pieces_cover_the_rows_once_in_order() {
@@ -130,27 +133,39 @@ mod tests {
         assert!(rendered.into_inner() <= 9);
     }
 
-    #[test]
-    fn pieces_are_taken_on_the_calling_thread_while_others_render() {
+    /// Renders 95 rows in pieces of 10, 3 a wave, checking that every
+    /// piece is taken on the calling thread; returns the rows taken, in
+    /// order, and the threads that rendered them.
+    fn render_recording_threads() -> (Vec<usize>, HashSet<ThreadId>) {
         let caller = std::thread::current().id();
-        let mut renderers = std::collections::HashSet::new();
-        let seen = std::sync::Mutex::new(Vec::new());
+        let renderers = Mutex::new(HashSet::new());
+        let mut seen = Vec::new();
         render_in_pieces::<_, ()>(
-            100,
+            95,
             10,
-            2,
+            3,
             |r| {
-                seen.lock().unwrap().push(std::thread::current().id());
+                renderers
+                    .lock()
+                    .unwrap()
+                    .insert(std::thread::current().id());
                 r
             },
-            |_| {
+            |r| {
                 assert_eq!(std::thread::current().id(), caller);
+                seen.extend(r);
                 Ok(())
             },
         )
         .unwrap();
-        renderers.extend(seen.into_inner().unwrap());
-        assert!(!renderers.contains(&caller));
+        (seen, renderers.into_inner().unwrap())
+    }
+
+    #[test]
+    fn pieces_are_taken_on_the_calling_thread_while_others_render() {
+        let (seen, renderers) = render_recording_threads();
+        assert_eq!(seen, (0..95).collect::<Vec<_>>());
+        assert!(!renderers.contains(&std::thread::current().id()));
     }
 
     #[test]
@@ -162,26 +177,11 @@ mod tests {
             .build()
             .unwrap();
         let (seen, only_here) = pool.install(|| {
-            let here = std::thread::current().id();
-            let threads = std::sync::Mutex::new(std::collections::HashSet::new());
-            let mut seen = Vec::new();
-            render_in_pieces::<_, ()>(
-                95,
-                10,
-                3,
-                |r| {
-                    threads.lock().unwrap().insert(std::thread::current().id());
-                    r
-                },
-                |r| {
-                    assert_eq!(std::thread::current().id(), here);
-                    seen.extend(r);
-                    Ok(())
-                },
+            let (seen, renderers) = render_recording_threads();
+            (
+                seen,
+                renderers == HashSet::from([std::thread::current().id()]),
             )
-            .unwrap();
-            let threads = threads.into_inner().unwrap();
-            (seen, threads == std::collections::HashSet::from([here]))
         });
         assert_eq!(seen, (0..95).collect::<Vec<_>>());
         // Rendered by the pool's one thread, the caller itself.
