@@ -74,6 +74,56 @@ fn string_stops_sse2(chunk: &[u8; 16]) -> u32 {
     }
 }
 
+/// Where the JSON whitespace (space, tab, newline, carriage return) at
+/// `b[i..]` ends. Pretty-printed traces indent every line by 4 to 14
+/// spaces, nearly half their bytes: runs longer than one byte are taken
+/// sixteen bytes at a time.
+#[inline(always)]
+pub(crate) fn whitespace_end(b: &[u8], mut i: usize) -> usize {
+    let is_ws = |c: &u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    // Most values follow nothing or the one space after a colon.
+    if !b.get(i).is_some_and(is_ws) {
+        return i;
+    }
+    i += 1;
+    if !b.get(i).is_some_and(is_ws) {
+        return i;
+    }
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = b.get(i..i + 16).and_then(|c| <&[u8; 16]>::try_from(c).ok()) {
+        let other = !whitespace_sse2(chunk) & 0xffff;
+        if other != 0 {
+            return i + other.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while b.get(i).is_some_and(is_ws) {
+        i += 1;
+    }
+    i
+}
+
+/// Bit `k` set where byte `k` of `chunk` is JSON whitespace (SSE2, as
+/// [`string_stops_sse2`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn whitespace_sse2(chunk: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86_64 baseline; the load reads the 16 bytes
+    // of `chunk`, unaligned loads being allowed.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        let any = _mm_or_si128(
+            _mm_or_si128(is(b' '), is(b'\n')),
+            _mm_or_si128(is(b'\r'), is(b'\t')),
+        );
+        _mm_movemask_epi8(any) as u32
+    }
+}
+
 /// A reader of one JSON value in `text`, at `pos`, keeping `extra` for
 /// what a format's reader adds (the Kineto reader: the op argument texts it
 /// has checked).
@@ -249,10 +299,7 @@ impl<'a, X> Reader<'a, X> {
     }
 
     pub(crate) fn ws(&mut self) {
-        let b = self.bytes();
-        while self.pos < b.len() && matches!(b[self.pos], b' ' | b'\n' | b'\r' | b'\t') {
-            self.pos += 1;
-        }
+        self.pos = whitespace_end(self.bytes(), self.pos);
     }
 
     /// Skips whitespace and consumes `c`.
@@ -450,5 +497,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The whitespace skipper stops where a byte-by-byte walk does: every
+    /// run length (through several 16-byte chunks), every following byte,
+    /// from any start, at the end of the input too.
+    #[test]
+    fn whitespace_ends_where_a_bytewise_walk_ends() {
+        let bytewise = |b: &[u8], mut i: usize| {
+            while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+                i += 1;
+            }
+            i
+        };
+        let blanks = b" \n\r\t";
+        for n in 0..40 {
+            let run: Vec<u8> = (0..n).map(|k| blanks[(k * 7 + n) % 4]).collect();
+            for next in (0..=0xffu8).map(Some).chain([None]) {
+                let mut b = b"x".to_vec();
+                b.extend(&run);
+                b.extend(next);
+                b.extend(b"   ");
+                let end = 1 + n + usize::from(next.is_some());
+                for from in 0..b.len().min(end + 1) {
+                    assert_eq!(
+                        whitespace_end(&b[..end], from),
+                        bytewise(&b[..end], from),
+                        "run {n}, next {next:?}, from {from}"
+                    );
+                }
+            }
+        }
+        assert_eq!(whitespace_end(b"", 0), 0);
+        assert_eq!(whitespace_end(b"  ", 2), 2);
+        // A form feed is not JSON whitespace (it is ASCII whitespace).
+        assert_eq!(whitespace_end(b"  \x0c ", 0), 2);
     }
 }

@@ -211,14 +211,8 @@ impl<R: Read> Input<R> {
     /// the whitespace before it is); None when the buffer ends first.
     #[inline(always)]
     fn nonws_in_buffer(&mut self) -> Option<u8> {
-        while self.pos < self.end {
-            let b = self.buf[self.pos];
-            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(b);
-            }
-            self.pos += 1;
-        }
-        None
+        self.pos = crate::load::fast_json::whitespace_end(&self.buf[..self.end], self.pos);
+        self.buf[..self.end].get(self.pos).copied()
     }
 
     /// [`Self::expect_nonws`], without a call when the buffer holds the
