@@ -517,6 +517,7 @@ mod tests {
                 let mut b = b"x".to_vec();
                 b.extend(&run);
                 b.extend(next);
+                // Blanks past `end`: a read beyond the slice would take them.
                 b.extend(b"   ");
                 let end = 1 + n + usize::from(next.is_some());
                 for from in 0..b.len().min(end + 1) {
