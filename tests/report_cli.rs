@@ -565,6 +565,48 @@ fn no_flows_links_by_correlation_with_identical_sheets() {
     );
 }
 
+/// The order of an event's members does not matter, nor a `"cat"` among
+/// its arguments: example.json with every event's keys sorted (`args`
+/// before `cat`, `ph` last) and `"cat": "python_function"` first in every
+/// `args` gives byte-identical sheets. (The loader reads the category from
+/// the raw bytes to stub python events; it once took the first `"cat"`
+/// key it found, wherever it was.)
+#[test]
+fn member_order_and_an_args_cat_change_nothing() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = doc["traceEvents"].as_array_mut().unwrap();
+    let mut moved = 0;
+    for ev in events.iter_mut() {
+        let ev = ev.as_object_mut().unwrap();
+        if let Some(serde_json::Value::Object(args)) = ev.get_mut("args") {
+            args.insert("cat".into(), "python_function".into());
+            moved += 1;
+        }
+    }
+    assert!(moved > 5, "{moved} events with args");
+    // serde_json's maps keep keys sorted: the text puts `args` first.
+    let reordered = serde_json::to_string_pretty(&doc).unwrap();
+    assert!(reordered.find("\"args\"").unwrap() < reordered.find("\"cat\": \"cpu_op\"").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("reordered.json");
+    std::fs::write(&trace, reordered).unwrap();
+    let (_t1, original, r1) = report_csv(&example(), &[]);
+    r1.assert_ok();
+    let (_t2, other, r2) = report_csv(&trace, &[]);
+    r2.assert_ok();
+    let a = common::read_dir_bytes(&original);
+    let b = common::read_dir_bytes(&other);
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "same sheets"
+    );
+    for (name, bytes) in &a {
+        assert!(&b[name] == bytes, "{name} differs");
+    }
+}
+
 /// `testdata/graph_noflows.json` has no flow events: an eager `aten::relu`
 /// whose `hipLaunchKernel` (correlation 1) launches `relu_kernel`
 /// `[1100, 1150)`, and a top-level `hipGraphLaunch` (correlation 50) whose

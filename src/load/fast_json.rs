@@ -106,22 +106,52 @@ pub(crate) fn whitespace_end(b: &[u8], mut i: usize) -> usize {
 /// Bit `k` set where byte `k` of `chunk` is JSON whitespace (SSE2, as
 /// [`string_stops_sse2`]).
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
 fn whitespace_sse2(chunk: &[u8; 16]) -> u32 {
+    any_of_sse2(chunk, *b" \n\r\t")
+}
+
+/// Bit `k` set where byte `k` of `chunk` is one of `set` (SSE2, as
+/// [`string_stops_sse2`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[inline(always)]
+fn any_of_sse2<const N: usize>(chunk: &[u8; 16], set: [u8; N]) -> u32 {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_setzero_si128,
     };
     // SAFETY: SSE2 is in the x86_64 baseline; the load reads the 16 bytes
     // of `chunk`, unaligned loads being allowed.
     unsafe {
         let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
-        let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-        let any = _mm_or_si128(
-            _mm_or_si128(is(b' '), is(b'\n')),
-            _mm_or_si128(is(b'\r'), is(b'\t')),
-        );
+        let any = set.iter().fold(_mm_setzero_si128(), |any, &c| {
+            _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8)))
+        });
         _mm_movemask_epi8(any) as u32
     }
+}
+
+/// Whether `b[from..to]` holds a `{`, `[` or backslash: whether a key at
+/// `to` could be inside a nested value or part of an escaped string, when
+/// `from` is just inside an object. Sixteen bytes at a time where `b`
+/// has them (the keys looked for follow a few short members).
+pub(crate) fn opens_or_escapes(b: &[u8], from: usize, to: usize) -> bool {
+    let is_hit = |c: &u8| matches!(c, b'{' | b'[' | b'\\');
+    let mut i = from;
+    #[cfg(target_arch = "x86_64")]
+    while i < to
+        && let Some(chunk) = b.get(i..i + 16).and_then(|c| <&[u8; 16]>::try_from(c).ok())
+    {
+        let mut hits = any_of_sse2(chunk, *b"{[\\");
+        if to - i < 16 {
+            hits &= (1 << (to - i)) - 1;
+        }
+        if hits != 0 {
+            return true;
+        }
+        i += 16;
+    }
+    b.get(i..to).is_some_and(|rest| rest.iter().any(is_hit))
 }
 
 /// A reader of one JSON value in `text`, at `pos`, keeping `extra` for
@@ -310,6 +340,7 @@ impl<'a, X> Reader<'a, X> {
 
     /// A string (after whitespace) without its quotes; None for one with an
     /// escape (serde unescapes it) or a control character (serde refuses it).
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Option<&'a str> {
         let (start, len) = self.string_span()?;
         self.text.get(start..start + len)
@@ -330,6 +361,7 @@ impl<'a, X> Reader<'a, X> {
     }
 
     /// `null` (after whitespace), consumed; false (nothing consumed) otherwise.
+    #[inline(always)]
     pub(crate) fn null(&mut self) -> bool {
         self.ws();
         if self.bytes()[self.pos..].starts_with(b"null") {
@@ -402,6 +434,7 @@ impl<'a, X> Reader<'a, X> {
     }
 
     /// `null` (absent, as serde reads an `Option`), or what `read` reads.
+    #[inline(always)]
     pub(crate) fn opt<T>(
         &mut self,
         read: impl FnOnce(&mut Self) -> Option<T>,
@@ -533,5 +566,30 @@ mod tests {
         assert_eq!(whitespace_end(b"  ", 2), 2);
         // A form feed is not JSON whitespace (it is ASCII whitespace).
         assert_eq!(whitespace_end(b"  \x0c ", 0), 2);
+    }
+
+    #[test]
+    fn opens_or_escapes_finds_what_a_bytewise_check_finds() {
+        // One byte of each kind, at every place in buffers of every length
+        // up to three chunks, hits beyond `to` included (they must not count).
+        for len in 0..48 {
+            for at in 0..len {
+                for hit in [b'{', b'[', b'\\', b'}', b'"', b'a'] {
+                    let mut b = vec![b' '; len];
+                    b[at] = hit;
+                    for from in 0..=len.min(20) {
+                        for to in from..=len {
+                            let bytewise = b[from..to].iter().any(|c| b"{[\\".contains(c));
+                            assert_eq!(
+                                opens_or_escapes(&b, from, to),
+                                bytewise,
+                                "len {len}, {:?} at {at}, {from}..{to}",
+                                hit as char
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

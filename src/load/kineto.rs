@@ -470,36 +470,43 @@ pub(crate) fn parse_value(text: &str) -> Option<ArgValue> {
     serde_json::from_str::<ArgValueDe>(text).ok().map(|v| v.0)
 }
 
-/// The value of the `"cat"` key read straight from an event's bytes, when
-/// it can be read without a parser (a plain string right after the key).
+/// The value of the event's own `"cat"` key read straight from its bytes,
+/// when it can be read without a parser: a plain string right after the
+/// key, with only plain members before it (no object, array or escape),
+/// which Kineto's events have (it writes `cat` second, after `ph`). None
+/// otherwise, and the event is parsed in full: a `"cat"` inside `args` is
+/// not the event's.
 pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
-    // An unescaped `"cat"` followed by `:` can only be the key: inside a JSON
-    // string a quote is always escaped.
+    // An unescaped `"cat"` followed by `:` can only be a key; with no
+    // bracket or backslash since the event's `{`, the key is the event's.
     // Built once: a searcher per event costs as much as the search.
     static CAT_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"cat\""));
-    let mut from = 0;
+    use crate::load::fast_json::{opens_or_escapes, string_stop, whitespace_end};
+    let open = whitespace_end(json, 0);
+    if json.get(open) != Some(&b'{') {
+        return None;
+    }
+    let mut from = open + 1;
     while let Some(i) = CAT_KEY.find(&json[from..]) {
-        let mut j = from + i + 5;
-        while j < json.len() && json[j].is_ascii_whitespace() {
-            j += 1;
-        }
+        let key = from + i;
+        let mut j = whitespace_end(json, key + 5);
         if json.get(j) == Some(&b':') {
-            j += 1;
-            while j < json.len() && json[j].is_ascii_whitespace() {
-                j += 1;
+            if opens_or_escapes(json, open + 1, key) {
+                return None;
             }
+            j = whitespace_end(json, j + 1);
             if json.get(j) != Some(&b'"') {
                 return None;
             }
             let start = j + 1;
-            let len = memchr::memchr2(b'"', b'\\', &json[start..])?;
+            let len = string_stop(&json[start..])?;
             if json[start + len] != b'"' {
                 return None; // escapes: let the parser decide
             }
             return Some(&json[start..start + len]);
         }
-        from = from + i + 5;
+        from = key + 5;
     }
     None
 }
@@ -815,14 +822,71 @@ mod tests {
 
     #[test]
     fn the_category_is_read_from_the_raw_bytes() {
-        let json = br#"{"ph": "X", "name": "a", "args": {"x": 1}, "cat" : "kernel"}"#;
-        assert_eq!(quick_cat(json), Some(&b"kernel"[..]));
+        let cat = |json: &str| {
+            quick_cat(json.as_bytes()).map(|c| String::from_utf8_lossy(c).into_owned())
+        };
+        // Kineto's shapes, compact and indented.
+        assert_eq!(
+            SEEDS.map(cat)[..2],
+            [Some("cpu_op".into()), Some("kernel".into())]
+        );
+        assert_eq!(cat(SEEDS[3]).as_deref(), Some("ac2g"));
+        let indented =
+            "{\n      \"ph\": \"X\",\n      \"cat\": \"cpu_op\",\n      \"name\": \"a\"\n    }";
+        assert_eq!(cat(indented).as_deref(), Some("cpu_op"));
+        let scalars = r#"{"id": -1.5e3, "ok": true, "no": false, "x": null, "cat" : "kernel"}"#;
+        assert_eq!(cat(scalars).as_deref(), Some("kernel"));
+        // A "cat" inside args is not the event's: the event is read in full.
+        assert_eq!(
+            cat(r#"{"ph": "X", "args": {"cat": "python_function"}, "cat": "cpu_op"}"#),
+            None
+        );
+        assert_eq!(
+            cat(r#"{"ph": "X", "s": ["cat", "x"], "cat": "cpu_op"}"#),
+            None
+        );
+        // Escapes, a category that is not a plain string, none, not JSON.
+        assert_eq!(cat(r#"{"p\"cat": "kernel", "cat": "cpu_op"}"#), None);
+        assert_eq!(cat(r#"{"ph": "X", "cat": "cpu\u005fop"}"#), None);
+        assert_eq!(cat(r#"{"ph": "X", "cat": null}"#), None);
+        assert_eq!(cat(r#"{"ph": "X", "cat": 7}"#), None);
+        assert_eq!(cat(r#"{"ph": "X", "name": "cat"}"#), None);
+        assert_eq!(cat(r#"["cat", "cpu_op"]"#), None);
+        assert_eq!(cat(r#"{"cat": "cpu_op"#), None);
         assert_eq!(
             Cat::from_bytes(b"python_function"),
             Some(Cat::PythonFunction)
         );
         assert_eq!(Cat::from_bytes(b"Runtime"), Some(Cat::Other));
         assert_eq!(Cat::from_bytes(b"\xff"), None);
+    }
+
+    /// Wherever the quick category is read, it is the category serde reads
+    /// (the one of the event object, not of a member's value).
+    #[test]
+    fn the_quick_category_agrees_with_serde() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let (mut quick, mut agreed) = (0, 0);
+        for seed in SEEDS {
+            for _ in 0..4000 {
+                let json = mutate(seed, &mut rng);
+                let Some(cat) = quick_cat(&json) else {
+                    continue;
+                };
+                quick += 1;
+                // The rest of the event may be broken: serde then refuses it.
+                if let Ok(ev) = EventTexts::read_with_serde(&json, 0) {
+                    agreed += 1;
+                    assert_eq!(
+                        ev.cat.as_deref().map(str::as_bytes),
+                        Some(cat),
+                        "{}",
+                        String::from_utf8_lossy(&json)
+                    );
+                }
+            }
+        }
+        assert!(quick > 5000 && agreed > 1000, "{quick} {agreed}");
     }
 
     #[test]

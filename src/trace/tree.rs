@@ -178,10 +178,12 @@ impl Tree {
     /// Every GPU event below `node` (its `gpu_events`), ordered like the
     /// reference: by launching runtime event, then in link order.
     pub fn gpu_events(&self, trace: &Trace, node: EventId) -> Vec<EventId> {
-        let mut out = Vec::new();
-        if self.gpu_count(node) == 0 {
-            return out;
+        let count = self.gpu_count(node);
+        if count == 0 {
+            return Vec::new();
         }
+        // The count saturates; below that it is the length.
+        let mut out = Vec::with_capacity(count as usize);
         // GPU events have no children, so a child with GPU events below
         // it is a host event to descend into; the others are GPU events
         // when marked so.

@@ -332,7 +332,12 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
     let first_index = batch.first_index;
     let buf = std::mem::take(&mut batch.buf);
     let mut items = std::mem::take(&mut batch.items);
-    items.reserve(batch.ends.len());
+    if items.capacity() < batch.ends.len() {
+        // A new vector, not a grown one: growing copies the old block
+        // (emptied, but the allocator copies all of it). A quarter more
+        // room keeps the batches of a few more events from growing it again.
+        items = Vec::with_capacity(batch.ends.len() + batch.ends.len() / 4);
+    }
     let mut phases = PhaseCounts::default();
     let mut error = None;
     let mut t = Tables::new(&buf, &mut batch);
