@@ -131,27 +131,67 @@ fn any_of_sse2<const N: usize>(chunk: &[u8; 16], set: [u8; N]) -> u32 {
     }
 }
 
-/// Whether `b[from..to]` holds a `{`, `[` or backslash: whether a key at
-/// `to` could be inside a nested value or part of an escaped string, when
-/// `from` is just inside an object. Sixteen bytes at a time where `b`
-/// has them (the keys looked for follow a few short members).
-pub(crate) fn opens_or_escapes(b: &[u8], from: usize, to: usize) -> bool {
-    let is_hit = |c: &u8| matches!(c, b'{' | b'[' | b'\\');
-    let mut i = from;
+/// Where `text` (five bytes: a key with its quotes, `"cat"`) first occurs
+/// in `b` from `from` on, provided no `{`, `[` or backslash comes before
+/// it: with `from` just inside an object, such an occurrence is in no
+/// nested value and no escaped string. None when one of those bytes comes
+/// first, or `text` does not occur. Sixteen places at a time where `b` has
+/// the bytes (one search and one check: an event's `cat` follows a few
+/// short members).
+pub(crate) fn plain_key(b: &[u8], mut from: usize, text: &[u8; 5]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    while i < to
-        && let Some(chunk) = b.get(i..i + 16).and_then(|c| <&[u8; 16]>::try_from(c).ok())
+    while let Some(window) = b
+        .get(from..from + 20)
+        .and_then(|w| <&[u8; 20]>::try_from(w).ok())
     {
-        let mut hits = any_of_sse2(chunk, *b"{[\\");
-        if to - i < 16 {
-            hits &= (1 << (to - i)) - 1;
+        let (found, blocked) = key_places_sse2(window, text);
+        // The lowest set bit comes first; no place is both.
+        let first = |m: u32| if m == 0 { 16 } else { m.trailing_zeros() };
+        if first(blocked) < first(found) {
+            return None;
         }
-        if hits != 0 {
-            return true;
+        if found != 0 {
+            return Some(from + first(found) as usize);
         }
-        i += 16;
+        from += 16;
     }
-    b.get(i..to).is_some_and(|rest| rest.iter().any(is_hit))
+    while from < b.len() {
+        if b[from..].starts_with(text) {
+            return Some(from);
+        }
+        if matches!(b[from], b'{' | b'[' | b'\\') {
+            return None;
+        }
+        from += 1;
+    }
+    None
+}
+
+/// For the first sixteen places of `window`: bit `k` of the first mask
+/// set where `text` starts at place `k`, of the second where a `{`, `[`
+/// or backslash is (SSE2, as [`string_stops_sse2`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn key_places_sse2(window: &[u8; 20], text: &[u8; 5]) -> (u32, u32) {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86_64 baseline; each load reads 16 of the 20
+    // bytes of `window` (from offsets 0 to 4), unaligned loads being allowed.
+    let found = unsafe {
+        let at = |k: usize| {
+            let v = _mm_loadu_si128(window.as_ptr().add(k).cast::<__m128i>());
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(text[k] as i8))
+        };
+        let all = _mm_and_si128(
+            _mm_and_si128(_mm_and_si128(at(0), at(1)), _mm_and_si128(at(2), at(3))),
+            at(4),
+        );
+        _mm_movemask_epi8(all) as u32
+    };
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&window[..16]);
+    (found, any_of_sse2(&first, *b"{[\\"))
 }
 
 /// A reader of one JSON value in `text`, at `pos`, keeping `extra` for
@@ -569,22 +609,33 @@ mod tests {
     }
 
     #[test]
-    fn opens_or_escapes_finds_what_a_bytewise_check_finds() {
-        // One byte of each kind, at every place in buffers of every length
-        // up to three chunks, hits beyond `to` included (they must not count).
-        for len in 0..48 {
-            for at in 0..len {
-                for hit in [b'{', b'[', b'\\', b'}', b'"', b'a'] {
-                    let mut b = vec![b' '; len];
-                    b[at] = hit;
-                    for from in 0..=len.min(20) {
-                        for to in from..=len {
-                            let bytewise = b[from..to].iter().any(|c| b"{[\\".contains(c));
+    fn plain_key_finds_what_a_bytewise_scan_finds() {
+        let text = b"\"cat\"";
+        let bytewise = |b: &[u8], from: usize| {
+            (from..b.len())
+                .find(|&i| b[i..].starts_with(text) || matches!(b[i], b'{' | b'[' | b'\\'))
+                .filter(|&i| b[i..].starts_with(text))
+        };
+        // The key, a near miss or nothing at one place, a blocking byte
+        // or a harmless one at another, in buffers of up to three windows
+        // (the bytewise tail included), from every start in the first.
+        let pieces: [&[u8]; 4] = [text, b"\"cax\"", b"\"ca", b""];
+        for len in (0..=24).chain([36, 51]) {
+            for key_at in 0..len {
+                for piece in pieces {
+                    for (other_at, other) in
+                        (0..len).flat_map(|k| [b'{', b'[', b'\\', b'}'].map(|c| (k, c)))
+                    {
+                        let mut b = vec![b' '; len];
+                        b[other_at] = other;
+                        let end = (key_at + piece.len()).min(len);
+                        b[key_at..end].copy_from_slice(&piece[..end - key_at]);
+                        for from in 0..=len.min(21) {
                             assert_eq!(
-                                opens_or_escapes(&b, from, to),
-                                bytewise,
-                                "len {len}, {:?} at {at}, {from}..{to}",
-                                hit as char
+                                plain_key(&b, from, text),
+                                bytewise(&b, from),
+                                "{:?} from {from}",
+                                String::from_utf8_lossy(&b)
                             );
                         }
                     }

@@ -477,25 +477,19 @@ pub(crate) fn parse_value(text: &str) -> Option<ArgValue> {
 /// otherwise, and the event is parsed in full: a `"cat"` inside `args` is
 /// not the event's.
 pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
+    use crate::load::fast_json::{plain_key, string_stop, whitespace_end};
     // An unescaped `"cat"` followed by `:` can only be a key; with no
     // bracket or backslash since the event's `{`, the key is the event's.
-    // Built once: a searcher per event costs as much as the search.
-    static CAT_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"cat\""));
-    use crate::load::fast_json::{opens_or_escapes, string_stop, whitespace_end};
     let open = whitespace_end(json, 0);
     if json.get(open) != Some(&b'{') {
         return None;
     }
     let mut from = open + 1;
-    while let Some(i) = CAT_KEY.find(&json[from..]) {
-        let key = from + i;
-        let mut j = whitespace_end(json, key + 5);
+    loop {
+        let key = plain_key(json, from, b"\"cat\"")?;
+        let j = whitespace_end(json, key + 5);
         if json.get(j) == Some(&b':') {
-            if opens_or_escapes(json, open + 1, key) {
-                return None;
-            }
-            j = whitespace_end(json, j + 1);
+            let j = whitespace_end(json, j + 1);
             if json.get(j) != Some(&b'"') {
                 return None;
             }
@@ -506,9 +500,9 @@ pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
             }
             return Some(&json[start..start + len]);
         }
+        // A string value "cat": the search goes on after it.
         from = key + 5;
     }
-    None
 }
 
 /// Counts of phases no pass reads, for the load's warnings.
