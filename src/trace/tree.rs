@@ -481,7 +481,11 @@ fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
         })
         .map(|(i, e)| (total_order_key(e.ts), i))
         .collect();
-    host.sort_unstable();
+    // The pairs are distinct, so any sort gives this order. The stable
+    // one merges the runs already sorted: a trace lists each thread's
+    // events by start (owlv2's 33,670 host events are 4 runs), which it
+    // sorts in a fraction of the unstable sort's instructions.
+    host.sort();
 
     struct Stack {
         frames: Vec<EventId>,
