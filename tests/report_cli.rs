@@ -539,22 +539,11 @@ fn no_flows_links_by_correlation_with_identical_sheets() {
     // no_flows.json is example.json minus the ac2g events and the top-level
     // metadata keys; the event indices (UIDs) are the same, so every sheet
     // must be byte-identical.
-    let a = common::read_dir_bytes(&with_flows);
     let b = common::read_dir_bytes(&no_flows);
     for s in SHEETS {
         assert!(b.contains_key(&format!("{s}.csv")), "missing {s}.csv");
     }
-    assert_eq!(
-        a.keys().collect::<Vec<_>>(),
-        b.keys().collect::<Vec<_>>(),
-        "same sheets"
-    );
-    for (name, bytes) in &a {
-        assert!(
-            &b[name] == bytes,
-            "{name} differs between example.json and no_flows.json"
-        );
-    }
+    assert_same_sheets(&with_flows, &no_flows, "example.json and no_flows.json");
     // No graph launch links anything there, so everything is linked by
     // correlation (the reference would refuse the trace).
     assert!(
@@ -595,15 +584,21 @@ fn member_order_and_an_args_cat_change_nothing() {
     r1.assert_ok();
     let (_t2, other, r2) = report_csv(&trace, &[]);
     r2.assert_ok();
-    let a = common::read_dir_bytes(&original);
-    let b = common::read_dir_bytes(&other);
+    assert_same_sheets(&original, &other, "example.json and its reordered copy");
+}
+
+/// The two CSV folders hold the same sheets, byte for byte (`what`: the
+/// two traces, for messages).
+fn assert_same_sheets(a: &Path, b: &Path, what: &str) {
+    let a = common::read_dir_bytes(a);
+    let b = common::read_dir_bytes(b);
     assert_eq!(
         a.keys().collect::<Vec<_>>(),
         b.keys().collect::<Vec<_>>(),
         "same sheets"
     );
     for (name, bytes) in &a {
-        assert!(&b[name] == bytes, "{name} differs");
+        assert!(&b[name] == bytes, "{name} differs between {what}");
     }
 }
 

@@ -74,6 +74,15 @@ fn string_stops_sse2(chunk: &[u8; 16]) -> u32 {
     }
 }
 
+/// The length of the plain string whose text starts at `b[start]` (after
+/// its opening quote): up to its closing quote, None when an escape, a
+/// control character or the end of `b` comes first (left to serde).
+#[inline(always)]
+pub(crate) fn plain_string_len(b: &[u8], start: usize) -> Option<usize> {
+    let len = string_stop(b.get(start..)?)?;
+    (b[start + len] == b'"').then_some(len)
+}
+
 /// Where the JSON whitespace (space, tab, newline, carriage return) at
 /// `b[i..]` ends. Pretty-printed traces indent every line by 4 to 14
 /// spaces, nearly half their bytes: runs longer than one byte are taken
@@ -189,9 +198,8 @@ fn key_places_sse2(window: &[u8; 20], text: &[u8; 5]) -> (u32, u32) {
         );
         _mm_movemask_epi8(all) as u32
     };
-    let mut first = [0u8; 16];
-    first.copy_from_slice(&window[..16]);
-    (found, any_of_sse2(&first, *b"{[\\"))
+    let head = window.first_chunk::<16>().expect("20 bytes hold 16");
+    (found, any_of_sse2(head, *b"{[\\"))
 }
 
 /// A reader of one JSON value in `text`, at `pos`, keeping `extra` for
@@ -392,10 +400,7 @@ impl<'a, X> Reader<'a, X> {
     pub(crate) fn string_span(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
         let start = self.pos;
-        let len = string_stop(&self.bytes()[start..])?;
-        if self.bytes()[start + len] != b'"' {
-            return None;
-        }
+        let len = plain_string_len(self.bytes(), start)?;
         self.pos = start + len + 1;
         Some((start, len))
     }

@@ -477,7 +477,7 @@ pub(crate) fn parse_value(text: &str) -> Option<ArgValue> {
 /// otherwise, and the event is parsed in full: a `"cat"` inside `args` is
 /// not the event's.
 pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
-    use crate::load::fast_json::{plain_key, string_stop, whitespace_end};
+    use crate::load::fast_json::{plain_key, plain_string_len, whitespace_end};
     // An unescaped `"cat"` followed by `:` can only be a key; with no
     // bracket or backslash since the event's `{`, the key is the event's.
     let open = whitespace_end(json, 0);
@@ -493,12 +493,9 @@ pub(crate) fn quick_cat(json: &[u8]) -> Option<&[u8]> {
             if json.get(j) != Some(&b'"') {
                 return None;
             }
-            let start = j + 1;
-            let len = string_stop(&json[start..])?;
-            if json[start + len] != b'"' {
-                return None; // escapes: let the parser decide
-            }
-            return Some(&json[start..start + len]);
+            // Escapes are left to the parser.
+            let len = plain_string_len(json, j + 1)?;
+            return Some(&json[j + 1..j + 1 + len]);
         }
         // A string value "cat": the search goes on after it.
         from = key + 5;
