@@ -89,8 +89,8 @@ pub fn figures(eval: &Evaluation, arch: Option<&GpuArch>, time_us: Option<f64>) 
     });
     let measured = time_us.map(|time_us| Measured {
         time_us,
-        tflops_s: m.tflops_s,
-        tb_s: m.tb_s,
+        tflops_s: m.tflops_s(),
+        tb_s: m.tb_s(),
         pct_of_roofline: m.roofline.map(|r| r.pct),
     });
     Figures {

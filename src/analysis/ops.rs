@@ -67,7 +67,8 @@ pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
         .iter()
         .map(|l| {
             let e = trace.event(l.uid);
-            let first = l.kernels.first().map(|&k| trace.name(k));
+            let kernels = cx.attribution.kernels(l);
+            let first = kernels.first().map(|&k| trace.name(k));
             let modules = modules.then(|| {
                 let stack = module_stack(trace, tree, l.uid);
                 let parent = parent_module(&stack);
@@ -77,10 +78,10 @@ pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
                 modules,
                 uid: l.uid,
                 name: e.name,
-                direct: events_busy_time(trace, &l.kernels),
+                direct: events_busy_time(trace, kernels),
                 subtree: events_busy_time(trace, &tree.gpu_events(trace, l.uid)),
                 category: super::categories::categorize(trace.name_of(e), first),
-                kernels: &l.kernels,
+                kernels,
             }
         })
         .collect()

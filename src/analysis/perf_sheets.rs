@@ -155,11 +155,11 @@ fn columns(pcols: &[&str], num_kernels: bool, has_roofline: bool) -> Vec<String>
 fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, f64) {
     let m = |f: fn(&Metrics) -> f64| -> Vec<f64> { g.iter().map(|r| f(&r.metrics)).collect() };
     let mut row = rate_cells([
-        m(|x| x.gflops),
-        m(|x| x.data_moved_mb),
-        m(|x| x.flops_per_byte),
-        m(|x| x.tb_s),
-        m(|x| x.tflops_s),
+        m(|x| x.gflops()),
+        m(|x| x.data_moved_mb()),
+        m(|x| x.flops_per_byte()),
+        m(|x| x.tb_s()),
+        m(|x| x.tflops_s()),
     ]);
     let (pname, plabel, tname) = cx.process_names(cx.proc_event(g[0].op));
     row.extend([pname, plabel, tname].map(Value::from));
@@ -174,7 +174,7 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
             .collect();
         row.extend(nan_stats(&pct).map(Value::Float));
     }
-    let lists: Vec<&[EventId]> = g.iter().map(|r| r.metrics.kernels.as_slice()).collect();
+    let lists: Vec<&[EventId]> = g.iter().map(|r| &r.metrics.kernels[..]).collect();
     let ks = kernel_details::summarise(cx.trace, &lists);
     row.push(Value::Text(kernel_details::summary_text(&ks).into()));
     row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from));

@@ -41,31 +41,60 @@ pub fn bound_name(compute_bound: bool) -> &'static str {
     }
 }
 
-/// Everything the sheets print about one modelled op instance.
+/// Everything the sheets print about one modelled op instance: what is
+/// kept, and the rates derived from it on demand (a big trace has tens of
+/// thousands of instances: 56 bytes each, not 104).
 #[derive(Debug, Clone)]
 pub struct Metrics {
     /// The model's parameters, FLOPs and bytes (shared by the instances
     /// with the same inputs, see [`EvalMemo`]).
     pub eval: Arc<Evaluation>,
     /// GPU events timed for this instance, in start-time order.
-    pub kernels: Vec<EventId>,
+    pub kernels: Box<[EventId]>,
     /// Busy time of those events, µs.
     pub kernel_time: f64,
-    /// `flops / 1e9`.
-    pub gflops: f64,
-    /// Achieved TFLOP/s (NaN without kernel time).
-    pub tflops_s: f64,
-    /// `bytes / 2^20` (NaN when bytes are unknown).
-    pub data_moved_mb: f64,
-    /// Arithmetic intensity, FLOPs per byte (NaN when unknown).
-    pub flops_per_byte: f64,
-    /// Achieved TB/s (NaN when unknown).
-    pub tb_s: f64,
     /// Present only with a GPU spec that knows this Compute Spec.
     pub roofline: Option<Roofline>,
 }
 
 impl Metrics {
+    /// `flops / 1e9`.
+    pub fn gflops(&self) -> f64 {
+        self.eval.flops / 1e9
+    }
+
+    /// Achieved TFLOP/s (NaN without kernel time).
+    pub fn tflops_s(&self) -> f64 {
+        let t = self.kernel_time;
+        if t > 0.0 {
+            (self.gflops() / 1e3) / (t / 1e6)
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// `bytes / 2^20` (NaN when bytes are unknown).
+    pub fn data_moved_mb(&self) -> f64 {
+        self.eval.bytes.map_or(f64::NAN, |b| b / 1048576.0)
+    }
+
+    /// Arithmetic intensity, FLOPs per byte (NaN when unknown).
+    pub fn flops_per_byte(&self) -> f64 {
+        match self.eval.bytes {
+            Some(b) if b > 0.0 => (self.gflops() * 1e9) / b,
+            _ => f64::NAN,
+        }
+    }
+
+    /// Achieved TB/s (NaN when unknown).
+    pub fn tb_s(&self) -> f64 {
+        let t = self.kernel_time;
+        match self.eval.bytes {
+            Some(b) if t > 0.0 => (b / 1e12) / (t / 1e6),
+            _ => f64::NAN,
+        }
+    }
+
     /// `<maf>_<precision>` or empty (from the shared evaluation, not kept
     /// per instance: a big trace has tens of thousands of instances).
     pub fn compute_spec(&self) -> String {
@@ -372,27 +401,6 @@ pub fn metrics_from(
 ) -> Metrics {
     let eval = eval.into();
     let gflops = eval.flops / 1e9;
-    let tflops_s = if t > 0.0 {
-        (gflops / 1e3) / (t / 1e6)
-    } else {
-        f64::NAN
-    };
-    let (data_moved_mb, flops_per_byte, tb_s) = match eval.bytes {
-        Some(b) => (
-            b / 1048576.0,
-            if b > 0.0 {
-                (gflops * 1e9) / b
-            } else {
-                f64::NAN
-            },
-            if t > 0.0 {
-                (b / 1e12) / (t / 1e6)
-            } else {
-                f64::NAN
-            },
-        ),
-        None => (f64::NAN, f64::NAN, f64::NAN),
-    };
     let compute_spec = eval.compute_spec();
     let roofline = arch.and_then(|a| {
         let peak = a.peak_tflops(&compute_spec)?;
@@ -415,13 +423,8 @@ pub fn metrics_from(
     });
     Metrics {
         eval,
-        kernels,
+        kernels: kernels.into_boxed_slice(),
         kernel_time: t,
-        gflops,
-        tflops_s,
-        data_moved_mb,
-        flops_per_byte,
-        tb_s,
         roofline,
     }
 }

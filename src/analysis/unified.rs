@@ -605,8 +605,8 @@ fn group_row(
     let kt: Vec<f64> = g.iter().map(|r| r.kernel_time).collect();
     let kt_sum = kahan_sum(&kt);
     let [kt_mean, kt_median, kt_std, kt_min, kt_max] = nan_stats(&kt);
-    let tb = nan_stats(&metric(|m| m.tb_s));
-    let tf = nan_stats(&metric(|m| m.tflops_s));
+    let tb = nan_stats(&metric(|m| m.tb_s()));
+    let tf = nan_stats(&metric(|m| m.tflops_s()));
     let with_m: Vec<&Metrics> = g.iter().filter_map(|r| r.metrics.as_deref()).collect();
     let roofline = with_m.iter().find_map(|m| m.roofline);
     let mut row: Vec<Value> = keys.to_vec();
@@ -618,9 +618,9 @@ fn group_row(
         d.std.map_or(Value::Null, f),
     ]);
     if perf {
-        row.push(f(first_non_nan(metric(|m| m.gflops))));
-        row.push(f(first_non_nan(metric(|m| m.data_moved_mb))));
-        row.push(f(first_non_nan(metric(|m| m.flops_per_byte))));
+        row.push(f(first_non_nan(metric(|m| m.gflops()))));
+        row.push(f(first_non_nan(metric(|m| m.data_moved_mb()))));
+        row.push(f(first_non_nan(metric(|m| m.flops_per_byte()))));
         row.push(
             with_m
                 .first()
