@@ -392,19 +392,25 @@ pub fn compute_pseudo(
     Ok(metrics_from(eval, kernels, t, arch))
 }
 
-/// Derived rates and roofline numbers from a model evaluation and a time.
+/// The metrics of a model evaluation timed at `t` µs: the roofline
+/// numbers computed now, the rates derived on demand ([`Metrics`]).
 pub fn metrics_from(
     eval: impl Into<Arc<Evaluation>>,
     kernels: Vec<EventId>,
     t: f64,
     arch: Option<&GpuArch>,
 ) -> Metrics {
-    let eval = eval.into();
-    let gflops = eval.flops / 1e9;
-    let compute_spec = eval.compute_spec();
-    let roofline = arch.and_then(|a| {
+    let mut m = Metrics {
+        eval: eval.into(),
+        kernels: kernels.into_boxed_slice(),
+        kernel_time: t,
+        roofline: None,
+    };
+    let gflops = m.gflops();
+    let compute_spec = m.compute_spec();
+    m.roofline = arch.and_then(|a| {
         let peak = a.peak_tflops(&compute_spec)?;
-        let bytes = eval.bytes?;
+        let bytes = m.eval.bytes?;
         if gflops.is_nan() || gflops <= 0.0 {
             return None;
         }
@@ -421,12 +427,7 @@ pub fn metrics_from(
             },
         })
     });
-    Metrics {
-        eval,
-        kernels: kernels.into_boxed_slice(),
-        kernel_time: t,
-        roofline,
-    }
+    m
 }
 
 /// True when the event is a host op the sheets may model.
