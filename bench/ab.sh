@@ -3,9 +3,11 @@
 # owlv2 trace and its x4 / x16 copies (../shared/tools/scale_trace.py), runs
 # this build (A) and the baseline (B) alternately, A B A B …, and prints the
 # median wall time, CPU time (user+sys), peak RSS and MB/s of JSON for each,
-# with B/A ratios. With --reference VENV it also runs the reference's
-# TraceLens_generate_perf_report_pytorch from that virtual environment on the
-# x1 trace (in the same alternation). With --rocprof, the traces are the
+# with B/A ratios: the ratios of the medians, then after "paired" the
+# medians of the ratios of the runs of each round (less moved by a host
+# whose speed drifts during the run). With --reference VENV it also runs
+# the reference's TraceLens_generate_perf_report_pytorch from that virtual
+# environment on the x1 trace (in the same alternation). With --rocprof, the traces are the
 # rocprofv3 908_results and its x4 / x16 copies (bench/scale_rocprof.py)
 # instead. The report is written as a workbook, or with --csv as a folder of
 # CSV sheets (what the reference writes with the corpus README's command:
@@ -102,10 +104,12 @@ for t in "${traces[@]}"; do
       "$(awk "BEGIN{print $r / 1024}")" "$(awk "BEGIN{print $mb / $w}")"
   done
   for k in "${kinds[@]:1}"; do
-    printf '%-16s %8s  %-4s %8.2fx %7.2fx %8.2fx\n' "" "" "$k/A" \
+    printf '%-16s %8s  %-4s %8.2fx %7.2fx %8.2fx   paired %.2fx %.2fx %.2fx\n' "" "" "$k/A" \
       "$(awk "BEGIN{print $(median 1 "$work/$k") / $(median 1 "$work/A")}")" \
       "$(awk "BEGIN{print $(median 2 "$work/$k") / $(median 2 "$work/A")}")" \
-      "$(awk "BEGIN{print $(median 3 "$work/$k") / $(median 3 "$work/A")}")"
+      "$(awk "BEGIN{print $(median 3 "$work/$k") / $(median 3 "$work/A")}")" \
+      "$(paired_median 1 "$work/$k" "$work/A")" "$(paired_median 2 "$work/$k" "$work/A")" \
+      "$(paired_median 3 "$work/$k" "$work/A")"
   done
   rm -rf "$work"
 done

@@ -77,8 +77,23 @@ timed_run() {
   rm -rf "$out"
 }
 
-# median COLUMN FILE: the median of a column of space-separated numbers
-# (the mean of the middle two for an even count).
+# middle: the median of the numbers on standard input, one a line (the
+# mean of the middle two for an even count).
+middle() {
+  sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
+}
+
+# median COLUMN FILE: the median of a column of space-separated numbers.
 median() {
-  cut -d' ' -f"$1" "$2" | sort -g | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'
+  cut -d' ' -f"$1" "$2" | middle
+}
+
+# paired_median COLUMN FILE_X FILE_A: the median, over the rounds of an
+# alternating run, of X's figure divided by A's in the same round (line i of
+# each file). Each ratio compares two runs a few seconds apart, so a host
+# whose speed drifts from minute to minute moves it less than it moves the
+# ratio of the two medians.
+paired_median() {
+  paste -d' ' <(cut -d' ' -f"$1" "$2") <(cut -d' ' -f"$1" "$3") |
+    awk '{print $1 / $2}' | middle
 }
