@@ -880,6 +880,82 @@ mod tests {
         assert!(quick > 5000 && agreed > 1000, "{quick} {agreed}");
     }
 
+    /// A trace of several batches whose pid/tid values and op argument
+    /// texts repeat, alternate and collide (equal lengths, other texts),
+    /// decoded on worker threads and on one thread: every event, handle
+    /// and argument value comes out the same.
+    #[test]
+    fn parallel_and_one_thread_loads_agree() {
+        let names = ["aten::mm", "aten::add", "aten::linear", "aten::copy_"];
+        let idents = ["7", "8", "\"host\"", "null", "\"t 1\""];
+        // Same lengths, other texts; one written with other spacing.
+        let dims = [
+            "[[1, 2], []]",
+            "[[3, 4], []]",
+            "[[5, 6], []]",
+            "[[1,  2], []]",
+        ];
+        let types = ["[\"float\", \"\"]", "[\"int64\", \"\"]", "[\"c10::Half\"]"];
+        let mut next = crate::test_support::draws(0x5851_f42d_4c95_7f2d);
+        let mut events = Vec::new();
+        for i in 0..12_000 {
+            let pick = |list: &[&'static str], n: usize| list[n % list.len()];
+            let (pid, tid) = (pick(&idents, next(9) / 4), pick(&idents, next(7) / 3));
+            let event = match next(10) {
+                0..=5 => format!(
+                    r#"{{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": {pid}, "tid": {tid}, "ts": {i}.5, "dur": 2, "args": {{"External id": {i}, "Input Dims": {}, "Input type": {}, "Input Strides": {}, "Concrete Inputs": {}}}}}"#,
+                    pick(&names, next(4)),
+                    pick(&dims, next(4)),
+                    pick(&types, next(3)),
+                    pick(&dims, next(4)),
+                    pick(&types, next(3)),
+                ),
+                6 | 7 => format!(
+                    r#"{{"ph": "X", "cat": "python_function", "name": "f{}", "pid": {pid}, "tid": {tid}, "ts": {i}, "dur": 1, "args": {{"Python id": {i}}}}}"#,
+                    next(50)
+                ),
+                8 => format!(
+                    r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {pid}, "tid": {tid}, "ts": {i}, "dur": 1, "args": {{"correlation": {i}, "kernel": "k{}"}}}}"#,
+                    next(5)
+                ),
+                _ => format!(
+                    r#"{{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {i}, "dur": 1, "args": {{"correlation": {i}, "stream": 7}}}}"#,
+                    next(5)
+                ),
+            };
+            events.push(event);
+        }
+        let text = format!("{{\"traceEvents\": [\n{}\n]}}", events.join(",\n"));
+        assert!(text.len() > 2 << 20, "{} bytes: a few batches", text.len());
+        for needs in [Needs::ALL, crate::analysis::report_needs()] {
+            let load = |threads| {
+                decode(
+                    text.as_bytes(),
+                    crate::load::Packing::Plain,
+                    &needs,
+                    threads,
+                )
+                .unwrap()
+            };
+            let (parallel, one) = (load(Threads::Parallel), load(Threads::One));
+            assert_eq!(parallel.len(), one.len());
+            for id in one.ids() {
+                let seen = |t: &crate::trace::Trace| {
+                    format!(
+                        "{:?} {:?} {:?} {:?} {:?} {:?}",
+                        t.event(id),
+                        t.name(id),
+                        t.ident(t.event(id).pid),
+                        t.ident(t.event(id).tid),
+                        t.args(id),
+                        t.op_args(id).all()
+                    )
+                };
+                assert_eq!(seen(&parallel), seen(&one), "event {id:?}");
+            }
+        }
+    }
+
     #[test]
     fn the_fast_reader_agrees_with_serde() {
         let mut rng = 0x2545_f491_4f6c_dd1d_u64;

@@ -114,6 +114,9 @@ struct Parsed {
     idents: Vec<LocalIdent>,
     /// Op argument texts.
     values: Vec<Text>,
+    /// [`Tables`]' cache of op argument handles, kept with the batch so
+    /// that its room is not allocated again for each one.
+    recent_values: Vec<u32>,
     items: Vec<Item>,
     extras: Vec<Extra>,
     phases: PhaseCounts,
@@ -165,16 +168,30 @@ enum IdentKey<'a> {
     Str(&'a str),
 }
 
+/// Entries of [`Tables`]' cache of op argument texts: room for each of the
+/// four keys at 256 lengths.
+const RECENT_VALUES: usize = 1024;
+
 /// A worker's tables while it reads one batch (borrowing the batch bytes).
 struct Tables<'a> {
+    buf: &'a [u8],
     base: usize,
     len: usize,
     owned: Vec<Box<str>>,
     string_ids: FxHashMap<&'a str, u32>,
     strings: Vec<Text>,
     ident_ids: FxHashMap<IdentKey<'a>, u32>,
+    /// The last two pid/tid keys that missed this cache, with their
+    /// handles: an event's pid and tid are nearly always those of the event
+    /// before it, and two compares cost less than a hash lookup.
+    recent_idents: [(IdentKey<'a>, u32); 2],
     idents: Vec<LocalIdent>,
     value_ids: FxHashMap<&'a str, u32>,
+    /// Handles of op argument texts, filed by key and length: the shapes
+    /// of an op repeat, and comparing a text with the one kept in its
+    /// place costs less than hashing it (they run to hundreds of bytes).
+    /// A text not found there goes to `value_ids`, as before.
+    recent_values: Vec<u32>,
     values: Vec<Text>,
     extras: Vec<Extra>,
 }
@@ -182,15 +199,21 @@ struct Tables<'a> {
 impl<'a> Tables<'a> {
     /// Tables over `buf`, filling the (empty) vectors of `into`.
     fn new(buf: &'a [u8], into: &mut Parsed) -> Tables<'a> {
+        let mut recent_values = std::mem::take(&mut into.recent_values);
+        recent_values.clear();
+        recent_values.resize(RECENT_VALUES, NONE);
         Tables {
+            buf,
             base: buf.as_ptr() as usize,
             len: buf.len(),
             owned: std::mem::take(&mut into.owned),
             string_ids: FxHashMap::default(),
             strings: std::mem::take(&mut into.strings),
             ident_ids: FxHashMap::default(),
+            recent_idents: [(IdentKey::Null, NONE); 2],
             idents: std::mem::take(&mut into.idents),
             value_ids: FxHashMap::default(),
+            recent_values,
             values: std::mem::take(&mut into.values),
             extras: std::mem::take(&mut into.extras),
         }
@@ -239,23 +262,45 @@ impl<'a> Tables<'a> {
                 return self.idents.len() as u32 - 1;
             }
         };
-        if let Some(&id) = self.ident_ids.get(&key) {
+        if let Some(&(_, id)) = self
+            .recent_idents
+            .iter()
+            .find(|(k, id)| *k == key && *id != NONE)
+        {
             return id;
         }
-        let id = self.idents.len() as u32;
-        let local = match key {
-            IdentKey::Null => LocalIdent::Null,
-            IdentKey::Int(v) => LocalIdent::Int(v),
-            IdentKey::Str(s) => LocalIdent::Str(self.place(s)),
+        let id = match self.ident_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.idents.len() as u32;
+                let local = match key {
+                    IdentKey::Null => LocalIdent::Null,
+                    IdentKey::Int(v) => LocalIdent::Int(v),
+                    IdentKey::Str(s) => LocalIdent::Str(self.place(s)),
+                };
+                self.idents.push(local);
+                self.ident_ids.insert(key, id);
+                id
+            }
         };
-        self.idents.push(local);
-        self.ident_ids.insert(key, id);
+        self.recent_idents = [(key, id), self.recent_idents[0]];
         id
     }
 
-    fn value(&mut self, text: &'a str) -> u32 {
+    /// The local handle of the text of op argument `key` (its place in
+    /// [`crate::trace::args::OP_ARG_KEYS`]).
+    fn value(&mut self, key: usize, text: &'a str) -> u32 {
+        let place = (text.len() * 4 + key) % RECENT_VALUES;
+        let id = self.recent_values[place];
+        if let Some(&Text::Buf { start, len }) = self.values.get(id as usize)
+            && self.buf.get(start as usize..(start + len) as usize) == Some(text.as_bytes())
+        {
+            return id;
+        }
         let t = self.place(text);
-        shared_entry(&mut self.value_ids, &mut self.values, text, t)
+        let id = shared_entry(&mut self.value_ids, &mut self.values, text, t);
+        self.recent_values[place] = id;
+        id
     }
 
     /// The event with local handles, taking them in the order
@@ -266,7 +311,8 @@ impl<'a> Tables<'a> {
         let pid = self.ident(&ev.pid);
         let tid = self.ident(&ev.tid);
         let args = ev.args.as_ref().map(|a| {
-            let op = a.op.map(|t| t.map_or(NONE, |t| self.value(t)));
+            let op: [u32; 4] =
+                std::array::from_fn(|key| a.op[key].map_or(NONE, |t| self.value(key, t)));
             let kernel = match a.kernel {
                 Some(k) if cat.is_runtime() => self.string(&kernel_text(k)),
                 _ => NONE,
@@ -376,6 +422,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
         strings,
         idents,
         values,
+        recent_values,
         extras,
         string_ids,
         ident_ids,
@@ -390,6 +437,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
         strings,
         idents,
         values,
+        recent_values,
         items,
         extras,
         phases,
