@@ -114,9 +114,9 @@ struct Parsed {
     idents: Vec<LocalIdent>,
     /// Op argument texts.
     values: Vec<Text>,
-    /// [`Tables`]' cache of op argument handles, kept with the batch so
-    /// that its room is not allocated again for each one.
-    recent_values: Vec<u32>,
+    /// [`Tables::recent`], kept with the batch so that its room is not
+    /// allocated again for each one.
+    recent: Vec<u32>,
     items: Vec<Item>,
     extras: Vec<Extra>,
     phases: PhaseCounts,
@@ -168,9 +168,13 @@ enum IdentKey<'a> {
     Str(&'a str),
 }
 
-/// Entries of [`Tables`]' cache of op argument texts: room for each of the
-/// four keys at 256 lengths.
+/// Places of op argument texts in [`Tables::recent`]: room for each of
+/// the four keys at 256 lengths.
 const RECENT_VALUES: usize = 1024;
+
+/// Places of names in [`Tables::recent`] (after the op arguments'), one
+/// for each of 256 lengths.
+const RECENT_STRINGS: usize = 256;
 
 /// A worker's tables while it reads one batch (borrowing the batch bytes).
 struct Tables<'a> {
@@ -187,11 +191,12 @@ struct Tables<'a> {
     recent_idents: [(IdentKey<'a>, u32); 2],
     idents: Vec<LocalIdent>,
     value_ids: FxHashMap<&'a str, u32>,
-    /// Handles of op argument texts, filed by key and length: the shapes
-    /// of an op repeat, and comparing a text with the one kept in its
-    /// place costs less than hashing it (they run to hundreds of bytes).
-    /// A text not found there goes to `value_ids`, as before.
-    recent_values: Vec<u32>,
+    /// Handles of recent op argument texts (filed by key and length) and
+    /// names (by length): an op's name and shapes repeat, and comparing a
+    /// text with the one kept in its place costs less than hashing it (op
+    /// argument texts run to hundreds of bytes). A text not found there
+    /// goes to the maps, as before.
+    recent: Vec<u32>,
     values: Vec<Text>,
     extras: Vec<Extra>,
 }
@@ -199,9 +204,9 @@ struct Tables<'a> {
 impl<'a> Tables<'a> {
     /// Tables over `buf`, filling the (empty) vectors of `into`.
     fn new(buf: &'a [u8], into: &mut Parsed) -> Tables<'a> {
-        let mut recent_values = std::mem::take(&mut into.recent_values);
-        recent_values.clear();
-        recent_values.resize(RECENT_VALUES, NONE);
+        let mut recent = std::mem::take(&mut into.recent);
+        recent.clear();
+        recent.resize(RECENT_VALUES + RECENT_STRINGS, NONE);
         Tables {
             buf,
             base: buf.as_ptr() as usize,
@@ -213,7 +218,7 @@ impl<'a> Tables<'a> {
             recent_idents: [(IdentKey::Null, NONE); 2],
             idents: std::mem::take(&mut into.idents),
             value_ids: FxHashMap::default(),
-            recent_values,
+            recent,
             values: std::mem::take(&mut into.values),
             extras: std::mem::take(&mut into.extras),
         }
@@ -240,8 +245,14 @@ impl<'a> Tables<'a> {
     fn string(&mut self, s: &Cow<'a, str>) -> u32 {
         match s {
             Cow::Borrowed(b) => {
+                let place = RECENT_VALUES + b.len() % RECENT_STRINGS;
+                if let Some(id) = self.recent_entry(place, &self.strings, b) {
+                    return id;
+                }
                 let t = self.place(b);
-                shared_entry(&mut self.string_ids, &mut self.strings, b, t)
+                let id = shared_entry(&mut self.string_ids, &mut self.strings, b, t);
+                self.recent[place] = id;
+                id
             }
             Cow::Owned(o) => {
                 let t = self.place(o);
@@ -291,16 +302,26 @@ impl<'a> Tables<'a> {
     /// [`crate::trace::args::OP_ARG_KEYS`]).
     fn value(&mut self, key: usize, text: &'a str) -> u32 {
         let place = (text.len() * 4 + key) % RECENT_VALUES;
-        let id = self.recent_values[place];
-        if let Some(&Text::Buf { start, len }) = self.values.get(id as usize)
-            && self.buf.get(start as usize..(start + len) as usize) == Some(text.as_bytes())
-        {
+        if let Some(id) = self.recent_entry(place, &self.values, text) {
             return id;
         }
         let t = self.place(text);
         let id = shared_entry(&mut self.value_ids, &mut self.values, text, t);
-        self.recent_values[place] = id;
+        self.recent[place] = id;
         id
+    }
+
+    /// The handle kept at `place` of [`Self::recent`] when it is `text`'s
+    /// entry in `table`.
+    fn recent_entry(&self, place: usize, table: &[Text], text: &str) -> Option<u32> {
+        let id = self.recent[place];
+        match table.get(id as usize)? {
+            &Text::Buf { start, len } => {
+                let kept = self.buf.get(start as usize..(start + len) as usize)?;
+                (kept == text.as_bytes()).then_some(id)
+            }
+            Text::Owned(_) => None,
+        }
     }
 
     /// The event with local handles, taking them in the order
@@ -422,7 +443,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
         strings,
         idents,
         values,
-        recent_values,
+        recent,
         extras,
         string_ids,
         ident_ids,
@@ -437,7 +458,7 @@ fn parse(mut batch: Parsed, needs: &Needs) -> Parsed {
         strings,
         idents,
         values,
-        recent_values,
+        recent,
         items,
         extras,
         phases,
