@@ -178,9 +178,8 @@ const RECENT_STRINGS: usize = 256;
 
 /// A worker's tables while it reads one batch (borrowing the batch bytes).
 struct Tables<'a> {
+    /// The batch's bytes, which borrowed texts point into.
     buf: &'a [u8],
-    base: usize,
-    len: usize,
     owned: Vec<Box<str>>,
     string_ids: FxHashMap<&'a str, u32>,
     strings: Vec<Text>,
@@ -209,8 +208,6 @@ impl<'a> Tables<'a> {
         recent.resize(RECENT_VALUES + RECENT_STRINGS, NONE);
         Tables {
             buf,
-            base: buf.as_ptr() as usize,
-            len: buf.len(),
             owned: std::mem::take(&mut into.owned),
             string_ids: FxHashMap::default(),
             strings: std::mem::take(&mut into.strings),
@@ -226,10 +223,10 @@ impl<'a> Tables<'a> {
 
     /// Where `s` is: a span of the batch, or a new owned copy.
     fn place(&mut self, s: &str) -> Text {
-        let p = s.as_ptr() as usize;
-        if p >= self.base && p + s.len() <= self.base + self.len {
+        let (p, base) = (s.as_ptr() as usize, self.buf.as_ptr() as usize);
+        if p >= base && p + s.len() <= base + self.buf.len() {
             Text::Buf {
-                start: (p - self.base) as u32,
+                start: (p - base) as u32,
                 len: s.len() as u32,
             }
         } else {
@@ -246,13 +243,15 @@ impl<'a> Tables<'a> {
         match s {
             Cow::Borrowed(b) => {
                 let place = RECENT_VALUES + b.len() % RECENT_STRINGS;
-                if let Some(id) = self.recent_entry(place, &self.strings, b) {
-                    return id;
-                }
-                let t = self.place(b);
-                let id = shared_entry(&mut self.string_ids, &mut self.strings, b, t);
-                self.recent[place] = id;
-                id
+                self.recent_or(
+                    place,
+                    b,
+                    |t| &t.strings,
+                    |t| {
+                        let at = t.place(b);
+                        shared_entry(&mut t.string_ids, &mut t.strings, b, at)
+                    },
+                )
             }
             Cow::Owned(o) => {
                 let t = self.place(o);
@@ -302,26 +301,36 @@ impl<'a> Tables<'a> {
     /// [`crate::trace::args::OP_ARG_KEYS`]).
     fn value(&mut self, key: usize, text: &'a str) -> u32 {
         let place = (text.len() * 4 + key) % RECENT_VALUES;
-        if let Some(id) = self.recent_entry(place, &self.values, text) {
-            return id;
-        }
-        let t = self.place(text);
-        let id = shared_entry(&mut self.value_ids, &mut self.values, text, t);
-        self.recent[place] = id;
-        id
+        self.recent_or(
+            place,
+            text,
+            |t| &t.values,
+            |t| {
+                let at = t.place(text);
+                shared_entry(&mut t.value_ids, &mut t.values, text, at)
+            },
+        )
     }
 
     /// The handle kept at `place` of [`Self::recent`] when it is `text`'s
-    /// entry in `table`.
-    fn recent_entry(&self, place: usize, table: &[Text], text: &str) -> Option<u32> {
+    /// entry in the table `table` picks; otherwise the one `intern` gives,
+    /// which is then kept there.
+    fn recent_or(
+        &mut self,
+        place: usize,
+        text: &str,
+        table: fn(&Self) -> &[Text],
+        intern: impl FnOnce(&mut Self) -> u32,
+    ) -> u32 {
         let id = self.recent[place];
-        match table.get(id as usize)? {
-            &Text::Buf { start, len } => {
-                let kept = self.buf.get(start as usize..(start + len) as usize)?;
-                (kept == text.as_bytes()).then_some(id)
-            }
-            Text::Owned(_) => None,
+        if let Some(&Text::Buf { start, len }) = table(self).get(id as usize)
+            && self.buf.get(start as usize..(start + len) as usize) == Some(text.as_bytes())
+        {
+            return id;
         }
+        let id = intern(self);
+        self.recent[place] = id;
+        id
     }
 
     /// The event with local handles, taking them in the order
