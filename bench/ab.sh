@@ -9,10 +9,10 @@
 # the reference's TraceLens_generate_perf_report_pytorch from that virtual
 # environment on the x1 trace (in the same alternation). With --rocprof,
 # the traces are the rocprofv3 908_results and its x4 / x16 copies
-# (bench/scale_rocprof.py) instead. The report is written as a workbook, or with --csv as a folder of
-# CSV sheets (what the reference writes with the corpus README's command:
-# R/A compares like with like only with --csv). Not a test: it asserts
-# nothing.
+# (bench/scale_rocprof.py) instead. The report is written as a workbook,
+# or with --csv as a folder of CSV sheets (what the reference writes with
+# the corpus README's command: R/A compares like with like only with
+# --csv). Not a test: it asserts nothing.
 #
 # usage: bench/ab.sh [--reference VENV] [--rocprof] [--csv] BASE_REV [RUNS]
 #   (RUNS default 3)

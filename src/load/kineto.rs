@@ -897,9 +897,9 @@ mod tests {
         ];
         let types = ["[\"float\", \"\"]", "[\"int64\", \"\"]", "[\"c10::Half\"]"];
         let mut next = crate::test_support::draws(0x5851_f42d_4c95_7f2d);
+        let pick = |list: &[&'static str], n: usize| list[n % list.len()];
         let mut events = Vec::new();
         for i in 0..12_000 {
-            let pick = |list: &[&'static str], n: usize| list[n % list.len()];
             let (pid, tid) = (pick(&idents, next(9) / 4), pick(&idents, next(7) / 3));
             let event = match next(10) {
                 0..=5 => format!(
