@@ -668,7 +668,7 @@ pub mod fleet {
     }
 
     /// The columns of one profiler step's figures (µs), in the field order
-    /// of `analysis::steps::StepFigures`: the summary's `steps` table and
+    /// of `analysis::commands::steps::StepFigures`: the summary's `steps` table and
     /// the `fleet_steps` sheet.
     pub const STEP_COLUMNS: [&str; 11] = [
         "step",

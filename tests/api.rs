@@ -4,7 +4,6 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use tracelens::analysis::{REPORT_PASSES, needs_of};
 use tracelens::error::{CompareInputError, LoadError, RankError, ReadError, RooflineError};
 use tracelens::load::load;
 use tracelens::trace::Needs;
@@ -69,13 +68,8 @@ fn progress_sees_every_step_in_order() {
 }
 
 #[test]
-fn report_needs_are_the_union_of_the_passes_needs() {
+fn report_needs_are_the_events_and_a_full_load_agrees() {
     let needs = tracelens::report_needs();
-    assert_eq!(needs, needs_of(REPORT_PASSES));
-    let union = REPORT_PASSES
-        .iter()
-        .fold(Needs::COLLECTIVES, |acc, p| acc.union(p.needs));
-    assert_eq!(needs, union);
     // No report sheet reads python frames or instant events.
     assert_eq!(needs, Needs::EVENTS);
     // A full load gives the same report as the lean one.

@@ -23,7 +23,7 @@ mod common;
 use std::path::Path;
 
 use common::{Table, report_csv, testdata};
-use tracelens::analysis::attribution::launcher_of;
+use tracelens::analysis::pytorch::attribution::launcher_of;
 use tracelens::load::load;
 use tracelens::trace::capture::{self, CaptureIndex, Mode, Outcome, Skipped};
 use tracelens::trace::tree::{Tree, TreeOptions, build};

@@ -228,11 +228,11 @@ fn run_ranks(dir: &Path) {
 fn run_report(dir: &Path, clean: &Path) {
     let paths = [clean.to_path_buf(), dir.to_path_buf()];
     if let Ok(inputs) = tracelens::load_compare_inputs(&paths, &["a".into(), "b".into()]) {
-        let opts = tracelens::analysis::compare::GateOptions {
+        let opts = tracelens::analysis::commands::compare::GateOptions {
             fail_above_pct: Some(5.0),
             ..Default::default()
         };
-        let _ = tracelens::analysis::compare::gate(&inputs.inputs, &opts);
+        let _ = tracelens::analysis::commands::compare::gate(&inputs.inputs, &opts);
     }
 }
 

@@ -6,7 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use tracelens::analysis::collectives::{CollectiveOptions, analyze, collective_kernel_count};
+use tracelens::analysis::commands::collectives::{
+    CollectiveOptions, analyze, collective_kernel_count,
+};
 use tracelens::load::load;
 use tracelens::trace::Needs;
 

@@ -192,7 +192,7 @@ fn modules_without_module_frames_is_an_error() {
 /// in Python) hold what `--modules` prints, with parents and event counts.
 #[test]
 fn module_rows_hold_the_module_view() {
-    use tracelens::analysis::treeview::module_rows;
+    use tracelens::analysis::commands::tree_view::module_rows;
     let t = tracelens::load_tree(&testdata("example.json")).unwrap();
     let rows = module_rows(&t.trace, &t.tree, false);
     let seen: Vec<(&str, Option<&str>, usize, f64, u32)> = rows

@@ -33,7 +33,7 @@ pub fn roofline<'py>(py: Python<'py>, args: Vec<String>) -> PyResult<(Bound<'py,
     out.set_item(
         "bound",
         gpu.and_then(|g| g.compute_bound)
-            .map(tracelens::analysis::roofline::bound_name),
+            .map(tracelens::analysis::pytorch::op_metrics::bound_name),
     )?;
     let m = f.measured.as_ref();
     out.set_item("time_us", m.map(|m| m.time_us))?;

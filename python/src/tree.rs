@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracelens::CallTree;
-use tracelens::analysis::treeview::{gpu_time, module_rows};
+use tracelens::analysis::commands::tree_view::{gpu_time, module_rows};
 use tracelens::trace::{EventId, Ident};
 
 use crate::TracelensError;
@@ -129,7 +129,7 @@ impl Tree {
             rows.iter().map(|r| module_name(r.id)).collect::<Vec<_>>(),
         )?;
         cols.set_item("path", paths)?;
-        let event = |r: &tracelens::analysis::treeview::ModuleRow| trace.event(r.id);
+        let event = |r: &tracelens::analysis::commands::tree_view::ModuleRow| trace.event(r.id);
         cols.set_item("ts", rows.iter().map(|r| event(r).ts).collect::<Vec<_>>())?;
         cols.set_item("dur", rows.iter().map(|r| event(r).dur).collect::<Vec<_>>())?;
         cols.set_item(

@@ -7,7 +7,7 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use super::report::load_trace;
-use crate::analysis::quality::CaptureNotes;
+use crate::analysis::common::quality::CaptureNotes;
 use crate::error::{Error, LoadError};
 use crate::trace::capture::{self, CaptureIndex, Detail, Outcome};
 use crate::trace::tree::Tree;

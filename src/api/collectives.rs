@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use regex::Regex;
 
-use crate::analysis::collectives::{
+use crate::analysis::commands::collectives::{
     CollectiveOptions, CollectiveReport, analyze, collective_kernel_count,
 };
 use crate::error::{Error, LoadError, RankError, World};

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::report::{analyze_keeping_trace, read_report};
-use crate::analysis::compare::{Input, check_report_sheets, comparable_sheets};
-use crate::analysis::diff::{DiffOptions, WhereMoved};
+use crate::analysis::commands::compare::{Input, check_report_sheets, comparable_sheets};
+use crate::analysis::commands::diff::{DiffOptions, WhereMoved};
 use crate::error::{CompareInputError, Error, error_chain};
 use crate::report::read;
 use crate::table::Table;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::report::load_trace;
-use crate::analysis::diff::{DiffError, DiffOptions, TraceDiff, Which};
+use crate::analysis::commands::diff::{DiffError, DiffOptions, TraceDiff, Which};
 use crate::error::Error;
 use crate::trace::tree::{Tree, TreeOptions, build};
 use crate::trace::{Profiler, Trace};
@@ -35,7 +35,7 @@ pub fn diff_loaded(
     variant: (&Trace, &Tree, &Path),
     opts: DiffOptions,
 ) -> Result<TraceDiff, Error> {
-    crate::analysis::diff::diff((base.0, base.1), (variant.0, variant.1), opts).map_err(|e| {
+    crate::analysis::commands::diff::diff((base.0, base.1), (variant.0, variant.1), opts).map_err(|e| {
         let path = |w: Which| match w {
             Which::Base => base.2,
             Which::Variant => variant.2,

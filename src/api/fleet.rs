@@ -17,15 +17,15 @@ use rayon::prelude::*;
 
 use super::collectives::rank_in_file_name;
 use super::report::{AnalyzeOptions, analyze_full};
-use crate::analysis::collectives::{
+use crate::analysis::commands::collectives::{
     CollectiveKernel, CollectiveOptions, analyze_kernels, collective_kernels,
     infer_from_kernel_name,
 };
-use crate::analysis::fleet::{
+use crate::analysis::commands::fleet::{
     CompareOptions, FleetReport, StepGrid, TimeShare, TraceRecord, compare, compare_sheet,
     outliers, outliers_sheet, percentile_sheet, steps_sheet,
 };
-use crate::analysis::steps::{StepFigures, profiler_steps};
+use crate::analysis::commands::steps::{StepFigures, profiler_steps};
 use crate::error::Error;
 use crate::load::kineto::parse_value;
 use crate::names::fleet::{STEP_COLUMNS, sheet};

@@ -22,8 +22,8 @@ mod report;
 mod roofline;
 mod tree;
 
-pub use crate::analysis::fleet::FleetReport;
-pub use crate::analysis::{InferenceOptions, Report, ReportOptions, TraceQuality};
+pub use crate::analysis::commands::fleet::FleetReport;
+pub use crate::analysis::{InferenceOptions, Report, ReportOptions, common::quality::TraceQuality};
 pub use crate::error::Error;
 pub use collectives::{
     CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks, trace_files,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::analysis::{self, Report, ReportOptions, run_report};
+use crate::analysis::{self, Report, ReportOptions, pytorch::run_report};
 use crate::error::{Error, ReadError};
 use crate::gpu_arch::GpuArch;
 use crate::load;
@@ -70,10 +70,10 @@ impl AnalyzeOptions<'_> {
     }
 }
 
-/// What the loader must keep for [`analyze`]: the union of the report
-/// passes' needs.
+/// What the loader must keep for [`analyze`]: what the report's passes
+/// read.
 pub fn report_needs() -> Needs {
-    analysis::report_needs()
+    analysis::pytorch::REPORT_NEEDS
 }
 
 /// The report of the trace at `path` (`-` for stdin): every sheet of

@@ -1,7 +1,7 @@
 //! `tracelens roofline`: FLOPs, bytes and roofline of one operation typed
 //! by hand, through the same models the report uses.
 
-use crate::analysis::calculator::{self, Figures};
+use crate::analysis::commands::roofline_calculator::{self, Figures};
 use crate::analysis::perf_model::{Evaluation, ModelResult};
 use crate::error::{Error, RooflineError};
 use crate::gpu_arch::GpuArch;
@@ -84,10 +84,11 @@ pub struct Roofline {
 /// Evaluates `q`. Checks run in a fixed order (dtype, GPU, shapes, model,
 /// time), so the first problem is the one reported.
 pub fn roofline(q: &RooflineQuery) -> Result<Roofline, Error> {
-    let dtype = calculator::trace_dtype(&q.dtype).ok_or_else(|| RooflineError::UnknownDtype {
-        given: q.dtype.clone(),
-        known: calculator::DTYPES,
-    })?;
+    let dtype =
+        roofline_calculator::trace_dtype(&q.dtype).ok_or_else(|| RooflineError::UnknownDtype {
+            given: q.dtype.clone(),
+            known: roofline_calculator::DTYPES,
+        })?;
     let arch = q
         .gpu_arch
         .as_deref()
@@ -109,7 +110,7 @@ pub fn roofline(q: &RooflineQuery) -> Result<Roofline, Error> {
 impl Roofline {
     /// The figures of this answer.
     pub fn figures(&self) -> Figures {
-        calculator::figures(&self.eval, self.arch.as_ref(), self.time_us)
+        roofline_calculator::figures(&self.eval, self.arch.as_ref(), self.time_us)
     }
 }
 
@@ -134,7 +135,7 @@ fn evaluate(op: &RooflineOp, dtype: &str) -> Result<ModelResult<Evaluation>, Roo
         } => {
             let b = batch.map(|b| positive("batch", b)).transpose()?;
             let (m, n, k) = (positive("m", m)?, positive("n", n)?, positive("k", k)?);
-            calculator::gemm(m, n, k, b, bias, dtype)
+            roofline_calculator::gemm(m, n, k, b, bias, dtype)
         }
         &RooflineOp::Sdpa {
             batch,
@@ -144,7 +145,7 @@ fn evaluate(op: &RooflineOp, dtype: &str) -> Result<ModelResult<Evaluation>, Roo
             seq_kv,
             head_dim,
             causal,
-        } => calculator::sdpa(
+        } => roofline_calculator::sdpa(
             positive("batch", batch)?,
             positive("heads", heads)?,
             positive("kv-heads", kv_heads.unwrap_or(heads))?,
@@ -179,7 +180,7 @@ fn conv(
     }
     let nd = input.len() - 2;
     let or = |v: &Vec<i64>, d: i64| if v.is_empty() { vec![d; nd] } else { v.clone() };
-    Ok(calculator::conv(
+    Ok(roofline_calculator::conv(
         input,
         weight,
         &or(stride, 1),

@@ -2,7 +2,7 @@
 //!
 //! Wiring only: the library reads the inputs (reports) or analyses them
 //! (traces) ([`tracelens::load_compare_inputs`]), the comparison and the
-//! verdict come from `analysis::compare`, and the files are written through
+//! verdict come from `analysis::commands::compare`, and the files are written through
 //! one [`Staging`] so they all appear or none does.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use tracelens::CompareInputs;
-use tracelens::analysis::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
+use tracelens::analysis::commands::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::analysis::commands::diff::{DiffOptions, MergedKind, TraceDiff};
 use tracelens::report::Document;
 use tracelens::report::markdown::truncate_text;
 use tracelens::report::parquet::Parquet;

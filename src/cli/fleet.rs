@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 use rayon::prelude::*;
 
-use tracelens::analysis::fleet::CompareOptions;
+use tracelens::analysis::commands::fleet::CompareOptions;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
@@ -242,13 +242,13 @@ fn fleet_inner(a: &FleetArgs) -> Result<i32> {
         eprintln!("wrote {written}");
     }
     let failed = match (a.fail_above, &report.changes) {
-        (Some(t), Some(c)) => tracelens::analysis::fleet::gate_fails(c, t),
+        (Some(t), Some(c)) => tracelens::analysis::commands::fleet::gate_fails(c, t),
         _ => false,
     };
     if let (Some(_), Some(changes), false) = (a.fail_above, &report.changes, a.quiet) {
         let span = changes
             .iter()
-            .find(|c| c.metric == tracelens::analysis::fleet::StepMetric::GpuSpan);
+            .find(|c| c.metric == tracelens::analysis::commands::fleet::StepMetric::GpuSpan);
         eprintln!(
             "tracelens: verdict: step time {} (exit {})",
             span.map_or("not compared", |c| c.verdict.name()),

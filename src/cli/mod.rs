@@ -20,8 +20,8 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use progress::Progress;
-use tracelens::analysis::kernel_category::KernelCategories;
-use tracelens::analysis::treeview::TreeViewOptions;
+use tracelens::analysis::commands::tree_view::TreeViewOptions;
+use tracelens::analysis::common::kernel_categories::KernelCategories;
 use tracelens::gpu_arch::GpuArch;
 use tracelens::report::csv::Csv;
 use tracelens::report::markdown::Markdown;

@@ -927,7 +927,7 @@ mod tests {
         }
         let text = format!("{{\"traceEvents\": [\n{}\n]}}", events.join(",\n"));
         assert!(text.len() > 2 << 20, "{} bytes: a few batches", text.len());
-        for needs in [Needs::ALL, crate::analysis::report_needs()] {
+        for needs in [Needs::ALL, crate::analysis::pytorch::REPORT_NEEDS] {
             let load = |threads| {
                 decode(
                     text.as_bytes(),

@@ -30,7 +30,7 @@ pub mod xlsx;
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::treeview::TreeNode;
+use crate::analysis::commands::tree_view::TreeNode;
 pub use crate::error::WriteError;
 use crate::table::Table;
 

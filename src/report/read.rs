@@ -2,7 +2,7 @@
 //! written by `tracelens report` or by the reference.
 //!
 //! The result is the same [`Table`] the passes produce. Cells get the types
-//! pandas would give them, because the comparison (`analysis::compare`)
+//! pandas would give them, because the comparison (`analysis::commands::compare`)
 //! reproduces pandas arithmetic and rendering on top: types are inferred per
 //! **column**, as `read_csv` / `read_excel` do, by
 //! [`crate::table::typing::type_column`] (missing-value spellings, Excel's

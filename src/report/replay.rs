@@ -5,7 +5,7 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::analysis::replay::{DTYPES, IrArg, IrValue, ReplayOp};
+use crate::analysis::commands::replay::{DTYPES, IrArg, IrValue, ReplayOp};
 
 /// An argument value as the reference's IR JSON writes it.
 fn value_json(v: &IrValue) -> Json {
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn addmm_gives_the_reference_ir() {
-        use crate::analysis::replay::replay_op;
+        use crate::analysis::commands::replay::replay_op;
         use crate::test_support::arg_value;
         // The spec's sample (05 §4.3), from a resnet trace.
         let v = [

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::{Block, Document, Outline, Page, Rendered, TimeLayout, WriteError, Writer};
-use crate::analysis::treeview::TreeNode;
+use crate::analysis::commands::tree_view::TreeNode;
 use crate::pyfmt::float_repr;
 
 /// Longest name shown in an outline, in characters (longer ones end with

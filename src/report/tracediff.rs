@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use super::Record;
 use super::csv::table_to_csv;
 use super::json::record_text;
-use crate::analysis::diff::opmap::{CommonMap, OpKernels, SideMap};
-use crate::analysis::diff::{TraceDiff, Which};
+use crate::analysis::commands::diff::opmap::{CommonMap, OpKernels, SideMap};
+use crate::analysis::commands::diff::{TraceDiff, Which};
 
 /// The reference's output files, in its write order (the CSVs only when
 /// they have rows).

@@ -14,8 +14,8 @@ use super::args::KernelArgs;
 use super::categories::UNCATEGORIZED;
 use super::kernels::{JaxTrace, Kernel, ident_int};
 use super::launch_rows::{LaunchRows, ShapeCells, record_entries};
-use crate::analysis::kernel_details::{self, KernelStat};
-use crate::analysis::ops::{
+use crate::analysis::common::kernel_stats::{self, KernelStat};
+use crate::analysis::pytorch::ops::{
     CategoryTotals, NameTotals, category_summary_of, name_summary_of, stats,
 };
 use crate::names::{col, sheet};
@@ -184,7 +184,7 @@ fn unique_args_columns() -> Vec<String> {
 /// `kernel_details_summary` of a group: its first row's details (less
 /// `dur`) with duration statistics.
 pub fn details_summary(jt: &JaxTrace, kernels: &[&Kernel], summarised: &[KernelStat]) -> String {
-    kernel_details::summary_text_with_head(summarised, |s| {
+    kernel_stats::summary_text_with_head(summarised, |s| {
         let name = str_repr(jt.trace.name(s.kernel));
         // The statistics are of the first row's kernels, first in `kernels`:
         // found at once, where a map of all would cost a slot per row.
@@ -247,7 +247,7 @@ pub fn unique_args_sheet(jt: &JaxTrace, rows: &[Row]) -> Table {
         let kernels: Vec<&Kernel> = idx.iter().map(|&r| rows[r].kernel).collect();
         let lists: Vec<[EventId; 1]> = kernels.iter().map(|k| [k.id]).collect();
         let lists: Vec<&[EventId]> = lists.iter().map(|l| l.as_slice()).collect();
-        let summarised = kernel_details::summarise(trace, &lists);
+        let summarised = kernel_stats::summarise(trace, &lists);
         row.push(Value::Py(details_summary(jt, &kernels, &summarised).into()));
         row.push(Value::Float(pct[j]));
         row.push(Value::Float(cum[j]));
@@ -330,7 +330,7 @@ pub fn xla_rows<'a>(rows: &'a [Row<'a>]) -> Vec<Row<'a>> {
 mod tests {
     use super::*;
     use crate::analysis::jax::test_support::kernel_trace;
-    use crate::analysis::ops::{TimedRow, category_summary, name_summary};
+    use crate::analysis::pytorch::ops::{TimedRow, category_summary, name_summary};
 
     /// Totalled as the rows go by, the summaries are those of the rows
     /// listed and grouped (the launcher sheets' way): names repeated out

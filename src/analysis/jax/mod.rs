@@ -22,18 +22,109 @@ pub mod perf;
 mod test_support;
 pub mod timeline;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::{Report, ReportOptions, TraceQuality};
+use crate::analysis::common::quality::TraceQuality;
+use crate::analysis::common::timeline::Timeline;
+use crate::analysis::{Pass, PassOutput, Report, ReportOptions, run_passes};
 use crate::names::sheet;
 use crate::timings;
 use crate::trace::Trace;
 use args::{KernelArgs, kernel_args};
 use kernels::JaxTrace;
 use launchers::Row;
+
+/// What the JAX report's passes read: the kernels with their arguments
+/// and rows, the options, and what passes share or hand back (the XLA
+/// kernels' rows, the GPU timeline), set by the first pass that has them.
+struct Context<'a> {
+    jt: &'a JaxTrace<'a>,
+    args: &'a [Arc<KernelArgs>],
+    rows: &'a [Row<'a>],
+    opts: &'a ReportOptions,
+    xla: OnceLock<Vec<Row<'a>>>,
+    timeline: OnceLock<Option<Timeline>>,
+}
+
+impl<'a> Context<'a> {
+    /// The rows of the XLA (uncategorised) kernels, shared by `df_xla_perf`
+    /// and `xla_summary`.
+    fn xla(&self) -> &[Row<'a>] {
+        self.xla.get_or_init(|| launchers::xla_rows(self.rows))
+    }
+}
+
+/// The passes of the JAX report, in the reference's sheet order. The two
+/// sheets of a row per kernel (`kernel_launchers`, `df_xla_perf`) are cheap
+/// when deferred (their rows are computed as they are written); held, they
+/// are computed on every core.
+fn report_passes<'a>() -> [Pass<Context<'a>>; 8] {
+    [
+        Pass {
+            name: "timeline sheets",
+            run: timeline_pass,
+        },
+        Pass {
+            name: sheet::KERNEL_LAUNCHERS,
+            run: |cx| {
+                let deferred = cx.opts.deferred_sheets;
+                launchers::launchers_sheet(cx.jt, sheet::KERNEL_LAUNCHERS, cx.rows, deferred).into()
+            },
+        },
+        Pass {
+            name: sheet::KERNEL_LAUNCHERS_SUMMARY,
+            run: |cx| {
+                let name = sheet::KERNEL_LAUNCHERS_SUMMARY;
+                let mut summary = launchers::summary_sheet(cx.jt, name, cx.rows, false);
+                if let Some(table) = &cx.opts.kernel_categories {
+                    table.add_column(&mut summary);
+                }
+                summary.into()
+            },
+        },
+        Pass {
+            name: sheet::KERNEL_LAUNCHERS_SUMMARY_BY_CATEGORY,
+            run: |cx| launchers::by_category_sheet(cx.jt, cx.rows).into(),
+        },
+        Pass {
+            name: sheet::KERNEL_LAUNCHERS_UNIQUE_ARGS,
+            run: |cx| launchers::unique_args_sheet(cx.jt, cx.rows).into(),
+        },
+        Pass {
+            name: sheet::DF_XLA_PERF,
+            run: |cx| {
+                let (sheet, warning) =
+                    launchers::xla_perf_sheet(cx.jt, cx.xla(), cx.opts.deferred_sheets);
+                PassOutput {
+                    sheets: vec![sheet],
+                    warnings: warning.into_iter().collect(),
+                }
+            },
+        },
+        Pass {
+            name: sheet::XLA_SUMMARY,
+            run: |cx| launchers::summary_sheet(cx.jt, sheet::XLA_SUMMARY, cx.xla(), true).into(),
+        },
+        Pass {
+            name: "op sheets",
+            run: |cx| {
+                let (sheets, warnings) = perf::op_sheets(cx.jt, cx.args);
+                PassOutput { sheets, warnings }
+            },
+        },
+    ]
+}
+
+/// `gpu_timeline` and `gpu_events_averages`; the timeline numbers are kept
+/// in the context for the report.
+fn timeline_pass(cx: &Context) -> PassOutput {
+    let (sheets, timeline, warnings) = timeline::sheets(cx.jt);
+    let _ = cx.timeline.set(timeline);
+    PassOutput { sheets, warnings }
+}
 
 /// Every sheet of the JAX report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
@@ -51,55 +142,17 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         .map(|(kernel, args)| Row { kernel, args })
         .collect();
     timings::stage("kernel arguments", start);
-    let start = Instant::now();
-    // Four independent groups, on every core: the timeline sheets, the
-    // model sheets, the summaries, and the two sheets of a row per kernel
-    // (`kernel_launchers`, `df_xla_perf`) with `xla_summary`. Deferred,
-    // those two are cheap here (their rows are computed as they are
-    // written); held, they are computed on every core. Pushed in the
-    // reference's order.
-    let deferred = opts.deferred_sheets;
-    let ((timeline_sheets, ops), (summaries, (launched, xla_sheets))) = rayon::join(
-        || rayon::join(|| timeline::sheets(&jt), || perf::op_sheets(&jt, &args)),
-        || {
-            rayon::join(
-                || {
-                    let mut summary = launchers::summary_sheet(
-                        &jt,
-                        sheet::KERNEL_LAUNCHERS_SUMMARY,
-                        &rows,
-                        false,
-                    );
-                    if let Some(table) = &opts.kernel_categories {
-                        table.add_column(&mut summary);
-                    }
-                    let by_category = launchers::by_category_sheet(&jt, &rows);
-                    let unique_args = launchers::unique_args_sheet(&jt, &rows);
-                    [summary, by_category, unique_args]
-                },
-                || {
-                    let launched =
-                        launchers::launchers_sheet(&jt, sheet::KERNEL_LAUNCHERS, &rows, deferred);
-                    let xla = launchers::xla_rows(&rows);
-                    let perf = launchers::xla_perf_sheet(&jt, &xla, deferred);
-                    let summary = launchers::summary_sheet(&jt, sheet::XLA_SUMMARY, &xla, true);
-                    (launched, (perf, summary))
-                },
-            )
-        },
-    );
-    let (mut sheets, timeline, w) = timeline_sheets;
-    warnings.extend(w);
-    let ((xla_perf, xla_warning), xla_summary) = xla_sheets;
-    let (ops, op_warnings) = ops;
-    sheets.push(launched);
-    sheets.extend(summaries);
-    warnings.extend(xla_warning);
-    sheets.push(xla_perf);
-    sheets.push(xla_summary);
-    warnings.extend(op_warnings);
-    sheets.extend(ops);
-    timings::stage("sheets", start);
+    let cx = Context {
+        jt: &jt,
+        args: &args,
+        rows: &rows,
+        opts,
+        xla: OnceLock::new(),
+        timeline: OnceLock::new(),
+    };
+    let out = run_passes(&cx, &report_passes());
+    warnings.extend(out.warnings);
+    let timeline = cx.timeline.get().copied().flatten();
     let gpu_events = kernels::count_in_gpu_processes(trace, |e| e.cat.is_gpu());
     let unlinked = jt.kernels.iter().filter(|k| k.parent.is_none()).count();
     if unlinked > 0 {
@@ -109,7 +162,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
         ));
     }
     Report {
-        sheets,
+        sheets: out.sheets,
         quality: TraceQuality {
             gpu_events,
             busy_us: timeline.map_or(0.0, |t| t.busy),

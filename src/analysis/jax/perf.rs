@@ -17,12 +17,12 @@ use rustc_hash::FxHashMap;
 use super::args::{KernelArgs, ModelKind};
 use super::categories::CATEGORIES;
 use super::kernels::{JaxTrace, Kernel};
-use crate::analysis::kernel_details;
+use crate::analysis::common::kernel_stats;
 use crate::analysis::perf_model::conv::conv_numbers;
 use crate::analysis::perf_model::gemm::{base_bytes, base_flops, kernel_transpose};
 use crate::analysis::perf_model::sdpa::sdpa_numbers;
 use crate::analysis::perf_model::{ModelError, Py};
-use crate::analysis::perf_sheets::{
+use crate::analysis::pytorch::perf_sheets::{
     head_columns, param_cells, rate_cells, tail_cells, tail_columns,
 };
 use crate::names::col;
@@ -406,8 +406,8 @@ fn group_cells(jt: &JaxTrace, m: &Modelled, rows: &[usize]) -> (Vec<Value>, f64)
     row.push(Value::from(jt.thread_name(first.id).unwrap_or("Unknown")));
     let lists: Vec<[EventId; 1]> = rows.iter().map(|&i| [m.members[i].0.id]).collect();
     let lists: Vec<&[EventId]> = lists.iter().map(|l| l.as_slice()).collect();
-    let stats = kernel_details::summarise(jt.trace, &lists);
-    let text = kernel_details::summary_text_with_head(&stats, |s| {
+    let stats = kernel_stats::summarise(jt.trace, &lists);
+    let text = kernel_stats::summary_text_with_head(&stats, |s| {
         format!("'name': {}", str_repr(jt.trace.name(s.kernel)))
     });
     row.push(Value::Py(text.into()));

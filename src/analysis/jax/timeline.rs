@@ -14,8 +14,8 @@
 use rustc_hash::FxHashMap;
 
 use super::kernels::{JaxTrace, ident_int};
-use crate::analysis::categories::is_comm_name;
-use crate::analysis::timeline::{Bucket, BucketIntervals, Timeline, sheet};
+use crate::analysis::common::op_categories::is_comm_name;
+use crate::analysis::common::timeline::{Bucket, BucketIntervals, Timeline, sheet};
 use crate::names::{col, sheet as sheet_name};
 use crate::table::{Column, Table, Value};
 use crate::trace::{IdentId, StrId};

@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::analysis::calculator::Figures;
+use crate::analysis::commands::roofline_calculator::Figures;
 use crate::analysis::perf_model::Evaluation;
-use crate::analysis::roofline::bound_name;
+use crate::analysis::pytorch::op_metrics::bound_name;
 
 /// `v` with an SI prefix (k, M, G, T, P) and four decimals.
 fn si(v: f64, unit: &str) -> String {

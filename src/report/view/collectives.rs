@@ -2,7 +2,7 @@
 //! and the lines printed on the terminal.
 
 use super::{heading, line, lines_page, section, shown};
-use crate::analysis::collectives::{CollectiveReport, Mode};
+use crate::analysis::commands::collectives::{CollectiveReport, Mode};
 use crate::names::{col, sheet};
 use crate::report::{Block, Page};
 use crate::table::Value;

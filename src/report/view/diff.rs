@@ -4,7 +4,7 @@
 
 use super::verdict::MARKDOWN_LIMIT;
 use super::{heading, line};
-use crate::analysis::diff::{DivergencePoint, PointTotals, TraceDiff};
+use crate::analysis::commands::diff::{DivergencePoint, PointTotals, TraceDiff};
 use crate::report::markdown::{code, plain};
 use crate::report::{Align, Block, Grid, Page, Record};
 
@@ -31,9 +31,9 @@ fn full_page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {
     let (mut both, mut only1, mut only2) = (0usize, 0usize, 0usize);
     for n in &d.merged.nodes {
         match n.kind {
-            crate::analysis::diff::MergedKind::Combined => both += 1,
-            crate::analysis::diff::MergedKind::Base => only1 += 1,
-            crate::analysis::diff::MergedKind::Variant => only2 += 1,
+            crate::analysis::commands::diff::MergedKind::Combined => both += 1,
+            crate::analysis::commands::diff::MergedKind::Base => only1 += 1,
+            crate::analysis::commands::diff::MergedKind::Variant => only2 += 1,
         }
     }
     let mut blocks = vec![
@@ -184,7 +184,7 @@ pub fn moved_record(points: &[DivergencePoint], totals: &PointTotals, top: usize
 }
 
 /// A side of a point: its ops, an arrow, its kernels (a few of each).
-fn side_cell(s: &crate::analysis::diff::points::PointSide) -> String {
+fn side_cell(s: &crate::analysis::commands::diff::points::PointSide) -> String {
     if s.kernels == 0 {
         return "—".to_string();
     }

@@ -2,7 +2,7 @@
 //! rank × step heatmaps.
 
 use super::{heading, line, lines_page, section, shown};
-use crate::analysis::fleet::{FleetReport, MetricChange, Outlier, StepMetric};
+use crate::analysis::commands::fleet::{FleetReport, MetricChange, Outlier, StepMetric};
 use crate::names::fleet::sheet;
 use crate::report::heatmap::Heatmap;
 use crate::report::{Align, Block, Grid, Page};

@@ -1,7 +1,7 @@
 //! The tree outlines of `tracelens tree`, from the call-tree views that
-//! [`crate::analysis::treeview`] builds.
+//! [`crate::analysis::commands::tree_view`] builds.
 
-use crate::analysis::treeview::{self, TreeViewOptions};
+use crate::analysis::commands::tree_view::{self, TreeViewOptions};
 use crate::report::{Outline, TimeLayout};
 use crate::trace::Trace;
 use crate::trace::tree::Tree;
@@ -10,7 +10,7 @@ use crate::trace::tree::Tree;
 /// fresh and GPU durations follow the names.
 pub fn call_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> Outline<'t> {
     Outline {
-        roots: treeview::call_tree(trace, tree, opts),
+        roots: tree_view::call_tree(trace, tree, opts),
         times: TimeLayout::Inline,
         joined_roots: false,
     }
@@ -19,7 +19,7 @@ pub fn call_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> O
 /// The nn.Module hierarchy with GPU time per module, dot-leadered.
 pub fn module_tree<'t>(trace: &'t Trace, tree: &Tree, opts: &TreeViewOptions) -> Outline<'t> {
     Outline {
-        roots: treeview::module_tree(trace, tree, opts),
+        roots: tree_view::module_tree(trace, tree, opts),
         times: TimeLayout::Leader,
         joined_roots: true,
     }

@@ -3,7 +3,7 @@
 //! `docs/compare-json.md`).
 
 use super::{heading, line};
-use crate::analysis::compare::{
+use crate::analysis::commands::compare::{
     Change, Gate, GateOptions, ItemComparison, Side, TOP_N, TimelineRow, Unmatched, VariantGate,
     Verdict, fmt_pct,
 };
@@ -416,8 +416,8 @@ fn change(c: &Change) -> Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::tests::gate_inputs;
-    use crate::analysis::compare::{GateOptions, gate};
+    use crate::analysis::commands::compare::tests::gate_inputs;
+    use crate::analysis::commands::compare::{GateOptions, gate};
     use crate::report::json::record_text;
 
     #[test]

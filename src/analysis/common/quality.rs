@@ -2,9 +2,9 @@
 //! and what the user can do about the rest. Printed on stderr and in the
 //! summary page, never in a sheet.
 
-use super::ReportOptions;
-use super::intervals::{Interval, length, union};
-use super::timeline::Timeline;
+use crate::analysis::ReportOptions;
+use crate::analysis::common::intervals::{Interval, length, union};
+use crate::analysis::common::timeline::Timeline;
 use crate::trace::Trace;
 use crate::trace::tree::{LinkMode, Tree, is_graph_launch};
 

@@ -248,8 +248,8 @@ pub(super) fn build_diff(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::tests::{input, sheet, t};
-    use crate::analysis::compare::{SheetGroup, compare};
+    use crate::analysis::commands::compare::tests::{input, sheet, t};
+    use crate::analysis::commands::compare::{SheetGroup, compare};
 
     fn f(x: f64) -> Value {
         Value::Float(x)

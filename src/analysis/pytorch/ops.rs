@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use super::callstack::{list_repr, module_stack, parent_module};
-use super::intervals::events_busy_time;
-use super::kernel_details;
-use super::pseudo::OpRef;
-use super::{ArgReprs, Context};
+use crate::analysis::common::intervals::events_busy_time;
+use crate::analysis::common::kernel_stats;
+use crate::analysis::pytorch::callstack::{list_repr, module_stack, parent_module};
+use crate::analysis::pytorch::pseudo::OpRef;
+use crate::analysis::{common::arg_cells::ArgReprs, pytorch::Context};
 use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::str_repr;
@@ -80,7 +80,10 @@ pub fn launcher_rows<'a>(cx: &Context<'a>) -> Vec<LauncherRow<'a>> {
                 name: e.name,
                 direct: events_busy_time(trace, kernels),
                 subtree: events_busy_time(trace, &tree.gpu_events(trace, l.uid)),
-                category: super::categories::categorize(trace.name_of(e), first),
+                category: crate::analysis::common::op_categories::categorize(
+                    trace.name_of(e),
+                    first,
+                ),
                 kernels,
             }
         })
@@ -543,9 +546,9 @@ pub fn unique_args(cx: &Context, rows: &[LauncherRow]) -> Table {
             row.push(first_stack(rows, idx));
         }
         let lists: Vec<&[EventId]> = idx.iter().map(|&r| rows[r].kernels).collect();
-        let ks = kernel_details::summarise(cx.trace, &lists);
-        row.push(Value::Text(kernel_details::summary_text(&ks).into()));
-        row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from));
+        let ks = kernel_stats::summarise(cx.trace, &lists);
+        row.push(Value::Text(kernel_stats::summary_text(&ks).into()));
+        row.push(kernel_stats::trunc_text(&ks).map_or(Value::Null, Value::from));
         row.push(Value::Float(pct[j]));
         row.push(Value::Float(cum[j]));
         s.push_row(row);

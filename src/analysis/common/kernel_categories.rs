@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::Context;
-use super::attribution::launcher_of;
+use crate::analysis::pytorch::Context;
+use crate::analysis::pytorch::attribution::launcher_of;
 use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::table::agg::desc_nan_last;

@@ -9,18 +9,18 @@ use rustc_hash::FxHashSet as HashSet;
 
 use indexmap::IndexMap;
 
-use super::attribution::CommNames;
-use super::callstack::{
+use crate::analysis::common::kernel_stats::{self, KernelStat};
+use crate::analysis::common::op_categories::categorize_with;
+use crate::analysis::perf_model::{self, ModelClass, ModelError};
+use crate::analysis::pytorch::attribution::CommNames;
+use crate::analysis::pytorch::callstack::{
     StackItem, entry_point, full_stack, full_stack_text, is_stack_frame, kernel_suffix, list_repr,
     strip_num_suffixes,
 };
-use super::categories::categorize_with;
-use super::kernel_details::{self, KernelStat};
-use super::ops::{arg_identity, arg_key_cells};
-use super::perf_model::{self, ModelClass, ModelError};
-use super::pseudo::OpRef;
-use super::roofline::{self, Metrics};
-use super::{ArgReprs, Context};
+use crate::analysis::pytorch::op_metrics::{self, Metrics};
+use crate::analysis::pytorch::ops::{arg_identity, arg_key_cells};
+use crate::analysis::pytorch::pseudo::OpRef;
+use crate::analysis::{common::arg_cells::ArgReprs, pytorch::Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, median, welford_std};
 use crate::table::agg::{
@@ -120,7 +120,7 @@ fn triton_model(cx: &Context, op: OpRef) -> bool {
     };
     let name = cx.trace.name(uid);
     perf_model::is_triton_compiled(name)
-        && perf_model::triton::can_model(&roofline::op_input(cx.trace, uid, Vec::new()))
+        && perf_model::triton::can_model(&op_metrics::op_input(cx.trace, uid, Vec::new()))
 }
 
 /// The GPU events below an op (a pseudo op: its one kernel).
@@ -355,12 +355,12 @@ fn measure(
         },
         Collect::Triton => {
             let uid = cx.args_event(op);
-            let input = roofline::op_input(trace, uid, Vec::new());
+            let input = op_metrics::op_input(trace, uid, Vec::new());
             match perf_model::triton::evaluate(&input) {
                 Ok(ev) => {
-                    let ks = roofline::kernel_set(trace, cx.tree, uid, false);
-                    let t = super::intervals::events_busy_time(trace, &ks);
-                    let m = Arc::new(roofline::metrics_from(ev, ks, t, cx.arch));
+                    let ks = op_metrics::kernel_set(trace, cx.tree, uid, false);
+                    let t = crate::analysis::common::intervals::events_busy_time(trace, &ks);
+                    let m = Arc::new(op_metrics::metrics_from(ev, ks, t, cx.arch));
                     (category(), Some(m), true)
                 }
                 Err(_) => (category(), None, true),
@@ -386,7 +386,7 @@ fn op_row<'a>(
     let (category, metrics, has_model) = measure(cx, op, name, how)?;
     let kernel_time = match &metrics {
         Some(m) => m.kernel_time,
-        None => super::intervals::events_busy_time(cx.trace, gpu),
+        None => crate::analysis::common::intervals::events_busy_time(cx.trace, gpu),
     };
     let duration = match op {
         OpRef::Event(e) => cx.trace.event(e).dur,
@@ -449,7 +449,7 @@ fn add_orphan_rows<'a>(
             name: Cow::Owned(name),
             duration: trace.event(p).dur,
             has_perf_model: false,
-            kernel_time: super::intervals::events_busy_time(trace, &[k]),
+            kernel_time: crate::analysis::common::intervals::events_busy_time(trace, &[k]),
             kernels: out.add_kernels(&[k]),
             metrics: None,
             stack: None,
@@ -690,19 +690,19 @@ impl Durations {
 /// `entry_point`, `call_stack_full` with `--include-call-stack`.
 fn detail_cells(cx: &Context, all: &Rows, g: &[&Row], metrics: Option<&Metrics>) -> Vec<Value> {
     let lists: Vec<&[EventId]> = g.iter().map(|r| all.kernels(r)).collect();
-    let ks = kernel_details::summarise(cx.trace, &lists);
+    let ks = kernel_stats::summarise(cx.trace, &lists);
     let stacks = kernel_stacks(cx, g[0], &ks);
     let print_stacks = cx.opts.inference.include_call_stack;
     let summary = match &stacks {
         Some(st) if !print_stacks => {
             let texts: Vec<String> = st.iter().map(|s| list_repr(s)).collect();
-            kernel_details::summary_text_with_stacks(&ks, &texts)
+            kernel_stats::summary_text_with_stacks(&ks, &texts)
         }
-        _ => kernel_details::summary_text(&ks),
+        _ => kernel_stats::summary_text(&ks),
     };
     let mut row = vec![
         Value::Text(summary.into()),
-        kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from),
+        kernel_stats::trunc_text(&ks).map_or(Value::Null, Value::from),
         metrics.map_or(Value::Null, |m| Value::Text(perf_params_text(m).into())),
         Value::Bool(g[0].has_perf_model),
     ];

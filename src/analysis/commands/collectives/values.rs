@@ -2,7 +2,7 @@
 //! becomes a cell, the NaN-as-None rule of their numbers, and the default
 //! aggregations of the reference's CLI.
 //!
-//! Recorded arguments become cells through [`crate::analysis::arg_value`];
+//! Recorded arguments become cells through [`crate::analysis::common::arg_cells::arg_value`];
 //! grouping, aggregation, ordering and column typing are the shared ones
 //! ([`crate::table::group`], [`crate::table::agg`],
 //! [`crate::table::typing`]).
@@ -65,7 +65,7 @@ pub const DEFAULT_AGG_METRICS: [Agg; 4] = [Agg::Mean, Agg::Median, Agg::Min, Agg
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::arg_value;
+    use crate::analysis::common::arg_cells::arg_value;
     use crate::trace::ArgValue;
 
     #[test]

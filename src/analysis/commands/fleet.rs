@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use super::collectives::CollectiveReport;
-use super::steps::StepFigures;
+use crate::analysis::commands::collectives::CollectiveReport;
+use crate::analysis::commands::steps::StepFigures;
 use crate::names::fleet::{STEP_COLUMNS, sheet};
 use crate::numeric::median;
 use crate::table::{Table, Value};

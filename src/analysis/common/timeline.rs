@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::categories::is_comm_name;
-use super::intervals::{Interval, length, subtract, union};
+use crate::analysis::common::intervals::{Interval, length, subtract, union};
+use crate::analysis::common::op_categories::is_comm_name;
 use crate::names::{col, row, sheet};
 use crate::table::{Table, Value};
 use crate::trace::tree::Tree;

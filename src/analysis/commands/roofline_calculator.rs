@@ -2,8 +2,8 @@
 //! (`tracelens roofline gemm|sdpa|conv`): the same models the report uses,
 //! fed with shapes typed on the command line.
 
-use super::perf_model::{self, Evaluation, ModelResult, OpInput};
-use super::roofline::metrics_from;
+use crate::analysis::perf_model::{self, Evaluation, ModelResult, OpInput};
+use crate::analysis::pytorch::op_metrics::metrics_from;
 use crate::gpu_arch::GpuArch;
 use crate::trace::ArgValue;
 

@@ -8,14 +8,15 @@
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
 
 use std::cmp::{Ordering, Reverse};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use super::categories::is_comm_name;
-use super::intervals::busy_time;
-use super::kernels::histogram;
-use super::{Report, ReportOptions, TraceQuality};
+use crate::analysis::common::intervals::busy_time;
+use crate::analysis::common::kernel_stats::histogram;
+use crate::analysis::common::op_categories::is_comm_name;
+use crate::analysis::common::quality::TraceQuality;
+use crate::analysis::{Pass, Report, ReportOptions, run_passes_after};
 use crate::names::{col, row, sheet};
 use crate::numeric::{kahan_sum, median, welford_std};
 use crate::table::agg::percentages;
@@ -23,62 +24,78 @@ use crate::table::{Table, Value};
 use crate::trace::Trace;
 use crate::trace::dispatch::{DispatchData, KernelDispatch, LaunchConfig};
 
+/// What the rocprof report's passes read: the dispatch records, the
+/// options, and the kernels grouped by name (built by the first pass that
+/// asks for them).
+struct Context<'a> {
+    trace: &'a Trace,
+    dispatches: &'a DispatchData,
+    opts: &'a ReportOptions,
+    by_name: OnceLock<NameGroups<'a>>,
+}
+
+impl<'a> Context<'a> {
+    /// The kernels grouped by name, shared by the two kernel summaries.
+    fn by_name(&self) -> &NameGroups<'a> {
+        self.by_name.get_or_init(|| NameGroups::of(self.dispatches))
+    }
+}
+
+/// The passes of the rocprof report, in the reference's sheet order.
+fn report_passes<'a>() -> [Pass<Context<'a>>; 6] {
+    [
+        Pass {
+            name: sheet::GPU_TIMELINE,
+            run: |cx| gpu_timeline(cx.dispatches).into(),
+        },
+        Pass {
+            name: sheet::KERNEL_SUMMARY,
+            run: |cx| {
+                let mut summary = kernel_summary(cx.dispatches, cx.by_name());
+                if let Some(table) = &cx.opts.kernel_categories {
+                    table.add_column(&mut summary);
+                }
+                summary.into()
+            },
+        },
+        Pass {
+            name: sheet::KERNEL_SUMMARY_BY_CATEGORY,
+            run: |cx| kernel_summary_by_category(cx.dispatches, cx.by_name()).into(),
+        },
+        Pass {
+            name: sheet::KERNEL_DETAILS,
+            run: |cx| kernel_details(cx.trace.shared_dispatches(), cx.opts.deferred_sheets).into(),
+        },
+        Pass {
+            name: sheet::SHORT_KERNELS_SUMMARY,
+            run: |cx| short_kernels_summary(cx.dispatches, cx.opts).into(),
+        },
+        Pass {
+            name: sheet::SHORT_KERNEL_HISTOGRAM,
+            run: |cx| short_kernel_histogram(cx.dispatches, cx.opts).into(),
+        },
+    ]
+}
+
+/// The place of `kernel_details` in [`report_passes`].
+const KERNEL_DETAILS_PASS: usize = 3;
+
 /// Every sheet of the rocprof report, in the reference's order.
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = DispatchData::default();
     let d = trace.dispatches().unwrap_or(&empty);
-    // The other sheets, three groups on every core.
-    let others = || {
-        let ((summary, by_category), (timeline, (short_summary, short_histogram))) = rayon::join(
-            || {
-                let by_name = NameGroups::of(d);
-                let mut summary = kernel_summary(d, &by_name);
-                if let Some(table) = &opts.kernel_categories {
-                    table.add_column(&mut summary);
-                }
-                (summary, kernel_summary_by_category(d, &by_name))
-            },
-            || {
-                rayon::join(
-                    || gpu_timeline(d),
-                    || {
-                        (
-                            short_kernels_summary(d, opts),
-                            short_kernel_histogram(d, opts),
-                        )
-                    },
-                )
-            },
-        );
-        (
-            timeline,
-            summary,
-            by_category,
-            short_summary,
-            short_histogram,
-        )
+    let cx = Context {
+        trace,
+        dispatches: d,
+        opts,
+        by_name: OnceLock::new(),
     };
-    let details = || kernel_details(trace.shared_dispatches(), opts.deferred_sheets);
-    let (details, (timeline, summary, by_category, short_summary, short_histogram)) =
-        if opts.deferred_sheets {
-            // Deferred, `kernel_details` is a sort (on every core): done
-            // first, its keys are freed before the other sheets' tables of
-            // a value per dispatch are built.
-            let details = details();
-            (details, others())
-        } else {
-            // Held, `kernel_details` takes as long as the others together:
-            // it is built beside them.
-            rayon::join(details, others)
-        };
-    let sheets = vec![
-        timeline,
-        summary,
-        by_category,
-        details,
-        short_summary,
-        short_histogram,
-    ];
+    // Deferred, `kernel_details` is a sort (on every core): done first, its
+    // keys are freed before the other sheets' tables of a value per
+    // dispatch are built. Held, it takes as long as the others together and
+    // is built beside them.
+    let first = opts.deferred_sheets.then_some(KERNEL_DETAILS_PASS);
+    let sheets = run_passes_after(&cx, &report_passes(), first).sheets;
     Report {
         sheets,
         timeline: None,

@@ -3,8 +3,9 @@
 
 use std::cmp::Ordering;
 
-use super::categories::{categorize_with, launcher_category};
-use super::{ArgReprs, Context};
+use crate::analysis::common::kernel_stats::histogram;
+use crate::analysis::common::op_categories::{categorize_with, launcher_category};
+use crate::analysis::{common::arg_cells::ArgReprs, pytorch::Context};
 use crate::names::{col, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
 use crate::table::agg::desc_nan_last;
@@ -208,48 +209,6 @@ fn kernel_summary(cx: &Context, rows: &[KernelRow], all_int: bool) -> Table {
     }
     if let Some(table) = &cx.opts.kernel_categories {
         table.add_column(&mut s);
-    }
-    s
-}
-
-/// `short_kernel_histogram`: `numpy.histogram(durations, bins)`, equal-width
-/// bins over the durations' range (shared by the PyTorch and rocprof reports).
-pub(super) fn histogram(durations: &[f64], bins: usize) -> Table {
-    let mut s = Table::new(
-        sheet::SHORT_KERNEL_HISTOGRAM,
-        &[col::BIN_START, col::BIN_END, col::COUNT_LC],
-    );
-    if durations.is_empty() || bins == 0 {
-        return s;
-    }
-    let mut lo = durations.iter().copied().fold(f64::INFINITY, f64::min);
-    let mut hi = durations.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if lo == hi {
-        lo -= 0.5;
-        hi += 0.5;
-    }
-    let step = (hi - lo) / bins as f64;
-    let mut edges: Vec<f64> = (0..bins).map(|i| i as f64 * step + lo).collect();
-    edges.push(hi);
-    let mut counts = vec![0i64; bins];
-    let norm = bins as f64 / (hi - lo);
-    for &v in durations {
-        let mut i = (((v - lo) * norm) as usize).min(bins - 1);
-        // Correct the float estimate against the actual edges, as numpy does.
-        while i > 0 && v < edges[i] {
-            i -= 1;
-        }
-        while i < bins - 1 && v >= edges[i + 1] {
-            i += 1;
-        }
-        counts[i] += 1;
-    }
-    for i in 0..bins {
-        s.push_row(vec![
-            Value::Float(edges[i]),
-            Value::Float(edges[i + 1]),
-            Value::Int(counts[i]),
-        ]);
     }
     s
 }

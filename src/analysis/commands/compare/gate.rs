@@ -467,7 +467,7 @@ pub fn gate(inputs: &[Input], opts: &GateOptions) -> Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::tests::gate_inputs;
+    use crate::analysis::commands::compare::tests::gate_inputs;
 
     #[test]
     fn gate_thresholds() {

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::categories::is_comm_name;
+use crate::analysis::common::op_categories::is_comm_name;
 use crate::numeric::total_order_key;
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, EventId, Trace};

@@ -164,7 +164,7 @@ pub struct VariantGate {
     pub op_shapes: Option<ItemComparison>,
     /// Where the GPU time moved, from the tree diff of the two traces;
     /// None unless both inputs are PyTorch traces.
-    pub where_moved: Option<crate::analysis::diff::WhereMoved>,
+    pub where_moved: Option<crate::analysis::commands::diff::WhereMoved>,
 }
 
 /// The gate over all variants: what `--json` writes.

@@ -5,7 +5,7 @@ use super::CollectiveKernel;
 use super::infer::{CUSTOM_COLLECTIVES, dtype_bytes, infer_from_kernel_name};
 use super::values::columns;
 use super::values::time_value;
-use crate::analysis::arg_value;
+use crate::analysis::common::arg_cells::arg_value;
 use crate::names::{col, sheet};
 use crate::table::agg::{Agg, desc_nan_last, first_present};
 use crate::table::group::{group_first_seen, group_sorted};

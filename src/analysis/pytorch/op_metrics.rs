@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
-use super::intervals::events_busy_time;
-use super::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
-use super::pseudo::PseudoOp;
+use crate::analysis::common::intervals::events_busy_time;
+use crate::analysis::perf_model::{self, Evaluation, ModelClass, ModelResult, OpInput};
+use crate::analysis::pytorch::pseudo::PseudoOp;
 use crate::gpu_arch::GpuArch;
 use crate::trace::tree::Tree;
 use crate::trace::{ArgValue, Cat, EventId, StrId, Trace, ValueId};

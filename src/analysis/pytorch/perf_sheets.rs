@@ -9,11 +9,11 @@ use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 
-use super::Context;
-use super::kernel_details;
-use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
-use super::pseudo::OpRef;
-use super::roofline::{Metrics, is_host_op};
+use crate::analysis::common::kernel_stats;
+use crate::analysis::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
+use crate::analysis::pytorch::Context;
+use crate::analysis::pytorch::op_metrics::{Metrics, is_host_op};
+use crate::analysis::pytorch::pseudo::OpRef;
 use crate::names::{col, sheet};
 use crate::numeric::kahan_sum;
 use crate::pyfmt::py_repr;
@@ -175,9 +175,9 @@ fn group_cells(cx: &Context, g: &[&RawRow], has_roofline: bool) -> (Vec<Value>, 
         row.extend(nan_stats(&pct).map(Value::Float));
     }
     let lists: Vec<&[EventId]> = g.iter().map(|r| &r.metrics.kernels[..]).collect();
-    let ks = kernel_details::summarise(cx.trace, &lists);
-    row.push(Value::Text(kernel_details::summary_text(&ks).into()));
-    row.push(kernel_details::trunc_text(&ks).map_or(Value::Null, Value::from));
+    let ks = kernel_stats::summarise(cx.trace, &lists);
+    row.push(Value::Text(kernel_stats::summary_text(&ks).into()));
+    row.push(kernel_stats::trunc_text(&ks).map_or(Value::Null, Value::from));
     row.extend(
         cx.trace
             .op_args(cx.args_event(g[0].op))

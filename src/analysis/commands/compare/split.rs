@@ -77,8 +77,8 @@ fn strip_other_tags(t: &mut Table, kept: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::tests::{input, sheet, t};
-    use crate::analysis::compare::{SheetGroup, compare};
+    use crate::analysis::commands::compare::tests::{input, sheet, t};
+    use crate::analysis::commands::compare::{SheetGroup, compare};
     use crate::table::{Column, Value};
 
     #[test]

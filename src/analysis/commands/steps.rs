@@ -6,7 +6,7 @@
 //! started. The launch time, not the call tree, decides: backward ops run
 //! on autograd threads that are not below the step's annotation.
 
-use super::timeline::{BucketIntervals, Classifier, Timeline};
+use crate::analysis::common::timeline::{BucketIntervals, Classifier, Timeline};
 use crate::table::Value;
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, Trace};

@@ -1,8 +1,10 @@
 //! `kernel_details_summary` and `trunc_kernel_details` (spec 02 §5.4, §5.5):
 //! per-position kernel statistics over the instances of a group.
 
+use crate::names::{col, sheet};
 use crate::numeric::{median, np_mean, np_round2, np_std_pop, pairwise_sum};
 use crate::pyfmt::{np_float, np_int, str_repr};
+use crate::table::{Table, Value};
 use crate::trace::{EventId, Trace};
 
 /// One summarised kernel position.
@@ -160,4 +162,46 @@ pub fn trunc_text(stats: &[KernelStat]) -> Option<String> {
         })
         .collect();
     Some(format!("[{}]", items.join(", ")))
+}
+
+/// `short_kernel_histogram`: `numpy.histogram(durations, bins)`, equal-width
+/// bins over the durations' range (shared by the PyTorch and rocprof reports).
+pub fn histogram(durations: &[f64], bins: usize) -> Table {
+    let mut s = Table::new(
+        sheet::SHORT_KERNEL_HISTOGRAM,
+        &[col::BIN_START, col::BIN_END, col::COUNT_LC],
+    );
+    if durations.is_empty() || bins == 0 {
+        return s;
+    }
+    let mut lo = durations.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = durations.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    let step = (hi - lo) / bins as f64;
+    let mut edges: Vec<f64> = (0..bins).map(|i| i as f64 * step + lo).collect();
+    edges.push(hi);
+    let mut counts = vec![0i64; bins];
+    let norm = bins as f64 / (hi - lo);
+    for &v in durations {
+        let mut i = (((v - lo) * norm) as usize).min(bins - 1);
+        // Correct the float estimate against the actual edges, as numpy does.
+        while i > 0 && v < edges[i] {
+            i -= 1;
+        }
+        while i < bins - 1 && v >= edges[i + 1] {
+            i += 1;
+        }
+        counts[i] += 1;
+    }
+    for i in 0..bins {
+        s.push_row(vec![
+            Value::Float(edges[i]),
+            Value::Float(edges[i + 1]),
+            Value::Int(counts[i]),
+        ]);
+    }
+    s
 }

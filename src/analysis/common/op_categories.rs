@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
-use super::registry::REGISTRY;
+use crate::analysis::common::op_registry::REGISTRY;
 
 fn registry() -> &'static HashMap<&'static str, &'static str> {
     static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();

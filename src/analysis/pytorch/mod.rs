@@ -1,0 +1,180 @@
+//! The PyTorch (Kineto) report: the reference's
+//! `generate_perf_report_pytorch` sheets over a loaded trace and its call
+//! tree.
+//!
+//! - [`context`]: the derived data every pass reads ([`Context`]);
+//! - [`attribution`]: GPU work attributed to the host ops that launched it;
+//! - [`ops`]: the op sheets (`ops_summary*`, `ops_unique_args`);
+//! - [`kernels`]: `kernel_summary` and the short-kernel sheets;
+//! - [`unified`]: the `unified_perf_summary` sheet;
+//! - [`perf_sheets`]: the perf-model sheets (one per model family);
+//! - [`op_metrics`]: an op instance's kernel time, FLOPs, bytes and
+//!   roofline figures;
+//! - [`pseudo`]: the pseudo ops of `--pseudo-ops`;
+//! - [`callstack`]: module chains and frame chains of the inference options.
+
+pub mod attribution;
+pub mod callstack;
+pub mod context;
+pub mod kernels;
+pub mod op_metrics;
+pub mod ops;
+pub mod perf_sheets;
+pub mod pseudo;
+pub mod unified;
+
+use std::time::Instant;
+
+pub use context::{Context, Prepared};
+
+use super::common::kernel_categories;
+use super::common::quality::TraceQuality;
+use super::common::timeline;
+use super::{Pass, PassOutput, Report, ReportOptions, run_passes};
+use crate::analysis::commands::collectives;
+use crate::names::sheet;
+use crate::table::Table;
+use crate::timings;
+use crate::trace::tree::Tree;
+use crate::trace::{Needs, Trace};
+use ops::LauncherRow;
+
+/// What the loader must keep for the report: no sheet reads python frames
+/// or instant (memory) events.
+pub const REPORT_NEEDS: Needs = Needs::EVENTS;
+
+/// The passes of the PyTorch report, in the order of their sheets.
+fn report_passes<'a>() -> [Pass<Context<'a>>; 9] {
+    [
+        Pass {
+            name: sheet::GPU_TIMELINE,
+            run: gpu_timeline_pass,
+        },
+        Pass {
+            name: sheet::OPS_SUMMARY_BY_CATEGORY,
+            run: ops_by_category_pass,
+        },
+        Pass {
+            name: sheet::OPS_SUMMARY,
+            run: ops_summary_pass,
+        },
+        Pass {
+            name: sheet::OPS_UNIQUE_ARGS,
+            run: ops_unique_args_pass,
+        },
+        Pass {
+            name: sheet::UNIFIED_PERF_SUMMARY,
+            run: unified_pass,
+        },
+        Pass {
+            name: "roofline sheets",
+            run: roofline_pass,
+        },
+        Pass {
+            name: "kernel sheets",
+            run: kernel_sheets_pass,
+        },
+        Pass {
+            name: sheet::KERNEL_CATEGORY_BY_LAUNCHER,
+            run: kernel_category_pass,
+        },
+        Pass {
+            name: sheet::COLL_ANALYSIS,
+            run: coll_analysis_pass,
+        },
+    ]
+}
+
+/// Runs every pass of the PyTorch report.
+pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
+    let start = Instant::now();
+    let prepared = Prepared::new(trace, tree, opts);
+    timings::stage("attribution and timeline", start);
+    let cx = Context::new(trace, tree, opts, &prepared);
+    if cx.has_launchers() {
+        let start = Instant::now();
+        cx.compute_metrics();
+        timings::stage(&format!("op metrics ({})", cx.metrics_count()), start);
+    }
+    let sheets = run_passes(&cx, &report_passes()).sheets;
+    let mut quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
+    quality
+        .warnings
+        .extend(prepared.pseudo.warnings.iter().cloned());
+    Report {
+        sheets,
+        timeline: prepared.timeline,
+        quality,
+    }
+}
+
+/// `gpu_timeline`, when there is GPU activity.
+fn gpu_timeline_pass(cx: &Context) -> PassOutput {
+    cx.timeline.as_ref().map(timeline::sheet).into()
+}
+
+/// The sheets `sheets` makes, or none when the trace has no launchers (the
+/// op, unified and roofline sheets all show launched work).
+fn with_launchers(cx: &Context, sheets: impl FnOnce() -> PassOutput) -> PassOutput {
+    if cx.has_launchers() {
+        sheets()
+    } else {
+        PassOutput::default()
+    }
+}
+
+/// One op sheet built on the launcher table.
+fn op_sheet(cx: &Context, sheet: fn(&Context, &[LauncherRow]) -> Table) -> PassOutput {
+    with_launchers(cx, || sheet(cx, cx.launcher_rows()).into())
+}
+
+/// `ops_summary_by_category`.
+fn ops_by_category_pass(cx: &Context) -> PassOutput {
+    op_sheet(cx, ops::summary_by_category)
+}
+
+/// `ops_summary`.
+fn ops_summary_pass(cx: &Context) -> PassOutput {
+    op_sheet(cx, ops::summary)
+}
+
+/// `ops_unique_args`.
+fn ops_unique_args_pass(cx: &Context) -> PassOutput {
+    op_sheet(cx, ops::unique_args)
+}
+
+/// `unified_perf_summary`, shown with the op sheets.
+fn unified_pass(cx: &Context) -> PassOutput {
+    with_launchers(cx, || unified::sheet(cx).into())
+}
+
+/// The roofline (perf model) sheets, shown with the op sheets.
+fn roofline_pass(cx: &Context) -> PassOutput {
+    with_launchers(cx, || perf_sheets::sheets(cx).into())
+}
+
+/// `kernel_summary` and the short-kernel sheets; the inference script
+/// writes none unless asked, and we have no option to ask.
+fn kernel_sheets_pass(cx: &Context) -> PassOutput {
+    if cx.opts.inference.layout {
+        return PassOutput::default();
+    }
+    kernels::sheets(cx).into()
+}
+
+/// `kernel_category_by_launcher`, with `--kernel-categories` and launched
+/// kernels.
+fn kernel_category_pass(cx: &Context) -> PassOutput {
+    match &cx.opts.kernel_categories {
+        Some(table) if cx.has_launchers() => kernel_categories::by_launcher_sheet(cx, table).into(),
+        _ => PassOutput::default(),
+    }
+}
+
+/// `coll_analysis`; GPU-only traces have no collective ops to attribute.
+fn coll_analysis_pass(cx: &Context) -> PassOutput {
+    if cx.gpu_only || !cx.opts.inference.coll_analysis() {
+        return PassOutput::default();
+    }
+    collectives::coll_analysis(cx.trace).into()
+}
