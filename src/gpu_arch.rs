@@ -1,6 +1,6 @@
 //! GPU specifications for roofline analysis: peak memory bandwidth and peak
 //! dense TFLOP/s per Compute Spec (`matrix_bf16`, `vector_fp32`, …), in the
-//! reference's JSON schema (spec 03 §6.2).
+//! reference's JSON schema.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -469,7 +469,7 @@ fn choose_link_key(trace: &Trace) -> LinkKey {
     LinkKey::ExternalId
 }
 
-/// Host call-stack nesting (spec 01 §2.3), including the bleed rule.
+/// Host call-stack nesting, including the bleed rule.
 fn nest_host_events(trace: &Trace, tree: &mut Tree, include_python: bool) {
     // By ts only, equal starts in file order (what a stable sort by ts
     // gives): (ts key, id) pairs sorted directly, not through the events.
@@ -627,7 +627,7 @@ impl LinkTables {
     }
 }
 
-/// Links runtime launches to GPU work (spec 01 §2.5).
+/// Links runtime launches to GPU work.
 fn link_gpu_work(trace: &Trace, tree: &mut Tree, mut links: LinkTables) {
     tree.gpu_total = links.gpu_total;
     let has_flows = !(links.flow_start.is_empty() && links.flow_end.is_empty());
@@ -759,7 +759,7 @@ fn launch_targets(
     }
 }
 
-/// Forward/backward links by `Sequence number` (spec 01 §2.7).
+/// Forward/backward links by `Sequence number`.
 fn link_forward_backward(trace: &Trace, tree: &mut Tree) {
     let mut order: Vec<i64> = Vec::new();
     let mut by_seq: FxHashMap<i64, Vec<EventId>> = FxHashMap::default();

@@ -1,4 +1,4 @@
-//! `kernel_details_summary` and `trunc_kernel_details` (spec 02 §5.4, §5.5):
+//! `kernel_details_summary` and `trunc_kernel_details`:
 //! per-position kernel statistics over the instances of a group.
 
 use crate::names::{col, sheet};

@@ -1,4 +1,4 @@
-//! Op categories (spec 02 §4): registry lookup, name patterns, then the
+//! Op categories: registry lookup, name patterns, then the
 //! kernel-name fallback.
 
 use rustc_hash::FxHashMap as HashMap;

@@ -1,7 +1,6 @@
 //! The op-category registry of the reference: exact op name -> category.
 //!
-//! Taken from the reference's registry as listed in spec 01, Appendix A
-//! (292 names).
+//! Taken from the reference's registry (292 names).
 
 /// (op name, category) pairs.
 pub const REGISTRY: &[(&str, &str)] = &[

@@ -1,4 +1,4 @@
-//! The `gpu_timeline` sheet (spec 01 §3): where GPU time went, as the union
+//! The `gpu_timeline` sheet: where GPU time went, as the union
 //! of computation, exposed communication, exposed memcpy and idle time.
 
 use std::sync::OnceLock;
@@ -63,7 +63,7 @@ pub enum Bucket {
     Memcpy,
 }
 
-/// Classifies one GPU event (spec 01 §3.2).
+/// Classifies one GPU event.
 pub fn classify(cat: Cat, name: &str) -> Bucket {
     if cat == Cat::GpuMemcpy {
         return Bucket::Memcpy;

@@ -1,5 +1,5 @@
 //! A kernel's perf model and the arguments read from its HLO record
-//! (spec 05 §1.7.5, §1.9): which model the custom-call target selects, the
+//!: which model the custom-call target selects, the
 //! `Input Dims` / `Input type` / `Concrete Inputs` the sheets print, and
 //! the GEMM dimensions and convolution shapes the models need.
 
@@ -329,7 +329,7 @@ fn gemm_operands(rec: &HloRecord, module: Option<&ModuleRecords>) -> Vec<String>
 }
 
 // One function: the reference's `process_gemm_ops`, step by step.
-/// `process_gemm_ops` for one record (spec 05 §1.7.5): the contracted
+/// `process_gemm_ops` for one record: the contracted
 /// dimension is K; it and the batch are removed from A's and B's sizes;
 /// the output layout decides which of the rest is M and which N.
 pub fn gemm_dims(rec: &HloRecord, module: Option<&ModuleRecords>) -> Result<GemmDims, String> {

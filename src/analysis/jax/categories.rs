@@ -1,4 +1,4 @@
-//! Kernel categories of the JAX report (spec 05 §1.6): the reference's
+//! Kernel categories of the JAX report: the reference's
 //! `JaxOpKeys` keyword table and its tree categoriser, which matches the
 //! kernel name first and lets the XLA op (`hlo_op`) override the result
 //! unless the name said flash attention.
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn name_first_then_the_xla_op_overrides() {
-        // Worked by hand from spec 05 §1.6 (a) and the corpus README.
+        // Worked by hand from the reference's rules and the corpus README.
         let cases = [
             // A Tensile GEMM running a cuDNN convolution is a convolution.
             (

@@ -1,5 +1,5 @@
 //! The per-instruction records the reference derives from an HLO module
-//! (spec 05 §1.7.3): it has xprof print the module as text and parses each
+//!: it has xprof print the module as text and parses each
 //! line with regular expressions. We render the few parts of a line that
 //! the parser reads from the decoded `HloProto` and run the same
 //! expressions on them, so the records (and their quirks) come out as the

@@ -1,4 +1,4 @@
-//! The JAX report's view of a trace (spec 05 §1.5): its GPU kernels in
+//! The JAX report's view of a trace: its GPU kernels in
 //! UID order, each with its launch event, its category and the record of
 //! the HLO instruction it ran.
 //!

@@ -1,5 +1,5 @@
-//! The rows of `kernel_launchers` and `df_xla_perf` (spec 05 §1.8.3,
-//! §1.8.6) as compact owned data, served as a [`RowSource`]: the writers
+//! The rows of `kernel_launchers` and `df_xla_perf`
+//! as compact owned data, served as a [`RowSource`]: the writers
 //! compute the cells as they write them ([`Table::deferred`]), and the held
 //! sheet is the same source materialized, so both come from one code path.
 //!

@@ -1,4 +1,4 @@
-//! The kernel sheets of the JAX report (spec 05 §1.8.3–1.8.6): in JAX a
+//! The kernel sheets of the JAX report: in JAX a
 //! kernel is its own launcher, so `kernel_launchers` lists every kernel
 //! with its times, HLO shapes and details; the summaries group them by
 //! name and category, `kernel_launchers_unique_args` by name and shapes;

@@ -1,5 +1,5 @@
 //! The JAX (XLA) report: the reference's `generate_perf_report_jax` sheets
-//! over a trace decoded from an XPlane profile (spec 05 §1.4–1.9).
+//! over a trace decoded from an XPlane profile.
 //!
 //! - [`kernels`]: the GPU kernels, their launches and HLO records;
 //! - [`hlo_records`]: what the reference reads of each HLO instruction;

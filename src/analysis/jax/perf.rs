@@ -1,5 +1,4 @@
-//! The JAX perf models (`jax_gemm`, `jax_te_fused_attn`, `jax_conv`, spec
-//! 05 §1.9) on the project's GEMM, SDPA and CONV formulas, and the
+//! The JAX perf models (`jax_gemm`, `jax_te_fused_attn`, `jax_conv`) on the project's GEMM, SDPA and CONV formulas, and the
 //! `op_<category>` sheets: one row per kernel name and model parameters,
 //! with FLOPs, bytes, achieved rates and kernel-time statistics.
 //!
@@ -220,7 +219,7 @@ fn te_model(args: &KernelArgs, layout: Option<i64>, bwd: bool) -> Result<ModelOu
 }
 
 /// `jax_conv`: the CONV formulas with the spatial-only filter shape the
-/// reference passes (its FLOPs lose the input channels: spec 05 §1.9).
+/// reference passes (its FLOPs lose the input channels).
 fn conv_model(args: &KernelArgs, bwd: bool) -> Result<ModelOutput, String> {
     let x = &args.tensors.first().ok_or("tuple index out of range")?.dims;
     let out = &args.output.as_ref().ok_or("tuple index out of range")?.dims;

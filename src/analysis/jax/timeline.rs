@@ -1,5 +1,4 @@
-//! `gpu_timeline` and `gpu_events_averages` of the JAX report (spec 05
-//! §1.8.1–2): the PyTorch timeline metrics per GPU process, over the
+//! `gpu_timeline` and `gpu_events_averages` of the JAX report: the PyTorch timeline metrics per GPU process, over the
 //! events of its `Stream #…` rows, and their mean over GPUs.
 //!
 //! Buckets are by name only: a name starting with `copy`, `memcpy` or

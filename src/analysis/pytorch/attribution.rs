@@ -1,4 +1,4 @@
-//! Direct attribution of GPU work to launchers (spec 02 §3.1): each
+//! Direct attribution of GPU work to launchers: each
 //! non-communication GPU event belongs to the innermost enclosing cpu_op of
 //! its launch (skipping `execute` and python frames), or to the runtime call
 //! itself when there is none. Shared by the ops sheets and the kernel sheets.

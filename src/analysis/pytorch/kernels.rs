@@ -1,4 +1,4 @@
-//! Kernel sheets (spec 01 §4): `kernel_summary`, `short_kernel_histogram`
+//! Kernel sheets: `kernel_summary`, `short_kernel_histogram`
 //! and `short_kernels_summary`, all built on one per-kernel table.
 
 use std::cmp::Ordering;

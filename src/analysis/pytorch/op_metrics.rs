@@ -1,4 +1,4 @@
-//! The per-event metric pipeline of the roofline sheets (spec 03 §2, §6):
+//! The per-event metric pipeline of the roofline sheets:
 //! kernel set and busy time, the op's model, achieved TFLOPS/s and TB/s,
 //! and, with a GPU spec, the roofline time and bound.
 
@@ -335,7 +335,7 @@ fn arg_handles(trace: &Trace, uid: EventId) -> (Option<StrId>, [Option<ValueId>;
     (trace.event(uid).name, ids)
 }
 
-/// Runs the pipeline of spec 03 §2 for one event, reading the enclosing
+/// Runs the metric pipeline for one event, reading the enclosing
 /// annotation of the ops named in `annotated`; the model evaluation goes
 /// through `memo`.
 #[allow(clippy::too_many_arguments)]

@@ -1,4 +1,4 @@
-//! The op sheets built on the launcher table (spec 02 §5):
+//! The op sheets built on the launcher table:
 //! `ops_summary_by_category`, `ops_summary` and `ops_unique_args`.
 
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
 //! The per-category roofline sheets (`GEMM`, `SDPA_fwd`, `CONV_fwd`,
-//! `UnaryElementwise`, `Normalization`, `Reduce_fwd`, …), spec 03 §5: one row
+//! `UnaryElementwise`, `Normalization`, `Reduce_fwd`, …): one row
 //! per distinct (op, model parameters), with FLOPs, bytes, achieved rates and
 //! kernel-time statistics over the instances.
 

@@ -1,4 +1,4 @@
-//! `unified_perf_summary` (spec 02 §6): one row set covering all GPU time —
+//! `unified_perf_summary`: one row set covering all GPU time —
 //! the highest modelled op of each subtree with its perf metrics, leaf ops
 //! without a model, and one-kernel "Synthetic Op" rows for the rest.
 
@@ -91,7 +91,7 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// The walk of spec 02 §6.2: it visits the call tree once and makes the
+/// The walk of the unified sheet: it visits the call tree once and makes the
 /// row of each op it collects as it goes (no list of collected ops).
 struct Walker<'c, 'a> {
     cx: &'c Context<'a>,
@@ -195,7 +195,7 @@ impl Walker<'_, '_> {
         })
     }
 
-    /// Spec 02 §6.2: a backward op whose forward op has a model with a
+    /// A backward op whose forward op has a model with a
     /// backward category. Returns the forward op and its class.
     fn sole_backward(&self, x: EventId) -> Option<(EventId, &'static ModelClass)> {
         let (trace, tree) = (self.cx.trace, self.cx.tree);

@@ -1,8 +1,8 @@
 //! The rocprofv3 report: the reference's `generate_perf_report_rocprof`
-//! sheets over a trace's dispatch records (spec 05 §2), computed from the
+//! sheets over a trace's dispatch records, computed from the
 //! exact integer nanoseconds of [`DispatchData`].
 //!
-//! The reference never converts rocprof's nanoseconds (spec 05 §2.2), and
+//! The reference never converts rocprof's nanoseconds, and
 //! neither do these sheets: every `(µs)` column holds nanoseconds, `Total
 //! Kernel Time (ms)` holds microseconds and the short-kernel threshold is
 //! compared with nanoseconds. Only `gpu_timeline` is in the units it says.
@@ -107,7 +107,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     }
 }
 
-/// The rocprof categoriser (spec 05 §2.4): lower-cased name, first rule
+/// The rocprof categoriser: lower-cased name, first rule
 /// with a matching substring wins; communication (NCCL/RCCL) comes last,
 /// so `ncclReduceScatter` is a `Reduction`.
 const CATEGORY_RULES: &[(&[&str], &str)] = &[

@@ -1,4 +1,4 @@
-//! Collective (NCCL/RCCL) analysis across ranks (spec 04 Part A): the long
+//! Collective (NCCL/RCCL) analysis across ranks: the long
 //! table of collective kernels, matching of the same collective across
 //! ranks, implicit-sync metrics (latency, skew, wait, bandwidth), the
 //! straggler summary, all_to_allv sheets, and the single-trace

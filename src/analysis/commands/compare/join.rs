@@ -173,7 +173,7 @@ pub(super) fn tagged(tag: &str, column: &str) -> String {
     format!("{tag}{TAG_SEPARATOR}{column}")
 }
 
-/// The reference's `build_df_dff` (spec 04 §B2): prefix, outer-join, diff
+/// The reference's `build_df_dff`: prefix, outer-join, diff
 /// and percentage columns, then keys, diff columns, the rest.
 pub(super) fn build_diff(
     tables: Vec<Table>,

@@ -1,11 +1,11 @@
 //! Report comparison (`tracelens compare`) and the CI regression gate.
 //!
 //! [`compare`] reproduces the reference's `compare_perf_reports_pytorch`
-//! (spec 04, Part B): for every sheet group it outer-joins one table per
+//!: for every sheet group it outer-joins one table per
 //! report on the group's keys, adds `<col>__<tag>_diff` / `_pct` columns and,
 //! for the per-shape sheets, splits the result into `_intersect_`,
 //! `_only_baseline_` and `_only_variant_` tables. Cell types follow the
-//! pandas rules of spec 04 §0.2: a numeric column that gains a missing value
+//! pandas rules: a numeric column that gains a missing value
 //! in the join becomes float (`220.0`), differences of two int columns stay
 //! ints, percentages are floats and a zero baseline gives an empty
 //! percentage.
@@ -163,7 +163,7 @@ pub struct Comparison {
 }
 
 // ---------------------------------------------------------------------------
-// Configuration (spec 04 §B3)
+// Configuration
 // ---------------------------------------------------------------------------
 
 /// A summary sheet: joined, diffed and sorted, not split.

@@ -7,7 +7,7 @@ use crate::names::col::TAG_SEPARATOR;
 use crate::names::sheet::{INTERSECT, ONLY_BASELINE, ONLY_VARIANT};
 use crate::table::Table;
 
-/// The reference's `split_df_diff` (spec 04 §B4): for each variant, the rows
+/// The reference's `split_df_diff`: for each variant, the rows
 /// on both sides, on the baseline only and on the variant only, each sorted
 /// and stripped of the other reports' columns and of all-empty columns.
 pub(super) fn split(

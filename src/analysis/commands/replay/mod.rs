@@ -1,4 +1,4 @@
-//! Event replay (spec 05 §4): a traced `cpu_op` turned into a call of the
+//! Event replay: a traced `cpu_op` turned into a call of the
 //! same ATen overload on tensors of the recorded shapes, strides and dtypes.
 //! This module matches the op's recorded arguments (`Input Dims`, `Input
 //! type`, `Input Strides`, `Concrete Inputs`) against the bundled schema
@@ -206,8 +206,8 @@ enum Mismatch {
     TensorList,
 }
 
-/// Whether recorded argument `i` fits schema argument `arg` (spec 05
-/// §4.2, with this module's extensions).
+/// Whether recorded argument `i` fits schema argument `arg`: the
+/// reference's matching rules, with this module's extensions.
 fn fits(arg: &SchemaArg, r: &Recorded, i: usize) -> Result<(), Mismatch> {
     let (ty, concrete) = (r.types[i], r.concrete[i]);
     let (base, optional) = match arg.ty.strip_suffix('?') {
@@ -244,8 +244,7 @@ fn fits(arg: &SchemaArg, r: &Recorded, i: usize) -> Result<(), Mismatch> {
     if ok { Ok(()) } else { Err(Mismatch::No) }
 }
 
-/// The IR value of recorded argument `i` for schema argument `arg` (spec
-/// 05 §4.3).
+/// The IR value of recorded argument `i` for schema argument `arg`.
 fn ir_value(op: &str, arg: &SchemaArg, r: &Recorded, i: usize) -> Result<IrValue, String> {
     let (ty, concrete) = (r.types[i], r.concrete[i]);
     let (base, optional) = match arg.ty.strip_suffix('?') {
@@ -410,7 +409,7 @@ mod tests {
 
     #[test]
     fn addmm_matches_the_default_overload() {
-        // The spec's sample (05 §4.3), from a resnet trace; its JSON form is
+        // The reference's sample, from a resnet trace; its JSON form is
         // checked in report::replay.
         let v = op(
             r#"[[1000], [10, 512], [512, 1000], [], []]"#,

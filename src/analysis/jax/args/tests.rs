@@ -1,5 +1,5 @@
-//! Argument extraction tests, worked by hand from spec 05 §1.7.5 and §1.9
-//! (the GEMM example there is the reference's record of `custom-call.1`
+//! Argument extraction tests, worked by hand from the reference's
+//! rules (the GEMM example is the reference's record of `custom-call.1`
 //! in `jax_te_fused_attn`).
 
 use super::*;
@@ -23,7 +23,7 @@ fn gemm_record(output: &str, operands: &[&str], config: &str) -> HloRecord {
 
 #[test]
 fn gemm_dims_of_the_spec_example() {
-    // Spec 05 §1.7.5: A bf16[4096,6144], B bf16[2048,6144], C bf16[4096,2048]
+    // A bf16[4096,6144], B bf16[2048,6144], C bf16[4096,2048]
     // with layout {1,0}, contracting 1/1 → K = 6144, N = A's 4096, M = B's 2048.
     let rec = gemm_record(
         "(bf16[4096,2048]{1,0},s8[67108864]{0})",
@@ -167,7 +167,7 @@ fn model_selection() {
 
 #[test]
 fn conv_args_take_the_spatial_filter() {
-    // The cuDNN convolution of jax_conv_minimal_08 (spec 05 §1.9).
+    // The cuDNN convolution of jax_conv_minimal_08.
     let rec = custom_call(
         "__cudnn$convForward",
         &[

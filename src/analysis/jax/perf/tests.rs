@@ -1,4 +1,4 @@
-//! Model tests, worked by hand from spec 05 §1.9 and 03 (the numbers are
+//! Model tests, worked by hand from the reference's formulas (the numbers are
 //! the reference's: its `op_conv` of `jax_conv_minimal_08`, and the
 //! reference's own formulas on the TE shapes unpacked).
 
@@ -35,7 +35,7 @@ fn param<'a>(out: &'a ModelOutput, key: &str) -> &'a Py {
 
 #[test]
 fn conv_loses_the_input_channels() {
-    // Spec 05 §1.9: input (1,16,32,60,104), filter (1,2,2), output
+    // Input (1,16,32,60,104), filter (1,2,2), output
     // (1,5120,34,31,53) bf16 ⇒ FLOPs 2·prod(out)·prod(filter[1:]) =
     // 2 288 107 520; bytes (prod(x) + prod(filter) + prod(out))·2 =
     // 578 416 648.
@@ -62,7 +62,7 @@ fn conv_loses_the_input_channels() {
 
 #[test]
 fn gemm_numbers() {
-    // Spec 05 §1.9: M=2048, N=4096, K=6144 bf16 → GFLOPS 103.079215104,
+    // M=2048, N=4096, K=6144 bf16 → GFLOPS 103.079215104,
     // Data Moved 88.0 MB; the Tensile name says A transposed.
     let args = bf16_gemm(2048, 4096, 6144);
     let out = gemm_model(
