@@ -9,5 +9,6 @@ pub mod kernel_categories;
 pub mod kernel_stats;
 pub mod op_categories;
 pub mod op_registry;
+pub mod op_summaries;
 pub mod quality;
 pub mod timeline;

@@ -15,7 +15,7 @@ use super::categories::UNCATEGORIZED;
 use super::kernels::{JaxTrace, Kernel, ident_int};
 use super::launch_rows::{LaunchRows, ShapeCells, record_entries};
 use crate::analysis::common::kernel_stats::{self, KernelStat};
-use crate::analysis::pytorch::ops::{
+use crate::analysis::common::op_summaries::{
     CategoryTotals, NameTotals, category_summary_of, name_summary_of, stats,
 };
 use crate::names::{col, sheet};
@@ -329,8 +329,8 @@ pub fn xla_rows<'a>(rows: &'a [Row<'a>]) -> Vec<Row<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::common::op_summaries::{TimedRow, category_summary, name_summary};
     use crate::analysis::jax::test_support::kernel_trace;
-    use crate::analysis::pytorch::ops::{TimedRow, category_summary, name_summary};
 
     /// Totalled as the rows go by, the summaries are those of the rows
     /// listed and grouped (the launcher sheets' way): names repeated out
