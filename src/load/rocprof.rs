@@ -8,7 +8,7 @@
 //! whole. Everything else is passed over unread. Records are packed into
 //! batches that worker threads parse (kernel dispatches with a hand-written
 //! reader where it can, everything else with serde_json); the batches are
-//! merged in document order ([`Ordered`](super::ordered::Ordered):
+//! merged in document order (`Ordered`:
 //! whichever thread finishes the next one merges it), keeping, record by
 //! record, the kernel dispatches, memory copies and kernel names. Memory grows
 //! with the number of records, not with the size of the document.

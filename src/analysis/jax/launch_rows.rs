@@ -6,8 +6,8 @@
 //! Held as cells, such a sheet costs some 650 bytes a kernel launch: 14
 //! cells and a `kernel_details` text of about 300 bytes. Most of it repeats
 //! on every launch of a kernel (one per step), so the cells a kernel's
-//! launches share are made once per [`Signature`], and a row keeps only
-//! what differs ([`Launch`], 32 bytes).
+//! launches share are made once per `Signature`, and a row keeps only
+//! what differs (`Launch`, 32 bytes).
 
 use std::ops::Range;
 use std::sync::Arc;

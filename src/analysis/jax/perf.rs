@@ -471,7 +471,7 @@ fn summarise(jt: &JaxTrace, name: &str, m: &Modelled) -> Table {
 
 /// The `op_<category>` sheets, in category order, of the categories with
 /// modelled kernels; warnings for kernels whose model failed. `args` are
-/// the kernels' arguments as [`super::all_args`] gives them: one shared
+/// the kernels' arguments as `all_args` gives them: one shared
 /// value per HLO record and category.
 pub fn op_sheets(jt: &JaxTrace, args: &[Arc<KernelArgs>]) -> (Vec<Table>, Vec<String>) {
     // A model reads a kernel's arguments, its name (GEMM transposes) and

@@ -178,7 +178,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The modelled ops by sheet family ([`perf_sheets::modelled_events`]),
+    /// The modelled ops by sheet family (`perf_sheets::modelled_events`),
     /// found once and shared by the metrics table and the roofline sheets.
     pub fn modelled_ops(&self) -> &perf_sheets::ByFamily {
         self.modelled

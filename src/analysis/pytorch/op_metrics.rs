@@ -293,7 +293,7 @@ struct EvalKey {
     forward: Option<(Option<StrId>, [Option<ValueId>; 4])>,
 }
 
-/// Model evaluations by their inputs ([`EvalKey`]): ops repeat per layer
+/// Model evaluations by their inputs (`EvalKey`): ops repeat per layer
 /// and per step with the same shapes, and the models are pure functions of
 /// the inputs, so each distinct input is evaluated once and its result
 /// shared. Safe to use from several threads.

@@ -120,7 +120,7 @@ const CATEGORY_RULES: &[(&[&str], &str)] = &[
     (&["copy", "memcpy"], "Memory"),
 ];
 
-/// The category of a kernel name ([`CATEGORY_RULES`], then `COMM`, else `Other`).
+/// The category of a kernel name (`CATEGORY_RULES`, then `COMM`, else `Other`).
 pub fn categorize(name: &str) -> &'static str {
     let lower = name.to_lowercase();
     for (needles, category) in CATEGORY_RULES {

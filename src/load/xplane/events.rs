@@ -282,7 +282,7 @@ impl<'a> Plan<'a> {
     }
 
     /// The plan, giving the pages of each line back to the system once its
-    /// events are decoded ([`crate::load::pages::release`]): the profile's
+    /// events are decoded (`load::pages::release`): the profile's
     /// buffer then shrinks as the trace grows.
     ///
     /// # Safety

@@ -4,7 +4,7 @@
 //! straggler summary, all_to_allv sheets, and the single-trace
 //! `coll_analysis` sheet.
 //!
-//! Values are [`Value`]s that follow pandas' typing: a column of numbers
+//! Values are [`Value`](crate::table::Value)s that follow pandas' typing: a column of numbers
 //! with any missing value, or any float, is a float column (ints print as
 //! `8.0`, [`crate::table::typing::widen_ints`]); other columns keep each
 //! value's own type. Every table is typed column by column exactly where

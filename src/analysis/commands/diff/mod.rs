@@ -1,8 +1,8 @@
 //! TraceDiff: the morphological diff of two call trees (spec Part C).
 //!
-//! The two trees are merged node by node ([`merge`]); every GPU event is
+//! The two trees are merged node by node (`merge`); every GPU event is
 //! then attributed to the lowest common ancestor (LCA) in the merged tree
-//! that explains it ([`stats`]), op names paired under one LCA get a
+//! that explains it (`stats`), op names paired under one LCA get a
 //! common name ([`opmap`]), and the places where the GPU time moved are
 //! ranked ([`points`]). The outputs are the reference's six files plus the
 //! ranked points.
