@@ -410,7 +410,7 @@ impl TraceBuilder {
     }
 
     /// [`Self::push_event`] in collectives-only mode: keeps linked collective
-    /// kernels (spec A1) and nothing else; their op arguments are not kept.
+    /// kernels and nothing else; their op arguments are not kept.
     fn push_collective(
         &mut self,
         index: usize,

@@ -254,7 +254,7 @@ pub enum Profiler {
     Rocprof,
 }
 
-/// True when a kernel name is a collective's (spec A1): it contains `nccl`,
+/// True when a kernel name is a collective's: it contains `nccl`,
 /// `rccl` or `cross_device_reduce`, in any case.
 pub fn is_collective_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();

@@ -1,4 +1,4 @@
-//! The all_to_allv sheets (spec A8): `nccl_all2allv`, one row per
+//! The all_to_allv sheets: `nccl_all2allv`, one row per
 //! all_to_allv instance with per-rank columns, and its summary.
 
 use super::implicit_sync::{Getter, Timing, by_collective, check_consistent};
@@ -11,7 +11,7 @@ use crate::table::typing::{dataframe, widen_ints};
 use crate::table::{Column, Num, Table, Value};
 
 // ---------------------------------------------------------------------------
-// all_to_allv (spec A8)
+// all_to_allv
 // ---------------------------------------------------------------------------
 
 /// What the ranks of an all_to_allv must also agree on.

@@ -7,7 +7,7 @@ use crate::table::Value;
 // Collective types and kernel-name inference
 // ---------------------------------------------------------------------------
 
-/// Collective type of a `Collective name` (spec A6), plus broadcast and
+/// Collective type of a `Collective name`, plus broadcast and
 /// reduce, which the reference leaves untyped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CType {
@@ -98,7 +98,7 @@ pub struct KernelGuess {
 }
 
 /// The reference's custom collectives: kernels whose name matches get this
-/// `Collective name` when the trace has none (spec A2).
+/// `Collective name` when the trace has none.
 pub(super) const CUSTOM_COLLECTIVES: [(&str, &str); 1] = [("cross_device_reduce", "allreduce")];
 
 /// Infers the collective and dtype from a kernel name such as
@@ -161,7 +161,7 @@ fn dtype_token(t: &str) -> Option<&'static str> {
     })
 }
 
-/// Bytes per element of a PyTorch dtype name (spec A2).
+/// Bytes per element of a PyTorch dtype name.
 pub(super) fn dtype_bytes(dtype: &str) -> Option<i64> {
     Some(match dtype {
         "Float" | "Int" => 4,

@@ -17,7 +17,7 @@ use crate::trace::CollectiveArgs;
 // The long table
 // ---------------------------------------------------------------------------
 
-/// How collectives were matched across ranks (spec A3).
+/// How collectives were matched across ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// By process group and time order within it.
@@ -165,7 +165,7 @@ fn long_row(rank: i64, ev: &CollectiveKernel) -> LongRow {
     }
 }
 
-/// Builds the long table (spec A2–A4): rows in rank order, then file order;
+/// Builds the long table: rows in rank order, then file order;
 /// columns typed; process groups filled; collectives numbered.
 pub(super) fn build_long(ranks: &[Vec<CollectiveKernel>]) -> (Vec<LongRow>, Mode) {
     let mut rows: Vec<LongRow> = Vec::new();
@@ -235,7 +235,7 @@ pub(super) fn build_long(ranks: &[Vec<CollectiveKernel>]) -> (Vec<LongRow>, Mode
 }
 
 // ---------------------------------------------------------------------------
-// Node columns (spec A10)
+// Node columns
 // ---------------------------------------------------------------------------
 
 /// Rank → node mapping when GPUs per node are known.
@@ -349,7 +349,7 @@ pub(super) fn long_sheet(rows: &[LongRow], nodes: Option<Nodes>) -> Table {
     dataframe(sheet::NCCL_LONG, cols)
 }
 
-/// The 11 group keys of `nccl_summary_long` (spec A5).
+/// The 11 group keys of `nccl_summary_long`.
 fn summary_long_key(r: &LongRow) -> Vec<Value> {
     vec![
         Value::Int(r.rank),

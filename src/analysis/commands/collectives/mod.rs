@@ -189,7 +189,7 @@ pub struct CollectiveKernel<'t> {
     pub args: &'t CollectiveArgs,
 }
 
-/// The collective kernels of a trace in trace order (spec A1): kernels
+/// The collective kernels of a trace in trace order: kernels
 /// named like a collective that carry a link id and a start time. A full
 /// load and a collectives-only load give the same kernels.
 pub fn collective_kernels(trace: &Trace) -> Vec<CollectiveKernel<'_>> {
@@ -226,7 +226,7 @@ pub fn collective_kernel_count(trace: &Trace) -> usize {
     collective_kernels(trace).len()
 }
 
-/// The single-trace report's `coll_analysis` sheet (spec A5): the
+/// The single-trace report's `coll_analysis` sheet: the
 /// `nccl_summary_long` table of the trace as rank 0, without node columns.
 /// `None` when it has no rows.
 pub fn coll_analysis(trace: &Trace) -> Option<Table> {

@@ -1,4 +1,4 @@
-//! TraceDiff: the morphological diff of two call trees (spec Part C).
+//! TraceDiff: the morphological diff of two call trees.
 //!
 //! The two trees are merged node by node (`merge`); every GPU event is
 //! then attributed to the lowest common ancestor (LCA) in the merged tree

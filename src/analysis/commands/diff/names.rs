@@ -1,4 +1,4 @@
-//! The names TraceDiff compares (spec C2): a normalised form of each
+//! The names TraceDiff compares: a normalised form of each
 //! event's name, interned so that comparisons are integer comparisons.
 
 use std::sync::LazyLock;

@@ -1,5 +1,5 @@
 //! One trace as TraceDiff sees it: its call tree, the two tree edits the
-//! root discovery makes (spec C3), and the cached normalised names.
+//! root discovery makes, and the cached normalised names.
 
 use rustc_hash::FxHashMap;
 
@@ -186,7 +186,7 @@ impl<'a> Side<'a> {
         id
     }
 
-    /// The node a cpu root hangs from (spec C3): the top of its parent
+    /// The node a cpu root hangs from: the top of its parent
     /// chain, then down through single children that are neither ops nor
     /// dispatch calls. When that descent moves, the top node takes over
     /// the final node's children, as the reference's tree edit does.

@@ -1,6 +1,6 @@
-//! `diff_stats` (spec C9): every GPU event under a cpu_op, attributed to
+//! `diff_stats`: every GPU event under a cpu_op, attributed to
 //! the lowest common ancestor (LCA) of the merged tree that explains it,
-//! and `diff_stats_unique_args_summary` (spec C10).
+//! and `diff_stats_unique_args_summary`.
 
 use std::cmp::Ordering;
 
@@ -36,7 +36,7 @@ pub struct StatRow {
     pub lca_id: Option<u32>,
 }
 
-/// Walks the merged tree and attributes every GPU event (spec C9).
+/// Walks the merged tree and attributes every GPU event.
 pub fn collect_rows(m: &MergedTree, s1: &Side, s2: &Side) -> Vec<StatRow> {
     let mut w = Walk {
         m,
@@ -281,7 +281,7 @@ pub fn sides_identical(stats: &Table) -> bool {
         })
 }
 
-/// `diff_stats_unique_args_summary` (spec C10): rows grouped on every
+/// `diff_stats_unique_args_summary`: rows grouped on every
 /// column but the kernel time, LCA id and GPU UID; count, mean and sum of
 /// kernel time; sorted by the sum (descending), ties by the text of the
 /// other columns.

@@ -1,4 +1,4 @@
-//! `merged_tree_output.txt` (spec C8): the merged tree drawn with box
+//! `merged_tree_output.txt`: the merged tree drawn with box
 //! characters; one-sided nodes marked `>> trace1:` / `<< trace2:`.
 
 use std::fmt::Write;
