@@ -13,7 +13,12 @@
 //! typed ([`Error`]). The command line itself ([`cli`]) is here too, so
 //! that the `tracelens` binary and the Python package run the same code.
 
-// One SSE2 load in load::structural is the only unsafe code; it says why.
+// Unsafe code is denied but where a block allows it and says why: SIMD
+// loads and bit tricks in the loader (load::structural, load::fast_json),
+// returning input pages to the system (load::pages, load::xplane), filling a
+// deferred column in place (table::deferred) and a prefetch hint in the
+// rocprof report. The binary's allocator (large_alloc, main.rs) is outside
+// the library.
 #![deny(unsafe_code)]
 
 // The command line's modules name the library `tracelens::`, as the

@@ -1,5 +1,5 @@
 //! The library API: what each `tracelens` command computes, callable from
-//! Rust (the CLI, tests, a future Python binding). Each function loads what
+//! Rust (the CLI, the tests and the Python package). Each function loads what
 //! it needs — what the loader may leave out is decided here, from the
 //! passes' needs, never by the caller — and returns tables and results;
 //! rendering and writing files is left to the caller ([`crate::report`]).
