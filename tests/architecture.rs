@@ -205,3 +205,35 @@ fn the_checker_sees_imports() {
     assert!(graph.get("analysis").is_some_and(|d| d.contains("trace")));
     assert!(graph.get("load").is_some_and(|d| d.contains("trace")));
 }
+
+/// The report families under `src/analysis/`: each folder is one report.
+const FAMILIES: [&str; 3] = ["pytorch", "jax", "rocprof"];
+
+#[test]
+fn report_families_share_only_through_common() {
+    let analysis = src_dir().join("analysis");
+    let mut offenders = Vec::new();
+    for family in FAMILIES {
+        for f in rust_files(&analysis.join(family)) {
+            let code = code_of(&f);
+            for other in FAMILIES.iter().filter(|&&o| o != family) {
+                if code.contains(&format!("analysis::{other}")) {
+                    offenders.push(format!("{} uses analysis::{other}", f.display()));
+                }
+            }
+        }
+    }
+    for f in rust_files(&analysis.join("common")) {
+        let code = code_of(&f);
+        for part in FAMILIES.iter().chain(&["commands"]) {
+            if code.contains(&format!("analysis::{part}")) {
+                offenders.push(format!("{} uses analysis::{part}", f.display()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+    // Guards the check against passing vacuously: the families are there
+    // and read the shared folder.
+    let jax = code_of(&analysis.join("jax/launchers.rs"));
+    assert!(jax.contains("analysis::common::"));
+}

@@ -10,5 +10,6 @@ pub mod kernel_stats;
 pub mod op_categories;
 pub mod op_registry;
 pub mod op_summaries;
+pub mod perf_cells;
 pub mod quality;
 pub mod timeline;

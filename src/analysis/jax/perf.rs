@@ -17,13 +17,13 @@ use super::args::{KernelArgs, ModelKind};
 use super::categories::CATEGORIES;
 use super::kernels::{JaxTrace, Kernel};
 use crate::analysis::common::kernel_stats;
+use crate::analysis::common::perf_cells::{
+    head_columns, param_cells, rate_cells, tail_cells, tail_columns,
+};
 use crate::analysis::perf_model::conv::conv_numbers;
 use crate::analysis::perf_model::gemm::{base_bytes, base_flops, kernel_transpose};
 use crate::analysis::perf_model::sdpa::sdpa_numbers;
 use crate::analysis::perf_model::{ModelError, Py};
-use crate::analysis::pytorch::perf_sheets::{
-    head_columns, param_cells, rate_cells, tail_cells, tail_columns,
-};
 use crate::names::col;
 use crate::pyfmt::str_repr;
 use crate::table::agg::order_desc_by;

@@ -6,6 +6,7 @@
 //! - [`attribution`]: GPU work attributed to the host ops that launched it;
 //! - [`ops`]: the op sheets (`ops_summary*`, `ops_unique_args`);
 //! - [`kernels`]: `kernel_summary` and the short-kernel sheets;
+//! - [`kernel_category_sheet`]: the `kernel_category_by_launcher` sheet;
 //! - [`unified`]: the `unified_perf_summary` sheet;
 //! - [`perf_sheets`]: the perf-model sheets (one per model family);
 //! - [`op_metrics`]: an op instance's kernel time, FLOPs, bytes and
@@ -16,6 +17,7 @@
 pub mod attribution;
 pub mod callstack;
 pub mod context;
+pub mod kernel_category_sheet;
 pub mod kernels;
 pub mod op_metrics;
 pub mod ops;
@@ -27,7 +29,6 @@ use std::time::Instant;
 
 pub use context::{Context, Prepared};
 
-use super::common::kernel_categories;
 use super::common::quality::TraceQuality;
 use super::common::timeline;
 use super::{Pass, PassOutput, Report, ReportOptions, run_passes};
@@ -166,7 +167,7 @@ fn kernel_sheets_pass(cx: &Context) -> PassOutput {
 /// kernels.
 fn kernel_category_pass(cx: &Context) -> PassOutput {
     match &cx.opts.kernel_categories {
-        Some(table) if cx.has_launchers() => kernel_categories::by_launcher_sheet(cx, table).into(),
+        Some(table) if cx.has_launchers() => kernel_category_sheet::sheet(cx, table).into(),
         _ => PassOutput::default(),
     }
 }
