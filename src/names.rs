@@ -788,91 +788,93 @@ mod tests {
 
     #[test]
     fn built_names_match_their_parts() {
-        let stat = |base: &str, s: &str| format!("{base}_{s}");
-        assert_eq!(stat(col::KERNEL_TIME_US, "sum"), col::KERNEL_TIME_US_SUM);
-        assert_eq!(stat(col::KERNEL_TIME_US, "mean"), col::KERNEL_TIME_US_MEAN);
-        assert_eq!(stat(col::TB_S, "mean"), col::TB_S_MEAN);
-        assert_eq!(stat(col::TFLOPS_S, "mean"), col::TFLOPS_S_MEAN);
-        assert_eq!(stat(col::PCT_ROOFLINE, "mean"), col::PCT_ROOFLINE_MEAN);
-        assert_eq!(
-            stat(col::ROOFLINE_TIME_US, "first"),
-            col::ROOFLINE_TIME_US_FIRST
-        );
-        assert_eq!(stat(col::GFLOPS, "first"), col::GFLOPS_FIRST);
-        assert_eq!(stat(col::DATA_MOVED_MB, "first"), col::DATA_MOVED_MB_FIRST);
-        assert_eq!(
-            stat(col::FLOPS_PER_BYTE, "first"),
-            col::FLOPS_PER_BYTE_FIRST
-        );
-        assert_eq!(
-            stat(col::ROOFLINE_BOUND, "first"),
-            col::ROOFLINE_BOUND_FIRST
-        );
-        assert_eq!(stat(col::PROCESS_NAME, "first"), col::PROCESS_NAME_FIRST);
-        assert_eq!(stat(col::PROCESS_LABEL, "first"), col::PROCESS_LABEL_FIRST);
-        assert_eq!(stat(col::THREAD_NAME, "first"), col::THREAD_NAME_FIRST);
-        assert_eq!(stat(col::INPUT_DIMS, "first"), col::INPUT_DIMS_FIRST);
-        assert_eq!(stat(col::INPUT_TYPE, "first"), col::INPUT_TYPE_FIRST);
-        assert_eq!(stat(col::INPUT_STRIDES, "first"), col::INPUT_STRIDES_FIRST);
-        assert_eq!(
-            stat(col::CONCRETE_INPUTS, "first"),
-            col::CONCRETE_INPUTS_FIRST
-        );
-        assert_eq!(stat(col::NAME, "count"), col::NAME_COUNT);
-        assert_eq!(
-            stat(col::IN_MSG_SIZE_MB, "first"),
-            col::IN_MSG_SIZE_MB_FIRST
-        );
-        assert_eq!(
-            stat(col::OUT_MSG_SIZE_MB, "first"),
-            col::OUT_MSG_SIZE_MB_FIRST
-        );
-        assert_eq!(stat(col::DUR, "sum"), col::DUR_SUM);
-        assert_eq!(stat(col::DUR, "mean"), col::DUR_MEAN);
-        assert_eq!(stat(col::DUR, "std"), col::DUR_STD);
-        assert_eq!(stat(col::DUR, "min"), col::DUR_MIN);
-        assert_eq!(stat(col::DUR, "max"), col::DUR_MAX);
-        assert_eq!(stat(col::COMM_LATENCY, "mean"), col::COMM_LATENCY_MEAN);
-        assert_eq!(stat(col::ALGO_BW, "mean"), col::ALGO_BW_MEAN);
-        assert_eq!(stat(col::BUS_BW, "mean"), col::BUS_BW_MEAN);
-        assert_eq!(
-            stat(col::SKEW_IN_START_TIME, "mean"),
-            col::SKEW_IN_START_TIME_MEAN
-        );
-        assert_eq!(
-            stat(col::SKEW_IN_END_TIME, "mean"),
-            col::SKEW_IN_END_TIME_MEAN
-        );
-        assert_eq!(stat(col::AVG_WAIT_TIME, "mean"), col::AVG_WAIT_TIME_MEAN);
+        // (base, statistic, the name built from them)
+        let built = [
+            (col::KERNEL_TIME_US, "sum", col::KERNEL_TIME_US_SUM),
+            (col::KERNEL_TIME_US, "mean", col::KERNEL_TIME_US_MEAN),
+            (col::TB_S, "mean", col::TB_S_MEAN),
+            (col::TFLOPS_S, "mean", col::TFLOPS_S_MEAN),
+            (col::PCT_ROOFLINE, "mean", col::PCT_ROOFLINE_MEAN),
+            (col::ROOFLINE_TIME_US, "first", col::ROOFLINE_TIME_US_FIRST),
+            (col::GFLOPS, "first", col::GFLOPS_FIRST),
+            (col::DATA_MOVED_MB, "first", col::DATA_MOVED_MB_FIRST),
+            (col::FLOPS_PER_BYTE, "first", col::FLOPS_PER_BYTE_FIRST),
+            (col::ROOFLINE_BOUND, "first", col::ROOFLINE_BOUND_FIRST),
+            (col::PROCESS_NAME, "first", col::PROCESS_NAME_FIRST),
+            (col::PROCESS_LABEL, "first", col::PROCESS_LABEL_FIRST),
+            (col::THREAD_NAME, "first", col::THREAD_NAME_FIRST),
+            (col::INPUT_DIMS, "first", col::INPUT_DIMS_FIRST),
+            (col::INPUT_TYPE, "first", col::INPUT_TYPE_FIRST),
+            (col::INPUT_STRIDES, "first", col::INPUT_STRIDES_FIRST),
+            (col::CONCRETE_INPUTS, "first", col::CONCRETE_INPUTS_FIRST),
+            (col::NAME, "count", col::NAME_COUNT),
+            (col::IN_MSG_SIZE_MB, "first", col::IN_MSG_SIZE_MB_FIRST),
+            (col::OUT_MSG_SIZE_MB, "first", col::OUT_MSG_SIZE_MB_FIRST),
+            (col::DUR, "sum", col::DUR_SUM),
+            (col::DUR, "mean", col::DUR_MEAN),
+            (col::DUR, "std", col::DUR_STD),
+            (col::DUR, "min", col::DUR_MIN),
+            (col::DUR, "max", col::DUR_MAX),
+            (col::COMM_LATENCY, "mean", col::COMM_LATENCY_MEAN),
+            (col::ALGO_BW, "mean", col::ALGO_BW_MEAN),
+            (col::BUS_BW, "mean", col::BUS_BW_MEAN),
+            (
+                col::SKEW_IN_START_TIME,
+                "mean",
+                col::SKEW_IN_START_TIME_MEAN,
+            ),
+            (col::SKEW_IN_END_TIME, "mean", col::SKEW_IN_END_TIME_MEAN),
+            (col::AVG_WAIT_TIME, "mean", col::AVG_WAIT_TIME_MEAN),
+        ];
+        for (base, stat, full) in built {
+            assert_eq!(format!("{base}_{stat}"), full);
+        }
     }
 
     #[test]
     fn name_families_match_their_parts() {
-        let stat = |base: &str, s: &str| format!("{base}_{s}");
-        for (full, s) in [
-            (col::KERNEL_DURATION_US_SUM, "sum"),
-            (col::KERNEL_DURATION_US_COUNT, "count"),
-            (col::KERNEL_DURATION_US_MEAN, "mean"),
-            (col::KERNEL_DURATION_US_MIN, "min"),
-            (col::KERNEL_DURATION_US_MAX, "max"),
+        for (base, stat, full) in [
+            (col::KERNEL_DURATION_US, "sum", col::KERNEL_DURATION_US_SUM),
+            (
+                col::KERNEL_DURATION_US,
+                "count",
+                col::KERNEL_DURATION_US_COUNT,
+            ),
+            (
+                col::KERNEL_DURATION_US,
+                "mean",
+                col::KERNEL_DURATION_US_MEAN,
+            ),
+            (col::KERNEL_DURATION_US, "min", col::KERNEL_DURATION_US_MIN),
+            (col::KERNEL_DURATION_US, "max", col::KERNEL_DURATION_US_MAX),
+            (
+                col::TOTAL_DIRECT_KERNEL_TIME,
+                "sum",
+                col::TOTAL_DIRECT_KERNEL_TIME_SUM,
+            ),
+            (
+                col::TOTAL_DIRECT_KERNEL_TIME,
+                "mean",
+                col::TOTAL_DIRECT_KERNEL_TIME_MEAN,
+            ),
+            (
+                col::TOTAL_DIRECT_KERNEL_TIME,
+                "ms",
+                col::TOTAL_DIRECT_KERNEL_TIME_MS,
+            ),
+            (
+                col::TOTAL_SUBTREE_KERNEL_TIME,
+                "sum",
+                col::TOTAL_SUBTREE_KERNEL_TIME_SUM,
+            ),
+            (
+                col::TOTAL_SUBTREE_KERNEL_TIME,
+                "ms",
+                col::TOTAL_SUBTREE_KERNEL_TIME_MS,
+            ),
         ] {
-            assert_eq!(stat(col::KERNEL_DURATION_US, s), full);
+            assert_eq!(format!("{base}_{stat}"), full);
         }
-        for (full, s) in [
-            (col::TOTAL_DIRECT_KERNEL_TIME_SUM, "sum"),
-            (col::TOTAL_DIRECT_KERNEL_TIME_MEAN, "mean"),
-            (col::TOTAL_DIRECT_KERNEL_TIME_MS, "ms"),
-        ] {
-            assert_eq!(stat(col::TOTAL_DIRECT_KERNEL_TIME, s), full);
-        }
-        assert_eq!(
-            stat(col::TOTAL_SUBTREE_KERNEL_TIME, "sum"),
-            col::TOTAL_SUBTREE_KERNEL_TIME_SUM
-        );
-        assert_eq!(
-            stat(col::TOTAL_SUBTREE_KERNEL_TIME, "ms"),
-            col::TOTAL_SUBTREE_KERNEL_TIME_MS
-        );
         assert_eq!(format!("SDPA{}", sheet::FWD_SUFFIX), sheet::SDPA_FWD);
         assert_eq!(format!("CONV{}", sheet::BWD_SUFFIX), sheet::CONV_BWD);
     }
