@@ -6,16 +6,15 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{
-    Command, ParseFailure, SheetDirs, analyze_options, gpu_arch, parse_args, report_title,
-    stage_report_sheets, summary,
-};
+use super::report::{analyze_options, gpu_arch, report_title, stage_report_sheets};
+use super::{Command, ParseFailure, SheetDirs, parse_args};
 use crate::Report;
 use crate::gpu_arch::GpuArch;
 use crate::report::Document;
 use crate::report::markdown::Markdown;
 use crate::report::staging::Staging;
 use crate::report::view::collectives as collectives_view;
+use crate::report::view::summary;
 use crate::table::Table;
 
 /// A report computed from `tracelens report` arguments, not yet written.
@@ -116,7 +115,8 @@ where
     let Command::Roofline(a) = parse_command("roofline", args)? else {
         return Err("not a roofline command".to_string());
     };
-    crate::roofline(&super::roofline_query(a)).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    crate::roofline(&super::roofline::roofline_query(a))
+        .map_err(|e| format!("{:#}", anyhow::Error::from(e)))
 }
 
 /// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
