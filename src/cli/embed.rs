@@ -218,7 +218,8 @@ fn write_all(
 ) -> Result<Vec<String>, String> {
     let run = || -> anyhow::Result<Vec<String>> {
         if let Some(x) = xlsx {
-            super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
+            let workbook = [("-o", super::outputs::Kind::File, Some(x))];
+            super::outputs::check(&[], &workbook, None).map_err(|e| anyhow::anyhow!(e))?;
         }
         let mut staging = Staging::new();
         let written = stage(&mut staging)?;

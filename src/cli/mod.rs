@@ -9,6 +9,7 @@ mod compat;
 mod diff;
 pub mod embed;
 mod fleet;
+mod output_flags;
 mod outputs;
 mod progress;
 mod replay;
@@ -40,6 +41,9 @@ struct Cli {
 enum Command {
     /// Write the performance report (Excel, CSV, Parquet, Markdown) for one
     /// trace.
+    ///
+    /// Without an output flag (-o, --csv, --parquet, --md, --plots), the
+    /// workbook goes to <trace stem>_perf_report.xlsx beside the trace.
     Report(report::ReportArgs),
     /// Print the call tree: Python frames and ops down to GPU kernels.
     Tree(tree::TreeArgs),
@@ -47,11 +51,22 @@ enum Command {
     /// without a trace.
     Roofline(roofline::RooflineArgs),
     /// Collective (NCCL/RCCL) analysis across the ranks of one job.
+    ///
+    /// Without an output flag (-o, --csv, --parquet, --md), the workbook
+    /// goes to DIR/nccl_analysis_report.xlsx (DIR: --trace-dir).
     Collectives(collectives::CollectivesArgs),
     /// Compare two or more reports (or traces) and gate CI on regressions.
+    ///
+    /// The sheet outputs (-o, --csv, --parquet) hold the comparison sheets,
+    /// --md the verdict (for a pull-request comment), which goes to stdout
+    /// when no other output is asked for.
     Compare(compare::CompareArgs),
     /// Merge the call trees of two traces and show where they diverge and
     /// where the GPU time moved (TraceDiff).
+    ///
+    /// --parquet writes diff_stats.parquet and
+    /// diff_stats_unique_args_summary.parquet (each when it has rows, as the
+    /// CSVs); --md the view of where the GPU time moved, for a pull request.
     Diff(diff::DiffArgs),
     /// Write minimal reproducer scripts of a trace's slow ops: random
     /// tensors of the recorded shapes, dtypes and strides through the same

@@ -98,9 +98,8 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         (None, true, None) => ReplaySelection::Top(DEFAULT_TOP),
     };
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.trace));
-    use super::outputs::Kind::Dir;
-    super::outputs::check_paths(&[a.trace.as_path()], &[("--out", Dir, Some(out.as_path()))])
-        .map_err(anyhow::Error::msg)?;
+    let outputs = [("--out", super::outputs::Kind::Dir, Some(out.as_path()))];
+    super::outputs::check(&[a.trace.as_path()], &outputs, None).map_err(anyhow::Error::msg)?;
     let plan = replay_plan(&a.trace, &selection).map_err(anyhow::Error::new)?;
     let device = match a.device {
         Device::Cuda => "cuda",

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 
+use super::output_flags::SheetFlags;
 use super::progress::{self, Progress};
 use super::{SheetDirs, outputs, print_results, stage_markdown, stage_sheets, terminal_text};
 use tracelens::analysis::kernel_category::KernelCategories;
@@ -36,25 +37,8 @@ pub(crate) struct ReportArgs {
     /// The input format, instead of detecting it from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<InputFormat>,
-    /// Excel workbook to write [default: <trace stem>_perf_report.xlsx beside
-    /// the trace, when no other output (--csv, --parquet, --md, --plots) is
-    /// asked for].
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE.xlsx",
-        alias = "output_xlsx_path"
-    )]
-    output: Option<PathBuf>,
-    /// Write one <sheet>.csv per sheet into DIR.
-    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
-    csv: Option<PathBuf>,
-    /// Write one <sheet>.parquet per sheet (typed columns) into DIR.
-    #[arg(long, value_name = "DIR")]
-    parquet: Option<PathBuf>,
-    /// Write a Markdown summary to FILE (- for stdout).
-    #[arg(long, value_name = "FILE")]
-    md: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: SheetFlags,
     /// Kernels shorter than this are "short" (short_kernel sheets).
     #[arg(long, default_value_t = 10, value_name = "US")]
     short_kernel_threshold_us: u32,
@@ -168,8 +152,7 @@ fn default_xlsx_path(trace: &Path) -> PathBuf {
 /// Where the workbook goes: `-o`; none when another output is asked for;
 /// else beside the trace (which needs a trace file, not stdin).
 fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
-    let others = a.csv.is_some() || a.parquet.is_some() || a.md.is_some() || a.plots.is_some();
-    outputs::workbook_path(a.output.as_deref(), others, || {
+    a.outputs.workbook(a.plots.is_some(), || {
         if a.trace().as_os_str() == "-" {
             return Err(
                 "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR, --parquet DIR or --md FILE|-"
@@ -225,14 +208,9 @@ fn inference_options(a: &ReportArgs) -> InferenceOptions {
     }
 }
 
-/// Refuses output paths that would overwrite an input or each other.
+/// Refuses output paths that would overwrite an input or each other, and
+/// a workbook name that is not `.xlsx`.
 fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
-    use outputs::Kind::{Dir, File};
-    let xlsx_flag = if a.output.is_some() {
-        "-o"
-    } else {
-        "the default workbook"
-    };
     let inputs: Vec<&Path> = [
         Some(a.trace()),
         a.kernel_categories_file.as_deref(),
@@ -241,26 +219,15 @@ fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
     .into_iter()
     .flatten()
     .collect();
-    outputs::check_paths(
-        &inputs,
-        &[
-            (xlsx_flag, File, xlsx_path),
-            ("--csv", Dir, a.csv.as_deref()),
-            ("--parquet", Dir, a.parquet.as_deref()),
-            ("--md", File, a.md.as_deref()),
-            ("--plots", Dir, a.plots.as_deref()),
-        ],
-    )
-    .map_err(|e| anyhow!(e))
+    let mut outs = a.outputs.outputs(xlsx_path);
+    outs.push(("--plots", outputs::Kind::Dir, a.plots.as_deref()));
+    outputs::check(&inputs, &outs, None).map_err(|e| anyhow!(e))
 }
 
 /// Runs the subcommand.
 pub(crate) fn run(a: ReportArgs) -> Result<()> {
     let xlsx_path = report_xlsx_path(&a)?;
     check_report_paths(&a, xlsx_path.as_deref())?;
-    if let Some(o) = &a.output {
-        outputs::check_workbook_name(o, None).map_err(|e| anyhow!(e))?;
-    }
     let arch = gpu_arch(&a)?;
     let progress = RefCell::new(Progress::new(
         progress::display_wanted(a.quiet),
@@ -275,15 +242,17 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
     opts.report.deferred_sheets = true;
     let report = tracelens::analyze(a.trace(), &opts)?;
     progress.borrow_mut().step("writing outputs", false);
-    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    let md_to_stdout = a.outputs.md_to_stdout();
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let arch = opts.report.arch.as_ref();
-    let dirs = SheetDirs {
-        csv: a.csv.as_deref(),
-        parquet: a.parquet.as_deref(),
-    };
-    let mut written = stage_report_sheets(&mut staging, dirs, &report, arch, xlsx_path.as_deref())?;
+    let mut written = stage_report_sheets(
+        &mut staging,
+        a.outputs.dirs(),
+        &report,
+        arch,
+        xlsx_path.as_deref(),
+    )?;
     let mut no_plots = false;
     if let (Some(dir), Some(arch)) = (&a.plots, arch) {
         match stage_plots(&mut staging, dir, &report, arch)? {
@@ -292,7 +261,7 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
         }
     }
     let title = report_title(a.trace());
-    let md_text = stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+    let md_text = stage_markdown(&mut staging, a.outputs.md(), &mut written, || {
         summary::page(&report, &title)
     })?;
     outputs::commit(staging)?;
