@@ -1,7 +1,7 @@
 //! `tracelens diff`: the morphological tree diff of two traces.
 //!
 //! Wiring only: the library loads and merges ([`tracelens::diff_traces`]),
-//! the files come from [`tracediff::write_files`] (and the Parquet writer
+//! the files come from the [`TraceDiffFiles`] writer (and the Parquet writer
 //! for `--parquet`), the Markdown from
 //! `report::view::diff`; everything is written through one [`Staging`].
 
@@ -13,12 +13,12 @@ use clap::Args;
 use super::output_flags::TableFlags;
 use super::outputs::Kind;
 use tracelens::analysis::diff::{DiffOptions, MergedKind, TraceDiff};
-use tracelens::report::Document;
 use tracelens::report::markdown::truncate_text;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
-use tracelens::report::tracediff;
+use tracelens::report::tracediff::TraceDiffFiles;
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
+use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens diff`.
 #[derive(Args)]
@@ -71,7 +71,11 @@ pub fn run(a: DiffArgs) -> Result<()> {
         staging
             .create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let n = tracediff::write_files(&d, |name, bytes| staging.put(&dir.join(name), bytes))?;
+        let doc = Document {
+            trace_diff: Some(&d),
+            ..Document::default()
+        };
+        let n = TraceDiffFiles { dir: dir.clone() }.stage_files(&doc, dir, &mut staging)?;
         written.push(format!("{}/ ({n} files)", dir.display()));
     }
     if let Some(dir) = &a.outputs.parquet {

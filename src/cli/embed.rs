@@ -60,7 +60,7 @@ where
             title: report_title(a.trace()),
         })
     };
-    run().map_err(|e| format!("{e:#}"))
+    run().map_err(|e| super::error_text(&e))
 }
 
 impl ReportRun {
@@ -102,7 +102,7 @@ pub struct SheetsRun {
 
 /// Loads a trace with its call tree as `tracelens tree PATH` does.
 pub fn tree(path: &Path) -> Result<crate::CallTree, String> {
-    crate::load_tree(path).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    crate::load_tree(path).map_err(super::chain)
 }
 
 /// Answers `tracelens roofline ARGS` (`args`: what follows `roofline`,
@@ -115,8 +115,7 @@ where
     let Command::Roofline(a) = parse_command("roofline", args)? else {
         return Err("not a roofline command".to_string());
     };
-    crate::roofline(&super::roofline::roofline_query(a))
-        .map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    crate::roofline(&super::roofline::roofline_query(a)).map_err(super::chain)
 }
 
 /// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
@@ -143,7 +142,7 @@ where
         return Err("not a collectives command".to_string());
     };
     a.quiet = true;
-    let run = super::collectives::analyze(&a).map_err(|e| format!("{e:#}"))?;
+    let run = super::collectives::analyze(&a).map_err(|e| super::error_text(&e))?;
     let title = a.trace_dir.display().to_string();
     let page = collectives_view::page(&run.report, &title);
     let markdown = super::render_text(&Markdown { path: "-".into() }, &Document::of_page(page))
@@ -226,7 +225,7 @@ fn write_all(
         super::outputs::commit(staging)?;
         Ok(written)
     };
-    run().map_err(|e| format!("{e:#}"))
+    run().map_err(|e| super::error_text(&e))
 }
 
 #[cfg(test)]

@@ -156,16 +156,73 @@ where
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("tracelens: error: {e:#}");
+            eprintln!("tracelens: error: {}", error_text(&e));
             1
         }
     }
 }
 
 /// The message of `e` followed by its causes, as `tracelens: error:`
-/// prints them.
+/// prints them ([`error_text`]).
 pub(crate) fn chain(e: impl std::error::Error + Send + Sync + 'static) -> String {
-    format!("{:#}", anyhow::Error::new(e))
+    error_text(&anyhow::Error::new(e))
+}
+
+/// The line `tracelens: error:` prints for `e`: its message and its
+/// causes, joined by `: `. A library error is worded by [`library_text`],
+/// which adds what only the command line knows.
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    let top = e.chain().next();
+    let is_top = |lib: &dyn std::error::Error| top.is_some_and(|t| std::ptr::addr_eq(t, lib));
+    if let Some(lib) = e.downcast_ref::<tracelens::Error>()
+        && is_top(lib)
+    {
+        return library_text(lib);
+    }
+    if let Some(c) = e.downcast_ref::<tracelens::error::CompareInputError>()
+        && is_top(c)
+    {
+        return c.text(&flag);
+    }
+    format!("{e:#}")
+}
+
+/// The flag of the library setting `field`: `rank_regex` -> `--rank-regex`.
+fn flag(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
+}
+
+/// `e` with its causes, the flags of the settings its message names
+/// (`--gpu-arch`, `--capture-dir`, `--rank-regex`, …) and the remedy in
+/// the command line's terms (the flag to use, the command that writes
+/// summaries).
+fn library_text(e: &tracelens::Error) -> String {
+    use tracelens::error::{Error, FleetError};
+    let mut text = match e {
+        Error::GpuArch(_) => format!("--gpu-arch: {e}"),
+        Error::Capture { .. } => format!("--capture-dir {e}"),
+        Error::Ranks(r) => r.text(&flag),
+        Error::Compare(c) => c.text(&flag),
+        Error::Roofline(r) => r.text(&flag),
+        Error::TooManyRows { .. } => {
+            format!("{e}; write the sheets as CSV (--csv DIR) instead of xlsx")
+        }
+        Error::Fleet(FleetError::NotAFolder(_)) => {
+            format!("{e} (write one with tracelens summarize TRACE… --out DIR)")
+        }
+        Error::Fleet(FleetError::NoSummaries { dir, .. }) => format!(
+            "{e}; write them with tracelens summarize TRACE… --out {}",
+            dir.display()
+        ),
+        _ => e.to_string(),
+    };
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 /// The single file `writer` makes of `doc`, as text (empty when it makes
