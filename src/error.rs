@@ -227,8 +227,9 @@ pub enum Error {
         /// Why.
         error: LoadError,
     },
-    /// A GPU spec name that is neither bundled nor a readable spec file.
-    #[error("--gpu-arch: {0}")]
+    /// A GPU spec name that is neither bundled nor a readable spec file
+    /// (the command line prints its flag first).
+    #[error("{0}")]
     GpuArch(String),
     /// A report could not be read back.
     #[error(transparent)]
@@ -243,22 +244,22 @@ pub enum Error {
     #[error(transparent)]
     Roofline(#[from] RooflineError),
     /// The multi-rank collective analysis refused the ranks' traces.
-    #[error("{0}")]
-    Collectives(String),
-    /// Two traces could not be diffed (`tracelens diff`).
-    #[error("{0}")]
-    Diff(String),
-    /// Fleet: summaries that cannot be found, read or merged.
-    #[error("{0}")]
-    Fleet(String),
-    /// Replay: an op selection that finds nothing to replay.
-    #[error("{0}")]
-    Replay(String),
+    #[error(transparent)]
+    Collectives(#[from] CollectivesError),
+    /// Two traces could not be diffed.
+    #[error(transparent)]
+    Diff(#[from] DiffInputError),
+    /// Trace summaries that cannot be found, read or merged.
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+    /// An op selection that finds nothing to replay.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     /// A sheet of the report would have more rows than the output format
     /// holds (Excel); found right after loading, before the analysis.
     #[error(
         "{}: sheet {sheet} would have {rows} rows, more than an Excel worksheet holds \
-         ({limit}); write the sheets as CSV (--csv DIR) instead of xlsx",
+         ({limit})",
         .path.display()
     )]
     TooManyRows {
@@ -271,14 +272,140 @@ pub enum Error {
         /// The most data rows the format holds.
         limit: usize,
     },
-    /// The capture folder could not be read or merged (`--capture-dir`).
-    #[error("--capture-dir {}: {msg}", .dir.display())]
+    /// The capture folder could not be read or merged.
+    #[error("{}: {msg}", .dir.display())]
     Capture {
         /// The capture folder.
         dir: PathBuf,
         /// What went wrong, naming the file when one is at fault.
         msg: String,
     },
+}
+
+/// Why the collective analysis refused the ranks' traces: its reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CollectivesError(pub String);
+
+/// Why two traces could not be diffed.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffInputError {
+    /// Both traces named as stdin.
+    #[error("stdin (-) can be only one of the two traces")]
+    BothStdin,
+    /// A trace without CPU ops to align.
+    #[error(
+        "{}: no CPU ops (cpu_op events) to align; diff needs traces recorded with the \
+         PyTorch profiler's CPU activity",
+        .0.display()
+    )]
+    NoCpuOps(PathBuf),
+    /// A JAX profile: no PyTorch call tree.
+    #[error("{}: a JAX profile; diff compares PyTorch (Kineto) call trees", .0.display())]
+    Jax(PathBuf),
+    /// A rocprofv3 trace: no CPU call tree.
+    #[error(
+        "{}: a rocprofv3 trace has no CPU call tree; diff compares PyTorch (Kineto) call trees",
+        .0.display()
+    )]
+    Rocprof(PathBuf),
+    /// The merged tree nests deeper than the limit.
+    #[error("the call trees nest deeper than {0} levels")]
+    TooDeep(usize),
+}
+
+/// Why an op selection finds nothing to replay.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// No op of that name launches GPU work.
+    #[error(
+        "{}: no op named {op} launches GPU work (names as in ops_unique_args, e.g. aten::addmm)",
+        .path.display()
+    )]
+    NoSuchOp {
+        /// The trace.
+        path: PathBuf,
+        /// The op name asked for.
+        op: String,
+    },
+    /// A uid that is not a cpu_op of the trace.
+    #[error(
+        "{}: uid {uid} is not a cpu_op of this trace (use a UID or ex_UID of the report's sheets)",
+        .path.display()
+    )]
+    NotACpuOp {
+        /// The trace.
+        path: PathBuf,
+        /// The uid asked for.
+        uid: usize,
+    },
+}
+
+/// Why trace summaries cannot be found, read or merged. Messages say what
+/// is wrong; how to write summaries is the caller's to add (the command
+/// line names `tracelens summarize`).
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// The summaries path is not a folder.
+    #[error("{}: not a folder of summaries", .0.display())]
+    NotAFolder(PathBuf),
+    /// A folder that could not be listed; the failure is part of the text.
+    #[error("{}: cannot list: {error}", .dir.display())]
+    List {
+        /// The folder.
+        dir: PathBuf,
+        /// The failure.
+        error: io::Error,
+    },
+    /// A folder without summary folders.
+    #[error("{}: no summaries (folders with {marker})", .dir.display())]
+    NoSummaries {
+        /// The folder.
+        dir: PathBuf,
+        /// The file that marks a summary folder.
+        marker: &'static str,
+    },
+    /// A summary folder without its marker table.
+    #[error("{}: no {marker}", .dir.display())]
+    NoInfo {
+        /// The summary folder.
+        dir: PathBuf,
+        /// The marker table's file name.
+        marker: &'static str,
+    },
+    /// A marker table that is not one row.
+    #[error("{}: {marker} has {rows} rows, not 1", .dir.display())]
+    InfoRows {
+        /// The summary folder.
+        dir: PathBuf,
+        /// The marker table's file name.
+        marker: &'static str,
+        /// Its rows.
+        rows: usize,
+    },
+    /// A summary table without a column it must have.
+    #[error("{}: {table}.parquet has no column {column:?} (not a tracelens summary?)", .dir.display())]
+    NoColumn {
+        /// The summary folder.
+        dir: PathBuf,
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
+    /// A collective argument cell that is not JSON text.
+    #[error("{}: collectives.parquet: {column} is not JSON: {text:?}", .dir.display())]
+    NotJson {
+        /// The summary folder.
+        dir: PathBuf,
+        /// The column.
+        column: &'static str,
+        /// The cell's text.
+        text: String,
+    },
+    /// Summaries without profiler steps cannot be compared.
+    #[error("cannot compare: {} has no profiler steps (ProfilerStep#N ranges)", .0.display())]
+    NoSteps(PathBuf),
 }
 
 /// The world size of a multi-rank job and where it came from, as the
@@ -308,27 +435,44 @@ impl World {
     }
 }
 
-impl std::fmt::Display for World {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl World {
+    /// The world size and where it came from, `name` spelling the setting.
+    fn text(&self, name: Namer) -> String {
         match self {
-            World::Given(n) => write!(f, "--world-size is {n}"),
+            World::Given(n) => format!("{} is {n}", name("world_size")),
             World::Traced { size, path } => {
-                write!(f, "{} says world_size {size}", path.display())
+                format!("{} says world_size {size}", path.display())
             }
-            World::Counted(n) => write!(f, "{n} rank traces were found"),
+            World::Counted(n) => format!("{n} rank traces were found"),
         }
     }
 }
 
+impl std::fmt::Display for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+/// How a message spells the setting whose library name (the field of
+/// the options struct, e.g. `rank_regex`) it is given: [`field`] in the
+/// library's own messages; the command line spells its flag instead.
+pub type Namer<'a> = &'a dyn Fn(&str) -> String;
+
+/// A setting named as its field: `rank_regex`.
+pub fn field(name: &str) -> String {
+    name.to_string()
+}
+
 /// Why the traces of a multi-rank job could not be found or assigned to
-/// ranks. The option names are those of `tracelens collectives`.
-#[derive(Debug, thiserror::Error)]
+/// ranks. Messages name the settings of [`crate::CollectivesOptions`] by
+/// their field (`rank_regex`); [`RankError::text`] spells them as a caller
+/// does (the command line: `--rank-regex`).
+#[derive(Debug)]
 pub enum RankError {
     /// The trace directory is not a directory.
-    #[error("--trace-dir {}: not a directory", .0.display())]
     NotADirectory(PathBuf),
     /// The rank pattern does not compile.
-    #[error("--rank-regex: invalid pattern {pattern:?}: {why}")]
     BadPattern {
         /// The pattern.
         pattern: String,
@@ -336,23 +480,17 @@ pub enum RankError {
         why: String,
     },
     /// The rank pattern has no group to read the rank from.
-    #[error("--rank-regex {0:?} has no group for the rank: write it like 'step3_(?P<rank>\\d+)'")]
     PatternWithoutGroup(String),
     /// A directory could not be listed.
-    #[error("cannot list {}", .dir.display())]
     List {
         /// The directory.
         dir: PathBuf,
         /// The failure.
-        #[source]
         source: io::Error,
     },
     /// A directory entry whose type could not be read.
-    #[error(transparent)]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// No `.json` / `.json.gz` files in the directory.
-    #[error("no trace files (.json, .json.gz) in {}{}", .dir.display(),
-        if *.subdirs { " (use --recursive to look in its subdirectories)" } else { "" })]
     NoTraces {
         /// The directory.
         dir: PathBuf,
@@ -360,7 +498,6 @@ pub enum RankError {
         subdirs: bool,
     },
     /// The rank pattern matches none of the files.
-    #[error("none of the {count} trace files in {} matches --rank-regex (e.g. {example})", .dir.display())]
     NoneMatch {
         /// Trace files found.
         count: usize,
@@ -370,7 +507,6 @@ pub enum RankError {
         example: String,
     },
     /// A trace of another job.
-    #[error("{}: the trace says world_size {trace} (distributedInfo) but {given}: a trace from another job?", .path.display())]
     WorldSize {
         /// The trace file.
         path: PathBuf,
@@ -380,10 +516,8 @@ pub enum RankError {
         given: World,
     },
     /// A trace whose rank neither its content nor its name tells.
-    #[error("{}: cannot tell its rank: no distributedInfo.rank in the trace and no rank in the name (like rank3, rank_3, worker3); use --rank-regex", .0.display())]
     UnknownRank(PathBuf),
     /// A rank outside `0..world_size`.
-    #[error("{}: rank {rank} is outside ranks 0..{} ({world})", .path.display(), .world.size() - 1)]
     OutOfRange {
         /// The trace file.
         path: PathBuf,
@@ -393,7 +527,6 @@ pub enum RankError {
         world: World,
     },
     /// Two traces claim one rank.
-    #[error("rank {rank} has two traces: {} and {} (move one away or use --rank-regex)", .first.display(), .second.display())]
     Duplicate {
         /// The rank.
         rank: i64,
@@ -403,13 +536,8 @@ pub enum RankError {
         second: PathBuf,
     },
     /// No world size given, none in the traces and no trace found.
-    #[error("{}: cannot tell the world size: no file is a rank trace; use --world-size N", .0.display())]
     NoWorldSize(PathBuf),
     /// Ranks without a trace.
-    #[error("no trace for rank{} {}{} in {} ({world})",
-        if *.count > 1 { "s" } else { "" }, .first.join(", "),
-        if *.count > 8 { format!(" and {} more", .count - 8) } else { String::new() },
-        .dir.display())]
     Missing {
         /// The first (at most eight) missing ranks.
         first: Vec<String>,
@@ -422,12 +550,121 @@ pub enum RankError {
     },
 }
 
-/// Why the inputs of a comparison could not be read. The option names are
-/// those of `tracelens compare`.
-#[derive(Debug, thiserror::Error)]
+impl RankError {
+    /// The message, `name` spelling the settings it names.
+    pub fn text(&self, name: Namer) -> String {
+        let (trace_dir, rank_regex) = (name("trace_dir"), name("rank_regex"));
+        match self {
+            RankError::NotADirectory(d) => {
+                format!("{} {}: not a directory", trace_dir, d.display())
+            }
+            RankError::BadPattern { pattern, why } => {
+                format!("{}: invalid pattern {pattern:?}: {why}", rank_regex)
+            }
+            RankError::PatternWithoutGroup(p) => format!(
+                "{} {p:?} has no group for the rank: write it like 'step3_(?P<rank>\\d+)'",
+                rank_regex
+            ),
+            RankError::List { dir, .. } => format!("cannot list {}", dir.display()),
+            RankError::Io(e) => e.to_string(),
+            RankError::NoTraces { dir, subdirs } => format!(
+                "no trace files (.json, .json.gz) in {}{}",
+                dir.display(),
+                match subdirs {
+                    true => format!(" (use {} to look in its subdirectories)", name("recursive")),
+                    false => String::new(),
+                }
+            ),
+            RankError::NoneMatch {
+                count,
+                dir,
+                example,
+            } => format!(
+                "none of the {count} trace files in {} matches {} (e.g. {example})",
+                dir.display(),
+                rank_regex
+            ),
+            RankError::WorldSize { path, trace, given } => format!(
+                "{}: the trace says world_size {trace} (distributedInfo) but {}: a trace from another job?",
+                path.display(),
+                given.text(name)
+            ),
+            RankError::UnknownRank(p) => format!(
+                "{}: cannot tell its rank: no distributedInfo.rank in the trace and no rank in the name (like rank3, rank_3, worker3); use {}",
+                p.display(),
+                rank_regex
+            ),
+            RankError::OutOfRange { path, rank, world } => format!(
+                "{}: rank {rank} is outside ranks 0..{} ({})",
+                path.display(),
+                world.size() - 1,
+                world.text(name)
+            ),
+            RankError::Duplicate {
+                rank,
+                first,
+                second,
+            } => format!(
+                "rank {rank} has two traces: {} and {} (move one away or use {})",
+                first.display(),
+                second.display(),
+                rank_regex
+            ),
+            RankError::NoWorldSize(d) => format!(
+                "{}: cannot tell the world size: no file is a rank trace; use {} N",
+                d.display(),
+                name("world_size")
+            ),
+            RankError::Missing {
+                first,
+                count,
+                world,
+                dir,
+            } => format!(
+                "no trace for rank{} {}{} in {} ({})",
+                if *count > 1 { "s" } else { "" },
+                first.join(", "),
+                if *count > 8 {
+                    format!(" and {} more", count - 8)
+                } else {
+                    String::new()
+                },
+                dir.display(),
+                world.text(name)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for RankError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+impl std::error::Error for RankError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RankError::List { source, .. } => Some(source),
+            // The I/O error is this error's message: its cause is its own.
+            RankError::Io(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for RankError {
+    fn from(e: io::Error) -> RankError {
+        RankError::Io(e)
+    }
+}
+
+/// Why the inputs of a comparison could not be read. Messages name the
+/// tags by their argument (`names`); [`CompareInputError::text`] spells it
+/// as a caller does (the command line: `--names`).
+#[derive(Debug)]
 pub enum CompareInputError {
     /// An input that cannot be looked at.
-    #[error("{}: {}", .path.display(), stat_text(.error))]
     Stat {
         /// The input.
         path: PathBuf,
@@ -435,7 +672,6 @@ pub enum CompareInputError {
         error: io::Error,
     },
     /// Not one tag per input.
-    #[error("--names gives {names} names for {inputs} inputs")]
     TagCount {
         /// Tags given.
         names: usize,
@@ -443,14 +679,11 @@ pub enum CompareInputError {
         inputs: usize,
     },
     /// Two inputs with one tag.
-    #[error("--names must be unique (\"{0}\" repeats)")]
     TagRepeats(String),
     /// More than one input on stdin.
-    #[error("only one input can be read from stdin (-)")]
     StdinTwice,
     /// An input that cannot be used, named by its role: `baseline` or
     /// `variant N`; the message names the file and the problem.
-    #[error("{role} {msg}")]
     Unusable {
         /// `baseline` or `variant N` (1-based).
         role: String,
@@ -459,12 +692,39 @@ pub enum CompareInputError {
     },
     /// A report whose sheets compare cannot trust: the file, then the
     /// problem.
-    #[error("{0}")]
     BadSheet(String),
     /// A bug: an input's reader panicked.
-    #[error("internal error while reading an input")]
     Internal,
 }
+
+impl CompareInputError {
+    /// The message, `name` spelling the settings it names.
+    pub fn text(&self, name: Namer) -> String {
+        match self {
+            CompareInputError::Stat { path, error } => {
+                format!("{}: {}", path.display(), stat_text(error))
+            }
+            CompareInputError::TagCount { names, inputs } => {
+                format!("{} gives {names} names for {inputs} inputs", name("names"))
+            }
+            CompareInputError::TagRepeats(t) => {
+                format!("{} must be unique (\"{t}\" repeats)", name("names"))
+            }
+            CompareInputError::StdinTwice => "only one input can be read from stdin (-)".into(),
+            CompareInputError::Unusable { role, msg } => format!("{role} {msg}"),
+            CompareInputError::BadSheet(msg) => msg.clone(),
+            CompareInputError::Internal => "internal error while reading an input".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for CompareInputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+impl std::error::Error for CompareInputError {}
 
 /// `e` and its sources, joined by `: `.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
@@ -486,12 +746,13 @@ fn stat_text(e: &io::Error) -> String {
     }
 }
 
-/// Why a roofline query has no answer. The option names are those of
-/// `tracelens roofline`.
-#[derive(Debug, thiserror::Error)]
+/// Why a roofline query has no answer. Messages name the settings of
+/// [`crate::RooflineQuery`] and its operation by their field (`seq_q`);
+/// [`RooflineError::text`] spells them as a caller does (the command
+/// line: `--seq-q`).
+#[derive(Debug)]
 pub enum RooflineError {
     /// An unknown data type name.
-    #[error("--dtype: unknown \"{given}\" (known: {known})")]
     UnknownDtype {
         /// The name given.
         given: String,
@@ -499,7 +760,6 @@ pub enum RooflineError {
         known: &'static str,
     },
     /// A size that must be positive.
-    #[error("--{what} must be positive, got {value}")]
     NotPositive {
         /// The option.
         what: &'static str,
@@ -507,12 +767,38 @@ pub enum RooflineError {
         value: i64,
     },
     /// Convolution shapes of the wrong rank.
-    #[error("--input needs 3 to 5 dimensions (N,C,spatial…) and --weight as many")]
     ConvRank,
     /// The model refuses the shapes; the text is the model's reason.
-    #[error("the model rejects these shapes: {0}")]
     Model(String),
     /// A measured time that is not positive.
-    #[error("--time-us must be positive")]
     TimeNotPositive,
 }
+
+impl RooflineError {
+    /// The message, `name` spelling the settings it names.
+    pub fn text(&self, name: Namer) -> String {
+        match self {
+            RooflineError::UnknownDtype { given, known } => {
+                format!("{}: unknown \"{given}\" (known: {known})", name("dtype"))
+            }
+            RooflineError::NotPositive { what, value } => {
+                format!("{} must be positive, got {value}", name(what))
+            }
+            RooflineError::ConvRank => format!(
+                "{} needs 3 to 5 dimensions (N,C,spatial…) and {} as many",
+                name("input"),
+                name("weight")
+            ),
+            RooflineError::Model(why) => format!("the model rejects these shapes: {why}"),
+            RooflineError::TimeNotPositive => format!("{} must be positive", name("time_us")),
+        }
+    }
+}
+
+impl std::fmt::Display for RooflineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+impl std::error::Error for RooflineError {}

@@ -130,7 +130,7 @@ fn roofline_checks_shapes_then_runs_the_model() {
             value: -1
         })
     ));
-    assert_eq!(err.to_string(), "--m must be positive, got -1");
+    assert_eq!(err.to_string(), "m must be positive, got -1");
     let bad_dtype = RooflineQuery {
         dtype: "int3".into(),
         ..gemm(1)

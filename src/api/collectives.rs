@@ -11,7 +11,7 @@ use regex::Regex;
 use crate::analysis::commands::collectives::{
     CollectiveOptions, CollectiveReport, analyze, collective_kernel_count,
 };
-use crate::error::{Error, LoadError, RankError, World};
+use crate::error::{CollectivesError, Error, LoadError, RankError, World};
 use crate::load;
 use crate::table::agg::Agg;
 use crate::trace::{Needs, Trace};
@@ -68,7 +68,7 @@ pub fn collectives(
         gpus_per_node: opts.gpus_per_node,
         agg_metrics: opts.agg_metrics.clone().unwrap_or(defaults.agg_metrics),
     };
-    let report = analyze(&ranks, &copts).map_err(Error::Collectives)?;
+    let report = analyze(&ranks, &copts).map_err(CollectivesError)?;
     warnings.extend(report.warnings.iter().cloned());
     Ok(CollectivesRun { report, warnings })
 }

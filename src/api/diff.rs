@@ -5,16 +5,14 @@ use std::path::{Path, PathBuf};
 
 use super::report::load_trace;
 use crate::analysis::commands::diff::{DiffError, DiffOptions, TraceDiff, Which};
-use crate::error::Error;
+use crate::error::{DiffInputError, Error};
 use crate::trace::tree::{Tree, TreeOptions, build};
 use crate::trace::{Profiler, Trace};
 
 /// The diff of the trace at `base` against the one at `variant`.
 pub fn diff_traces(base: &Path, variant: &Path, opts: DiffOptions) -> Result<TraceDiff, Error> {
     if base.as_os_str() == "-" && variant.as_os_str() == "-" {
-        return Err(Error::Diff(
-            "stdin (-) can be only one of the two traces".into(),
-        ));
+        return Err(DiffInputError::BothStdin.into());
     }
     let (a, b) = std::thread::scope(|s| {
         let h = s.spawn(|| load_for_diff(variant));
@@ -40,13 +38,10 @@ pub fn diff_loaded(
             Which::Base => base.2,
             Which::Variant => variant.2,
         };
-        match e {
-            DiffError::NoCpuOps(w) => Error::Diff(format!(
-                "{}: no CPU ops (cpu_op events) to align; diff needs traces recorded with the PyTorch profiler's CPU activity",
-                path(w).display()
-            )),
-            other => Error::Diff(other.to_string()),
-        }
+        Error::Diff(match e {
+            DiffError::NoCpuOps(w) => DiffInputError::NoCpuOps(path(w).to_path_buf()),
+            DiffError::TooDeep(n) => DiffInputError::TooDeep(n),
+        })
     })
 }
 
@@ -64,14 +59,8 @@ pub fn diff_tree(trace: &Trace) -> Tree {
 pub fn check_diffable(trace: &Trace, path: &Path) -> Result<(), Error> {
     match trace.info().profiler {
         Profiler::PyTorch => Ok(()),
-        Profiler::Jax => Err(Error::Diff(format!(
-            "{}: a JAX profile; diff compares PyTorch (Kineto) call trees",
-            path.display()
-        ))),
-        Profiler::Rocprof => Err(Error::Diff(format!(
-            "{}: a rocprofv3 trace has no CPU call tree; diff compares PyTorch (Kineto) call trees",
-            path.display()
-        ))),
+        Profiler::Jax => Err(DiffInputError::Jax(path.to_path_buf()).into()),
+        Profiler::Rocprof => Err(DiffInputError::Rocprof(path.to_path_buf()).into()),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::analysis::commands::fleet::{
     outliers, outliers_sheet, percentile_sheet, steps_sheet,
 };
 use crate::analysis::commands::steps::{StepFigures, profiler_steps};
-use crate::error::Error;
+use crate::error::{CollectivesError, Error, FleetError};
 use crate::load::kineto::parse_value;
 use crate::names::fleet::{STEP_COLUMNS, sheet};
 use crate::names::{col, sheet as report_sheet};
@@ -218,12 +218,12 @@ pub struct FleetOptions {
 /// The summary folders below `dir` (each holding `trace_info.parquet`), in
 /// name order.
 pub fn find_summaries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let err = |e: std::io::Error| Error::Fleet(format!("{}: cannot list: {e}", dir.display()));
+    let err = |error| FleetError::List {
+        dir: dir.to_path_buf(),
+        error,
+    };
     if !dir.is_dir() {
-        return Err(Error::Fleet(format!(
-            "{}: not a folder of summaries (write one with tracelens summarize TRACE… --out DIR)",
-            dir.display()
-        )));
+        return Err(FleetError::NotAFolder(dir.to_path_buf()).into());
     }
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(err)? {
@@ -233,11 +233,9 @@ pub fn find_summaries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         }
     }
     if out.is_empty() {
-        return Err(Error::Fleet(format!(
-            "{}: no summaries (folders with {SUMMARY_MARKER}); write them with tracelens summarize TRACE… --out {}",
-            dir.display(),
-            dir.display()
-        )));
+        let dir = dir.to_path_buf();
+        let marker = SUMMARY_MARKER;
+        return Err(FleetError::NoSummaries { dir, marker }.into());
     }
     out.sort();
     Ok(out)
@@ -255,11 +253,11 @@ fn read_table(dir: &Path, name: &str) -> Result<Option<Table>, Error> {
 /// The column `name` of `t`, or an error naming the summary.
 fn column<'t>(t: &'t Table, name: &str, dir: &Path) -> Result<&'t [Value], Error> {
     t.column(name).map(|c| c.values.as_slice()).ok_or_else(|| {
-        Error::Fleet(format!(
-            "{}: {}.parquet has no column {name:?} (not a tracelens summary?)",
-            dir.display(),
-            t.name
-        ))
+        Error::from(FleetError::NoColumn {
+            dir: dir.to_path_buf(),
+            table: t.name.clone(),
+            column: name.to_string(),
+        })
     })
 }
 
@@ -282,6 +280,70 @@ fn time_shares(t: Option<&Table>, name: &str, time: &str, share: &str) -> Vec<Ti
         .collect()
 }
 
+/// The per-step figures of the summary in `dir` (none without its steps
+/// table).
+fn read_steps(dir: &Path) -> Result<Vec<StepFigures>, Error> {
+    let Some(t) = read_table(dir, sheet::STEPS)? else {
+        return Ok(Vec::new());
+    };
+    let cols: Vec<&[Value]> = STEP_COLUMNS
+        .iter()
+        .map(|c| column(&t, c, dir))
+        .collect::<Result<_, _>>()?;
+    Ok((0..t.nrows())
+        .filter_map(|i| {
+            let cells: Vec<&Value> = cols.iter().map(|c| &c[i]).collect();
+            StepFigures::from_cells(&cells)
+        })
+        .collect())
+}
+
+/// The collective kernels of the summary in `dir`, from its collectives
+/// table `t`.
+fn read_kernels(t: &Table, dir: &Path) -> Result<Vec<OwnedKernel>, Error> {
+    let mut kernels = Vec::new();
+    let get = |c: &str| column(t, c, dir);
+    let (kname, stream, start, dur) = (
+        get("kernel")?,
+        get("stream")?,
+        get("start_us")?,
+        get("dur_us")?,
+    );
+    let (ts_int, dur_int) = (get("ts_is_int")?, get("dur_is_int")?);
+    let args: Vec<&[Value]> = ARG_COLUMNS
+        .iter()
+        .map(|c| get(c))
+        .collect::<Result<_, _>>()?;
+    for i in 0..t.nrows() {
+        let mut fields: [Option<ArgValue>; 10] = Default::default();
+        for (k, f) in fields.iter_mut().enumerate() {
+            // The JSON text was stored as pandas types a CSV column:
+            // a column of JSON numbers (or booleans) as those values.
+            *f = match &args[k][i] {
+                Value::Text(s) => Some(parse_value(s).ok_or_else(|| FleetError::NotJson {
+                    dir: dir.to_path_buf(),
+                    column: ARG_COLUMNS[k],
+                    text: s.to_string(),
+                })?),
+                Value::Int(i) => Some(ArgValue::Int(*i)),
+                Value::Float(x) => Some(ArgValue::Float(*x)),
+                Value::Bool(b) => Some(ArgValue::Bool(*b)),
+                _ => None,
+            };
+        }
+        kernels.push(OwnedKernel {
+            name: kname[i].py_str(),
+            ts: start[i].to_f64(),
+            ts_is_int: ts_int[i] == Value::Bool(true),
+            dur: dur[i].to_f64(),
+            dur_is_int: dur_int[i] == Value::Bool(true),
+            stream: stream[i].as_i64(),
+            args: CollectiveArgs::from_values(fields),
+        });
+    }
+    Ok(kernels)
+}
+
 /// Reads what the reduce needs of one summary; its collective kernels only
 /// `with_kernels`.
 fn read_summary(dir: &Path, with_kernels: bool) -> Result<SummaryRecord, Error> {
@@ -289,77 +351,25 @@ fn read_summary(dir: &Path, with_kernels: bool) -> Result<SummaryRecord, Error> 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let info = read_table(dir, sheet::TRACE_INFO)?
-        .ok_or_else(|| Error::Fleet(format!("{}: no {SUMMARY_MARKER}", dir.display())))?;
+    let info = read_table(dir, sheet::TRACE_INFO)?.ok_or_else(|| FleetError::NoInfo {
+        dir: dir.to_path_buf(),
+        marker: SUMMARY_MARKER,
+    })?;
     if info.nrows() != 1 {
-        return Err(Error::Fleet(format!(
-            "{}: {SUMMARY_MARKER} has {} rows, not 1",
-            dir.display(),
-            info.nrows()
-        )));
+        let (dir, marker, rows) = (dir.to_path_buf(), SUMMARY_MARKER, info.nrows());
+        return Err(FleetError::InfoRows { dir, marker, rows }.into());
     }
     let rank = column(&info, "rank", dir)?[0].as_i64();
     let world_size = column(&info, "world_size", dir)?[0].as_i64();
     let device_count = column(&info, "device_count", dir)?[0].as_i64().unwrap_or(0) as usize;
-    let mut steps = Vec::new();
-    if let Some(t) = read_table(dir, sheet::STEPS)? {
-        let cols: Vec<&[Value]> = STEP_COLUMNS
-            .iter()
-            .map(|c| column(&t, c, dir))
-            .collect::<Result<_, _>>()?;
-        steps.extend((0..t.nrows()).filter_map(|i| {
-            let cells: Vec<&Value> = cols.iter().map(|c| &c[i]).collect();
-            StepFigures::from_cells(&cells)
-        }));
-    }
-    let mut kernels = Vec::new();
-    let collectives = match with_kernels {
-        true => read_table(dir, sheet::COLLECTIVES)?,
-        false => None,
+    let steps = read_steps(dir)?;
+    let kernels = match with_kernels {
+        true => read_table(dir, sheet::COLLECTIVES)?
+            .map(|t| read_kernels(&t, dir))
+            .transpose()?
+            .unwrap_or_default(),
+        false => Vec::new(),
     };
-    if let Some(t) = collectives {
-        let get = |c: &str| column(&t, c, dir);
-        let (kname, stream, start, dur) = (
-            get("kernel")?,
-            get("stream")?,
-            get("start_us")?,
-            get("dur_us")?,
-        );
-        let (ts_int, dur_int) = (get("ts_is_int")?, get("dur_is_int")?);
-        let args: Vec<&[Value]> = ARG_COLUMNS
-            .iter()
-            .map(|c| get(c))
-            .collect::<Result<_, _>>()?;
-        for i in 0..t.nrows() {
-            let mut fields: [Option<ArgValue>; 10] = Default::default();
-            for (k, f) in fields.iter_mut().enumerate() {
-                // The JSON text was stored as pandas types a CSV column:
-                // a column of JSON numbers (or booleans) as those values.
-                *f = match &args[k][i] {
-                    Value::Text(s) => Some(parse_value(s).ok_or_else(|| {
-                        Error::Fleet(format!(
-                            "{}: collectives.parquet: {} is not JSON: {s:?}",
-                            dir.display(),
-                            ARG_COLUMNS[k]
-                        ))
-                    })?),
-                    Value::Int(i) => Some(ArgValue::Int(*i)),
-                    Value::Float(x) => Some(ArgValue::Float(*x)),
-                    Value::Bool(b) => Some(ArgValue::Bool(*b)),
-                    _ => None,
-                };
-            }
-            kernels.push(OwnedKernel {
-                name: kname[i].py_str(),
-                ts: start[i].to_f64(),
-                ts_is_int: ts_int[i] == Value::Bool(true),
-                dur: dur[i].to_f64(),
-                dur_is_int: dur_int[i] == Value::Bool(true),
-                stream: stream[i].as_i64(),
-                args: CollectiveArgs::from_values(fields),
-            });
-        }
-    }
     let ops_t = read_table(dir, report_sheet::OPS_SUMMARY)?;
     let ops = time_shares(
         ops_t.as_ref(),
@@ -451,8 +461,8 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
                 gpus_per_node: opts.gpus_per_node,
                 ..CollectiveOptions::default()
             };
-            let report = analyze_kernels(&owned, recs[0].device_count, &copts)
-                .map_err(Error::Collectives)?;
+            let report =
+                analyze_kernels(&owned, recs[0].device_count, &copts).map_err(CollectivesError)?;
             (Some(report), None)
         }
         Err(why) => (None, Some(why)),
@@ -474,14 +484,8 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
                 .collect();
             let base_grid = StepGrid::new(&base);
             if base_grid.is_empty() || grid.is_empty() {
-                return Err(Error::Fleet(format!(
-                    "cannot compare: {} has no profiler steps (ProfilerStep#N ranges)",
-                    if grid.is_empty() {
-                        opts.summaries.display()
-                    } else {
-                        b.display()
-                    }
-                )));
+                let empty = if grid.is_empty() { &opts.summaries } else { b };
+                return Err(FleetError::NoSteps(empty.clone()).into());
             }
             let c = compare(&base_grid, &grid, &opts.compare);
             sheets.push(compare_sheet(&c));

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::report::{AnalyzeOptions, analyze_full};
-use crate::analysis::commands::replay::{ReplayOp, replay_op, schema};
 use crate::analysis::common::intervals::events_busy_time;
-use crate::error::Error;
+use crate::analysis::commands::replay::{ReplayOp, replay_op, schema};
+use crate::error::{Error, ReplayError};
 use crate::names::{col, sheet};
 use crate::table;
 use crate::trace::tree::{TreeOptions, build};
@@ -108,10 +108,9 @@ pub fn replay_plan(path: &Path, selection: &ReplaySelection) -> Result<ReplayPla
         ReplaySelection::Op(op) => {
             let found: Vec<Row> = all.into_iter().filter(|r| &r.name == op).collect();
             if found.is_empty() {
-                return Err(Error::Replay(format!(
-                    "{}: no op named {op} launches GPU work (names as in ops_unique_args, e.g. aten::addmm)",
-                    path.display()
-                )));
+                let path = path.to_path_buf();
+                let op = op.clone();
+                return Err(ReplayError::NoSuchOp { path, op }.into());
             }
             found
         }
@@ -119,10 +118,8 @@ pub fn replay_plan(path: &Path, selection: &ReplaySelection) -> Result<ReplayPla
             .iter()
             .map(|&uid| {
                 if uid >= trace.len() || !matches!(trace.event(EventId::new(uid)).cat, Cat::CpuOp) {
-                    return Err(Error::Replay(format!(
-                        "{}: uid {uid} is not a cpu_op of this trace (use a UID or ex_UID of the report's sheets)",
-                        path.display()
-                    )));
+                    let path = path.to_path_buf();
+                    return Err(Error::from(ReplayError::NotACpuOp { path, uid }));
                 }
                 let id = EventId::new(uid);
                 Ok(Row {

@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
+use super::output_flags::SheetFlags;
 use tracelens::api::LoadProgress;
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
@@ -44,24 +45,8 @@ pub struct CollectivesArgs {
     #[arg(long, num_args = 1.., value_name = "AGG", default_values = ["mean", "median", "min", "max"],
           value_parser = PossibleValuesParser::new(Agg::ALL.map(Agg::name)))]
     pub agg_metrics: Vec<String>,
-    /// Excel workbook to write [default: DIR/nccl_analysis_report.xlsx,
-    /// when no other output (--csv, --parquet, --md) is asked for].
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE.xlsx",
-        alias = "output_xlsx_path"
-    )]
-    pub output: Option<PathBuf>,
-    /// Write one <sheet>.csv per sheet into DIR.
-    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
-    pub csv: Option<PathBuf>,
-    /// Write one <sheet>.parquet per sheet (typed columns) into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub parquet: Option<PathBuf>,
-    /// Write a Markdown summary to FILE (- for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub md: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: SheetFlags,
     /// Print nothing but warnings and errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -99,31 +84,16 @@ pub(super) fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
 
 /// Runs the subcommand.
 pub fn run(a: CollectivesArgs) -> Result<()> {
-    let xlsx_path = super::outputs::workbook_path(
-        a.output.as_deref(),
-        a.csv.is_some() || a.parquet.is_some() || a.md.is_some(),
-        || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")),
-    )
-    .map_err(anyhow::Error::msg)?;
-    use super::outputs::Kind::{Dir, File};
-    let xlsx_flag = if a.output.is_some() {
-        "-o"
-    } else {
-        "the default workbook"
-    };
-    super::outputs::check_paths(
+    let xlsx_path = a
+        .outputs
+        .workbook(false, || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")))
+        .map_err(anyhow::Error::msg)?;
+    super::outputs::check(
         &[a.trace_dir.as_path()],
-        &[
-            (xlsx_flag, File, xlsx_path.as_deref()),
-            ("--csv", Dir, a.csv.as_deref()),
-            ("--parquet", Dir, a.parquet.as_deref()),
-            ("--md", File, a.md.as_deref()),
-        ],
+        &a.outputs.outputs(xlsx_path.as_deref()),
+        None,
     )
     .map_err(anyhow::Error::msg)?;
-    if let Some(o) = &a.output {
-        super::outputs::check_workbook_name(o, None).map_err(anyhow::Error::msg)?;
-    }
     let CollectivesRun { report, warnings } = analyze(&a)?;
     for w in &warnings {
         warn(w);
@@ -135,17 +105,18 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         ));
     }
     let title = a.trace_dir.display().to_string();
-    let md_to_stdout = a.md.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    let md_to_stdout = a.outputs.md_to_stdout();
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
     let sheets = Document::of_tables(&report.sheets);
-    let dirs = super::SheetDirs {
-        csv: a.csv.as_deref(),
-        parquet: a.parquet.as_deref(),
-    };
-    let mut written =
-        super::stage_sheets(&mut staging, dirs, &sheets, xlsx_path.as_deref(), &sheets)?;
-    let md_text = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+    let mut written = super::stage_sheets(
+        &mut staging,
+        a.outputs.dirs(),
+        &sheets,
+        xlsx_path.as_deref(),
+        &sheets,
+    )?;
+    let md_text = super::stage_markdown(&mut staging, a.outputs.md(), &mut written, || {
         view::page(&report, &title)
     })?;
     super::outputs::commit(staging)?;

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
+use super::output_flags::{SheetFlags, is_stdout};
+use super::outputs::Kind;
 use tracelens::CompareInputs;
 use tracelens::analysis::commands::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
 use tracelens::report::json::Json;
@@ -35,20 +37,8 @@ pub struct CompareArgs {
           value_parser = PossibleValuesParser::new(SheetGroup::NAMES),
           default_value = "all")]
     pub sheets: Vec<String>,
-    /// Write the comparison workbook to FILE.xlsx.
-    #[arg(short = 'o', long = "output", value_name = "FILE.xlsx")]
-    pub output: Option<PathBuf>,
-    /// Write one <sheet>.csv per comparison sheet into DIR.
-    #[arg(long, value_name = "DIR", alias = "output_csvs_dir")]
-    pub csv: Option<PathBuf>,
-    /// Write one <sheet>.parquet per comparison sheet (typed columns) into
-    /// DIR.
-    #[arg(long, value_name = "DIR")]
-    pub parquet: Option<PathBuf>,
-    /// Write the Markdown verdict (for a pull-request comment) to FILE; - for
-    /// stdout. This is the default output when no other is asked for.
-    #[arg(long, value_name = "FILE")]
-    pub md: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: SheetFlags,
     /// Write the verdict as JSON (docs/compare-json.md) to FILE; - for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -71,10 +61,6 @@ pub struct CompareArgs {
     /// Print nothing but errors (and the requested stdout output).
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-fn is_stdout(p: &Option<PathBuf>) -> bool {
-    p.as_ref().is_some_and(|p| p.as_os_str() == "-")
 }
 
 /// Runs the subcommand; returns the process exit code (0 ok, 1 regression or
@@ -105,30 +91,15 @@ fn check_usage(a: &CompareArgs) -> Result<(), String> {
         ));
     }
     tracelens::check_tag_count(a.inputs.len(), &a.names).map_err(super::chain)?;
-    if is_stdout(&a.md) && is_stdout(&a.json) {
-        return Err("--md - and --json - cannot both go to stdout".into());
-    }
-    use super::outputs::Kind::{Dir, File};
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(PathBuf::as_path).collect();
-    super::outputs::check_paths(
-        &inputs,
-        &[
-            ("-o", File, a.output.as_deref()),
-            ("--csv", Dir, a.csv.as_deref()),
-            ("--parquet", Dir, a.parquet.as_deref()),
-            ("--md", File, a.md.as_deref()),
-            ("--json", File, a.json.as_deref()),
-        ],
-    )?;
-    match &a.output {
-        Some(o) => super::outputs::check_workbook_name(o, Some("--json")),
-        None => Ok(()),
-    }
+    let mut outputs = a.outputs.outputs(a.outputs.output.as_deref());
+    outputs.push(("--json", Kind::Stream, a.json.as_deref()));
+    super::outputs::check(&inputs, &outputs, Some("--json"))
 }
 
 fn run_inner(a: CompareArgs) -> Result<i32, String> {
     check_usage(&a)?;
-    let wants_tables = a.output.is_some() || a.csv.is_some() || a.parquet.is_some();
+    let wants_tables = a.outputs.wants_sheets();
     let c = compute(&a, wants_tables)?;
     if !a.quiet {
         for (kind, msg) in &c.messages {
@@ -236,16 +207,13 @@ fn stage_outputs(
     let mut written = match comparison {
         Some(c) => {
             let sheets = Document::of_tables(&c.sheets);
-            let dirs = super::SheetDirs {
-                csv: a.csv.as_deref(),
-                parquet: a.parquet.as_deref(),
-            };
-            super::stage_sheets(&mut staging, dirs, &sheets, a.output.as_deref(), &sheets)
+            let xlsx = a.outputs.output.as_deref();
+            super::stage_sheets(&mut staging, a.outputs.dirs(), &sheets, xlsx, &sheets)
                 .map_err(|e| format!("{e:#}"))?
         }
         None => Vec::new(),
     };
-    for (path, body) in [(&a.md, &texts.md), (&a.json, &texts.json)] {
+    for (path, body) in [(a.outputs.md(), &texts.md), (a.json.as_ref(), &texts.json)] {
         if let Some(p) = path
             && p.as_os_str() != "-"
         {
@@ -266,11 +234,11 @@ fn print_outputs(
     written: &[String],
     no_tables: bool,
 ) {
-    let default_md = no_tables && a.md.is_none() && a.json.is_none();
-    if default_md || is_stdout(&a.md) {
+    let default_md = no_tables && a.outputs.md().is_none() && a.json.is_none();
+    if default_md || a.outputs.md_to_stdout() {
         print!("{}", texts.md);
     }
-    if is_stdout(&a.json) {
+    if is_stdout(a.json.as_deref()) {
         println!("{}", texts.json);
     }
     if a.quiet {

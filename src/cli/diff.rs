@@ -1,7 +1,7 @@
 //! `tracelens diff`: the morphological tree diff of two traces.
 //!
 //! Wiring only: the library loads and merges ([`tracelens::diff_traces`]),
-//! the files come from [`tracediff::write_files`] (and the Parquet writer
+//! the files come from the [`TraceDiffFiles`] writer (and the Parquet writer
 //! for `--parquet`), the Markdown from
 //! `report::view::diff`; everything is written through one [`Staging`].
 
@@ -10,13 +10,15 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use super::output_flags::TableFlags;
+use super::outputs::Kind;
 use tracelens::analysis::commands::diff::{DiffOptions, MergedKind, TraceDiff};
-use tracelens::report::Document;
 use tracelens::report::markdown::truncate_text;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
-use tracelens::report::tracediff;
+use tracelens::report::tracediff::TraceDiffFiles;
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
+use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens diff`.
 #[derive(Args)]
@@ -33,14 +35,8 @@ pub struct DiffArgs {
     /// asked for].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Write diff_stats.parquet and diff_stats_unique_args_summary.parquet
-    /// (typed columns; each when it has rows, as the CSVs) into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub parquet: Option<PathBuf>,
-    /// Write the Markdown view (where the GPU time moved, for a pull
-    /// request) to FILE; - for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub md: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: TableFlags,
     /// Divergence points listed in the Markdown and the terminal summary.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     pub top: usize,
@@ -58,21 +54,14 @@ pub fn run(a: DiffArgs) -> Result<()> {
         prune_non_gpu: a.prune_non_gpu,
     };
     // Only the outputs asked for: the default folder only when none is.
-    let out_dir = match (&a.out, a.md.is_some() || a.parquet.is_some()) {
-        (Some(d), _) => Some(d.clone()),
-        (None, false) => Some(tracelens::default_out_dir(&a.base, &a.variant)),
-        (None, true) => None,
-    };
-    use super::outputs::Kind::{Dir, File};
-    super::outputs::check_paths(
-        &[a.base.as_path(), a.variant.as_path()],
-        &[
-            ("--out", Dir, out_dir.as_deref()),
-            ("--parquet", Dir, a.parquet.as_deref()),
-            ("--md", File, a.md.as_deref()),
-        ],
-    )
+    let out_dir = super::outputs::or_default(a.out.as_deref(), a.outputs.any(), || {
+        Ok(tracelens::default_out_dir(&a.base, &a.variant))
+    })
     .map_err(anyhow::Error::msg)?;
+    let mut outputs = vec![("--out", Kind::Dir, out_dir.as_deref())];
+    outputs.extend(a.outputs.outputs());
+    super::outputs::check(&[a.base.as_path(), a.variant.as_path()], &outputs, None)
+        .map_err(anyhow::Error::msg)?;
     let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
     let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
     let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
@@ -82,10 +71,14 @@ pub fn run(a: DiffArgs) -> Result<()> {
         staging
             .create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let n = tracediff::write_files(&d, |name, bytes| staging.put(&dir.join(name), bytes))?;
+        let doc = Document {
+            trace_diff: Some(&d),
+            ..Document::default()
+        };
+        let n = TraceDiffFiles { dir: dir.clone() }.stage_files(&doc, dir, &mut staging)?;
         written.push(format!("{}/ ({n} files)", dir.display()));
     }
-    if let Some(dir) = &a.parquet {
+    if let Some(dir) = &a.outputs.parquet {
         // The two tables the CSVs hold, left out as they are when empty.
         let tables = Document {
             tables: d.stats.iter().chain(&d.summary).collect(),
@@ -95,11 +88,11 @@ pub fn run(a: DiffArgs) -> Result<()> {
         let line = super::stage_sheet_dir(&mut staging, &pq, dir, "parquet", "Parquet", &tables)?;
         written.push(line);
     }
-    let md = super::stage_markdown(&mut staging, a.md.as_ref(), &mut written, || {
+    let md = super::stage_markdown(&mut staging, a.outputs.md.as_ref(), &mut written, || {
         page(&d, &base_tag, &variant_tag, a.top)
     })?;
     super::outputs::commit(staging)?;
-    let md_to_stdout = a.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let md_to_stdout = a.outputs.md_to_stdout();
     super::print_results(
         a.quiet,
         md_to_stdout,

@@ -6,16 +6,15 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{
-    Command, ParseFailure, SheetDirs, analyze_options, gpu_arch, parse_args, report_title,
-    stage_report_sheets, summary,
-};
+use super::report::{analyze_options, gpu_arch, report_title, stage_report_sheets};
+use super::{Command, ParseFailure, SheetDirs, parse_args};
 use crate::Report;
 use crate::gpu_arch::GpuArch;
 use crate::report::Document;
 use crate::report::markdown::Markdown;
 use crate::report::staging::Staging;
 use crate::report::view::collectives as collectives_view;
+use crate::report::view::summary;
 use crate::table::Table;
 
 /// A report computed from `tracelens report` arguments, not yet written.
@@ -61,7 +60,7 @@ where
             title: report_title(a.trace()),
         })
     };
-    run().map_err(|e| format!("{e:#}"))
+    run().map_err(|e| super::error_text(&e))
 }
 
 impl ReportRun {
@@ -103,7 +102,7 @@ pub struct SheetsRun {
 
 /// Loads a trace with its call tree as `tracelens tree PATH` does.
 pub fn tree(path: &Path) -> Result<crate::CallTree, String> {
-    crate::load_tree(path).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    crate::load_tree(path).map_err(super::chain)
 }
 
 /// Answers `tracelens roofline ARGS` (`args`: what follows `roofline`,
@@ -116,7 +115,7 @@ where
     let Command::Roofline(a) = parse_command("roofline", args)? else {
         return Err("not a roofline command".to_string());
     };
-    crate::roofline(&super::roofline_query(a)).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    crate::roofline(&super::roofline::roofline_query(a)).map_err(super::chain)
 }
 
 /// The command line `tracelens SUBCOMMAND ARGS...`, parsed.
@@ -143,7 +142,7 @@ where
         return Err("not a collectives command".to_string());
     };
     a.quiet = true;
-    let run = super::collectives::analyze(&a).map_err(|e| format!("{e:#}"))?;
+    let run = super::collectives::analyze(&a).map_err(|e| super::error_text(&e))?;
     let title = a.trace_dir.display().to_string();
     let page = collectives_view::page(&run.report, &title);
     let markdown = super::render_text(&Markdown { path: "-".into() }, &Document::of_page(page))
@@ -218,14 +217,15 @@ fn write_all(
 ) -> Result<Vec<String>, String> {
     let run = || -> anyhow::Result<Vec<String>> {
         if let Some(x) = xlsx {
-            super::outputs::check_workbook_name(x, None).map_err(|e| anyhow::anyhow!(e))?;
+            let workbook = [("-o", super::outputs::Kind::File, Some(x))];
+            super::outputs::check(&[], &workbook, None).map_err(|e| anyhow::anyhow!(e))?;
         }
         let mut staging = Staging::new();
         let written = stage(&mut staging)?;
         super::outputs::commit(staging)?;
         Ok(written)
     };
-    run().map_err(|e| format!("{e:#}"))
+    run().map_err(|e| super::error_text(&e))
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ use tracelens::analysis::commands::fleet::CompareOptions;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
+use tracelens::report::svg::Svg;
 use tracelens::report::view::fleet as view;
-use tracelens::report::{Document, Rendered, Writer, csv::Csv, heatmap};
+use tracelens::report::{Document, Writer, csv::Csv};
 use tracelens::{AnalyzeOptions, FleetOptions, FleetReport, ReportOptions};
 
 /// Options of `tracelens summarize`.
@@ -168,7 +169,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
                 ..AnalyzeOptions::default()
             };
             if let Err(e) = summarize_one(trace, &a.out.join(name), &opts) {
-                let say = || eprintln!("tracelens: error: {e:#}");
+                let say = || eprintln!("tracelens: error: {}", super::error_text(&e));
                 match &bar {
                     Some(b) => b.suspend(say),
                     None => say(),
@@ -209,7 +210,7 @@ pub fn fleet(a: FleetArgs) -> i32 {
     match fleet_inner(&a) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("tracelens: error: {e:#}");
+            eprintln!("tracelens: error: {}", super::error_text(&e));
             2
         }
     }
@@ -271,13 +272,11 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     if a.parquet {
         files.extend(Parquet { dir: dir.clone() }.render(&doc)?);
     }
-    let maps = view::heatmaps(report);
-    for h in &maps {
-        files.push(Rendered {
-            name: dir.join(format!("{}.svg", h.name)),
-            bytes: heatmap::svg(h).into_bytes(),
-        });
-    }
+    let maps = Document {
+        heatmaps: view::heatmaps(report),
+        ..Document::default()
+    };
+    files.extend(Svg { dir: dir.clone() }.render(&maps)?);
     let title = a.summaries.display().to_string();
     let page = Markdown {
         path: dir.join("fleet.md"),
@@ -294,6 +293,6 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
         "{}/ ({} sheets, {} heatmaps, fleet.md)",
         dir.display(),
         doc.tables.len(),
-        maps.len()
+        maps.heatmaps.len()
     ))
 }

@@ -10,8 +10,10 @@ use tracelens::report::staging::Staging;
 /// What kind of path an output option names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// One file (`-o`, `--md`, `--json`).
+    /// One file (`-o`).
     File,
+    /// One file, or standard output for `-` (`--md`, `--json`).
+    Stream,
     /// A folder of files (`--csv`, `--parquet`, `--plots`, `diff --out`).
     Dir,
 }
@@ -43,11 +45,36 @@ fn key(p: &Path) -> PathBuf {
     }
 }
 
+/// The one check of a command's outputs, before any work, as one line:
+/// two outputs on standard output, an output that is an input or another
+/// output ([`check_paths`]), and the name that `-o` gives the workbook
+/// ([`check_workbook_name`]; `json_flag` is the command's JSON output
+/// flag, if any).
+pub(crate) fn check(
+    inputs: &[&Path],
+    outputs: &[Output],
+    json_flag: Option<&str>,
+) -> Result<(), String> {
+    let to_stdout: Vec<&str> = outputs
+        .iter()
+        .filter(|(_, kind, p)| *kind == Kind::Stream && p.is_some_and(|p| p.as_os_str() == "-"))
+        .map(|(flag, ..)| *flag)
+        .collect();
+    if let [first, second, ..] = to_stdout[..] {
+        return Err(format!("{first} - and {second} - cannot both go to stdout"));
+    }
+    check_paths(inputs, outputs)?;
+    match outputs.iter().find(|(flag, ..)| *flag == "-o") {
+        Some((_, _, Some(o))) => check_workbook_name(o, json_flag),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses, with one line naming the path, an output that is one of
 /// `inputs` (it would be overwritten) and two outputs on one path (one
 /// would silently win). Two folders may coincide (`--csv D --plots D`:
 /// their files differ by extension); `-` (stdout) is never a clash.
-pub(crate) fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), String> {
+fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), String> {
     let mut input_keys = Vec::new();
     for i in inputs.iter().filter(|i| i.as_os_str() != "-") {
         input_keys.push(key(i));
@@ -85,7 +112,7 @@ pub(crate) fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), St
 /// Checks that `-o` names an Excel workbook (`FILE.xlsx`, any case): a
 /// name with the extension of another output is refused naming the flag
 /// that writes it; `json_flag` is the command's JSON output flag, if any.
-pub(crate) fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Result<(), String> {
+fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Result<(), String> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -107,11 +134,11 @@ pub(crate) fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Resul
     ))
 }
 
-/// Where the workbook of a run goes: `-o`; none when another output was
-/// asked for (`others`: `--csv`, `--parquet`, `--md`, …), as only the outputs asked for
-/// are written; else `default()`. The name of `-o` is checked apart
-/// ([`check_workbook_name`]), after the checks of [`check_paths`].
-pub(crate) fn workbook_path(
+/// Where a command's main output goes: `output` when given; none when
+/// another output was asked for (`others`), as only the outputs asked for
+/// are written; else `default()` (the workbook beside the trace, the
+/// diff folder).
+pub(crate) fn or_default(
     output: Option<&Path>,
     others: bool,
     default: impl FnOnce() -> Result<PathBuf, String>,
@@ -192,6 +219,20 @@ mod tests {
     }
 
     #[test]
+    fn one_check_for_stdout_paths_and_the_workbook_name() {
+        let dash = Some(Path::new("-"));
+        let (s, f) = (Kind::Stream, Kind::File);
+        let both = check(&[], &[("--md", s, dash), ("--json", s, dash)], None).unwrap_err();
+        assert_eq!(both, "--md - and --json - cannot both go to stdout");
+        assert!(check(&[], &[("--md", s, dash), ("--json", s, None)], None).is_ok());
+        let csv = Some(Path::new("r.csv"));
+        let named = check(&[], &[("-o", f, csv)], Some("--json")).unwrap_err();
+        assert!(named.contains("--csv DIR"), "{named}");
+        // The default workbook is named by the command, not checked.
+        assert!(check(&[], &[("the default workbook", f, csv)], None).is_ok());
+    }
+
+    #[test]
     fn workbook_names() {
         let ok = |p: &str| check_workbook_name(Path::new(p), Some("--json"));
         assert!(ok("a/r.xlsx").is_ok());
@@ -205,12 +246,9 @@ mod tests {
         assert!(ok("r").unwrap_err().contains("FILE.xlsx"));
         assert!(ok("-").is_err());
         let default = || Ok(PathBuf::from("d.xlsx"));
-        assert_eq!(workbook_path(None, true, default), Ok(None));
-        assert_eq!(
-            workbook_path(None, false, default),
-            Ok(Some("d.xlsx".into()))
-        );
+        assert_eq!(or_default(None, true, default), Ok(None));
+        assert_eq!(or_default(None, false, default), Ok(Some("d.xlsx".into())));
         let o = Some(Path::new("o.xlsx"));
-        assert_eq!(workbook_path(o, true, default), Ok(Some("o.xlsx".into())));
+        assert_eq!(or_default(o, true, default), Ok(Some("o.xlsx".into())));
     }
 }

@@ -11,10 +11,11 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use tracelens::report::replay::{
-    BATCHED_SCRIPT, OPS_JSON, Traced, batched_script, entry_json, op_script, ops_json, script_name,
+    BATCHED_SCRIPT, OPS_JSON, ReplayScripts, Scripts, Traced, entry_json, script_name,
 };
 use tracelens::report::staging::Staging;
-use tracelens::{ReplaySelection, replay_plan};
+use tracelens::report::{Document, Writer};
+use tracelens::{ReplayPlan, ReplaySelection, replay_plan};
 
 /// Where the scripts run by default.
 #[derive(Clone, Copy, ValueEnum)]
@@ -89,29 +90,19 @@ fn command_line(a: &ReplayArgs, selection: &ReplaySelection) -> String {
     )
 }
 
-/// Runs the subcommand.
-pub fn run(a: ReplayArgs) -> Result<()> {
-    let selection = match (&a.top, a.uid.is_empty(), &a.op) {
+/// The ops `a` asks for.
+fn selection(a: &ReplayArgs) -> ReplaySelection {
+    match (&a.top, a.uid.is_empty(), &a.op) {
         (_, false, _) => ReplaySelection::Uids(a.uid.clone()),
         (_, _, Some(op)) => ReplaySelection::Op(op.clone()),
         (Some(n), _, _) => ReplaySelection::Top(*n),
         (None, true, None) => ReplaySelection::Top(DEFAULT_TOP),
-    };
-    let out = a.out.clone().unwrap_or_else(|| default_out(&a.trace));
-    use super::outputs::Kind::Dir;
-    super::outputs::check_paths(&[a.trace.as_path()], &[("--out", Dir, Some(out.as_path()))])
-        .map_err(anyhow::Error::msg)?;
-    let plan = replay_plan(&a.trace, &selection).map_err(anyhow::Error::new)?;
-    let device = match a.device {
-        Device::Cuda => "cuda",
-        Device::Cpu => "cpu",
-    };
-    let command = command_line(&a, &selection);
-    let mut staging = Staging::new();
-    staging
-        .create_dir_all(&out)
-        .with_context(|| format!("cannot create {}", out.display()))?;
-    staging.replace_all(&out, "py");
+    }
+}
+
+/// The replayable ops of `plan` (script name and entry, in order) and one
+/// terminal line per selected op.
+fn entries(a: &ReplayArgs, plan: &ReplayPlan) -> (Vec<(String, serde_json::Value)>, Vec<String>) {
     let trace_file = a
         .trace
         .file_name()
@@ -120,73 +111,96 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let mut lines = Vec::new();
     let mut replayable = Vec::new();
     for (i, op) in plan.ops.iter().enumerate() {
-        match &op.replay {
-            Ok(replay) => {
-                let traced = Traced {
-                    uid: op.uid,
-                    kernel_us: op.traced_us,
-                    count: op.count,
-                    kernels: &op.kernels,
-                    trace: &trace_file,
-                };
-                let entry = entry_json(replay, &traced);
-                let file = script_name(i + 1, &op.name, op.uid);
+        let replay = match &op.replay {
+            Ok(replay) => replay,
+            Err(why) => {
                 lines.push(format!(
-                    "  {:>2}. {} (uid {}, {} calls, {:.3} µs each) -> {}",
+                    "  {:>2}. {} (uid {}): not replayable: {why}",
                     i + 1,
                     op.name,
-                    op.uid,
-                    op.count,
-                    op.traced_us,
-                    if a.batched { OPS_JSON } else { &file }
+                    op.uid
                 ));
-                if !a.batched {
-                    staging.put(
-                        &out.join(&file),
-                        op_script(&entry, device, &command).as_bytes(),
-                    )?;
-                }
-                replayable.push(entry);
+                continue;
             }
-            Err(why) => lines.push(format!(
-                "  {:>2}. {} (uid {}): not replayable: {why}",
-                i + 1,
-                op.name,
-                op.uid
-            )),
-        }
+        };
+        let traced = Traced {
+            uid: op.uid,
+            kernel_us: op.traced_us,
+            count: op.count,
+            kernels: &op.kernels,
+            trace: &trace_file,
+        };
+        let file = script_name(i + 1, &op.name, op.uid);
+        lines.push(format!(
+            "  {:>2}. {} (uid {}, {} calls, {:.3} µs each) -> {}",
+            i + 1,
+            op.name,
+            op.uid,
+            op.count,
+            op.traced_us,
+            if a.batched { OPS_JSON } else { &file }
+        ));
+        replayable.push((file, entry_json(replay, &traced)));
     }
-    if replayable.is_empty() {
-        let why: Vec<String> = plan
-            .ops
-            .iter()
-            .filter_map(|op| {
-                op.replay
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("{}: {e}", op.name))
-            })
-            .collect();
-        anyhow::bail!(
-            "{}: none of the {} selected ops can be replayed ({})",
-            a.trace.display(),
-            plan.ops.len(),
-            why.join("; ")
-        );
+    (replayable, lines)
+}
+
+/// The error of a selection without a replayable op: each op's reason.
+fn nothing_replayable(a: &ReplayArgs, plan: &ReplayPlan) -> anyhow::Error {
+    let why: Vec<String> = plan
+        .ops
+        .iter()
+        .filter_map(|op| {
+            op.replay
+                .as_ref()
+                .err()
+                .map(|e| format!("{}: {e}", op.name))
+        })
+        .collect();
+    anyhow::anyhow!(
+        "{}: none of the {} selected ops can be replayed ({})",
+        a.trace.display(),
+        plan.ops.len(),
+        why.join("; ")
+    )
+}
+
+/// Runs the subcommand.
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let selection = selection(&a);
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.trace));
+    let outputs = [("--out", super::outputs::Kind::Dir, Some(out.as_path()))];
+    super::outputs::check(&[a.trace.as_path()], &outputs, None).map_err(anyhow::Error::msg)?;
+    let plan = replay_plan(&a.trace, &selection).map_err(anyhow::Error::new)?;
+    let device = match a.device {
+        Device::Cuda => "cuda",
+        Device::Cpu => "cpu",
+    };
+    let command = command_line(&a, &selection);
+    let (ops, lines) = entries(&a, &plan);
+    if ops.is_empty() {
+        return Err(nothing_replayable(&a, &plan));
     }
-    if a.batched {
-        staging.put(
-            &out.join(BATCHED_SCRIPT),
-            batched_script(device, &command).as_bytes(),
-        )?;
-        let entries: Vec<&serde_json::Value> = replayable.iter().collect();
-        staging.put(&out.join(OPS_JSON), ops_json(&entries).as_bytes())?;
-    }
+    let replayed = ops.len();
+    let doc = Document {
+        replay: Some(Scripts {
+            ops,
+            batched: a.batched,
+            device,
+            command: &command,
+        }),
+        ..Document::default()
+    };
+    let mut staging = Staging::new();
+    staging
+        .create_dir_all(&out)
+        .with_context(|| format!("cannot create {}", out.display()))?;
+    staging.replace_all(&out, "py");
+    ReplayScripts { dir: out.clone() }.stage_files(&doc, &out, &mut staging)?;
     super::outputs::commit(staging)?;
     if !a.quiet {
         println!(
-            "{} of {} ops replayable (ATen schemas of torch {}):",
-            replayable.len(),
+            "{replayed} of {} ops replayable (ATen schemas of torch {}):",
             plan.ops.len(),
             plan.torch_version
         );

@@ -67,18 +67,44 @@ fn fmt(v: f64) -> String {
     }
 }
 
+/// Cell sizes and the value range of a heatmap, as its parts are drawn.
+struct Layout {
+    /// Cell width and height, pixels.
+    cw: f64,
+    ch: f64,
+    /// Grid width and height, pixels.
+    gw: f64,
+    gh: f64,
+    /// Smallest and largest value present (infinite when none is).
+    lo: f64,
+    hi: f64,
+    /// Whether any cell has a value.
+    any: bool,
+}
+
+impl Layout {
+    fn of(h: &Heatmap) -> Layout {
+        let (nr, nc) = (h.rows.len(), h.cols.len());
+        let cw = (GRID_W / nc.max(1) as f64).clamp(1.0, 40.0);
+        let ch = (320.0 / nr.max(1) as f64).clamp(8.0, 40.0);
+        let present = || h.values.iter().copied().filter(|v| v.is_finite());
+        Layout {
+            cw,
+            ch,
+            gw: cw * nc as f64,
+            gh: ch * nr as f64,
+            lo: present().fold(f64::INFINITY, f64::min),
+            hi: present().fold(f64::NEG_INFINITY, f64::max),
+            any: present().next().is_some(),
+        }
+    }
+}
+
 /// The SVG text of `h`.
 pub fn svg(h: &Heatmap) -> String {
-    let (nr, nc) = (h.rows.len(), h.cols.len());
-    let cw = (GRID_W / nc.max(1) as f64).clamp(1.0, 40.0);
-    let ch = (320.0 / nr.max(1) as f64).clamp(8.0, 40.0);
-    let (gw, gh) = (cw * nc as f64, ch * nr as f64);
-    let width = LEFT + gw + LEGEND_W;
-    let height = TOP + gh + 60.0;
-    let present: Vec<f64> = h.values.iter().copied().filter(|v| v.is_finite()).collect();
-    let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo { hi - lo } else { 1.0 };
+    let l = Layout::of(h);
+    let width = LEFT + l.gw + LEGEND_W;
+    let height = TOP + l.gh + 60.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -90,13 +116,24 @@ pub fn svg(h: &Heatmap) -> String {
         r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">{}</text>"#,
         escape(&h.title)
     );
-    // Cells; shape-rendering keeps 1-pixel columns crisp.
+    cells(&mut s, h, &l);
+    labels(&mut s, h, &l);
+    legend(&mut s, h, &l);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The cells, each with its tooltip; shape-rendering keeps 1-pixel
+/// columns crisp.
+fn cells(s: &mut String, h: &Heatmap, l: &Layout) {
+    let nc = h.cols.len();
+    let span = if l.hi > l.lo { l.hi - l.lo } else { 1.0 };
     let _ = writeln!(s, r#"<g shape-rendering="crispEdges">"#);
-    for r in 0..nr {
+    for r in 0..h.rows.len() {
         for c in 0..nc {
             let v = h.values[r * nc + c];
             let fill = if v.is_finite() {
-                color((v - lo) / span)
+                color((v - l.lo) / span)
             } else {
                 MISSING.to_string()
             };
@@ -107,9 +144,11 @@ pub fn svg(h: &Heatmap) -> String {
             };
             let _ = writeln!(
                 s,
-                r#"<rect x="{:.2}" y="{:.2}" width="{cw:.2}" height="{ch:.2}" fill="{fill}"><title>{} {}, {} {}: {}</title></rect>"#,
-                LEFT + c as f64 * cw,
-                TOP + r as f64 * ch,
+                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{fill}"><title>{} {}, {} {}: {}</title></rect>"#,
+                LEFT + c as f64 * l.cw,
+                TOP + r as f64 * l.ch,
+                l.cw,
+                l.ch,
                 escape(&h.col_label),
                 h.cols[c],
                 escape(&h.row_label),
@@ -119,7 +158,12 @@ pub fn svg(h: &Heatmap) -> String {
         }
     }
     let _ = writeln!(s, "</g>");
-    // Row labels: every row while they fit.
+}
+
+/// Row labels (every row while they fit), column labels (about ten
+/// across) and the two axis titles.
+fn labels(s: &mut String, h: &Heatmap, l: &Layout) {
+    let (nr, nc, cw, ch, gw, gh) = (h.rows.len(), h.cols.len(), l.cw, l.ch, l.gw, l.gh);
     let row_every = (14.0 / ch).ceil().max(1.0) as usize;
     for r in (0..nr).step_by(row_every) {
         let _ = writeln!(
@@ -130,7 +174,6 @@ pub fn svg(h: &Heatmap) -> String {
             h.rows[r]
         );
     }
-    // Column labels: about ten across.
     let col_every = (nc as f64 / 10.0).ceil().max(1.0) as usize;
     let col_every = if cw * col_every as f64 >= 28.0 {
         col_every
@@ -160,10 +203,14 @@ pub fn svg(h: &Heatmap) -> String {
         TOP + gh / 2.0,
         escape(&h.row_label)
     );
-    // Legend: the scale from low to high.
-    let lx = LEFT + gw + 24.0;
+}
+
+/// The legend: the colour scale from high to low, labelled with the
+/// extreme values when there are any.
+fn legend(s: &mut String, h: &Heatmap, l: &Layout) {
+    let lx = LEFT + l.gw + 24.0;
     let steps = 10;
-    let lh = (gh.max(100.0)) / steps as f64;
+    let lh = (l.gh.max(100.0)) / steps as f64;
     for i in 0..steps {
         let t = 1.0 - i as f64 / (steps - 1) as f64;
         let _ = writeln!(
@@ -173,13 +220,13 @@ pub fn svg(h: &Heatmap) -> String {
             color(t)
         );
     }
-    if !present.is_empty() {
+    if l.any {
         let _ = writeln!(
             s,
             r#"<text x="{:.1}" y="{:.1}" dominant-baseline="hanging">{} {}</text>"#,
             lx + 22.0,
             TOP,
-            fmt(hi),
+            fmt(l.hi),
             escape(&h.unit)
         );
         let _ = writeln!(
@@ -187,12 +234,10 @@ pub fn svg(h: &Heatmap) -> String {
             r#"<text x="{:.1}" y="{:.1}">{} {}</text>"#,
             lx + 22.0,
             TOP + lh * steps as f64,
-            fmt(lo),
+            fmt(l.lo),
             escape(&h.unit)
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! A command builds a [`Document`] from its results with the views in
 //! [`view`] (summaries, charts, the compare verdict, the tree outline) and
 //! hands it to the writers it was asked for: [`csv`], [`xlsx`],
-//! [`markdown`], [`json`], [`text`] and [`svg`] ([`columns`] tells them what
-//! a column measures). Each writer turns the parts
+//! [`markdown`], [`json`], [`text`], [`svg`] (roofline charts and
+//! heatmaps), [`tracediff`] and [`replay`] ([`columns`] tells them what a
+//! column measures). Each writer turns the parts
 //! of the document it understands into [`Rendered`] files, in memory;
 //! [`staging`] puts them on disk all-or-nothing. [`read`] turns report files
 //! back into [`Table`]s. Writers know nothing about traces, passes know
@@ -30,6 +31,7 @@ pub mod xlsx;
 
 use std::path::{Path, PathBuf};
 
+use crate::analysis::commands::diff::TraceDiff;
 use crate::analysis::commands::tree_view::TreeNode;
 pub use crate::error::WriteError;
 use crate::table::Table;
@@ -74,12 +76,19 @@ pub struct Document<'a> {
     pub tables: Vec<&'a Table>,
     /// Charts (xlsx: a chart worksheet each; SVG: one file each).
     pub charts: Vec<Chart>,
+    /// Heatmaps (SVG: one file each).
+    pub heatmaps: Vec<heatmap::Heatmap>,
     /// The human summary (Markdown; the text writer for the terminal).
     pub page: Option<Page>,
     /// The machine-readable verdict (JSON).
     pub record: Option<Record>,
     /// A tree view (text).
     pub outline: Option<Outline<'a>>,
+    /// A merged tree diff ([`tracediff`]: the reference's TraceDiff files).
+    pub trace_diff: Option<&'a TraceDiff>,
+    /// Reproducer scripts ([`replay`]: one script per op, or a batched
+    /// runner and its list of ops).
+    pub replay: Option<replay::Scripts<'a>>,
 }
 
 impl<'a> Document<'a> {

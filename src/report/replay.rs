@@ -3,8 +3,11 @@
 //! `event_replay_ir.json` entries plus ours: uid, overload, traced time).
 //! Both carry the same runner (`replay_runner.py`).
 
+use std::path::PathBuf;
+
 use serde_json::{Value as Json, json};
 
+use super::{Document, Rendered, WriteError, Writer};
 use crate::analysis::commands::replay::{DTYPES, IrArg, IrValue, ReplayOp};
 
 /// An argument value as the reference's IR JSON writes it.
@@ -146,6 +149,54 @@ pub fn batched_script(device: &str, command: &str) -> String {
 /// The batched runner's op list.
 pub fn ops_json(entries: &[&Json]) -> String {
     serde_json::to_string_pretty(entries).unwrap_or_default() + "\n"
+}
+
+/// The reproducers of one run, as the [`ReplayScripts`] writer writes
+/// them.
+#[derive(Debug, Clone)]
+pub struct Scripts<'a> {
+    /// Each replayable op's script name ([`script_name`]) and entry
+    /// ([`entry_json`]), in order.
+    pub ops: Vec<(String, Json)>,
+    /// One runner ([`BATCHED_SCRIPT`]) and the list of ops ([`OPS_JSON`])
+    /// instead of one script per op.
+    pub batched: bool,
+    /// The device the scripts run on unless told otherwise.
+    pub device: &'a str,
+    /// The command line that wrote them, for their headers.
+    pub command: &'a str,
+}
+
+/// Writes a document's replay scripts into `dir`.
+#[derive(Debug, Clone)]
+pub struct ReplayScripts {
+    /// The folder the scripts go to.
+    pub dir: PathBuf,
+}
+
+impl Writer for ReplayScripts {
+    /// One script per op, or the batched runner and its list of ops; none
+    /// without scripts.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let Some(s) = &doc.replay else {
+            return Ok(Vec::new());
+        };
+        let file = |name: &str, text: String| Rendered {
+            name: self.dir.join(name),
+            bytes: text.into_bytes(),
+        };
+        if s.batched {
+            let entries: Vec<&Json> = s.ops.iter().map(|(_, e)| e).collect();
+            return Ok(vec![
+                file(BATCHED_SCRIPT, batched_script(s.device, s.command)),
+                file(OPS_JSON, ops_json(&entries)),
+            ]);
+        }
+        Ok(s.ops
+            .iter()
+            .map(|(name, e)| file(name, op_script(e, s.device, s.command)))
+            .collect())
+    }
 }
 
 /// The file name of op number `index` (from 1): `03_aten_addmm_uid48.py`.

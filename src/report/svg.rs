@@ -10,10 +10,12 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
+use super::heatmap;
 use super::roof_geometry::{RoofGroup, decades, roof_extents, roof_groups};
 use super::{Chart, Document, Point, Rendered, Scale, WriteError, Writer};
 
-/// Writes each chart of a document as `<dir>/<chart name>.svg`.
+/// Writes each chart of a document as `<dir>/<chart name>.svg`, then each
+/// heatmap as `<dir>/<heatmap name>.svg`.
 #[derive(Debug, Clone)]
 pub struct Svg {
     /// The folder the files go to.
@@ -21,9 +23,11 @@ pub struct Svg {
 }
 
 impl Writer for Svg {
-    /// One file per chart; both axes of every chart must be logarithmic.
+    /// One file per chart and per heatmap; both axes of every chart must
+    /// be logarithmic.
     fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
-        doc.charts
+        let mut files = doc
+            .charts
             .iter()
             .map(|c| {
                 if c.x.scale != Scale::Log10 || c.y.scale != Scale::Log10 {
@@ -35,7 +39,12 @@ impl Writer for Svg {
                     bytes: roofline_svg(c).into_bytes(),
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        files.extend(doc.heatmaps.iter().map(|h| Rendered {
+            name: self.dir.join(format!("{}.svg", h.name)),
+            bytes: heatmap::svg(h).into_bytes(),
+        }));
+        Ok(files)
     }
 }
 

@@ -3,10 +3,12 @@
 //! `json.dump(indent=2, ensure_ascii=False)` does.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
-use super::Record;
 use super::csv::table_to_csv;
 use super::json::record_text;
+use super::staging::Staging;
+use super::{Document, Record, Rendered, WriteError, Writer};
 use crate::analysis::commands::diff::opmap::{CommonMap, OpKernels, SideMap};
 use crate::analysis::commands::diff::{TraceDiff, Which};
 
@@ -50,6 +52,45 @@ pub fn write_files<E>(
         n += 1;
     }
     Ok(n)
+}
+
+/// Writes a document's tree diff as the reference's files in `dir`.
+#[derive(Debug, Clone)]
+pub struct TraceDiffFiles {
+    /// The folder the files go to.
+    pub dir: PathBuf,
+}
+
+impl Writer for TraceDiffFiles {
+    /// The files of [`write_files`], none without a tree diff.
+    fn render(&self, doc: &Document) -> Result<Vec<Rendered>, WriteError> {
+        let mut files = Vec::new();
+        if let Some(d) = doc.trace_diff {
+            write_files::<WriteError>(d, |name, bytes| {
+                files.push(Rendered {
+                    name: self.dir.join(name),
+                    bytes: bytes.to_vec(),
+                });
+                Ok(())
+            })?;
+        }
+        Ok(files)
+    }
+
+    /// Stages the files one at a time, each rendered just before it is
+    /// written.
+    fn stage_files(
+        &self,
+        doc: &Document,
+        dir: &Path,
+        staging: &mut Staging,
+    ) -> Result<usize, WriteError> {
+        staging.create_dir_all(dir)?;
+        match doc.trace_diff {
+            Some(d) => write_files(d, |name, bytes| staging.put(&self.dir.join(name), bytes)),
+            None => Ok(0),
+        }
+    }
 }
 
 // The JSON maps go through the project's JSON writer ([`record_text`]):

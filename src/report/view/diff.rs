@@ -77,26 +77,36 @@ pub fn moved_blocks(
         return out;
     }
     let shown = &points[..top.min(points.len())];
-    let mut rows = Vec::with_capacity(shown.len());
-    for (k, p) in shown.iter().enumerate() {
-        rows.push(vec![
-            (k + 1).to_string(),
-            format!(
-                "{}{}",
-                code(&p.name, NAME_CHARS),
-                if p.matched { " (kernel)" } else { "" }
-            ),
-            p.occurrences.to_string(),
-            ms(p.base.busy_us),
-            ms(p.variant.busy_us),
-            signed_ms(p.delta_us()),
-            side_cell(&p.base),
-            side_cell(&p.variant),
-        ]);
-    }
+    out.push(Block::Grid(points_grid(shown, base, variant)));
+    out.push(Block::Paragraph(moved_lines(shown, totals)));
+    out
+}
+
+/// The table of the points `shown`, one row each.
+fn points_grid(shown: &[DivergencePoint], base: &str, variant: &str) -> Grid {
+    let rows = shown
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            vec![
+                (k + 1).to_string(),
+                format!(
+                    "{}{}",
+                    code(&p.name, NAME_CHARS),
+                    if p.matched { " (kernel)" } else { "" }
+                ),
+                p.occurrences.to_string(),
+                ms(p.base.busy_us),
+                ms(p.variant.busy_us),
+                signed_ms(p.delta_us()),
+                side_cell(&p.base),
+                side_cell(&p.variant),
+            ]
+        })
+        .collect();
     let b = plain(base).replace('|', "\\|");
     let v = plain(variant).replace('|', "\\|");
-    out.push(Block::Grid(Grid {
+    Grid {
         header: vec![
             "#".into(),
             "point (LCA)".into(),
@@ -118,7 +128,12 @@ pub fn moved_blocks(
             Align::Left,
         ],
         rows,
-    }));
+    }
+}
+
+/// The sentences under the table: the change under all points, the share
+/// the listed ones explain, and what a point is.
+fn moved_lines(shown: &[DivergencePoint], totals: &PointTotals) -> Vec<String> {
     let listed: f64 = shown.iter().map(|p| p.delta_us()).sum();
     let listed_abs: f64 = shown.iter().map(|p| p.delta_us().abs()).sum();
     let net = totals.delta_us();
@@ -143,8 +158,7 @@ pub fn moved_blocks(
          (or a matched kernel pair, marked `(kernel)`); `×` counts where it occurs."
             .to_string(),
     );
-    out.push(Block::Paragraph(lines));
-    out
+    lines
 }
 
 /// The points as the compare gate's JSON carries them.

@@ -204,6 +204,38 @@ const SHAPE: &str = "shape";
 /// (one op name has a row per shape), and notes on the numbers that need
 /// one: empty model cells, and shares of the roofline above 100 %.
 fn roofline_section(p: &mut Page, s: &Table) {
+    let top = roofline_top(s);
+    let has_roofline = top.column(col::PCT_ROOFLINE_MEAN).is_some();
+    let mut cols = vec![
+        shown(col::NAME, "Op"),
+        shown(SHAPE, "Shape"),
+        shown(col::OP_CATEGORY, "Category"),
+        shown(col::OPERATION_COUNT, "Count"),
+        shown(col::KERNEL_TIME_US_SUM, "Kernel time (µs)"),
+        shown(col::TFLOPS_S_MEAN, "TFLOPS/s"),
+        shown(col::TB_S_MEAN, "TB/s"),
+        shown(col::FLOPS_PER_BYTE, "FLOPs/byte"),
+    ];
+    if has_roofline {
+        cols.extend([
+            shown(col::ROOFLINE_BOUND, "Bound"),
+            shown(col::PCT_ROOFLINE_MEAN, "Of roofline"),
+        ]);
+    }
+    section(
+        p,
+        "Roofline: top ops by kernel time",
+        &top,
+        &cols,
+        ROOFLINE_ROWS,
+    );
+    p.blocks
+        .push(Block::Bullets(roofline_notes(&top, has_roofline)));
+}
+
+/// The first rows of `unified_perf_summary` with a readable shape column
+/// and the bound labels as words.
+fn roofline_top(s: &Table) -> Table {
     let rows: Vec<usize> = (0..s.nrows().min(ROOFLINE_ROWS)).collect();
     let mut top = s.take_rows(&rows);
     if let Some(dims) = top.column(col::INPUT_DIMS) {
@@ -221,30 +253,12 @@ fn roofline_section(p: &mut Page, s: &Table) {
             }
         }
     }
-    let mut cols = vec![
-        shown(col::NAME, "Op"),
-        shown(SHAPE, "Shape"),
-        shown(col::OP_CATEGORY, "Category"),
-        shown(col::OPERATION_COUNT, "Count"),
-        shown(col::KERNEL_TIME_US_SUM, "Kernel time (µs)"),
-        shown(col::TFLOPS_S_MEAN, "TFLOPS/s"),
-        shown(col::TB_S_MEAN, "TB/s"),
-        shown(col::FLOPS_PER_BYTE, "FLOPs/byte"),
-    ];
-    let has_roofline = top.column(col::PCT_ROOFLINE_MEAN).is_some();
-    if has_roofline {
-        cols.extend([
-            shown(col::ROOFLINE_BOUND, "Bound"),
-            shown(col::PCT_ROOFLINE_MEAN, "Of roofline"),
-        ]);
-    }
-    section(
-        p,
-        "Roofline: top ops by kernel time",
-        &top,
-        &cols,
-        ROOFLINE_ROWS,
-    );
+    top
+}
+
+/// The notes under the roofline table: what its columns mean, why rate
+/// cells are empty, and the rows above 100 % of roofline.
+fn roofline_notes(top: &Table, has_roofline: bool) -> Vec<String> {
     let mut notes = vec![
         "Kernel time summed over the op's calls with these inputs; rates are means over the calls."
             .to_string(),
@@ -264,8 +278,19 @@ fn roofline_section(p: &mut Page, s: &Table) {
                 .to_string(),
         );
     }
-    let above: Vec<String> = top
-        .rows()
+    let above = above_roofline(top);
+    if !above.is_empty() {
+        notes.push(format!(
+            "Above 100% of roofline ({}): the kernels finished faster than the model's minimum time. The model counts every operand byte as memory traffic; caches that served some of it, or a GPU faster than its listed peaks, beat that bound. Treat these rows as at the roofline.",
+            above.join(", ")
+        ));
+    }
+    notes
+}
+
+/// The rows of `top` above 100 % of roofline, as `` `name` (shape) ``.
+fn above_roofline(top: &Table) -> Vec<String> {
+    top.rows()
         .filter(|r| {
             r.get_named(col::PCT_ROOFLINE_MEAN)
                 .is_some_and(|v| v.to_f64() > 100.0)
@@ -281,14 +306,7 @@ fn roofline_section(p: &mut Page, s: &Table) {
                 format!("`{name}` ({shape})")
             }
         })
-        .collect();
-    if !above.is_empty() {
-        notes.push(format!(
-            "Above 100% of roofline ({}): the kernels finished faster than the model's minimum time. The model counts every operand byte as memory traffic; caches that served some of it, or a GPU faster than its listed peaks, beat that bound. Treat these rows as at the roofline.",
-            above.join(", ")
-        ));
-    }
-    p.blocks.push(Block::Bullets(notes));
+        .collect()
 }
 
 /// `memory` / `compute` for the reference's bound labels.

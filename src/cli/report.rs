@@ -1,0 +1,379 @@
+//! `tracelens report`: the performance report of one trace. The library
+//! loads and analyses it ([`tracelens::analyze`]); this chooses the
+//! outputs, stages the sheets, plots and Markdown, and prints the summary.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow};
+use clap::Args;
+
+use super::output_flags::SheetFlags;
+use super::progress::{self, Progress};
+use super::{SheetDirs, outputs, print_results, stage_markdown, stage_sheets, terminal_text};
+use tracelens::analysis::common::kernel_categories::KernelCategories;
+use tracelens::gpu_arch::GpuArch;
+use tracelens::report::Document;
+use tracelens::report::staging::Staging;
+use tracelens::report::svg::Svg;
+use tracelens::report::view::{roofline, summary};
+use tracelens::{AnalyzeOptions, InferenceOptions, Report, ReportOptions, Step};
+
+/// Options of `tracelens report`.
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    /// Trace file: PyTorch/Kineto JSON, JAX .xplane.pb or rocprofv3 JSON,
+    /// plain, .gz or .zip (all detected by content); - for stdin.
+    #[arg(required_unless_present = "profile_json_path")]
+    trace: Option<PathBuf>,
+    /// The reference's spelling of TRACE.
+    #[arg(
+        long = "profile_json_path",
+        hide = true,
+        value_name = "FILE",
+        conflicts_with = "trace"
+    )]
+    profile_json_path: Option<PathBuf>,
+    /// The input format, instead of detecting it from the content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<InputFormat>,
+    #[command(flatten)]
+    outputs: SheetFlags,
+    /// Kernels shorter than this are "short" (short_kernel sheets).
+    #[arg(long, default_value_t = 10, value_name = "US")]
+    short_kernel_threshold_us: u32,
+    /// Bins of short_kernel_histogram.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    short_kernel_histogram_bins: u32,
+    /// Keep only the top N rows of short_kernels_summary.
+    #[arg(long, value_name = "N")]
+    topk_short_kernels: Option<usize>,
+    /// Split idle time into micro (< US) and macro idle.
+    #[arg(long, value_name = "US")]
+    micro_idle_thresh_us: Option<u32>,
+    /// Count GPU events without a host launch in gpu_timeline too.
+    #[arg(long)]
+    include_unlinked_kernels: bool,
+    /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
+    /// or a JSON file in the reference's schema.
+    #[arg(long, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
+    gpu_arch: Option<String>,
+    /// With --gpu-arch: write one roofline SVG per roofline category sheet into DIR.
+    #[arg(long, value_name = "DIR", requires = "gpu_arch")]
+    plots: Option<PathBuf>,
+    /// Folder of CUDA/HIP graph capture traces (with execution_details.json):
+    /// attribute kernels replayed under graph launches to the ops that
+    /// captured them.
+    #[arg(long, value_name = "DIR", help_heading = "Inference servers")]
+    capture_dir: Option<PathBuf>,
+    /// Add a kernel_category column (one keyword table for every input
+    /// format, see docs/kernel-categories.md) to the kernel summary, and
+    /// the kernel_category_by_launcher sheet.
+    #[arg(long, help_heading = "Kernel categories")]
+    kernel_categories: bool,
+    /// Extra keyword rules, tested before the built-in ones: lines of
+    /// `category: keyword, keyword` (implies --kernel-categories).
+    #[arg(long, value_name = "FILE", help_heading = "Kernel categories")]
+    kernel_categories_file: Option<PathBuf>,
+    /// The reference's inference report: its sheet layout plus --pseudo-ops,
+    /// --group-by-parent-module, --group-by-num-kernels, --include-call-stack
+    /// and --no-coll-analysis.
+    #[arg(long, help_heading = "Inference servers")]
+    inference: bool,
+    /// Split ops whose kernels do distinct work (e.g. an unfused MoE's up and
+    /// down GEMMs) into pseudo ops with their own roofline rows.
+    #[arg(long, help_heading = "Inference servers", alias = "enable_pseudo_ops")]
+    pseudo_ops: bool,
+    /// Group ops_summary, ops_summary_by_category and ops_unique_args by the
+    /// op's parent nn.Module.
+    #[arg(long, help_heading = "Inference servers")]
+    group_by_parent_module: bool,
+    /// Group ops_unique_args and the perf sheets by the number of kernels an
+    /// op launches.
+    #[arg(long, help_heading = "Inference servers")]
+    group_by_num_kernels: bool,
+    /// Add entry_point and call_stack_full columns to unified_perf_summary.
+    #[arg(long, help_heading = "Inference servers")]
+    include_call_stack: bool,
+    /// Leave out the coll_analysis sheet.
+    #[arg(
+        long,
+        help_heading = "Inference servers",
+        alias = "disable_coll_analysis"
+    )]
+    no_coll_analysis: bool,
+    /// Print the start time, CPU time and memory of each phase on stderr
+    /// (as TRACELENS_TIMINGS=1 does).
+    #[arg(long)]
+    timings: bool,
+    /// Print nothing but errors (no summary, no progress display).
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl ReportArgs {
+    /// The trace: TRACE or --profile_json_path (clap requires one).
+    pub(crate) fn trace(&self) -> &Path {
+        self.trace
+            .as_deref()
+            .or(self.profile_json_path.as_deref())
+            .unwrap_or(Path::new("-"))
+    }
+}
+
+/// `--format`: the input formats by their command-line names.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum InputFormat {
+    /// PyTorch profiler (Kineto) JSON.
+    Kineto,
+    /// JAX / XLA XSpace protobuf (.xplane.pb).
+    Xplane,
+    /// rocprofv3 JSON (rocprofiler-sdk-tool).
+    Rocprof,
+}
+
+impl From<InputFormat> for tracelens::load::Format {
+    fn from(f: InputFormat) -> Self {
+        use tracelens::load::Format;
+        match f {
+            InputFormat::Kineto => Format::KinetoJson,
+            InputFormat::Xplane => Format::XPlane,
+            InputFormat::Rocprof => Format::RocprofJson,
+        }
+    }
+}
+
+/// The reference's default workbook path: `<trace stem>_perf_report.xlsx`
+/// ([`trace_stem`]).
+fn default_xlsx_path(trace: &Path) -> PathBuf {
+    PathBuf::from(format!("{}_perf_report.xlsx", super::trace_stem(trace)))
+}
+
+/// Where the workbook goes: `-o`; none when another output is asked for;
+/// else beside the trace (which needs a trace file, not stdin).
+fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
+    a.outputs.workbook(a.plots.is_some(), || {
+        if a.trace().as_os_str() == "-" {
+            return Err(
+                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR, --parquet DIR or --md FILE|-"
+                    .into(),
+            );
+        }
+        Ok(default_xlsx_path(a.trace()))
+    })
+    .map_err(|e| anyhow!(e))
+}
+
+/// The report pass options from the command line.
+fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions> {
+    Ok(ReportOptions {
+        short_kernel_threshold_us: a.short_kernel_threshold_us as f64,
+        histogram_bins: a.short_kernel_histogram_bins as usize,
+        topk_short_kernels: a.topk_short_kernels,
+        micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
+        include_unlinked_kernels: a.include_unlinked_kernels,
+        arch,
+        inference: inference_options(a),
+        kernel_categories: kernel_categories(a)?,
+        deferred_sheets: false,
+    })
+}
+
+/// The kernel-category table of `--kernel-categories[-file]`, if asked for.
+fn kernel_categories(a: &ReportArgs) -> Result<Option<KernelCategories>> {
+    match &a.kernel_categories_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            KernelCategories::with_user_rules(&text)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: invalid kernel-category rule: {e}", path.display()))
+        }
+        None => Ok(a.kernel_categories.then(KernelCategories::builtin)),
+    }
+}
+
+/// The inference options: `--inference` turns them all on, each flag one.
+fn inference_options(a: &ReportArgs) -> InferenceOptions {
+    if a.inference {
+        return InferenceOptions::ALL;
+    }
+    InferenceOptions {
+        layout: false,
+        pseudo_ops: a.pseudo_ops,
+        group_by_parent_module: a.group_by_parent_module,
+        group_by_num_kernels: a.group_by_num_kernels,
+        include_call_stack: a.include_call_stack,
+        no_coll_analysis: a.no_coll_analysis,
+    }
+}
+
+/// Refuses output paths that would overwrite an input or each other, and
+/// a workbook name that is not `.xlsx`.
+fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
+    let inputs: Vec<&Path> = [
+        Some(a.trace()),
+        a.kernel_categories_file.as_deref(),
+        a.capture_dir.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut outs = a.outputs.outputs(xlsx_path);
+    outs.push(("--plots", outputs::Kind::Dir, a.plots.as_deref()));
+    outputs::check(&inputs, &outs, None).map_err(|e| anyhow!(e))
+}
+
+/// Runs the subcommand.
+pub(crate) fn run(a: ReportArgs) -> Result<()> {
+    let xlsx_path = report_xlsx_path(&a)?;
+    check_report_paths(&a, xlsx_path.as_deref())?;
+    let arch = gpu_arch(&a)?;
+    let progress = RefCell::new(Progress::new(
+        progress::display_wanted(a.quiet),
+        progress::timings_wanted(a.timings),
+        a.trace(),
+    ));
+    let step = |s: Step| progress.borrow_mut().step(s.describe(), s == Step::Loading);
+    // A workbook refuses an oversized sheet at load, not after the work.
+    let max_rows = xlsx_path.as_ref().map(|_| outputs::xlsx_row_limit());
+    let mut opts = analyze_options(&a, arch, Some(&step), max_rows)?;
+    // The report is only written, and its summaries read other sheets.
+    opts.report.deferred_sheets = true;
+    let report = tracelens::analyze(a.trace(), &opts)?;
+    progress.borrow_mut().step("writing outputs", false);
+    let md_to_stdout = a.outputs.md_to_stdout();
+    // Every file of the run appears together, or none does.
+    let mut staging = Staging::new();
+    let arch = opts.report.arch.as_ref();
+    let mut written = stage_report_sheets(
+        &mut staging,
+        a.outputs.dirs(),
+        &report,
+        arch,
+        xlsx_path.as_deref(),
+    )?;
+    let mut no_plots = false;
+    if let (Some(dir), Some(arch)) = (&a.plots, arch) {
+        match stage_plots(&mut staging, dir, &report, arch)? {
+            Some(w) => written.push(w),
+            None => no_plots = true,
+        }
+    }
+    let title = report_title(a.trace());
+    let md_text = stage_markdown(&mut staging, a.outputs.md(), &mut written, || {
+        summary::page(&report, &title)
+    })?;
+    outputs::commit(staging)?;
+    let mut progress = progress.into_inner();
+    progress.step("done", false);
+    progress.done();
+    // Trace-quality notes always go to stderr, even with --quiet.
+    for n in report.quality.notes() {
+        eprintln!("tracelens: warning: {}: {n}", a.trace().display());
+    }
+    if no_plots {
+        eprintln!(
+            "tracelens: warning: --plots: no op of this trace has a roofline model (GEMM, attention, …): no plots written"
+        );
+    }
+    let terminal = terminal_text(summary::terminal(&report))?;
+    print_results(
+        a.quiet,
+        md_to_stdout,
+        md_text.as_deref(),
+        &terminal,
+        &written,
+    );
+    Ok(())
+}
+
+/// The GPU spec `--gpu-arch` names, if any.
+pub(crate) fn gpu_arch(a: &ReportArgs) -> Result<Option<GpuArch>> {
+    Ok(a.gpu_arch
+        .as_deref()
+        .map(tracelens::resolve_gpu_arch)
+        .transpose()?)
+}
+
+/// The analysis options of `tracelens report` arguments, with the GPU
+/// spec `arch`, the progress callback and the row limit of the outputs.
+pub(crate) fn analyze_options<'a>(
+    a: &ReportArgs,
+    arch: Option<GpuArch>,
+    progress: Option<&'a dyn Fn(Step)>,
+    max_sheet_rows: Option<usize>,
+) -> Result<AnalyzeOptions<'a>> {
+    Ok(AnalyzeOptions {
+        report: report_options(a, arch)?,
+        progress,
+        capture_dir: a.capture_dir.clone(),
+        format: a.format.map(Into::into),
+        max_sheet_rows,
+    })
+}
+
+/// The title of a report's Markdown page: the trace's file name (`stdin`
+/// for `-`).
+pub(crate) fn report_title(trace: &Path) -> String {
+    if trace.as_os_str() == "-" {
+        return "stdin".to_string();
+    }
+    trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| trace.display().to_string())
+}
+
+/// Stages the report's CSVs, Parquet files and workbook; with a GPU spec
+/// the workbook gains the roofline chart and its data sheet (the per-sheet
+/// folders do not).
+pub(crate) fn stage_report_sheets(
+    staging: &mut Staging,
+    dirs: SheetDirs,
+    report: &Report,
+    arch: Option<&GpuArch>,
+    xlsx_path: Option<&Path>,
+) -> Result<Vec<String>> {
+    let chart = arch.and(roofline::workbook_chart(&report.sheets, arch));
+    let (points, charts) = match chart {
+        Some((points, chart)) => (Some(points), vec![chart]),
+        None => (None, Vec::new()),
+    };
+    let book = Document {
+        tables: report.sheets.iter().chain(points.as_ref()).collect(),
+        charts,
+        ..Document::default()
+    };
+    let sheets = Document::of_tables(&report.sheets);
+    stage_sheets(staging, dirs, &sheets, xlsx_path, &book)
+}
+
+/// Stages one roofline SVG per roofline sheet into `dir`; returns the
+/// "wrote" line, or None (and leaves `dir` alone) when no sheet has a
+/// roofline, as in a GPU-only trace.
+fn stage_plots(
+    staging: &mut Staging,
+    dir: &Path,
+    report: &Report,
+    arch: &GpuArch,
+) -> Result<Option<String>> {
+    let plots = Document {
+        charts: roofline::category_charts(&report.sheets, arch),
+        ..Document::default()
+    };
+    if plots.charts.is_empty() {
+        return Ok(None);
+    }
+    staging
+        .create_dir_all(dir)
+        .with_context(|| format!("cannot write plots to {}", dir.display()))?;
+    // Like the CSV sheets, the folder's plots are replaced as a unit.
+    staging.replace_all(dir, "svg");
+    super::stage::stage_with(staging, &Svg { dir: dir.into() }, &plots)?;
+    Ok(Some(format!(
+        "{}/ ({} roofline plots)",
+        dir.display(),
+        plots.charts.len()
+    )))
+}
