@@ -94,5 +94,26 @@ pub(crate) fn stage_sheet_dir(
     // The folder's sheets are replaced as a unit: an earlier run's sheets
     // that this run does not write go too.
     staging.replace_all(dir, ext);
-    Ok(format!("{}/ ({n} {what} sheets)", dir.display()))
+    Ok(format!("{} ({n} {what} sheets)", folder_text(dir)))
+}
+
+/// A folder's path as the terminal shows it: with one trailing `/`, however
+/// the user typed it (`out`, `out/`).
+fn folder_text(dir: &Path) -> String {
+    let text = dir.display().to_string();
+    format!("{}/", text.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_text;
+    use std::path::Path;
+
+    #[test]
+    fn a_folder_shows_one_trailing_slash() {
+        assert_eq!(folder_text(Path::new("out")), "out/");
+        assert_eq!(folder_text(Path::new("out/")), "out/");
+        assert_eq!(folder_text(Path::new("a/out//")), "a/out/");
+        assert_eq!(folder_text(Path::new("/")), "/");
+    }
 }
