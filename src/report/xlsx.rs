@@ -42,8 +42,8 @@ const MAX_WIDTH: usize = 60;
 /// text and Python reprs are strings (cut to Excel's 32767-character cell
 /// limit), except that numeric text in perf-model parameter columns
 /// (`param: M`) is written as a number where that reads back the same (see
-/// [`cells::text_as_number`]). Each column gets a number format
-/// from what it measures (see [`cells::column_style`]): percentages
+/// `cells::text_as_number`). Each column gets a number format
+/// from what it measures (see `cells::column_style`): percentages
 /// `#,##0.00"%"`, counts `#,##0`, milliseconds `#,##0.000`, microseconds
 /// `#,##0.00`, other floats rounded to three significant digits. The
 /// values are those of the CSV files; only their display differs. Column

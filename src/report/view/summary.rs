@@ -4,7 +4,7 @@
 //! One path for every input format: the views read what the report has.
 //! The timeline comes from the report's timeline numbers (PyTorch, JAX: the
 //! mean over GPUs) or else its `gpu_timeline` sheet (rocprofv3); the top
-//! categories from the first per-category sheet of [`CATEGORY_SHEETS`] the
+//! categories from the first per-category sheet of `CATEGORY_SHEETS` the
 //! report holds.
 
 use std::borrow::Cow;
