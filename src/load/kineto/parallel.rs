@@ -25,7 +25,7 @@ use super::{
 };
 use crate::load::ordered::{Merge, Ordered};
 use crate::trace::args::{LinkIds, OpArgIds};
-use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
+use crate::trace::builder::{IdentRef, Keep, ResolvedArgs, ResolvedEvent, Time, TraceBuilder};
 use crate::trace::{Cat, IdentId, Needs, Phase, StrId, ValueId};
 
 /// A batch is sent once it holds this many bytes of events. A few batches
@@ -481,28 +481,7 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
     d.seen += p.items.len() + usize::from(p.error.is_some());
     d.phases.add(std::mem::take(&mut p.phases));
     let b = &mut d.builder;
-    let strings: Vec<StrId> = p
-        .strings
-        .iter()
-        .map(|&t| Ok(b.intern_name(p.text(t)?)))
-        .collect::<Result<_, String>>()?;
-    let idents: Vec<IdentId> = p
-        .idents
-        .iter()
-        .map(|&i| {
-            Ok(b.intern_ident(match i {
-                LocalIdent::Null => crate::trace::builder::IdentRef::Null,
-                LocalIdent::Int(v) => crate::trace::builder::IdentRef::Int(v),
-                LocalIdent::Str(t) => crate::trace::builder::IdentRef::Str(p.text(t)?),
-            }))
-        })
-        .collect::<Result<_, String>>()?;
-    let values: Vec<Option<ValueId>> = p
-        .values
-        .iter()
-        .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
-        .collect::<Result<_, String>>()?;
-    let value = |i: u32| (i != NONE).then(|| values[i as usize]).flatten();
+    let handles = Handles::intern(b, p)?;
     let mut items = std::mem::take(&mut p.items);
     for (k, item) in items.drain(..).enumerate() {
         let index = p.first_index + k;
@@ -514,48 +493,114 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
             Item::Drop => continue,
             Item::Full(e) => e,
         };
-        let args = match e.args {
-            None => None,
-            Some(a) => {
-                let mut r = ResolvedArgs {
-                    links: a.links,
-                    op: OpArgIds {
-                        dims: value(a.op[0]),
-                        types: value(a.op[1]),
-                        strides: value(a.op[2]),
-                        concrete: value(a.op[3]),
-                    },
-                    kernel: (a.kernel != NONE).then(|| strings[a.kernel as usize]),
-                    ..ResolvedArgs::default()
-                };
-                if a.extra != NONE {
-                    let x = std::mem::take(&mut p.extras[a.extra as usize]);
-                    for (slot, t) in r.collective.iter_mut().zip(x.collective) {
-                        *slot = t.map(|t| p.text(t)).transpose()?;
-                    }
-                    r.meta_name = x.meta_name;
-                    r.meta_labels = x.meta_labels;
-                }
-                Some(r)
-            }
-        };
-        let mut ev = ResolvedEvent {
-            cat: e.cat,
-            ph: e.ph,
-            name: (e.name != NONE).then(|| strings[e.name as usize]),
-            pid: idents[e.pid as usize],
-            tid: idents[e.tid as usize],
-            ts: e.ts,
-            dur: e.dur,
-            flow_id: e.flow_id,
-            args,
-        };
+        let mut ev = handles.event(e, p)?;
         b.push_resolved(index, &mut ev, &mut parse_value)?;
     }
     p.items = items;
     match p.error.take() {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// A batch's local tables interned in the builder: the builder's handle
+/// of each local string, pid/tid and value, by local index.
+struct Handles {
+    strings: Vec<StrId>,
+    idents: Vec<IdentId>,
+    values: Vec<Option<ValueId>>,
+}
+
+impl Handles {
+    /// Interns the batch's strings, then its pids/tids, then its values,
+    /// each table in local order.
+    fn intern(b: &mut TraceBuilder, p: &Parsed) -> Result<Handles, String> {
+        let strings: Vec<StrId> = p
+            .strings
+            .iter()
+            .map(|&t| Ok(b.intern_name(p.text(t)?)))
+            .collect::<Result<_, String>>()?;
+        let idents: Vec<IdentId> = p
+            .idents
+            .iter()
+            .map(|&i| {
+                Ok(b.intern_ident(match i {
+                    LocalIdent::Null => IdentRef::Null,
+                    LocalIdent::Int(v) => IdentRef::Int(v),
+                    LocalIdent::Str(t) => IdentRef::Str(p.text(t)?),
+                }))
+            })
+            .collect::<Result<_, String>>()?;
+        let values: Vec<Option<ValueId>> = p
+            .values
+            .iter()
+            .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
+            .collect::<Result<_, String>>()?;
+        Ok(Handles {
+            strings,
+            idents,
+            values,
+        })
+    }
+
+    /// The handle of local string `i`, if any.
+    #[inline]
+    fn string(&self, i: u32) -> Option<StrId> {
+        (i != NONE).then(|| self.strings[i as usize])
+    }
+
+    /// The handle of local value `i`, if any.
+    #[inline]
+    fn value(&self, i: u32) -> Option<ValueId> {
+        (i != NONE).then(|| self.values[i as usize]).flatten()
+    }
+
+    /// The event `e` of batch `p` with the builder's handles; its rare
+    /// argument parts are taken out of `p`.
+    #[inline]
+    fn event<'p>(&self, e: Local, p: &'p mut Parsed) -> Result<ResolvedEvent<'p>, String> {
+        let args = match e.args {
+            None => None,
+            Some(a) => Some(self.args(a, p)?),
+        };
+        Ok(ResolvedEvent {
+            cat: e.cat,
+            ph: e.ph,
+            name: self.string(e.name),
+            pid: self.idents[e.pid as usize],
+            tid: self.idents[e.tid as usize],
+            ts: e.ts,
+            dur: e.dur,
+            flow_id: e.flow_id,
+            args,
+        })
+    }
+
+    /// The arguments `a` of an event of batch `p` with the builder's
+    /// handles; their rare parts are taken out of `p`.
+    #[inline]
+    fn args<'p>(&self, a: LocalArgs, p: &'p mut Parsed) -> Result<ResolvedArgs<'p>, String> {
+        let mut r = ResolvedArgs {
+            links: a.links,
+            op: OpArgIds {
+                dims: self.value(a.op[0]),
+                types: self.value(a.op[1]),
+                strides: self.value(a.op[2]),
+                concrete: self.value(a.op[3]),
+            },
+            kernel: self.string(a.kernel),
+            ..ResolvedArgs::default()
+        };
+        if a.extra != NONE {
+            let x = std::mem::take(&mut p.extras[a.extra as usize]);
+            let p: &'p Parsed = p;
+            for (slot, t) in r.collective.iter_mut().zip(x.collective) {
+                *slot = t.map(|t| p.text(t)).transpose()?;
+            }
+            r.meta_name = x.meta_name;
+            r.meta_labels = x.meta_labels;
+        }
+        Ok(r)
     }
 }
 
