@@ -481,7 +481,12 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
     d.seen += p.items.len() + usize::from(p.error.is_some());
     d.phases.add(std::mem::take(&mut p.phases));
     let b = &mut d.builder;
-    let handles = Handles::intern(b, p)?;
+    let Handles {
+        strings,
+        idents,
+        values,
+    } = Handles::intern(b, p)?;
+    let value = |i: u32| (i != NONE).then(|| values[i as usize]).flatten();
     let mut items = std::mem::take(&mut p.items);
     for (k, item) in items.drain(..).enumerate() {
         let index = p.first_index + k;
@@ -493,14 +498,46 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
             Item::Drop => continue,
             Item::Full(e) => e,
         };
-        let mut ev = handles.event(e, p)?;
+        let args = match e.args {
+            None => None,
+            Some(a) => {
+                let mut r = ResolvedArgs {
+                    links: a.links,
+                    op: OpArgIds {
+                        dims: value(a.op[0]),
+                        types: value(a.op[1]),
+                        strides: value(a.op[2]),
+                        concrete: value(a.op[3]),
+                    },
+                    kernel: (a.kernel != NONE).then(|| strings[a.kernel as usize]),
+                    ..ResolvedArgs::default()
+                };
+                if a.extra != NONE {
+                    let x = std::mem::take(&mut p.extras[a.extra as usize]);
+                    for (slot, t) in r.collective.iter_mut().zip(x.collective) {
+                        *slot = t.map(|t| p.text(t)).transpose()?;
+                    }
+                    r.meta_name = x.meta_name;
+                    r.meta_labels = x.meta_labels;
+                }
+                Some(r)
+            }
+        };
+        let mut ev = ResolvedEvent {
+            cat: e.cat,
+            ph: e.ph,
+            name: (e.name != NONE).then(|| strings[e.name as usize]),
+            pid: idents[e.pid as usize],
+            tid: idents[e.tid as usize],
+            ts: e.ts,
+            dur: e.dur,
+            flow_id: e.flow_id,
+            args,
+        };
         b.push_resolved(index, &mut ev, &mut parse_value)?;
     }
     p.items = items;
-    match p.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    p.error.take().map_or(Ok(()), Err)
 }
 
 /// A batch's local tables interned in the builder: the builder's handle
@@ -541,66 +578,6 @@ impl Handles {
             idents,
             values,
         })
-    }
-
-    /// The handle of local string `i`, if any.
-    #[inline]
-    fn string(&self, i: u32) -> Option<StrId> {
-        (i != NONE).then(|| self.strings[i as usize])
-    }
-
-    /// The handle of local value `i`, if any.
-    #[inline]
-    fn value(&self, i: u32) -> Option<ValueId> {
-        (i != NONE).then(|| self.values[i as usize]).flatten()
-    }
-
-    /// The event `e` of batch `p` with the builder's handles; its rare
-    /// argument parts are taken out of `p`.
-    #[inline]
-    fn event<'p>(&self, e: Local, p: &'p mut Parsed) -> Result<ResolvedEvent<'p>, String> {
-        let args = match e.args {
-            None => None,
-            Some(a) => Some(self.args(a, p)?),
-        };
-        Ok(ResolvedEvent {
-            cat: e.cat,
-            ph: e.ph,
-            name: self.string(e.name),
-            pid: self.idents[e.pid as usize],
-            tid: self.idents[e.tid as usize],
-            ts: e.ts,
-            dur: e.dur,
-            flow_id: e.flow_id,
-            args,
-        })
-    }
-
-    /// The arguments `a` of an event of batch `p` with the builder's
-    /// handles; their rare parts are taken out of `p`.
-    #[inline]
-    fn args<'p>(&self, a: LocalArgs, p: &'p mut Parsed) -> Result<ResolvedArgs<'p>, String> {
-        let mut r = ResolvedArgs {
-            links: a.links,
-            op: OpArgIds {
-                dims: self.value(a.op[0]),
-                types: self.value(a.op[1]),
-                strides: self.value(a.op[2]),
-                concrete: self.value(a.op[3]),
-            },
-            kernel: self.string(a.kernel),
-            ..ResolvedArgs::default()
-        };
-        if a.extra != NONE {
-            let x = std::mem::take(&mut p.extras[a.extra as usize]);
-            let p: &'p Parsed = p;
-            for (slot, t) in r.collective.iter_mut().zip(x.collective) {
-                *slot = t.map(|t| p.text(t)).transpose()?;
-            }
-            r.meta_name = x.meta_name;
-            r.meta_labels = x.meta_labels;
-        }
-        Ok(r)
     }
 }
 
