@@ -25,7 +25,7 @@ use super::{
 };
 use crate::load::ordered::{Merge, Ordered};
 use crate::trace::args::{LinkIds, OpArgIds};
-use crate::trace::builder::{Keep, ResolvedArgs, ResolvedEvent, Time};
+use crate::trace::builder::{IdentRef, Keep, ResolvedArgs, ResolvedEvent, Time, TraceBuilder};
 use crate::trace::{Cat, IdentId, Needs, Phase, StrId, ValueId};
 
 /// A batch is sent once it holds this many bytes of events. A few batches
@@ -481,27 +481,11 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
     d.seen += p.items.len() + usize::from(p.error.is_some());
     d.phases.add(std::mem::take(&mut p.phases));
     let b = &mut d.builder;
-    let strings: Vec<StrId> = p
-        .strings
-        .iter()
-        .map(|&t| Ok(b.intern_name(p.text(t)?)))
-        .collect::<Result<_, String>>()?;
-    let idents: Vec<IdentId> = p
-        .idents
-        .iter()
-        .map(|&i| {
-            Ok(b.intern_ident(match i {
-                LocalIdent::Null => crate::trace::builder::IdentRef::Null,
-                LocalIdent::Int(v) => crate::trace::builder::IdentRef::Int(v),
-                LocalIdent::Str(t) => crate::trace::builder::IdentRef::Str(p.text(t)?),
-            }))
-        })
-        .collect::<Result<_, String>>()?;
-    let values: Vec<Option<ValueId>> = p
-        .values
-        .iter()
-        .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
-        .collect::<Result<_, String>>()?;
+    let Handles {
+        strings,
+        idents,
+        values,
+    } = Handles::intern(b, p)?;
     let value = |i: u32| (i != NONE).then(|| values[i as usize]).flatten();
     let mut items = std::mem::take(&mut p.items);
     for (k, item) in items.drain(..).enumerate() {
@@ -553,9 +537,47 @@ fn merge(d: &mut Decoder, p: &mut Parsed) -> Result<(), String> {
         b.push_resolved(index, &mut ev, &mut parse_value)?;
     }
     p.items = items;
-    match p.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
+    p.error.take().map_or(Ok(()), Err)
+}
+
+/// A batch's local tables interned in the builder: the builder's handle
+/// of each local string, pid/tid and value, by local index.
+struct Handles {
+    strings: Vec<StrId>,
+    idents: Vec<IdentId>,
+    values: Vec<Option<ValueId>>,
+}
+
+impl Handles {
+    /// Interns the batch's strings, then its pids/tids, then its values,
+    /// each table in local order.
+    fn intern(b: &mut TraceBuilder, p: &Parsed) -> Result<Handles, String> {
+        let strings: Vec<StrId> = p
+            .strings
+            .iter()
+            .map(|&t| Ok(b.intern_name(p.text(t)?)))
+            .collect::<Result<_, String>>()?;
+        let idents: Vec<IdentId> = p
+            .idents
+            .iter()
+            .map(|&i| {
+                Ok(b.intern_ident(match i {
+                    LocalIdent::Null => IdentRef::Null,
+                    LocalIdent::Int(v) => IdentRef::Int(v),
+                    LocalIdent::Str(t) => IdentRef::Str(p.text(t)?),
+                }))
+            })
+            .collect::<Result<_, String>>()?;
+        let values: Vec<Option<ValueId>> = p
+            .values
+            .iter()
+            .map(|&t| Ok(b.intern_value(p.text(t)?, &mut parse_value)))
+            .collect::<Result<_, String>>()?;
+        Ok(Handles {
+            strings,
+            idents,
+            values,
+        })
     }
 }
 

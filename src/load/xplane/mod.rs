@@ -27,7 +27,7 @@ use crate::error::LoadError;
 use crate::table::SharedTexts;
 use crate::timings;
 use crate::trace::builder::{ArgsInput, EventInput, IdentRef, Keep, Time, TraceBuilder};
-use crate::trace::xla::{EventStats, XlaData, XlaEventStats};
+use crate::trace::xla::{EventStats, HloModule, XlaData, XlaEventStats};
 use crate::trace::{Cat, EventId, Needs, Phase, Profiler, Trace};
 use events::Synth;
 
@@ -73,8 +73,33 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     let mut warnings = Vec::new();
     let modules = hlo::modules(&space.planes, &mut warnings);
     timings::stage("decoding HLO modules", start);
+    let plan = shown_plan(space, &modules)?;
+    let gpu_planes = plan.gpu_planes;
+    let (b, thread_names) = named_builder(needs, warnings, &plan);
+    let mut sink = Sink {
+        b,
+        event_stats: EventStats::default(),
+        texts: SharedTexts::default(),
+        thread_names: &thread_names,
+        row: 0,
+        index: 0,
+        kept: 0,
+    };
+    let synth_warnings = decode_into(plan, &mut sink)?;
+    if sink.index == 0 {
+        return Err(LoadError::NoEvents);
+    }
+    Ok(sink.finish(synth_warnings, modules, gpu_planes, input_bytes))
+}
+
+/// The plan of the rows xprof would show, its lines' pages released as
+/// they are decoded; an error when no GPU plane holds events.
+fn shown_plan<'a>(
+    space: &'a proto::RawSpace,
+    modules: &[HloModule],
+) -> Result<events::Plan<'a>, LoadError> {
     let start = Instant::now();
-    let plan = events::plan(space, &modules).map_err(syntax)?;
+    let plan = events::plan(space, modules).map_err(syntax)?;
     timings::stage("planning the rows", start);
     #[allow(unsafe_code)]
     // SAFETY: `space`'s buffer is the bytes `decode` read (heap memory of
@@ -86,6 +111,19 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
             events::GPU_PLANE_PREFIX
         )));
     }
+    Ok(plan)
+}
+
+/// A row's key, (pid, tid), and its name.
+type RowName = ((u32, u32), String);
+
+/// A builder holding `warnings` and the plan's process and thread names,
+/// and the rows' names in key order.
+fn named_builder(
+    needs: &Needs,
+    warnings: Vec<String>,
+    plan: &events::Plan<'_>,
+) -> (TraceBuilder, Vec<RowName>) {
     let mut b = TraceBuilder::new(needs);
     for w in warnings {
         b.warn(w);
@@ -103,16 +141,12 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
         b.set_meta_of("thread_name", pid_ref(pid), tid_ref(tid), row.name.clone());
         thread_names.push(((pid, tid), row.name.clone()));
     }
-    let gpu_planes = plan.gpu_planes;
-    let mut sink = Sink {
-        b,
-        event_stats: EventStats::default(),
-        texts: SharedTexts::default(),
-        thread_names: &thread_names,
-        row: 0,
-        index: 0,
-        kept: 0,
-    };
+    (b, thread_names)
+}
+
+/// Decodes the plan's events on a thread of their own into `sink`;
+/// returns the decoder's warnings.
+fn decode_into(plan: events::Plan<'_>, sink: &mut Sink<'_>) -> Result<Vec<String>, LoadError> {
     // A window of decoded pieces waits at most: the next window decodes
     // (on every core) while the builder takes this one. With two, the
     // cores idled while the decoder handed its window over piece by piece
@@ -134,24 +168,7 @@ fn build(space: &proto::RawSpace, input_bytes: u64, needs: &Needs) -> Result<Tra
     timings::stage("decoding and building events", start);
     let synth_warnings = decoded.map_err(syntax)?;
     pushed.map_err(LoadError::Invalid)?;
-    if sink.index == 0 {
-        return Err(LoadError::NoEvents);
-    }
-    let Sink {
-        mut b, event_stats, ..
-    } = sink;
-    for w in synth_warnings {
-        b.warn(w);
-    }
-    b.set_xla(XlaData {
-        modules,
-        event_stats,
-    });
-    let info = b.info_mut();
-    info.profiler = Profiler::Jax;
-    info.device_count = gpu_planes;
-    info.input_bytes = input_bytes;
-    Ok(b.finish())
+    Ok(synth_warnings)
 }
 
 /// The builder's side of the decoding: pushes the decoded events, in
@@ -162,7 +179,7 @@ struct Sink<'n> {
     /// Each event's XLA texts repeat on every step: one copy each.
     texts: SharedTexts,
     /// The rows' names in key order, and the row of the last piece.
-    thread_names: &'n [((u32, u32), String)],
+    thread_names: &'n [RowName],
     row: usize,
     /// Events of the list pushed, and those the builder numbered.
     index: usize,
@@ -170,6 +187,33 @@ struct Sink<'n> {
 }
 
 impl Sink<'_> {
+    /// The finished trace: the decoder's warnings, the HLO modules and
+    /// the events' XLA statistics, of a JAX profile of `gpu_planes`
+    /// devices read from `input_bytes` bytes.
+    fn finish(
+        self,
+        synth_warnings: Vec<String>,
+        modules: Vec<HloModule>,
+        gpu_planes: usize,
+        input_bytes: u64,
+    ) -> Trace {
+        let Sink {
+            mut b, event_stats, ..
+        } = self;
+        for w in synth_warnings {
+            b.warn(w);
+        }
+        b.set_xla(XlaData {
+            modules,
+            event_stats,
+        });
+        let info = b.info_mut();
+        info.profiler = Profiler::Jax;
+        info.device_count = gpu_planes;
+        info.input_bytes = input_bytes;
+        b.finish()
+    }
+
     /// Pushes one decoded piece of the row `(pid, tid)`.
     fn push(&mut self, (pid, tid): (u32, u32), piece: Vec<Synth<'_>>) -> Result<(), String> {
         // Pieces come in row order: the row's name is found by walking on.

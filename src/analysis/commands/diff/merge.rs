@@ -1,4 +1,4 @@
-//! The merge of two call trees (spec C3–C7): roots paired by position,
+//! The merge of two call trees: roots paired by position,
 //! children aligned by name (Wagner–Fischer), same-name candidates
 //! re-matched by the shape of their subtrees, wrapper nodes reconciled and
 //! single-child chains collapsed until the two sides line up.
@@ -69,6 +69,133 @@ fn inserts(ops: &[Op]) -> Vec<usize> {
         .collect()
 }
 
+/// The `(i, j)` pairs the ops match.
+fn matched_pairs(ops: &[Op]) -> FxHashSet<(usize, usize)> {
+    ops.iter()
+        .filter_map(|o| match *o {
+            Op::Match(i, j) => Some((i, j)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How well a same-name pair agrees, ordered best first: more signature
+/// levels equal, more overlap at the first differing level, a pair the
+/// alignment already had, then by position (`i`, `j` last).
+type PairScore = (
+    std::cmp::Reverse<usize>,
+    std::cmp::Reverse<usize>,
+    bool,
+    usize,
+    usize,
+);
+
+/// Where each name sits in an alignment: its positions on each side,
+/// whether any of them is matched, and the names in first-seen order.
+#[derive(Default)]
+struct NamePositions {
+    in_a: FxHashMap<Option<NameId>, Vec<usize>>,
+    in_b: FxHashMap<Option<NameId>, Vec<usize>>,
+    matched: FxHashSet<Option<NameId>>,
+    /// Names in first-seen order, so the work below is deterministic.
+    order: Vec<Option<NameId>>,
+}
+
+impl NamePositions {
+    /// Records name `n` at position `k` of side a (`on_a`) or side b.
+    fn record(&mut self, n: Option<NameId>, k: usize, on_a: bool, is_match: bool) {
+        if !self.in_a.contains_key(&n) && !self.in_b.contains_key(&n) {
+            self.order.push(n);
+        }
+        let side = if on_a { &mut self.in_a } else { &mut self.in_b };
+        side.entry(n).or_default().push(k);
+        if is_match {
+            self.matched.insert(n);
+        }
+    }
+
+    /// The matched names that occur on both sides and more than once on
+    /// one of them, in first-seen order.
+    fn ambiguous(&self) -> Vec<Option<NameId>> {
+        self.order
+            .iter()
+            .copied()
+            .filter(|n| {
+                self.matched.contains(n)
+                    && match (self.in_a.get(n), self.in_b.get(n)) {
+                        (Some(x), Some(y)) => x.len() > 1 || y.len() > 1,
+                        _ => false,
+                    }
+            })
+            .collect()
+    }
+}
+
+/// The re-matched part of an alignment, one ambiguous name at a time.
+#[derive(Default)]
+struct Rematch {
+    /// Positions whose ops the re-match replaces.
+    handled1: FxHashSet<usize>,
+    handled2: FxHashSet<usize>,
+    matches: Vec<(usize, usize)>,
+    deletes: Vec<usize>,
+    inserts: Vec<usize>,
+}
+
+impl Rematch {
+    /// Takes one name's candidates: the best-scored pairs greedily, each
+    /// candidate used once; the candidates left over become deletes and
+    /// inserts.
+    fn take(&mut self, idx1: &[usize], idx2: &[usize], scored: &[PairScore]) {
+        self.handled1.extend(idx1.iter().copied());
+        self.handled2.extend(idx2.iter().copied());
+        let want = idx1.len().min(idx2.len());
+        let mut used1 = FxHashSet::default();
+        let mut used2 = FxHashSet::default();
+        for &(_, _, _, i, j) in scored {
+            if used1.len() == want {
+                break;
+            }
+            if used1.contains(&i) || used2.contains(&j) {
+                continue;
+            }
+            used1.insert(i);
+            used2.insert(j);
+            self.matches.push((i, j));
+        }
+        self.deletes
+            .extend(idx1.iter().copied().filter(|i| !used1.contains(i)));
+        self.inserts
+            .extend(idx2.iter().copied().filter(|j| !used2.contains(j)));
+    }
+
+    /// `ops` without the handled positions, followed by the new matches,
+    /// deletes and inserts, each ascending.
+    fn into_ops(mut self, ops: Vec<Op>) -> Vec<Op> {
+        // The reference emits the new matches in set order; ascending here
+        // (docs/deviations.md, "TraceDiff").
+        self.matches.sort_unstable();
+        self.matches.dedup();
+        self.deletes.sort_unstable();
+        self.deletes.dedup();
+        self.inserts.sort_unstable();
+        self.inserts.dedup();
+        let (handled1, handled2) = (&self.handled1, &self.handled2);
+        let mut out: Vec<Op> = ops
+            .into_iter()
+            .filter(|o| match *o {
+                Op::Match(i, j) => !handled1.contains(&i) && !handled2.contains(&j),
+                Op::Delete(i) => !handled1.contains(&i),
+                Op::Insert(j) => !handled2.contains(&j),
+            })
+            .collect();
+        out.extend(self.matches.into_iter().map(|(i, j)| Op::Match(i, j)));
+        out.extend(self.deletes.into_iter().map(Op::Delete));
+        out.extend(self.inserts.into_iter().map(Op::Insert));
+        out
+    }
+}
+
 /// The merge in progress.
 pub struct Merger<'s, 'a> {
     s1: &'s mut Side<'a>,
@@ -118,7 +245,7 @@ impl<'s, 'a> Merger<'s, 'a> {
     }
 
     /// Merges `u1` and `u2` (either may be absent) and their subtrees;
-    /// returns the merged id (spec C4).
+    /// returns the merged id.
     fn merge(&mut self, u1: Option<EventId>, u2: Option<EventId>) -> Result<u32, DiffError> {
         if let Some(&id) = self.memo.get(&(u1, u2)) {
             return Ok(id);
@@ -274,7 +401,7 @@ impl<'s, 'a> Merger<'s, 'a> {
         self.disambiguate(ops, a, b)
     }
 
-    /// Edit-distance alignment by normalised name (spec C5): a
+    /// Edit-distance alignment by normalised name: a
     /// substitution is never a match, ties prefer match, then delete.
     fn wagner_fischer(&mut self, a: &[EventId], b: &[EventId], strip: bool) -> Vec<Op> {
         let names = &mut self.names;
@@ -323,134 +450,84 @@ impl<'s, 'a> Merger<'s, 'a> {
     }
 
     /// Re-matches names that occur more than once on a side by the names
-    /// below each candidate, level by level (spec C6).
+    /// below each candidate, level by level.
     fn disambiguate(&mut self, ops: Vec<Op>, a: &[EventId], b: &[EventId]) -> Vec<Op> {
-        let names = &mut self.names;
-        let mut all1: FxHashMap<Option<NameId>, Vec<usize>> = FxHashMap::default();
-        let mut all2: FxHashMap<Option<NameId>, Vec<usize>> = FxHashMap::default();
-        let mut matched: FxHashSet<Option<NameId>> = FxHashSet::default();
-        // Names in first-seen order, so the work below is deterministic.
-        let mut order: Vec<Option<NameId>> = Vec::new();
-        for &op in &ops {
-            if let Op::Match(i, _) | Op::Delete(i) = op {
-                let n = self.s1.name(a[i], names);
-                if !all1.contains_key(&n) && !all2.contains_key(&n) {
-                    order.push(n);
-                }
-                all1.entry(n).or_default().push(i);
-                if op.is_match() {
-                    matched.insert(n);
-                }
-            }
-            if let Op::Match(_, j) | Op::Insert(j) = op {
-                let n = self.s2.name(b[j], names);
-                if !all1.contains_key(&n) && !all2.contains_key(&n) {
-                    order.push(n);
-                }
-                all2.entry(n).or_default().push(j);
-                if op.is_match() {
-                    matched.insert(n);
-                }
-            }
-        }
-        let ambiguous: Vec<Option<NameId>> = order
-            .into_iter()
-            .filter(|n| {
-                matched.contains(n)
-                    && match (all1.get(n), all2.get(n)) {
-                        (Some(x), Some(y)) => x.len() > 1 || y.len() > 1,
-                        _ => false,
-                    }
-            })
-            .collect();
+        let positions = self.name_positions(&ops, a, b);
+        let ambiguous = positions.ambiguous();
         if ambiguous.is_empty() {
             return ops;
         }
-        let orig: FxHashSet<(usize, usize)> = ops
-            .iter()
-            .filter_map(|o| match *o {
-                Op::Match(i, j) => Some((i, j)),
-                _ => None,
-            })
-            .collect();
-        let mut handled1 = FxHashSet::default();
-        let mut handled2 = FxHashSet::default();
-        let mut new_matches = Vec::new();
-        let mut new_deletes = Vec::new();
-        let mut new_inserts = Vec::new();
+        let orig = matched_pairs(&ops);
+        let mut rematch = Rematch::default();
         for name in &ambiguous {
-            let mut idx1 = all1[name].clone();
-            let mut idx2 = all2[name].clone();
+            let mut idx1 = positions.in_a[name].clone();
+            let mut idx2 = positions.in_b[name].clone();
             idx1.sort_unstable();
             idx2.sort_unstable();
-            handled1.extend(idx1.iter().copied());
-            handled2.extend(idx2.iter().copied());
-            let lv1: Vec<Vec<Vec<Option<NameId>>>> = idx1
-                .iter()
-                .map(|&i| signature(self.s1, a[i], names))
-                .collect();
-            let lv2: Vec<Vec<Vec<Option<NameId>>>> = idx2
-                .iter()
-                .map(|&j| signature(self.s2, b[j], names))
-                .collect();
-            let mut scored = Vec::with_capacity(idx1.len() * idx2.len());
-            for (p, &i) in idx1.iter().enumerate() {
-                for (q, &j) in idx2.iter().enumerate() {
-                    let (full, overlap) = match_depth(&lv1[p], &lv2[q]);
-                    let key = (
-                        std::cmp::Reverse(full),
-                        std::cmp::Reverse(overlap),
-                        !orig.contains(&(i, j)),
-                        i,
-                        j,
-                    );
-                    scored.push(key);
-                }
-            }
-            scored.sort_unstable();
-            let want = idx1.len().min(idx2.len());
-            let mut used1 = FxHashSet::default();
-            let mut used2 = FxHashSet::default();
-            for &(_, _, _, i, j) in &scored {
-                if used1.len() == want {
-                    break;
-                }
-                if used1.contains(&i) || used2.contains(&j) {
-                    continue;
-                }
-                used1.insert(i);
-                used2.insert(j);
-                new_matches.push((i, j));
-            }
-            new_deletes.extend(idx1.iter().copied().filter(|i| !used1.contains(i)));
-            new_inserts.extend(idx2.iter().copied().filter(|j| !used2.contains(j)));
+            let scored = self.scored_pairs(&idx1, &idx2, a, b, &orig);
+            rematch.take(&idx1, &idx2, &scored);
         }
-        if new_matches.iter().all(|m| orig.contains(m)) {
+        if rematch.matches.iter().all(|m| orig.contains(m)) {
             return ops;
         }
-        // The reference emits the new matches in set order; ascending here
-        // (docs/deviations.md, "TraceDiff").
-        new_matches.sort_unstable();
-        new_matches.dedup();
-        new_deletes.sort_unstable();
-        new_deletes.dedup();
-        new_inserts.sort_unstable();
-        new_inserts.dedup();
-        let mut out: Vec<Op> = ops
-            .into_iter()
-            .filter(|o| match *o {
-                Op::Match(i, j) => !handled1.contains(&i) && !handled2.contains(&j),
-                Op::Delete(i) => !handled1.contains(&i),
-                Op::Insert(j) => !handled2.contains(&j),
-            })
-            .collect();
-        out.extend(new_matches.into_iter().map(|(i, j)| Op::Match(i, j)));
-        out.extend(new_deletes.into_iter().map(Op::Delete));
-        out.extend(new_inserts.into_iter().map(Op::Insert));
-        out
+        rematch.into_ops(ops)
     }
 
-    /// Phase 3 (spec C7): a deleted node that wraps an inserted one (or the
+    /// Where each name sits in the alignment `ops` of `a` and `b`.
+    fn name_positions(&mut self, ops: &[Op], a: &[EventId], b: &[EventId]) -> NamePositions {
+        let names = &mut self.names;
+        let mut positions = NamePositions::default();
+        for &op in ops {
+            if let Op::Match(i, _) | Op::Delete(i) = op {
+                let n = self.s1.name(a[i], names);
+                positions.record(n, i, true, op.is_match());
+            }
+            if let Op::Match(_, j) | Op::Insert(j) = op {
+                let n = self.s2.name(b[j], names);
+                positions.record(n, j, false, op.is_match());
+            }
+        }
+        positions
+    }
+
+    /// Every pair of same-name candidates (`idx1` in `a`, `idx2` in `b`)
+    /// scored by how far their subtrees' signatures agree, best first.
+    fn scored_pairs(
+        &mut self,
+        idx1: &[usize],
+        idx2: &[usize],
+        a: &[EventId],
+        b: &[EventId],
+        orig: &FxHashSet<(usize, usize)>,
+    ) -> Vec<PairScore> {
+        let names = &mut self.names;
+        let lv1: Vec<Vec<Vec<Option<NameId>>>> = idx1
+            .iter()
+            .map(|&i| signature(self.s1, a[i], names))
+            .collect();
+        let lv2: Vec<Vec<Vec<Option<NameId>>>> = idx2
+            .iter()
+            .map(|&j| signature(self.s2, b[j], names))
+            .collect();
+        let mut scored = Vec::with_capacity(idx1.len() * idx2.len());
+        for (p, &i) in idx1.iter().enumerate() {
+            for (q, &j) in idx2.iter().enumerate() {
+                let (full, overlap) = match_depth(&lv1[p], &lv2[q]);
+                let key = (
+                    std::cmp::Reverse(full),
+                    std::cmp::Reverse(overlap),
+                    !orig.contains(&(i, j)),
+                    i,
+                    j,
+                );
+                scored.push(key);
+            }
+        }
+        scored.sort_unstable();
+        scored
+    }
+
+    /// Phase 3: a deleted node that wraps an inserted one (or the
     /// reverse, or both wrapping the same names) is replaced by its GPU-path
     /// children. Returns the new child lists when anything was replaced.
     fn reconcile(

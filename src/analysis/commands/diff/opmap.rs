@@ -1,4 +1,4 @@
-//! The cpu-op ↔ kernel maps (spec C11): per trace, which kernels each op
+//! The cpu-op ↔ kernel maps: per trace, which kernels each op
 //! launched; and across both, op names paired under the same LCA renamed
 //! to a common name.
 
@@ -78,44 +78,11 @@ fn common_name(n1: &str, n2: &str, modules: &IndexMap<String, Vec<String>>) -> O
 /// name. `stats` is the detailed table.
 pub fn rename_map(stats: &Table) -> IndexMap<String, String> {
     let mut renames = IndexMap::new();
-    let (Some(lca), Some(src), Some(op), Some(module)) = (
-        stats.column(col::LCA_ID),
-        stats.column(col::SOURCE),
-        stats.column(col::CPU_OP_NAME),
-        stats.column(col::NN_MODULE_PARENT),
-    ) else {
+    let Some(rows) = LcaRows::of(stats) else {
         return renames;
     };
-    // LCA (first-seen) -> side -> op names (first-seen).
-    let mut by_lca: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
-    // Op -> module parents, the variant's rows winning over the baseline's.
-    let mut per_side: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
-    for k in 0..stats.nrows() {
-        let s = text(&src.values[k]);
-        let o = text(&op.values[k]);
-        per_side
-            .entry(o.clone())
-            .or_default()
-            .entry(s.clone())
-            .and_modify(|v| push_unique(v, text(&module.values[k])))
-            .or_insert_with(|| vec![text(&module.values[k])]);
-        // Rows without an LCA match no LCA (NaN is unequal to itself).
-        if lca.values[k].is_missing() {
-            continue;
-        }
-        let names = by_lca
-            .entry(text(&lca.values[k]))
-            .or_default()
-            .entry(s)
-            .or_default();
-        push_unique(names, o);
-    }
-    let modules: IndexMap<String, Vec<String>> = per_side
-        .into_iter()
-        .map(|(o, sides)| (o, sides.into_values().next_back().unwrap_or_default()))
-        .collect();
     let mut visited: Vec<String> = Vec::new();
-    for sides in by_lca.values() {
+    for sides in rows.by_lca.values() {
         let (Some(l1), Some(l2)) = (sides.get("trace1"), sides.get("trace2")) else {
             continue;
         };
@@ -125,40 +92,113 @@ pub fn rename_map(stats: &Table) -> IndexMap<String, String> {
         visited.extend(l1.iter().cloned());
         visited.extend(l2.iter().cloned());
         if l1.len() == l2.len() {
-            for (n1, n2) in l1.iter().zip(l2) {
-                if n1 != n2
-                    && let Some(c) = common_name(n1, n2, &modules)
-                {
-                    renames.insert(n2.clone(), c.clone());
-                    renames.insert(n1.clone(), c);
-                }
-            }
-            continue;
-        }
-        let mut left1 = l1.clone();
-        let mut left2 = l2.clone();
-        for n1 in l1 {
-            if let Some(p) = left2.iter().position(|n2| n2 == n1) {
-                left2.remove(p);
-                let q = left1.iter().position(|x| x == n1).expect("present");
-                left1.remove(q);
-            }
-        }
-        for n1 in left1.clone() {
-            let hit = left2
-                .iter()
-                .enumerate()
-                .find_map(|(p, n2)| common_name(&n1, n2, &modules).map(|c| (p, c)));
-            if let Some((p, c)) = hit {
-                let n2 = left2.remove(p);
-                renames.insert(n1.clone(), c.clone());
-                renames.insert(n2, c);
-                let q = left1.iter().position(|x| *x == n1).expect("present");
-                left1.remove(q);
-            }
+            pair_positionally(l1, l2, &rows.modules, &mut renames);
+        } else {
+            pair_greedily(l1, l2, &rows.modules, &mut renames);
         }
     }
     renames
+}
+
+/// The detailed table's rows as the renaming reads them.
+struct LcaRows {
+    /// LCA (first-seen) -> side -> op names (first-seen).
+    by_lca: IndexMap<String, BTreeMap<String, Vec<String>>>,
+    /// Op -> its module parents, the variant's rows winning over the
+    /// baseline's.
+    modules: IndexMap<String, Vec<String>>,
+}
+
+impl LcaRows {
+    /// The rows of `stats`; `None` when a column the renaming reads is
+    /// missing.
+    fn of(stats: &Table) -> Option<LcaRows> {
+        let (Some(lca), Some(src), Some(op), Some(module)) = (
+            stats.column(col::LCA_ID),
+            stats.column(col::SOURCE),
+            stats.column(col::CPU_OP_NAME),
+            stats.column(col::NN_MODULE_PARENT),
+        ) else {
+            return None;
+        };
+        let mut by_lca: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
+        // Op -> side -> module parents.
+        let mut per_side: IndexMap<String, BTreeMap<String, Vec<String>>> = IndexMap::new();
+        for k in 0..stats.nrows() {
+            let s = text(&src.values[k]);
+            let o = text(&op.values[k]);
+            per_side
+                .entry(o.clone())
+                .or_default()
+                .entry(s.clone())
+                .and_modify(|v| push_unique(v, text(&module.values[k])))
+                .or_insert_with(|| vec![text(&module.values[k])]);
+            // Rows without an LCA match no LCA (NaN is unequal to itself).
+            if lca.values[k].is_missing() {
+                continue;
+            }
+            let names = by_lca
+                .entry(text(&lca.values[k]))
+                .or_default()
+                .entry(s)
+                .or_default();
+            push_unique(names, o);
+        }
+        let modules = per_side
+            .into_iter()
+            .map(|(o, sides)| (o, sides.into_values().next_back().unwrap_or_default()))
+            .collect();
+        Some(LcaRows { by_lca, modules })
+    }
+}
+
+/// Renames the `k`-th op of one side with the `k`-th of the other, when
+/// the two differ and have a common name.
+fn pair_positionally(
+    l1: &[String],
+    l2: &[String],
+    modules: &IndexMap<String, Vec<String>>,
+    renames: &mut IndexMap<String, String>,
+) {
+    for (n1, n2) in l1.iter().zip(l2) {
+        if n1 != n2
+            && let Some(c) = common_name(n1, n2, modules)
+        {
+            renames.insert(n2.clone(), c.clone());
+            renames.insert(n1.clone(), c);
+        }
+    }
+}
+
+/// Sets aside the op names both sides share, then renames each remaining
+/// baseline op with the first remaining variant op it has a common name
+/// with, each variant op used once.
+fn pair_greedily(
+    l1: &[String],
+    l2: &[String],
+    modules: &IndexMap<String, Vec<String>>,
+    renames: &mut IndexMap<String, String>,
+) {
+    let mut left1 = l1.to_vec();
+    let mut left2 = l2.to_vec();
+    for n1 in l1 {
+        if let Some(p) = left2.iter().position(|n2| n2 == n1) {
+            left2.remove(p);
+            let q = left1.iter().position(|x| x == n1).expect("present");
+            left1.remove(q);
+        }
+    }
+    for n1 in left1 {
+        let hit = left2
+            .iter()
+            .enumerate()
+            .find_map(|(p, n2)| common_name(&n1, n2, modules).map(|c| (p, c)));
+        if let Some((p, c)) = hit {
+            let n2 = left2.remove(p);
+            renames.insert(n1, c.clone());
+            renames.insert(n2, c);
+        }
+    }
 }
 
 /// `cpu_op_map.json` from the renamed summary: op (first-seen) → per side,

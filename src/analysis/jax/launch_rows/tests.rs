@@ -40,97 +40,33 @@ type Ev<'a> = (
     Option<&'a str>,
 );
 
+/// The trace of [`events`] on two GPUs and a host, with [`module`].
 fn trace() -> Trace {
-    let gpu = IdentRef::Int(15);
-    let events: [Ev; 9] = [
-        (
-            1,
-            gpu,
-            "fusion_kernel",
-            100.0,
-            4.0,
-            true,
-            Some(10),
-            Some("fusion"),
-        ),
-        (
-            1,
-            gpu,
-            "nvjet_gemm",
-            110.0,
-            2.5,
-            false,
-            Some(11),
-            Some("custom-call.1"),
-        ),
-        (
-            2,
-            IdentRef::Str("s"),
-            "fusion_kernel",
-            100.0,
-            5.0,
-            true,
-            Some(20),
-            Some("fusion"),
-        ),
-        (
-            1,
-            gpu,
-            "fusion_kernel",
-            200.0,
-            4.0,
-            false,
-            Some(30),
-            Some("fusion"),
-        ),
-        (1, gpu, "it's unlinked", 300.0, 1.25, false, None, None),
-        (
-            701,
-            IdentRef::Int(100),
-            "launch",
-            90.0,
-            2.0,
-            true,
-            Some(10),
-            None,
-        ),
-        (
-            701,
-            IdentRef::Int(100),
-            "launch",
-            95.0,
-            2.0,
-            true,
-            Some(11),
-            None,
-        ),
-        (
-            701,
-            IdentRef::Int(100),
-            "launch",
-            97.5,
-            2.0,
-            true,
-            Some(20),
-            None,
-        ),
-        (
-            701,
-            IdentRef::Int(100),
-            "launch",
-            190.0,
-            2.0,
-            true,
-            Some(30),
-            None,
-        ),
-    ];
     let processes = [
         (1, "t /device:GPU:0"),
         (2, "t /device:GPU:1"),
         (701, "t /host:CPU"),
     ];
-    let events: Vec<XlaEvent> = events
+    xla_trace(&processes, module(), &events())
+}
+
+/// The kernels, then their launches on the host.
+fn events() -> Vec<XlaEvent<'static>> {
+    let (gpu, s, host) = (IdentRef::Int(15), IdentRef::Str("s"), IdentRef::Int(100));
+    let (int, float) = (true, false);
+    let (fusion, gemm) = (Some("fusion"), Some("custom-call.1"));
+    let table: [Ev; 9] = [
+        (1, gpu, "fusion_kernel", 100.0, 4.0, int, Some(10), fusion),
+        (1, gpu, "nvjet_gemm", 110.0, 2.5, float, Some(11), gemm),
+        (2, s, "fusion_kernel", 100.0, 5.0, int, Some(20), fusion),
+        (1, gpu, "fusion_kernel", 200.0, 4.0, float, Some(30), fusion),
+        (1, gpu, "it's unlinked", 300.0, 1.25, float, None, None),
+        (701, host, "launch", 90.0, 2.0, int, Some(10), None),
+        (701, host, "launch", 95.0, 2.0, int, Some(11), None),
+        (701, host, "launch", 97.5, 2.0, int, Some(20), None),
+        (701, host, "launch", 190.0, 2.0, int, Some(30), None),
+    ];
+    table
         .into_iter()
         .map(
             |(pid, tid, name, ts, dur, dur_is_int, correlation, hlo_op)| XlaEvent {
@@ -144,8 +80,7 @@ fn trace() -> Trace {
                 hlo_op,
             },
         )
-        .collect();
-    xla_trace(&processes, module(), &events)
+        .collect()
 }
 
 #[test]
