@@ -567,14 +567,16 @@ impl RankError {
             ),
             RankError::List { dir, .. } => format!("cannot list {}", dir.display()),
             RankError::Io(e) => e.to_string(),
-            RankError::NoTraces { dir, subdirs } => format!(
-                "no trace files (.json, .json.gz) in {}{}",
-                dir.display(),
-                match subdirs {
+            RankError::NoTraces { dir, subdirs } => {
+                let hint = match subdirs {
                     true => format!(" (use {} to look in its subdirectories)", name("recursive")),
                     false => String::new(),
-                }
-            ),
+                };
+                format!(
+                    "no trace files (.json, .json.gz) in {}{hint}",
+                    dir.display()
+                )
+            }
             RankError::NoneMatch {
                 count,
                 dir,
@@ -621,19 +623,28 @@ impl RankError {
                 world,
                 dir,
             } => format!(
-                "no trace for rank{} {}{} in {} ({})",
-                if *count > 1 { "s" } else { "" },
-                first.join(", "),
-                if *count > 8 {
-                    format!(" and {} more", count - 8)
-                } else {
-                    String::new()
-                },
+                "no trace for {} in {} ({})",
+                missing_ranks(first, *count),
                 dir.display(),
                 world.text(name)
             ),
         }
     }
+}
+
+/// The ranks without a trace as a message names them: `rank 3`, or
+/// `ranks 3, 5, … and N more` past the first eight.
+fn missing_ranks(first: &[String], count: i64) -> String {
+    format!(
+        "rank{} {}{}",
+        if count > 1 { "s" } else { "" },
+        first.join(", "),
+        if count > 8 {
+            format!(" and {} more", count - 8)
+        } else {
+            String::new()
+        }
+    )
 }
 
 impl std::fmt::Display for RankError {

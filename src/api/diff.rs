@@ -33,16 +33,18 @@ pub fn diff_loaded(
     variant: (&Trace, &Tree, &Path),
     opts: DiffOptions,
 ) -> Result<TraceDiff, Error> {
-    crate::analysis::commands::diff::diff((base.0, base.1), (variant.0, variant.1), opts).map_err(|e| {
-        let path = |w: Which| match w {
-            Which::Base => base.2,
-            Which::Variant => variant.2,
-        };
-        Error::Diff(match e {
-            DiffError::NoCpuOps(w) => DiffInputError::NoCpuOps(path(w).to_path_buf()),
-            DiffError::TooDeep(n) => DiffInputError::TooDeep(n),
-        })
-    })
+    crate::analysis::commands::diff::diff((base.0, base.1), (variant.0, variant.1), opts).map_err(
+        |e| {
+            let path = |w: Which| match w {
+                Which::Base => base.2,
+                Which::Variant => variant.2,
+            };
+            Error::Diff(match e {
+                DiffError::NoCpuOps(w) => DiffInputError::NoCpuOps(path(w).to_path_buf()),
+                DiffError::TooDeep(n) => DiffInputError::TooDeep(n),
+            })
+        },
+    )
 }
 
 /// The call tree TraceDiff reads: no python frames (the reference's default).

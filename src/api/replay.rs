@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::report::{AnalyzeOptions, analyze_full};
-use crate::analysis::common::intervals::events_busy_time;
 use crate::analysis::commands::replay::{ReplayOp, replay_op, schema};
+use crate::analysis::common::intervals::events_busy_time;
 use crate::error::{Error, ReplayError};
 use crate::names::{col, sheet};
 use crate::table;

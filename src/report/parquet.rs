@@ -293,9 +293,11 @@ mod tests {
         assert_eq!(of(vec![t("None"), t("nan")]), Text);
     }
 
-    #[test]
-    fn typed_columns_and_nulls_round_trip() {
-        let table = Table::from_rows(
+    /// A sheet of every cell kind, with missing values in every column:
+    /// text, floats (a NaN), ints, booleans, Python reprs, an all-null
+    /// column and numeric `param:` text.
+    fn mixed_table() -> Table {
+        Table::from_rows(
             "s",
             &[
                 "name",
@@ -335,7 +337,12 @@ mod tests {
                     t("8"),
                 ],
             ],
-        );
+        )
+    }
+
+    #[test]
+    fn typed_columns_and_nulls_round_trip() {
+        let table = mixed_table();
         let (cols, rows) = read_back(table_to_parquet(&table).unwrap());
         use ConvertedType as C;
         use PhysicalType as P;
