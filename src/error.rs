@@ -177,6 +177,15 @@ pub enum ReadError {
         #[source]
         source: Box<ReadError>,
     },
+    /// A workbook whose reading would inflate or hold more than its limits
+    /// allow; the text says which limit, and how to raise it.
+    #[error("{}: {problem}", .path.display())]
+    WorkbookLimit {
+        /// The file.
+        path: PathBuf,
+        /// Which limit, and where it was hit.
+        problem: String,
+    },
     /// A file that is not a readable workbook.
     #[error("{}: not a readable workbook: {error}", .path.display())]
     Workbook {

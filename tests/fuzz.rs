@@ -15,8 +15,10 @@
 //! `TRACELENS_FUZZ_SECONDS` (default 3) and `TRACELENS_FUZZ_SEED`.
 
 mod common;
+#[path = "common/hostile_zip.rs"]
+mod hostile_zip;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -236,6 +238,56 @@ fn run_report(dir: &Path, clean: &Path) {
     }
 }
 
+/// XML that makes a workbook part costly to read: declared counts, long
+/// runs, shared-string references, far cells.
+const XLSX_TOKENS: &[&str] = &[
+    r#" uniqueCount="100000000000000""#,
+    r#"<c t="s"><v>0</v></c>"#,
+    r#"<c t="s"><v>99999999</v></c>"#,
+    r#"<c r="XFD1048576"><v>1</v></c>"#,
+    r#"<c t="inlineStr"><is><t>"#,
+    "</t></is></c>",
+    "<si><t>",
+    "</t></si>",
+    "<row>",
+    "</row>",
+    r#"<dimension ref="A1:XFD1048576"/>"#,
+];
+
+/// The workbook `book` with one part (unzipped) mutated: bytes, an XML
+/// token repeated up to 10,000 times, and a declared size that may be a
+/// lie; re-zipped by hand.
+fn mutate_workbook_part(rng: &mut Rng, book: &[u8]) -> Vec<u8> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(book)).unwrap();
+    let mut parts = Vec::new();
+    for i in 0..archive.len() {
+        let mut f = archive.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        let name = f.name().map(|n| n.into_owned()).unwrap_or_default();
+        parts.push((name, bytes));
+    }
+    let k = rng.below(parts.len());
+    let mut bytes = mutate(rng, &parts[k].1);
+    let token = XLSX_TOKENS[rng.below(XLSX_TOKENS.len())];
+    let at = rng.below(bytes.len() + 1);
+    let times = 1 + rng.below(10_000);
+    bytes.splice(at..at, token.repeat(times).into_bytes());
+    parts[k].1 = bytes;
+    let members: Vec<hostile_zip::Member> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, (name, bytes))| {
+            let m = hostile_zip::Member::new(name, bytes);
+            match (i == k, rng.below(4)) {
+                (true, 0) => m.declaring(rng.next() % (bytes.len() as u64 * 2 + 1)),
+                _ => m,
+            }
+        })
+        .collect();
+    hostile_zip::zip(&members)
+}
+
 fn write(path: &Path, bytes: &[u8]) {
     let mut f = std::fs::File::create(path).unwrap();
     f.write_all(bytes).unwrap();
@@ -328,7 +380,13 @@ fn mutated_inputs_never_panic() {
                 let _ = std::fs::remove_dir_all(&dir);
             }
             17..=18 => {
-                let m = mutate(&mut rng, &seeds.xlsx[0]);
+                // Half the time the workbook's structure: one part's XML
+                // mutated, its declared size a lie or not, re-zipped.
+                let m = if rng.below(2) == 0 {
+                    mutate(&mut rng, &seeds.xlsx[0])
+                } else {
+                    mutate_workbook_part(&mut rng, &seeds.xlsx[0])
+                };
                 let p = tmp.path().join("r.xlsx");
                 write(&p, &m);
                 if catch_unwind(AssertUnwindSafe(|| run_report(&p, &clean))).is_err() {

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::report::{analyze_keeping_trace, read_report};
-use crate::analysis::commands::compare::{Input, check_report_sheets, comparable_sheets};
+use crate::analysis::commands::compare::{
+    Input, check_report_sheets, comparable_sheets, reads_sheet,
+};
 use crate::analysis::commands::diff::{DiffOptions, WhereMoved};
 use crate::error::{CompareInputError, Error, error_chain};
 use crate::report::read;
@@ -247,7 +249,10 @@ fn role(i: usize) -> String {
 fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
     match kind {
         InputKind::CsvDir | InputKind::Xlsx => {
-            let sheets = read_report(path)?;
+            let sheets = match kind {
+                InputKind::Xlsx => read::read_xlsx_sheets(path, &reads_sheet)?,
+                _ => read_report(path)?,
+            };
             if let Err(p) = check_report_sheets(&sheets) {
                 let file = match kind {
                     InputKind::CsvDir => {

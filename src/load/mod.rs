@@ -365,6 +365,7 @@ struct Opened {
 
 fn open(path: &Path) -> Result<Opened, LoadError> {
     if path.as_os_str() == "-" {
+        let limit = max_input_bytes()?;
         let mut raw: Box<dyn Read + Send> = Box::new(io::stdin());
         let head = read_head(&mut raw)?;
         let packing = Packing::sniff(&head);
@@ -374,7 +375,7 @@ fn open(path: &Path) -> Result<Opened, LoadError> {
             _ => unpack(joined, packing),
         };
         return Ok(Opened {
-            reader,
+            reader: Box::new(InputLimit::new(reader, limit)),
             packing,
             size_hint: None,
         });
@@ -398,9 +399,11 @@ fn open(path: &Path) -> Result<Opened, LoadError> {
     // A regular file is seekable: start again from its first byte.
     file.seek(SeekFrom::Start(0)).map_err(LoadError::Io)?;
     let reader = match packing {
+        // A plain file is bounded by its size: read as it is, unwrapped.
+        Packing::Plain => Box::new(file),
         // zip needs random access: the archive is read in place.
-        Packing::Zip => open_zip(file)?,
-        _ => unpack(Box::new(file), packing),
+        Packing::Zip => bounded(open_zip(file)?)?,
+        Packing::Gzip => bounded(unpack(Box::new(file), packing))?,
     };
     Ok(Opened {
         reader,
@@ -451,6 +454,80 @@ fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// The environment variable that caps the unpacked bytes of one input
+/// read from stdin or inflated from a packed file, in MiB.
+pub const MAX_INPUT_ENV: &str = "TRACELENS_MAX_INPUT_MB";
+
+/// The smallest default of [`MAX_INPUT_ENV`], in MiB: 4 GiB.
+const MIN_DEFAULT_MAX_INPUT_MB: usize = 4 << 10;
+
+/// The most unpacked bytes one input may have: `TRACELENS_MAX_INPUT_MB`
+/// MiB, by default half the machine's memory and at least 4 GiB. What the
+/// loaders keep grows with the bytes they read, so an endless stream on
+/// stdin or a gzip bomb ends with one line instead of an aborted allocation.
+pub fn max_input_bytes() -> Result<u64, LoadError> {
+    let default_mb = (physical_memory() >> 21).max(MIN_DEFAULT_MAX_INPUT_MB as u64);
+    let default_mb = usize::try_from(default_mb).unwrap_or(usize::MAX >> 20);
+    let limit = scan::limit_from_env(MAX_INPUT_ENV, default_mb).map_err(LoadError::Limit)?;
+    Ok(limit as u64)
+}
+
+/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`); 0 when
+/// unknown.
+fn physical_memory() -> u64 {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return 0;
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb.saturating_mul(1024))
+}
+
+/// `reader` under [`max_input_bytes`].
+fn bounded(reader: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, LoadError> {
+    Ok(Box::new(InputLimit::new(reader, max_input_bytes()?)))
+}
+
+/// A reader that fails (with a [`scan::LimitError`], which
+/// [`LoadError::read`] turns into [`LoadError::Limit`]) once its input has
+/// given more than `limit` bytes. It counts, it never copies.
+struct InputLimit<R> {
+    inner: R,
+    left: u64,
+    limit: u64,
+}
+
+impl<R> InputLimit<R> {
+    fn new(inner: R, limit: u64) -> Self {
+        InputLimit {
+            inner,
+            left: limit,
+            limit,
+        }
+    }
+}
+
+impl<R: Read> Read for InputLimit<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // One byte more than the limit allows tells a longer input from
+        // one exactly at the limit.
+        let room = usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX);
+        let n = out.len().min(room);
+        let got = self.inner.read(&mut out[..n])?;
+        if got as u64 > self.left {
+            let limit = usize::try_from(self.limit).unwrap_or(usize::MAX);
+            return Err(io::Error::other(scan::LimitError(format!(
+                "the input is larger than {} unpacked (raise the limit with {MAX_INPUT_ENV})",
+                scan::mib(limit)
+            ))));
+        }
+        self.left -= got as u64;
+        Ok(got)
+    }
 }
 
 /// The environment variable that caps a zip archive read from stdin, in MiB.

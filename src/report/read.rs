@@ -8,12 +8,19 @@
 //! [`crate::table::typing::type_column`] (missing-value spellings, Excel's
 //! integral numbers and header repair are described there).
 
+mod workbook_limits;
+
 use crate::error::ReadError;
+use crate::load::scan::mib;
 use crate::table::typing::{Raw, type_column, unique_headers};
 use crate::table::{Column, Table, Value};
+use rustc_hash::FxHashMap;
 use std::fs;
 use std::io::{Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
+use workbook_limits::{Budget, Metered, SharedBudget};
+pub use workbook_limits::{MAX_CELL_TEXT, MAX_XLSX_ENV};
 
 /// Builds a table from a header and rows of raw values (rows may be
 /// shorter than the header; missing fields are missing values), typing each
@@ -27,6 +34,12 @@ fn build_table(name: &str, header: Vec<String>, rows: Vec<Vec<Raw>>) -> Table {
             col.push(it.next().unwrap_or(Raw::Missing));
         }
     }
+    table_of_columns(name, header, columns)
+}
+
+/// Builds a table from a header and one column of raw values per header
+/// name, typing each column as pandas would.
+fn table_of_columns(name: &str, header: Vec<String>, columns: Vec<Vec<Raw>>) -> Table {
     let columns = unique_headers(header)
         .into_iter()
         .zip(columns)
@@ -215,40 +228,73 @@ pub fn is_xlsx(path: &Path) -> bool {
 
 /// Reads every worksheet of an `.xlsx` workbook, in workbook order. The
 /// first row of each sheet's used range is the header.
-///
-/// Cells are read one by one, never into a grid sized by the sheet's
-/// declared dimension: a crafted sheet claiming a cell at `XFD1048576`
-/// must not allocate 2^34 cells. A sheet whose used range is much larger
-/// than the cells it holds (see [`MAX_EMPTY_CELLS`]) is refused.
 pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
+    read_xlsx_sheets(path, &|_| true)
+}
+
+/// Reads the worksheets of an `.xlsx` workbook that `wanted` names, in
+/// workbook order; the others are never inflated. The first row of each
+/// sheet's used range is the header.
+///
+/// Reading is bounded by what it reads ([`workbook_limits`]): every zip
+/// member opened and every cell, text and grid kept is charged to one
+/// budget (`TRACELENS_MAX_XLSX_MB`), a cell's text may not exceed
+/// [`MAX_CELL_TEXT`], and a shared string is held once, however many
+/// cells use it. Cells are read one by one, never into a grid sized by
+/// the sheet's declared dimension; a sheet whose used range is much larger
+/// than the cells it holds (see [`MAX_EMPTY_CELLS`]) is refused.
+pub fn read_xlsx_sheets(
+    path: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Table>, ReadError> {
     use calamine::Reader as _;
-    let file = fs::File::open(path).map_err(ReadError::io(path))?;
-    let mut book: calamine::Xlsx<_> =
-        calamine::Xlsx::new(std::io::BufReader::new(file)).map_err(|error| {
-            ReadError::Workbook {
-                path: path.to_path_buf(),
-                error,
-            }
-        })?;
-    let mut sheets = Vec::new();
-    for name in book.sheet_names() {
-        let sheet_error = |error| ReadError::Sheet {
-            path: path.to_path_buf(),
-            sheet: name.clone(),
-            error,
-        };
-        let cells = match sparse_cells(&mut book, &name) {
-            Ok(cells) => cells,
-            Err(CellsError::Xlsx(e)) => return Err(sheet_error(e)),
-            Err(CellsError::Sparse(problem)) => {
-                return Err(ReadError::SparseSheet {
+    let limit = |problem: String| ReadError::WorkbookLimit {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let budget = Budget::from_env().map_err(limit)?;
+    let open = || fs::File::open(path).map_err(ReadError::io(path));
+    let book = Metered::new(
+        std::io::BufReader::new(open()?),
+        std::io::BufReader::new(open()?),
+        budget.clone(),
+    )
+    .and_then(calamine::Xlsx::new);
+    let over = |budget: &SharedBudget| budget.borrow().over().map(str::to_string);
+    let mut book = match book {
+        Ok(book) => book,
+        Err(error) => {
+            return Err(match over(&budget) {
+                Some(problem) => limit(problem),
+                None => ReadError::Workbook {
                     path: path.to_path_buf(),
-                    sheet: name.clone(),
-                    problem,
+                    error,
+                },
+            });
+        }
+    };
+    let mut sheets = Vec::new();
+    for name in book.sheet_names().into_iter().filter(|n| wanted(n)) {
+        let cells = sparse_cells(&mut book, &name, &budget);
+        let cells = cells.and_then(|cells| cells_to_table(&name, cells, &budget));
+        match cells {
+            Ok(table) => sheets.push(table),
+            Err(e) => {
+                return Err(match (over(&budget), e) {
+                    (Some(problem), _) => limit(format!("sheet {name:?}: {problem}")),
+                    (None, CellsError::Xlsx(error)) => ReadError::Sheet {
+                        path: path.to_path_buf(),
+                        sheet: name.clone(),
+                        error,
+                    },
+                    (None, CellsError::Sparse(problem)) => ReadError::SparseSheet {
+                        path: path.to_path_buf(),
+                        sheet: name.clone(),
+                        problem,
+                    },
                 });
             }
-        };
-        sheets.push(cells_to_table(&name, cells));
+        }
     }
     Ok(sheets)
 }
@@ -258,50 +304,178 @@ pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
 /// values), so more means a crafted or broken sheet.
 const MAX_EMPTY_CELLS: u64 = 1 << 20;
 
-/// Why a worksheet's cells could not be read.
+/// Why a worksheet's cells could not be read (a limit hit is kept in the
+/// budget).
 enum CellsError {
     Xlsx(calamine::XlsxError),
     Sparse(String),
 }
 
+/// The non-empty cells of a sheet, with the text of its header row.
+struct SheetCells {
+    /// (row, column, value) in reading order.
+    cells: Vec<(u32, u32, Raw)>,
+    /// The topmost row seen and the (column, text) of its cells.
+    header: Option<(u32, Vec<(u32, String)>)>,
+}
+
 /// The non-empty cells of worksheet `name` (a chart sheet has none), with
-/// the used range checked against them.
+/// the used range checked against them. Every cell and text is charged to
+/// `budget`; shared strings are held once.
 fn sparse_cells<RS: std::io::Read + Seek>(
     book: &mut calamine::Xlsx<RS>,
     name: &str,
-) -> Result<Vec<calamine::Cell<calamine::Data>>, CellsError> {
+    budget: &SharedBudget,
+) -> Result<SheetCells, CellsError> {
     let mut reader = match book.worksheet_cells_reader(name) {
         Ok(reader) => reader,
-        Err(calamine::XlsxError::NotAWorksheet(_)) => return Ok(Vec::new()),
+        Err(calamine::XlsxError::NotAWorksheet(_)) => {
+            return Ok(SheetCells {
+                cells: Vec::new(),
+                header: None,
+            });
+        }
         Err(e) => return Err(CellsError::Xlsx(e)),
     };
-    let mut cells = Vec::new();
+    let mut out = SheetCells {
+        cells: Vec::new(),
+        header: None,
+    };
+    let mut shared: FxHashMap<(usize, usize), Arc<str>> = FxHashMap::default();
+    let over = |problem: String| {
+        budget.borrow_mut().fail(problem.clone());
+        CellsError::Sparse(problem)
+    };
     while let Some(cell) = reader.next_cell().map_err(CellsError::Xlsx)? {
-        if *cell.get_value() != calamine::DataRef::Empty {
-            let (r, c) = cell.get_position();
-            cells.push(calamine::Cell::new((r, c), cell.get_value().clone().into()));
+        let value = cell.get_value();
+        if *value == calamine::DataRef::Empty {
+            continue;
         }
+        let (r, c) = cell.get_position();
+        if let Some(len) = cell_text_len(value).filter(|&n| n > MAX_CELL_TEXT) {
+            return Err(over(format!(
+                "cell {} holds {} of text, more than a cell may ({})",
+                cell_name(r, c),
+                mib(len),
+                mib(MAX_CELL_TEXT)
+            )));
+        }
+        let top = out.header.as_ref().is_none_or(|(row, _)| r <= *row);
+        if top {
+            let text = header_text(value);
+            charge(budget, text.len(), || {
+                format!("the header of sheet {name:?}")
+            })?;
+            match &mut out.header {
+                Some((row, texts)) if *row == r => texts.push((c, text)),
+                header => *header = Some((r, vec![(c, text)])),
+            }
+        }
+        let raw = raw_value(cell.get_value().clone(), &mut shared, budget)?;
+        charge(budget, std::mem::size_of::<(u32, u32, Raw)>(), || {
+            format!("the cells of sheet {name:?}")
+        })?;
+        out.cells.push((r, c, raw));
     }
-    if let Some((rows, cols)) = used_range(&cells).map(|(start, end)| span(start, end)) {
+    if let Some((rows, cols)) = used_range(&out.cells).map(|(start, end)| span(start, end)) {
         let area = rows * cols;
-        if area > 16 * cells.len() as u64 + MAX_EMPTY_CELLS {
+        if area > 16 * out.cells.len() as u64 + MAX_EMPTY_CELLS {
             return Err(CellsError::Sparse(format!(
                 "its cells span {rows} rows x {cols} columns but only {} are filled: \
                  not a report sheet",
-                cells.len()
+                out.cells.len()
             )));
         }
     }
-    Ok(cells)
+    Ok(out)
+}
+
+/// Takes `bytes` for `what` from the budget.
+fn charge(
+    budget: &SharedBudget,
+    bytes: usize,
+    what: impl FnOnce() -> String,
+) -> Result<(), CellsError> {
+    budget
+        .borrow_mut()
+        .charge(bytes as u64, what)
+        .map_err(CellsError::Sparse)
+}
+
+/// The length of a cell's text, for a text cell.
+fn cell_text_len(value: &calamine::DataRef) -> Option<usize> {
+    use calamine::DataRef;
+    match value {
+        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => Some(s.len()),
+        DataRef::SharedString(s) => Some(s.len()),
+        _ => None,
+    }
+}
+
+/// A cell's raw value; a shared string's text is held once in `shared`
+/// (keyed by where the workbook reader holds it) and charged once.
+fn raw_value(
+    value: calamine::DataRef,
+    shared: &mut FxHashMap<(usize, usize), Arc<str>>,
+    budget: &SharedBudget,
+) -> Result<Raw, CellsError> {
+    use calamine::{Data, DataRef};
+    Ok(match value {
+        DataRef::Empty | DataRef::Error(_) => Raw::Missing,
+        DataRef::SharedString(s) => {
+            let key = (s.as_ptr() as usize, s.len());
+            if let Some(text) = shared.get(&key) {
+                return Ok(Raw::Shared(text.clone()));
+            }
+            charge(budget, s.len(), || "shared strings".to_string())?;
+            let text: Arc<str> = s.into();
+            shared.insert(key, text.clone());
+            Raw::Shared(text)
+        }
+        DataRef::String(s) => {
+            charge(budget, s.len(), || "cell text".to_string())?;
+            Raw::Text(s)
+        }
+        DataRef::Float(x) => Raw::Number(x),
+        DataRef::Int(i) => Raw::Number(i as f64),
+        DataRef::Bool(b) => Raw::Bool(b),
+        other => {
+            let text = Data::from(other).to_string();
+            charge(budget, text.len(), || "cell text".to_string())?;
+            Raw::Text(text)
+        }
+    })
+}
+
+/// A header cell's text, as pandas names the column.
+fn header_text(value: &calamine::DataRef) -> String {
+    match value {
+        calamine::DataRef::Float(x) => crate::pyfmt::float_repr(*x),
+        other => calamine::Data::from(other.clone()).to_string(),
+    }
+}
+
+/// The A1-style name of the cell at 0-based (`row`, `col`).
+fn cell_name(row: u32, col: u32) -> String {
+    let mut letters = Vec::new();
+    let mut n = u64::from(col) + 1;
+    while n > 0 {
+        letters.push(b'A' + ((n - 1) % 26) as u8);
+        n = (n - 1) / 26;
+    }
+    letters.reverse();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&letters),
+        u64::from(row) + 1
+    )
 }
 
 /// The first and last (row, column) of the cells' used range.
-fn used_range<T: calamine::CellType>(
-    cells: &[calamine::Cell<T>],
-) -> Option<((u32, u32), (u32, u32))> {
-    let first = cells.first()?.get_position();
-    let (mut start, mut end) = (first, first);
-    for (r, c) in cells.iter().map(|c| c.get_position()) {
+fn used_range(cells: &[(u32, u32, Raw)]) -> Option<((u32, u32), (u32, u32))> {
+    let &(r0, c0, _) = cells.first()?;
+    let (mut start, mut end) = ((r0, c0), (r0, c0));
+    for &(r, c, _) in cells {
         start = (start.0.min(r), start.1.min(c));
         end = (end.0.max(r), end.1.max(c));
     }
@@ -317,38 +491,34 @@ fn span(start: (u32, u32), end: (u32, u32)) -> (u64, u64) {
 }
 
 /// Converts the non-empty cells of a sheet (its used range's first row is
-/// the header) to a table.
-fn cells_to_table(name: &str, cells: Vec<calamine::Cell<calamine::Data>>) -> Table {
-    use calamine::Data;
-    let Some((start, end)) = used_range(&cells) else {
-        return empty_table(name);
+/// the header) to a table; the grid is charged to `budget` first.
+fn cells_to_table(
+    name: &str,
+    sheet: SheetCells,
+    budget: &SharedBudget,
+) -> Result<Table, CellsError> {
+    let Some((start, end)) = used_range(&sheet.cells) else {
+        return Ok(empty_table(name));
     };
     let (rows, cols) = span(start, end);
-    // Bounded by the check in `sparse_cells`.
+    let cell_bytes = (std::mem::size_of::<Raw>() + std::mem::size_of::<Value>()) as u64;
+    let grid = rows.saturating_mul(cols).saturating_mul(cell_bytes);
+    charge(budget, usize::try_from(grid).unwrap_or(usize::MAX), || {
+        format!("the {rows} x {cols} cells of sheet {name:?}")
+    })?;
+    // Bounded by the check in `sparse_cells` and by the budget.
     let (rows, cols) = (rows as usize, cols as usize);
-    let mut grid: Vec<Vec<Raw>> = (0..rows).map(|_| vec![Raw::Missing; cols]).collect();
+    let mut columns: Vec<Vec<Raw>> = (0..cols).map(|_| vec![Raw::Missing; rows - 1]).collect();
     let mut header = vec![String::new(); cols];
-    for cell in cells {
-        let (r, c) = cell.get_position();
-        let (r, c) = ((r - start.0) as usize, (c - start.1) as usize);
-        if r == 0 {
-            header[c] = match cell.get_value() {
-                Data::Float(x) => crate::pyfmt::float_repr(*x),
-                other => other.to_string(),
-            };
-            continue;
-        }
-        grid[r][c] = match cell.get_value() {
-            Data::Empty | Data::Error(_) => Raw::Missing,
-            Data::String(s) => Raw::Text(s.clone()),
-            Data::Float(x) => Raw::Number(*x),
-            Data::Int(i) => Raw::Number(*i as f64),
-            Data::Bool(b) => Raw::Bool(*b),
-            other => Raw::Text(other.to_string()),
-        };
+    for (c, text) in sheet.header.map(|(_, texts)| texts).unwrap_or_default() {
+        header[(c - start.1) as usize] = text;
     }
-    grid.remove(0);
-    build_table(name, header, grid)
+    for (r, c, raw) in sheet.cells {
+        if r > start.0 {
+            columns[(c - start.1) as usize][(r - start.0) as usize - 1] = raw;
+        }
+    }
+    Ok(table_of_columns(name, header, columns))
 }
 
 #[cfg(test)]

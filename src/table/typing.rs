@@ -68,6 +68,9 @@ pub enum Raw {
     Missing,
     /// Text to be typed (every CSV field; Excel string cells).
     Text(String),
+    /// Text held once and shared by every cell that repeats it (an Excel
+    /// shared string): typed as [`Raw::Text`], never copied.
+    Shared(std::sync::Arc<str>),
     /// An Excel number cell.
     Number(f64),
     /// An Excel boolean cell.
@@ -126,6 +129,7 @@ pub fn type_column(raw: Vec<Raw>) -> Vec<Value> {
         .into_iter()
         .map(|r| match r {
             Raw::Text(s) if NA_STRINGS.contains(&s.as_str()) => Raw::Missing,
+            Raw::Shared(s) if NA_STRINGS.contains(&&*s) => Raw::Missing,
             Raw::Number(x) if x.is_nan() => Raw::Missing,
             r => r,
         })
@@ -142,6 +146,7 @@ pub fn type_column(raw: Vec<Raw>) -> Vec<Value> {
         .map(|r| match r {
             Raw::Missing => Value::Null,
             Raw::Text(s) => Value::Text(s.into()),
+            Raw::Shared(s) => Value::Text(s),
             Raw::Number(x) => excel_number(x),
             Raw::Bool(b) => Value::Bool(b),
         })
@@ -160,7 +165,7 @@ fn as_numbers(raw: &[Raw]) -> Option<Vec<Value>> {
                 Value::Null
             }
             Raw::Number(x) => excel_number(*x),
-            Raw::Text(s) => match token(s) {
+            Raw::Text(_) | Raw::Shared(_) => match token(raw_text(r)) {
                 Token::Int(i) => Value::Int(i),
                 Token::Float(x) => Value::Float(x),
                 Token::Bool(_) | Token::Other => return None,
@@ -181,13 +186,22 @@ fn as_numbers(raw: &[Raw]) -> Option<Vec<Value>> {
     Some(out)
 }
 
+/// The text of a [`Raw::Text`] or [`Raw::Shared`] value ("" otherwise).
+fn raw_text(r: &Raw) -> &str {
+    match r {
+        Raw::Text(s) => s,
+        Raw::Shared(s) => s,
+        _ => "",
+    }
+}
+
 /// The column as booleans, when every present value is `True`/`False`.
 fn as_bools(raw: &[Raw]) -> Option<Vec<Value>> {
     raw.iter()
         .map(|r| match r {
             Raw::Missing => Some(Value::Null),
             Raw::Bool(b) => Some(Value::Bool(*b)),
-            Raw::Text(s) => match token(s) {
+            Raw::Text(_) | Raw::Shared(_) => match token(raw_text(r)) {
                 Token::Bool(b) => Some(Value::Bool(b)),
                 _ => None,
             },

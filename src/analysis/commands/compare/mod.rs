@@ -107,6 +107,22 @@ fn renamed(mut table: Table, name: &str) -> Table {
     table
 }
 
+/// Whether `compare` reads sheet `name` of a report: the sheets of its
+/// groups and the ones [`comparable_sheets`] and the gate stand in or look
+/// at. A workbook's other sheets are never read.
+pub fn reads_sheet(name: &str) -> bool {
+    [
+        sheet::GPU_TIMELINE,
+        sheet::GPU_EVENTS_AVERAGES,
+        sheet::OPS_SUMMARY,
+        sheet::KERNEL_LAUNCHERS_SUMMARY,
+        sheet::KERNEL_SUMMARY,
+    ]
+    .contains(&name)
+        || OPS_ALL_SHEETS.iter().any(|(s, _, _)| *s == name)
+        || ROOFLINE_SHEETS.iter().any(|(s, _)| *s == name)
+}
+
 /// The sheet groups of `--sheets` (the reference's choices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SheetGroup {
