@@ -236,13 +236,13 @@ pub fn read_xlsx(path: &Path) -> Result<Vec<Table>, ReadError> {
 /// workbook order; the others are never inflated. The first row of each
 /// sheet's used range is the header.
 ///
-/// Reading is bounded by what it reads ([`workbook_limits`]): every zip
+/// Reading is bounded by what it reads (`workbook_limits`): every zip
 /// member opened and every cell, text and grid kept is charged to one
 /// budget (`TRACELENS_MAX_XLSX_MB`), a cell's text may not exceed
 /// [`MAX_CELL_TEXT`], and a shared string is held once, however many
 /// cells use it. Cells are read one by one, never into a grid sized by
 /// the sheet's declared dimension; a sheet whose used range is much larger
-/// than the cells it holds (see [`MAX_EMPTY_CELLS`]) is refused.
+/// than the cells it holds (see `MAX_EMPTY_CELLS`) is refused.
 pub fn read_xlsx_sheets(
     path: &Path,
     wanted: &dyn Fn(&str) -> bool,
