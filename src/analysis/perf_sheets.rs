@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::Context;
 use super::kernel_details;
-use super::perf_model::{self, ModelClass, ModelError, Py, table::CLASSES};
+use super::perf_model::{self, Family, ModelClass, ModelError, Py, table::CLASSES};
 use super::pseudo::OpRef;
 use super::roofline::{Metrics, is_host_op};
 use crate::names::{col, sheet};
@@ -275,7 +275,7 @@ const NOT_ON_BWD: [&str; 5] = [
 ];
 
 /// Modelled ops by sheet family.
-pub(crate) type ByFamily = HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>>;
+pub(crate) type ByFamily = HashMap<Family, Vec<(OpRef, &'static ModelClass)>>;
 
 /// Modelled ops by sheet family: host events with a model in UID order,
 /// then the pseudo ops with one (computed once per context, see
@@ -284,7 +284,7 @@ pub(crate) fn modelled_events(cx: &Context) -> ByFamily {
     let trace = cx.trace;
     // Model lookups are per name; names repeat a lot.
     let mut class_of: HashMap<Option<StrId>, Option<&'static ModelClass>> = HashMap::default();
-    let mut out: HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>> = HashMap::default();
+    let mut out = ByFamily::default();
     for (i, e) in trace.events() {
         if !is_host_op(e.cat) {
             continue;
@@ -367,7 +367,7 @@ fn append_rows(sheet: &mut Table, other: &Table) {
 
 /// All roofline sheets, in the reference's family order; empty sheets are left out.
 pub fn sheets(cx: &Context) -> Vec<Table> {
-    let mut families: Vec<&str> = Vec::new();
+    let mut families: Vec<Family> = Vec::new();
     for c in CLASSES {
         if !families.contains(&c.family) {
             families.push(c.family);
@@ -377,7 +377,7 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
     let per_family: Vec<Vec<Table>> = families
         .par_iter()
         .map(|fam| match events.get(fam) {
-            Some(ev) => family_sheets(cx, fam, ev),
+            Some(ev) => family_sheets(cx, fam.name(), ev),
             None => Vec::new(),
         })
         .collect();

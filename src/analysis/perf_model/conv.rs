@@ -1,4 +1,4 @@
-//! Convolution models (spec 03 §4.2): `aten::convolution` (`aten_conv`) and
+//! Convolution models: `aten::convolution` (`aten_conv`) and
 //! `aten::convolution_backward` (`aten_conv_bwd`).
 //!
 //! Quirks kept from the reference: `aten::convolution` records nine
@@ -16,9 +16,10 @@
 use crate::trace::ArgValue;
 
 use super::gemm::{
-    add, at, bpe, concrete_of, dims_of, invalid, mul, mul_all, prod, py_eval, py_int, py_tuple,
-    shape_of, str_tuple, truthy, types_of,
+    add, at, concrete_of, dims_of, mul, mul_all, py_eval, py_int, py_tuple, shape_of, str_tuple,
+    truthy, types_of,
 };
+use super::pyval::{bpe, invalid, prod};
 use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
@@ -304,9 +305,9 @@ fn flops_func(
     bias: bool,
     transposed: bool,
 ) -> ModelResult<i128> {
-    let per = mul(2, prod(w.get(1..).unwrap_or(&[]))?)?;
-    let conv = mul(prod(if transposed { x } else { out })?, per)?;
-    add(conv, if bias { prod(out)? } else { 0 })
+    let per = mul(2, prod(w.get(1..).unwrap_or(&[])).exact()?)?;
+    let conv = mul(prod(if transposed { x } else { out }).exact()?, per)?;
+    add(conv, if bias { prod(out).exact()? } else { 0 })
 }
 
 /// `CONV.t`: swap the first two dimensions.
@@ -328,7 +329,7 @@ fn flops_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, transposed: bool) ->
         flops_func(&t(x)?, &t(out)?, &t(w)?, false, false)?
     };
     let total = add(input_grad, weight_grad)?;
-    add(total, if bias { prod(out)? } else { 0 })
+    add(total, if bias { prod(out).exact()? } else { 0 })
 }
 
 /// The element count of `CONV.bytes_func` (input, weight, bias, output).
@@ -338,7 +339,10 @@ fn elems(x: &[i64], w: &[i64], out: &[i64], bias: bool) -> ModelResult<i128> {
     } else {
         0
     };
-    add(add(add(prod(x)?, prod(w)?)?, bias_elems)?, prod(out)?)
+    add(
+        add(add(prod(x).exact()?, prod(w).exact()?)?, bias_elems)?,
+        prod(out).exact()?,
+    )
 }
 
 /// `CONV.bytes_bwd_func`: both gradient GEMMs read/write every tensor once;
@@ -347,7 +351,7 @@ fn bytes_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, b: i128) -> ModelRes
     let input_grad = mul(elems(out, w, x, false)?, b)?;
     let weight_grad = mul(elems(out, x, w, false)?, b)?;
     let bias = if bias {
-        add(prod(out)?, *at(out, 1, "out_shape")? as i128)?
+        add(prod(out).exact()?, *at(out, 1, "out_shape")? as i128)?
     } else {
         0
     };
@@ -378,43 +382,44 @@ pub fn conv_numbers(
     Ok((flops_func(x, w, out, bias, transposed)?, bytes))
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_conv",
-    "aten_conv_bwd",
-    "ConvBias_",
-    "ConvBiasReLU_",
-    "ConvBias_Backward",
-    "ConvBiasReLU_Backward",
-];
+/// The CONV classes: the op itself or the fused ops (which record their
+/// arguments differently), forward or backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `aten::convolution`.
+    Conv,
+    /// `aten::convolution_backward`.
+    ConvBwd,
+    /// `ConvBias_`, `ConvBiasReLU_`.
+    Fused,
+    /// `ConvBias_Backward`, `ConvBiasReLU_Backward`: shapes of the forward op.
+    FusedBwd,
+}
 
-/// Evaluates a CONV-family model (spec 03 §4.2) for `class` on `input`.
+/// Evaluates a CONV-family model of kind `kind` on `input`.
 ///
 /// `aten_conv`, `ConvBias_` and `ConvBiasReLU_` give their forward numbers,
 /// or with `bwd` the backward ones; `aten_conv_bwd` and the fused backward
 /// classes give backward numbers either way (the fused ones from their
-/// forward op's shapes). Unknown class names are [`ModelError::Invalid`].
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let (c, backward_op) = match class {
-        "aten_conv" => (parse(input, false)?, false),
-        "aten_conv_bwd" => (parse(input, true)?, true),
-        "ConvBias_" | "ConvBiasReLU_" => (parse_fused(input)?, false),
-        "ConvBias_Backward" | "ConvBiasReLU_Backward" => match &input.forward {
+/// forward op's shapes).
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let (c, backward_op) = match kind {
+        Kind::Conv => (parse(input, false)?, false),
+        Kind::ConvBwd => (parse(input, true)?, true),
+        Kind::Fused => (parse_fused(input)?, false),
+        Kind::FusedBwd => match &input.forward {
             Some(fwd) => (parse_fused(fwd)?, true),
             None => {
-                return invalid(format!(
-                    "{class}: no earlier forward op with its sequence number"
-                ));
+                return invalid("no earlier forward op with its sequence number");
             }
         },
-        _ => return invalid(format!("{class} is not a CONV model")),
     };
     let (flops, bytes) = conv_numbers(
         (&c.x, &c.w, &c.out),
         c.bias,
         c.transposed,
         backward_op || bwd,
-        bpe(&c.dtype),
+        bpe(Some(&c.dtype)),
     )?;
     Ok(Evaluation {
         params: c.params,
@@ -427,6 +432,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::{assert_keys, is_invalid, op_input, param, strs};
     use super::*;
     use crate::test_support::arg;

@@ -1,4 +1,4 @@
-//! Unary and binary elementwise models (spec 03 §4.4, §4.5), plus the small
+//! Unary and binary elementwise models, plus the small
 //! argument readers that the normalization and reduce models share.
 //!
 //! Every reader mirrors the Python access it replaces: a missing args key
@@ -7,17 +7,8 @@
 
 use crate::trace::ArgValue;
 
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
-
-/// Largest magnitude accepted for an element count (a Python int the sheets
-/// can print as `i64`); every later product with small constants stays far
-/// inside `i128`.
-const MAX_COUNT: i128 = i64::MAX as i128;
-
-/// Shorthand for an [`ModelError::Invalid`] result.
-pub(super) fn invalid<T>(msg: impl Into<String>) -> ModelResult<T> {
-    Err(ModelError::Invalid(msg.into()))
-}
+use super::pyval::{bpe, invalid, precision, prod};
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
 
 /// Read access to an op's recorded arguments with Python's failure modes.
 pub(super) struct Args<'a> {
@@ -123,18 +114,6 @@ pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i128>> {
         .collect()
 }
 
-/// `math.prod` of integers, refusing absurd magnitudes.
-pub(super) fn prod(shape: &[i128]) -> ModelResult<i128> {
-    let mut p: i128 = 1;
-    for &d in shape {
-        p = match p.checked_mul(d) {
-            Some(v) if v.unsigned_abs() <= MAX_COUNT as u128 => v,
-            _ => return invalid("element count too large"),
-        };
-    }
-    Ok(p)
-}
-
 /// Python truthiness of a JSON value.
 pub(super) fn truthy(v: &ArgValue) -> bool {
     match v {
@@ -147,19 +126,6 @@ pub(super) fn truthy(v: &ArgValue) -> bool {
         ArgValue::List(a) => !a.is_empty(),
         ArgValue::Map(o) => !o.is_empty(),
     }
-}
-
-/// `name2bpe` as an exact integer.
-pub(super) fn bpe(dtype: Option<&str>) -> Option<i128> {
-    bytes_per_element(dtype).map(|b| b as i128)
-}
-
-/// Compute precision of a dtype, None for an empty or absent one
-/// (`torch_dtype_map(dtype) if dtype else None`).
-pub(super) fn precision(dtype: Option<&str>) -> Option<&'static str> {
-    dtype
-        .filter(|d| !d.is_empty())
-        .and_then(|d| precision_of(Some(d)))
 }
 
 /// A Python literal as `ast.literal_eval` returns it (the subset traces use).
@@ -419,16 +385,24 @@ pub(super) fn f(v: i128) -> f64 {
     v as f64
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_unary_elementwise",
-    "aten_replication_pad",
-    "aten_upsample_nearest",
-    "primus_turbo_quantize_fp8",
-    "primus_turbo_quantize_mxfp4_dual",
-    "aten_binary_elementwise",
-    "liger_silu_mul_function",
-];
+/// The core elementwise classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `aten_unary_elementwise`.
+    Unary,
+    /// `aten::replication_pad*`.
+    ReplicationPad,
+    /// `aten::upsample_nearest*`.
+    UpsampleNearest,
+    /// Primus-Turbo FP8 quantization.
+    QuantizeFp8,
+    /// Primus-Turbo MXFP4 dual quantization.
+    QuantizeMxfp4Dual,
+    /// `aten_binary_elementwise`.
+    Binary,
+    /// Liger's fused SiLU-multiply.
+    LigerSiluMul,
+}
 
 /// Evaluates an elementwise model: `aten_unary_elementwise`,
 /// `aten_replication_pad`, `aten_upsample_nearest`, `primus_turbo_quantize_fp8`,
@@ -437,17 +411,16 @@ pub const CLASSES: &[&str] = &[
 /// Other classes of these sheet families are not implemented. These models
 /// have no backward: `bwd` gives [`ModelError::NotImplemented`] once the
 /// arguments parse.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let a = Args::new(input);
-    let ev = match class {
-        "aten_unary_elementwise" => unary_aten(&a)?,
-        "aten_replication_pad" => replication_pad(&a)?,
-        "aten_upsample_nearest" => upsample_nearest(&a)?,
-        "primus_turbo_quantize_fp8" => quantize(&a, "c10::Float8_e4m3fnuz", false)?,
-        "primus_turbo_quantize_mxfp4_dual" => quantize(&a, "c10::Float4_e2m1fn_x2", true)?,
-        "aten_binary_elementwise" => binary_aten(&a)?,
-        "liger_silu_mul_function" => binary_liger(&a)?,
-        _ => return invalid("not implemented"),
+    let ev = match kind {
+        Kind::Unary => unary_aten(&a)?,
+        Kind::ReplicationPad => replication_pad(&a)?,
+        Kind::UpsampleNearest => upsample_nearest(&a)?,
+        Kind::QuantizeFp8 => quantize(&a, "c10::Float8_e4m3fnuz", false)?,
+        Kind::QuantizeMxfp4Dual => quantize(&a, "c10::Float4_e2m1fn_x2", true)?,
+        Kind::Binary => binary_aten(&a)?,
+        Kind::LigerSiluMul => binary_liger(&a)?,
     };
     if bwd {
         return Err(ModelError::NotImplemented);
@@ -495,7 +468,7 @@ fn unary_aten(a: &Args) -> ModelResult<Evaluation> {
     } else {
         (None, Py::None)
     };
-    let nelems = prod(&shape_of(op_shape_v)?)?;
+    let nelems = prod(&shape_of(op_shape_v)?).count()?;
     let params = vec![
         ("op_shape", op_shape),
         ("dtype_in_out", dtype_pair(dtype_in, dtype_out)),
@@ -525,8 +498,8 @@ fn resize_eval(
     output: &[i128],
     dtype: &str,
 ) -> ModelResult<Evaluation> {
-    let n_in = prod(input)?;
-    let n_out = prod(output)?;
+    let n_in = prod(input).count()?;
+    let n_out = prod(output).count()?;
     let b = bpe(Some(dtype));
     Ok(Evaluation {
         params,
@@ -612,7 +585,7 @@ fn quantize(a: &Args, dtype_out: &str, mxfp4: bool) -> ModelResult<Evaluation> {
     let dtype_in = a.ty(0)?;
     let stride_input = a.stride_or_none(0)?;
     let shape = shape_of(op_shape_v)?;
-    let nelems = prod(&shape)?;
+    let nelems = prod(&shape).count()?;
     let params = vec![
         ("op_shape", op_shape),
         ("dtype_in_out", dtype_pair(dtype_in, Some(dtype_out))),
@@ -665,9 +638,9 @@ fn binary_base(
     let s1 = shape_of(shapes[0])?;
     let s2 = shape_of(shapes[1])?;
     let out = broadcast(&s1, &s2)?;
-    let n1 = prod(&s1)?;
-    let n2 = prod(&s2)?;
-    let n_out = prod(&out)?;
+    let n1 = prod(&s1).count()?;
+    let n2 = prod(&s2).count()?;
+    let n_out = prod(&out).count()?;
     let bpe1 = bpe(Some(dtypes[0]));
     let bpe2 = bpe(Some(dtypes[1]));
     let bpe_out = match (dtype_out, bpe1, bpe2) {
@@ -759,6 +732,7 @@ fn binary_liger(a: &Args) -> ModelResult<Evaluation> {
 /// neighbours). `strides` None leaves `Input Strides` absent.
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::{assert_keys, is_invalid, param_text as param, test_input};
     use super::*;
 
@@ -867,10 +841,6 @@ mod tests {
         assert_eq!(
             evaluate("aten_unary_elementwise", &ok, true).unwrap_err(),
             ModelError::NotImplemented
-        );
-        assert_eq!(
-            evaluate("aiter_silu_and_mul", &ok, false),
-            Err(ModelError::Invalid("not implemented".into()))
         );
     }
 

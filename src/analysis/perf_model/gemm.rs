@@ -1,4 +1,4 @@
-//! GEMM models (spec 03 §4.1): `aten::mm`, `aten::addmm`, `aten::bmm`,
+//! GEMM models: `aten::mm`, `aten::addmm`, `aten::bmm`,
 //! `aten::baddbmm`, `aten::_scaled_mm` and the vendor GEMM ops of the core
 //! map.
 //!
@@ -7,7 +7,7 @@
 //! `bytes = M·K·bpe_A + K·N·bpe_B + M·N·bpe_out (+ N·bpe_bias)`. The
 //! parameters keep the reference's key order: the parser's keys, then `B`
 //! (if the parser did not set it), then `transpose` when a kernel name tells
-//! the operand layouts (§4.1.3).
+//! the operand layouts.
 //!
 //! The module also holds the small argument helpers (Python indexing,
 //! `tuple(...)`, `int(...)`, `float(...)`, `eval(...)` of the recorded
@@ -15,16 +15,12 @@
 
 use crate::trace::ArgValue;
 
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+use super::pyval::{Num, bpe, invalid, prod};
+use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
 
 // ---------------------------------------------------------------------------
 // Argument helpers shared by the GEMM, CONV and SDPA models.
 // ---------------------------------------------------------------------------
-
-/// An [`ModelError::Invalid`] with a reason.
-pub(super) fn invalid<T>(reason: impl Into<String>) -> ModelResult<T> {
-    Err(ModelError::Invalid(reason.into()))
-}
 
 /// `args["Input Dims"]` (a `KeyError` in the reference when absent).
 pub(super) fn dims_of<'a>(input: &'a OpInput) -> ModelResult<&'a [ArgValue]> {
@@ -112,51 +108,25 @@ pub(super) fn str_tuple<S: AsRef<str>>(items: &[S]) -> Py {
     )
 }
 
-/// Bytes per element as the reference's int, or None when unknown.
-pub(super) fn bpe(dtype: &str) -> Option<i128> {
-    bytes_per_element(Some(dtype)).map(|b| b as i128)
-}
-
-/// Checked multiplication (the reference's ints never overflow; ours report
-/// an absurd size as invalid instead).
+/// Exact int `a * b` (the reference's ints never overflow; a product that
+/// leaves `i128` is refused, see [`Num::exact`]).
 pub(super) fn mul(a: i128, b: i128) -> ModelResult<i128> {
-    match a.checked_mul(b) {
-        Some(v) => Ok(v),
-        None => invalid("integer overflow"),
-    }
+    Num::I(a).mul(b).exact()
 }
 
-/// Checked addition.
+/// Exact int `a + b`.
 pub(super) fn add(a: i128, b: i128) -> ModelResult<i128> {
-    match a.checked_add(b) {
-        Some(v) => Ok(v),
-        None => invalid("integer overflow"),
-    }
+    Num::I(a).add(b).exact()
 }
 
-/// Product of several factors, checked.
+/// Exact int product of several factors.
 pub(super) fn mul_all(factors: &[i128]) -> ModelResult<i128> {
-    factors.iter().try_fold(1i128, |acc, &f| mul(acc, f))
+    prod(factors).exact()
 }
 
-/// `math.prod(shape)` (1 for an empty shape).
-pub(super) fn prod(shape: &[i64]) -> ModelResult<i128> {
-    shape.iter().try_fold(1i128, |acc, &f| mul(acc, f as i128))
-}
-
-/// Python `a // b` on ints (floor division).
+/// Python `a // b` on exact ints.
 pub(super) fn floor_div(a: i128, b: i128) -> ModelResult<i128> {
-    if b == 0 {
-        return invalid("integer division by zero");
-    }
-    let Some(q) = a.checked_div(b) else {
-        return invalid("integer overflow");
-    };
-    if a % b != 0 && ((a < 0) != (b < 0)) {
-        Ok(q - 1)
-    } else {
-        Ok(q)
-    }
+    Num::I(a).floor_div(b)?.exact()
 }
 
 /// Python truthiness of a parameter value.
@@ -226,7 +196,7 @@ pub(super) fn py_eval(s: &str) -> ModelResult<Py> {
 }
 
 // ---------------------------------------------------------------------------
-// Kernel-name parsing (§4.1.3).
+// Kernel-name parsing: operand layouts from Tensile kernel names.
 // ---------------------------------------------------------------------------
 
 /// True when `name` matches `^.*C[a-z]{3}_A[a-z]{3}_B[a-z]{3}.*$` under
@@ -670,12 +640,12 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
     let bytes = match g.rule {
         BytesRule::FirstDtype => {
             dtype_at(g, 1)?;
-            let p = bpe(dtype_at(g, 0)?);
+            let p = bpe(Some(dtype_at(g, 0)?));
             base_bytes(m, n, k, g.bias, p, p, p, p)?
         }
         BytesRule::ScaledMm => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(_)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
@@ -687,19 +657,19 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
             base_bytes(m, n, k, g.bias, Some(pa), Some(pa), Some(pa), out)?
         }
         BytesRule::TexTs => {
-            let p = |i: usize| -> ModelResult<Option<i128>> { Ok(bpe(dtype_at(g, i)?)) };
+            let p = |i: usize| -> ModelResult<Option<i128>> { Ok(bpe(Some(dtype_at(g, i)?))) };
             base_bytes(m, n, k, g.bias, p(0)?, p(1)?, p(3)?, p(2)?)?
         }
         BytesRule::Tev2 => {
             if dtype_at(g, 0)? != dtype_at(g, 1)? {
                 return invalid("Data types of A and B are different");
             }
-            let p = bpe(dtype_at(g, 0)?);
+            let p = bpe(Some(dtype_at(g, 0)?));
             base_bytes(m, n, k, g.bias, p, p, p, Some(2))?
         }
         BytesRule::Fp8 => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(pb)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
@@ -707,15 +677,15 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
             base_bytes(m, n, k, g.bias, Some(pa), Some(pb), Some(pa), Some(out))?
         }
         BytesRule::Fp4 => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(pb)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
             let scales_per_row = floor_div(add(k, 31)?, 32)?;
             let half_k = floor_div(k, 2)?;
-            let sa = g.scales.0.as_deref().and_then(bpe).unwrap_or(1);
-            let sb = g.scales.1.as_deref().and_then(bpe).unwrap_or(1);
+            let sa = bpe(g.scales.0.as_deref()).unwrap_or(1);
+            let sb = bpe(g.scales.1.as_deref()).unwrap_or(1);
             let total = add(mul_all(&[m, half_k, pa])?, mul_all(&[n, half_k, pb])?)?;
             let total = add(total, mul_all(&[m, scales_per_row, sa])?)?;
             let total = add(total, mul_all(&[n, scales_per_row, sb])?)?;
@@ -728,47 +698,58 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
     }
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_mm",
-    "aten_addmm",
-    "aten_scaled_mm",
-    "aten_bmm",
-    "tex_ts_te_gemm_ts",
-    "aten_baddbmm",
-    "vllm_gemm_with_dynamic_quant",
-    "tev2_pseudo_gemm",
-    "hipblaslt_gemm_fp8",
-    "hipblaslt_gemm_fp4",
-    "aiter_gemm_a4w4",
-];
+/// The GEMM classes of the reference's core: which parser reads M, N, K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `aten::mm`: A, B at slots 0, 1.
+    Mm,
+    /// `aten::addmm`: bias at 0, A, B at 1, 2.
+    Addmm,
+    /// `aten::_scaled_mm` and its aliases.
+    ScaledMm,
+    /// `aten::bmm`.
+    Bmm,
+    /// `tex_ts::te_gemm_ts`.
+    TexTs,
+    /// `aten::baddbmm`: bias at 0, batched A, B at 1, 2.
+    Baddbmm,
+    /// `vllm::gemm_with_dynamic_quant`.
+    VllmDynamicQuant,
+    /// TransformerEngine v2 pseudo GEMMs.
+    Tev2Pseudo,
+    /// hipBLASLt FP8 GEMM.
+    HipblasltFp8,
+    /// hipBLASLt FP4 GEMM.
+    HipblasltFp4,
+    /// aiter A4W4 GEMM.
+    AiterA4w4,
+}
 
-/// Evaluates a GEMM-family model (spec 03 §4.1) for `class` on `input`.
+/// Evaluates a GEMM-family model of kind `kind` on `input`.
 ///
 /// Every GEMM class raises `NotImplementedError` for its backward, so
 /// `bwd == true` yields [`ModelError::NotImplemented`] once the arguments
-/// parse. Unknown class names are [`ModelError::Invalid`].
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+/// parse.
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let transpose = transpose_of(&input.kernel_names)?;
-    let mut g = match class {
-        "aten_mm" => parse_2d(input, 0, 1, Some(false), BytesRule::FirstDtype)?,
-        "aten_addmm" => {
+    let mut g = match kind {
+        Kind::Mm => parse_2d(input, 0, 1, Some(false), BytesRule::FirstDtype)?,
+        Kind::Addmm => {
             at(dims_of(input)?, 0, "Input Dims")?;
             parse_2d(input, 1, 2, Some(true), BytesRule::FirstDtype)?
         }
-        "aten_scaled_mm" => parse_2d(input, 0, 1, None, BytesRule::ScaledMm)?,
-        "tev2_pseudo_gemm" => parse_2d(input, 0, 1, Some(false), BytesRule::Tev2)?,
-        "aten_bmm" => parse_batched(input, 0, 1, false)?,
-        "aten_baddbmm" => {
+        Kind::ScaledMm => parse_2d(input, 0, 1, None, BytesRule::ScaledMm)?,
+        Kind::Tev2Pseudo => parse_2d(input, 0, 1, Some(false), BytesRule::Tev2)?,
+        Kind::Bmm => parse_batched(input, 0, 1, false)?,
+        Kind::Baddbmm => {
             at(dims_of(input)?, 0, "Input Dims")?;
             parse_batched(input, 1, 2, true)?
         }
-        "tex_ts_te_gemm_ts" => parse_tex_ts(input)?,
-        "vllm_gemm_with_dynamic_quant" => parse_vllm(input)?,
-        "hipblaslt_gemm_fp8" => parse_hipblaslt(input, false)?,
-        "hipblaslt_gemm_fp4" => parse_hipblaslt(input, true)?,
-        "aiter_gemm_a4w4" => parse_aiter_a4w4(input)?,
-        _ => return invalid(format!("{class} is not a GEMM model")),
+        Kind::TexTs => parse_tex_ts(input)?,
+        Kind::VllmDynamicQuant => parse_vllm(input)?,
+        Kind::HipblasltFp8 => parse_hipblaslt(input, false)?,
+        Kind::HipblasltFp4 => parse_hipblaslt(input, true)?,
+        Kind::AiterA4w4 => parse_aiter_a4w4(input)?,
     };
     if !g.params.iter().any(|(k, _)| *k == "B") {
         g.params.push(("B", Py::Int(1)));
@@ -796,6 +777,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::{assert_keys, is_invalid, op_input, param, shapes_input};
     use super::*;
     use crate::test_support::arg;

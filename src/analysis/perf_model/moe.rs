@@ -26,22 +26,30 @@ use super::pyval::{Num, Rec, dim_at, int_of, invalid, ipy, precision, unpack};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "moe_aiter_fused_1stage",
-    "moe_aiter_fused_blockscale",
-    "moe_aiter_unfused_up",
-    "moe_aiter_unfused_down",
-    "moe_aiter_ck_stage1",
-    "moe_aiter_ck_stage2",
-    "moe_triton_unfused_up",
-    "moe_triton_unfused_down",
-    "moe_gptq_awq_up",
-    "moe_gptq_awq_down",
-    "moe_flydsl_stage1",
-    "moe_flydsl_stage2",
-    "moe_triton_invoke_grouped_gemm",
-];
+/// The MoE GEMM classes: which parser reads the experts, and the stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Triton's `invoke_fused_moe_kernel` grouped GEMM.
+    InvokeGroupedGemm,
+    /// aiter's fused one-stage MoE.
+    Fused1Stage,
+    /// aiter's fused block-scaled MoE.
+    FusedBlockscale,
+    /// aiter's CK-tile up projection.
+    CktileUp,
+    /// aiter's CK-tile down projection.
+    CktileDown,
+    /// aiter's CK stage 1.
+    CkStage1,
+    /// aiter's CK stage 2.
+    CkStage2,
+    /// Triton's unfused MoE, one stage.
+    TritonUnfused(Stage),
+    /// The GPTQ/AWQ MoE, one stage.
+    GptqAwq(Stage),
+    /// FlyDSL's MoE stages (at the weights' precision).
+    Flydsl(Stage),
+}
 
 /// Bytes per element of the MoE models' dtype names (exact spelling).
 pub fn moe_dtype_bytes(dtype: &str) -> Option<f64> {
@@ -65,10 +73,13 @@ fn size_or(dtype: Option<&str>, default: i128) -> Num {
 }
 
 /// Which projection a class models.
-#[derive(Clone, Copy, PartialEq)]
-enum Stage {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Both projections in one kernel.
     Fused,
+    /// The up (gate-up) projection.
     Up,
+    /// The down projection.
     Down,
 }
 
@@ -518,32 +529,24 @@ fn invoke_grouped_gemm(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
 }
 
 /// Evaluates an MoE class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let (p, stage) = match class {
-        "moe_triton_invoke_grouped_gemm" => return invoke_grouped_gemm(r, bwd),
-        "moe_aiter_fused_1stage" => (fused_layout(r)?, Stage::Fused),
-        "moe_aiter_fused_blockscale" => (blockscale(r)?, Stage::Fused),
-        "moe_aiter_unfused_up" => (cktile_up(r)?, Stage::Up),
-        "moe_aiter_unfused_down" => (cktile_down(r)?, Stage::Down),
-        "moe_aiter_ck_stage1" => (ck_stage1(r)?, Stage::Up),
-        "moe_aiter_ck_stage2" => (ck_stage2(r)?, Stage::Down),
-        "moe_triton_unfused_up" => (triton_unfused(r)?, Stage::Up),
-        "moe_triton_unfused_down" => (triton_unfused(r)?, Stage::Down),
-        "moe_gptq_awq_up" => (gptq_awq(r, true)?, Stage::Up),
-        "moe_gptq_awq_down" => (gptq_awq(r, false)?, Stage::Down),
-        "moe_flydsl_stage1" | "moe_flydsl_stage2" => {
+    let (p, stage) = match kind {
+        Kind::InvokeGroupedGemm => return invoke_grouped_gemm(r, bwd),
+        Kind::Fused1Stage => (fused_layout(r)?, Stage::Fused),
+        Kind::FusedBlockscale => (blockscale(r)?, Stage::Fused),
+        Kind::CktileUp => (cktile_up(r)?, Stage::Up),
+        Kind::CktileDown => (cktile_down(r)?, Stage::Down),
+        Kind::CkStage1 => (ck_stage1(r)?, Stage::Up),
+        Kind::CkStage2 => (ck_stage2(r)?, Stage::Down),
+        Kind::TritonUnfused(stage) => (triton_unfused(r)?, stage),
+        Kind::GptqAwq(stage) => (gptq_awq(r, stage == Stage::Up)?, stage),
+        Kind::Flydsl(stage) => {
             let mut p = fused_layout(r)?;
             // The flydsl GEMMs run at the weights' (FP4) precision.
             p.precision = precision(r.types_or_empty().get(1).map(String::as_str));
-            let stage = if class == "moe_flydsl_stage1" {
-                Stage::Up
-            } else {
-                Stage::Down
-            };
             (p, stage)
         }
-        _ => return invalid(format!("{class} is not an MoE model")),
     };
     if bwd {
         return Err(ModelError::NotImplemented);
@@ -560,6 +563,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::test_input;
     use super::*;
 

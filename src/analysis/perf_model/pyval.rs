@@ -14,14 +14,22 @@ pub(super) fn invalid<T>(msg: impl Into<String>) -> ModelResult<T> {
 }
 
 /// `e`, unless a backward model is asked for: the class has none.
-pub(super) fn forward_only(class: &str, bwd: bool, e: Evaluation) -> ModelResult<Evaluation> {
+pub(super) fn forward_only(bwd: bool, e: Evaluation) -> ModelResult<Evaluation> {
     if bwd {
-        return invalid(format!("{class} has no backward model"));
+        return invalid("the class has no backward model");
     }
     Ok(e)
 }
 
-/// A Python number: an int (exact while it fits `i128`) or a float.
+/// A Python number: an int or a float, with Python's arithmetic.
+///
+/// The overflow rule, the one every model uses: Python's ints are
+/// unbounded, ours are `i128`; an int result beyond `i128` goes on as the
+/// float of the operands (as big as the reference's int, to float
+/// precision), which is what the sheets print for such a value anyway.
+/// Callers that must keep an exact int (a count printed as an int, a size
+/// the reference indexes with) ask for one with [`Num::exact`], which
+/// refuses a result that left the ints.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Num {
     /// A Python int.
@@ -33,6 +41,18 @@ pub(super) enum Num {
 impl From<i128> for Num {
     fn from(i: i128) -> Num {
         Num::I(i)
+    }
+}
+
+impl From<&i128> for Num {
+    fn from(i: &i128) -> Num {
+        Num::I(*i)
+    }
+}
+
+impl From<&i64> for Num {
+    fn from(i: &i64) -> Num {
+        Num::I(*i as i128)
     }
 }
 
@@ -84,11 +104,11 @@ impl Num {
         Ok(Num::F(self.f64() / d))
     }
 
-    /// Python `//` (ints floor exactly; floats floor the quotient).
+    /// Python `//` (ints floor exactly; floats as CPython's `float_floor_div`).
     pub(super) fn floor_div(self, o: impl Into<Num>) -> ModelResult<Num> {
         match (self, o.into()) {
             (_, Num::I(0)) => invalid("integer division or modulo by zero"),
-            (Num::I(a), Num::I(b)) => {
+            (Num::I(a), Num::I(b)) if a.checked_div(b).is_some() => {
                 let q = a / b;
                 Ok(Num::I(if a % b != 0 && (a < 0) != (b < 0) {
                     q - 1
@@ -96,12 +116,7 @@ impl Num {
                     q
                 }))
             }
-            (a, b) => {
-                if b.f64() == 0.0 {
-                    return invalid("float floor division by zero");
-                }
-                Ok(Num::F((a.f64() / b.f64()).floor()))
-            }
+            (a, b) => py_float_floordiv(a.f64(), b.f64()).map(Num::F),
         }
     }
 
@@ -114,11 +129,32 @@ impl Num {
         Ok(Num::F(b.powf(x)))
     }
 
-    /// Python `==` between two numbers.
+    /// Python `==` between two numbers (exact, across int and float).
     pub(super) fn eq(self, o: impl Into<Num>) -> bool {
         match (self, o.into()) {
             (Num::I(a), Num::I(b)) => a == b,
-            (a, b) => a.f64() == b.f64(),
+            (Num::F(a), Num::F(b)) => a == b,
+            (Num::I(i), Num::F(f)) | (Num::F(f), Num::I(i)) => {
+                f.fract() == 0.0 && f.abs() < 1e38 && f as i128 == i
+            }
+        }
+    }
+
+    /// An element count as the sheets print it (an int within `i64`):
+    /// anything else is refused as too large.
+    pub(super) fn count(self) -> ModelResult<i128> {
+        match self {
+            Num::I(i) if i.unsigned_abs() <= i64::MAX as u128 => Ok(i),
+            _ => invalid("element count too large"),
+        }
+    }
+
+    /// The exact int, for a caller that cannot go on with a float: an int
+    /// result that overflowed `i128` (or a float) is refused.
+    pub(super) fn exact(self) -> ModelResult<i128> {
+        match self {
+            Num::I(i) => Ok(i),
+            Num::F(_) => invalid("integer overflow"),
         }
     }
 
@@ -129,6 +165,33 @@ impl Num {
             Num::F(x) => Py::Float(x),
         }
     }
+}
+
+/// CPython's float floor division (`float_floor_div`).
+pub(super) fn py_float_floordiv(vx: f64, wx: f64) -> ModelResult<f64> {
+    if wx == 0.0 {
+        return invalid("float floor division by zero");
+    }
+    let mut m = vx % wx;
+    let mut div = (vx - m) / wx;
+    if m != 0.0 {
+        if (wx < 0.0) != (m < 0.0) {
+            m += wx;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(wx);
+    }
+    let _ = m;
+    Ok(if div != 0.0 {
+        let mut fd = div.floor();
+        if div - fd > 0.5 {
+            fd += 1.0;
+        }
+        fd
+    } else {
+        0.0f64.copysign(vx / wx)
+    })
 }
 
 /// An exact int as a parameter value (beyond `i64`, its float).
@@ -196,21 +259,27 @@ pub(super) fn unpack<const N: usize>(v: &ArgValue) -> ModelResult<[i128; N]> {
     }
 }
 
-/// `math.prod(shape)` of a recorded shape (1 for an empty one).
-pub(super) fn prod(v: &ArgValue) -> ModelResult<Num> {
-    Ok(ints(v)?.into_iter().fold(Num::I(1), |acc, d| acc.mul(d)))
+/// `math.prod(factors)` (1 for none), under [`Num`]'s overflow rule.
+pub(super) fn prod<N: Into<Num>>(factors: impl IntoIterator<Item = N>) -> Num {
+    factors.into_iter().fold(Num::I(1), |acc, f| acc.mul(f))
 }
 
-/// `name2bpe(dtype)` as an int.
-pub(super) fn bpe(dtype: Option<&str>) -> Option<Num> {
-    bytes_per_element(dtype).map(|b| Num::I(b as i128))
+/// `math.prod(shape)` of a recorded shape (1 for an empty one).
+pub(super) fn numel(v: &ArgValue) -> ModelResult<Num> {
+    Ok(prod(ints(v)?))
+}
+
+/// `name2bpe(dtype)`: the reference's int bytes per element, None when the
+/// dtype has no known size.
+pub(super) fn bpe(dtype: Option<&str>) -> Option<i128> {
+    bytes_per_element(dtype).map(|b| b as i128)
 }
 
 /// `name2bpe(dtype)` where the reference multiplies by it unchecked: an
 /// unknown size raises (None times a number).
 pub(super) fn bpe_req(dtype: Option<&str>) -> ModelResult<Num> {
     match bpe(dtype) {
-        Some(b) => Ok(b),
+        Some(b) => Ok(Num::I(b)),
         None => invalid(format!("unknown element size of {dtype:?}")),
     }
 }
@@ -341,7 +410,7 @@ impl<'a> Rec<'a> {
         } else {
             bpe(Some(dtype))
         };
-        b.unwrap_or(Num::I(2))
+        Num::I(b.unwrap_or(2))
     }
 
     /// The compute precision of `Input type[0]`, None without types.
@@ -383,8 +452,18 @@ mod tests {
         assert!(dim_at(&s, 3).is_err() && dim_at(&s, -4).is_err());
         assert_eq!(unpack::<3>(&s).unwrap(), [32, 8, 64]);
         assert!(unpack::<2>(&s).is_err());
-        assert_eq!(prod(&arg!([])).unwrap(), Num::I(1));
+        assert_eq!(numel(&arg!([])).unwrap(), Num::I(1));
         assert_eq!(tuple_of(&arg!([5])).unwrap().to_str(), "(5,)");
         assert!(int_of(&arg!("x")).is_err());
+    }
+
+    #[test]
+    fn float_floordiv_like_python() {
+        assert_eq!(py_float_floordiv(7.0, 2.0).unwrap(), 3.0);
+        assert_eq!(py_float_floordiv(-7.0, 2.0).unwrap(), -4.0);
+        assert_eq!(py_float_floordiv(50.0, 3.0).unwrap(), 16.0);
+        assert!(py_float_floordiv(1.0, 0.0).is_err());
+        assert!(Num::I(3).eq(Num::F(3.0)));
+        assert!(!Num::I(3).eq(Num::F(3.5)));
     }
 }

@@ -1,4 +1,4 @@
-//! The reduce model `aten_reduce` (spec 03 §4.7): sum, mean, max, min, norms,
+//! The reduce model `aten_reduce`: sum, mean, max, min, norms,
 //! cumulative sums and products.
 //!
 //! The reference infers the reduced dims from non-string Concrete Inputs;
@@ -6,7 +6,8 @@
 //! op reduces to one output element, except `cumsum`/`cumprod` (one output
 //! per input). That quirk is kept.
 
-use super::elementwise::{Args, bpe, f, invalid, precision, prod, shape_of, tuple_of};
+use super::elementwise::{Args, f, shape_of, tuple_of};
+use super::pyval::{bpe, precision, prod};
 use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The reduction kind from the op name (informational `param: reduce_type`).
@@ -24,15 +25,9 @@ fn reduce_type(name: &str) -> &'static str {
     }
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &["aten_reduce"];
-
 /// Evaluates `aten_reduce`. Forward and backward (`bwd`) numbers coincide:
 /// FLOPs = input elements, bytes = input·bpe_in + output·bpe_out.
-pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    if class != "aten_reduce" {
-        return invalid("not implemented");
-    }
+pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
     let a = Args::new(input);
     let dims = input.dims.unwrap_or(&[]);
     let first = dims.first().filter(|v| !v.is_null());
@@ -51,7 +46,7 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
         });
     };
     tuple_of(first)?;
-    let n_in = prod(&shape_of(first)?)?;
+    let n_in = prod(&shape_of(first)?).count()?;
     let name = a.name();
     let dtype_in = input
         .types
@@ -86,6 +81,7 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::{is_invalid, test_input};
     use super::*;
 

@@ -15,11 +15,17 @@
 
 use super::elementwise::py_int;
 use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &["causal_conv1d_fwd", "mamba_ssd_fwd"];
+/// The SSM classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `causal_conv1d_fwd`.
+    CausalConv1d,
+    /// `mamba_ssd_fwd`.
+    MambaSsd,
+}
 
 /// The first dtype's precision; types present but empty fail like the
 /// reference's `[None][0]` default only covers a missing key.
@@ -72,7 +78,7 @@ fn scalar(r: Rec, i: usize, default: i128) -> ModelResult<i128> {
 /// The element size of a parameter slot, `default` when absent or unknown.
 fn slot_bpe(r: Rec, slot: usize, default: Num) -> Num {
     match r.types_or_empty().get(slot) {
-        Some(t) if !t.is_empty() => bpe(Some(t)).unwrap_or(default),
+        Some(t) if !t.is_empty() => bpe(Some(t)).map(Num::I).unwrap_or(default),
         _ => default,
     }
 }
@@ -137,17 +143,17 @@ fn mamba_ssd(r: Rec) -> ModelResult<Evaluation> {
 }
 
 /// Evaluates an SSM class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    match class {
-        "causal_conv1d_fwd" => causal_conv1d(r, bwd),
-        "mamba_ssd_fwd" => mamba_ssd(r),
-        _ => Err(ModelError::Invalid(format!("{class} is not an SSM model"))),
+    match kind {
+        Kind::CausalConv1d => causal_conv1d(r, bwd),
+        Kind::MambaSsd => mamba_ssd(r),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::evaluate;
     use super::super::test_support::test_input;
     use super::*;
 
