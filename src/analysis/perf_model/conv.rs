@@ -15,11 +15,8 @@
 
 use crate::trace::ArgValue;
 
-use super::gemm::{
-    add, at, concrete_of, dims_of, mul, mul_all, py_eval, py_int, py_tuple, shape_of, str_tuple,
-    truthy, types_of,
-};
-use super::pyval::{bpe, invalid, prod};
+use super::gemm::{add, mul, mul_all, shape_of, str_tuple, truthy};
+use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, tuple_of};
 use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
@@ -47,7 +44,7 @@ fn str_to_tuple(s: &str) -> ModelResult<Vec<i64>> {
 
 /// A list argument from its concrete text, or `(default,)*nd` when empty.
 fn list_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<i64>> {
-    let s = at(ci, i, "Concrete Inputs")?;
+    let s = item(ci, i, "Concrete Inputs")?;
     let v = if s.is_empty() {
         vec![default; nd.max(0) as usize]
     } else {
@@ -125,17 +122,17 @@ struct Operands<'a> {
 }
 
 fn operands(dims: &[ArgValue], off: usize) -> ModelResult<Operands<'_>> {
-    let x_val = at(dims, off, "Input Dims")?;
-    let x_py = py_tuple(x_val)?;
+    let x_val = item(dims, off, "Input Dims")?;
+    let x_py = tuple_of(x_val)?;
     let nd = match &x_py {
         Py::Tuple(v) => v.len() as i64 - 2,
         _ => -2,
     };
-    let w_val = at(dims, off + 1, "Input Dims")?;
+    let w_val = item(dims, off + 1, "Input Dims")?;
     Ok(Operands {
         x_val,
         x_py,
-        w_py: py_tuple(w_val)?,
+        w_py: tuple_of(w_val)?,
         w_val,
         nd,
     })
@@ -162,8 +159,8 @@ struct Parsed<'a> {
 /// arguments all sit one slot later).
 fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let off = usize::from(backward);
-    let dims = dims_of(input)?;
-    let ci = concrete_of(input)?;
+    let dims = Rec::new(input).dims()?;
+    let ci = Rec::new(input).concrete()?;
     let ops = operands(dims, off)?;
     let nd = ops.nd;
     let bias = if backward {
@@ -172,10 +169,10 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         Py::Bool(dims.len() == 3)
     };
     let base = off + 3;
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, off, "Input type")?.clone(),
-        at(types, off + 1, "Input type")?.clone(),
+        item(types, off, "Input type")?.clone(),
+        item(types, off + 1, "Input type")?.clone(),
     ];
     if dtypes[0] != dtypes[1] {
         return invalid(format!(
@@ -186,8 +183,8 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let (x_stride, w_stride) = match input.strides {
         None => (Py::None, Py::None),
         Some(s) => (
-            py_tuple(at(s, off, "Input Strides")?)?,
-            py_tuple(at(s, off + 1, "Input Strides")?)?,
+            tuple_of(item(s, off, "Input Strides")?)?,
+            tuple_of(item(s, off + 1, "Input Strides")?)?,
         ),
     };
     conv_from(Parsed {
@@ -199,9 +196,9 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         stride: list_arg(ci, base, 1, nd)?,
         padding: list_arg(ci, base + 1, 0, nd)?,
         dilation: list_arg(ci, base + 2, 1, nd)?,
-        transposed: py_eval(at(ci, base + 3, "Concrete Inputs")?)?,
+        transposed: py_eval(item(ci, base + 3, "Concrete Inputs")?)?,
         output_padding: list_arg(ci, base + 4, 0, nd)?,
-        groups: py_int(at(ci, base + 5, "Concrete Inputs")?)?,
+        groups: py_int(item(ci, base + 5, "Concrete Inputs")?)?,
     })
 }
 
@@ -228,17 +225,17 @@ fn conv_from(p: Parsed) -> ModelResult<Conv> {
     let transposed = truthy(&p.transposed);
     let spatial = x.len().saturating_sub(2);
     let mut out = vec![
-        *at(&x, 0, "input_shape")?,
-        *at(&w, usize::from(transposed), "filter_shape")?,
+        *item(&x, 0, "input_shape")?,
+        *item(&w, usize::from(transposed), "filter_shape")?,
     ];
     for i in 0..spatial {
         let xi = x[i + 2];
-        let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(&p.stride, i, "stride")?;
-        let pad = *at(&p.padding, i, "padding")?;
-        let d = *at(&p.dilation, i, "dilation")?;
+        let ki = *item(&w, i + 2, "filter_shape")?;
+        let s = *item(&p.stride, i, "stride")?;
+        let pad = *item(&p.padding, i, "padding")?;
+        let d = *item(&p.dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(&p.output_padding, i, "output_padding")?;
+            let op = *item(&p.output_padding, i, "output_padding")?;
             transposed_out_dim(xi, ki, s, pad, d, op)?
         } else {
             conv_out_dim(xi, ki, s, pad, d)?
@@ -266,19 +263,19 @@ fn fused_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<
 
 /// `ConvBias_` / `ConvBiasReLU_`: input at 0, weight at 1, a bias always.
 fn parse_fused(input: &OpInput) -> ModelResult<Conv> {
-    let dims = dims_of(input)?;
-    let ci = concrete_of(input)?;
+    let dims = Rec::new(input).dims()?;
+    let ci = Rec::new(input).concrete()?;
     let ops = operands(dims, 0)?;
     let nd = ops.nd;
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = types[..types.len().min(2)].to_vec();
-    if at(&dtypes, 0, "dtype_input_weight")? != at(&dtypes, 1, "dtype_input_weight")? {
+    if item(&dtypes, 0, "dtype_input_weight")? != item(&dtypes, 1, "dtype_input_weight")? {
         return invalid(format!(
             "Data types of input and weight are different: {dtypes:?}"
         ));
     }
     let (x_stride, w_stride) = match input.strides {
-        Some(s) if s.len() > 1 => (py_tuple(&s[0])?, py_tuple(&s[1])?),
+        Some(s) if s.len() > 1 => (tuple_of(&s[0])?, tuple_of(&s[1])?),
         _ => (Py::None, Py::None),
     };
     conv_from(Parsed {
@@ -335,7 +332,7 @@ fn flops_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, transposed: bool) ->
 /// The element count of `CONV.bytes_func` (input, weight, bias, output).
 fn elems(x: &[i64], w: &[i64], out: &[i64], bias: bool) -> ModelResult<i128> {
     let bias_elems = if bias {
-        *at(out, 1, "out_shape")? as i128
+        *item(out, 1, "out_shape")? as i128
     } else {
         0
     };
@@ -351,7 +348,7 @@ fn bytes_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, b: i128) -> ModelRes
     let input_grad = mul(elems(out, w, x, false)?, b)?;
     let weight_grad = mul(elems(out, x, w, false)?, b)?;
     let bias = if bias {
-        add(prod(out).exact()?, *at(out, 1, "out_shape")? as i128)?
+        add(prod(out).exact()?, *item(out, 1, "out_shape")? as i128)?
     } else {
         0
     };
@@ -432,8 +429,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{assert_keys, is_invalid, op_input, param, strs};
+    use super::super::test_support::{assert_keys, evaluate, is_invalid, op_input, param, strs};
     use super::*;
     use crate::test_support::arg;
 

@@ -38,8 +38,7 @@ pub fn evaluate(input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
 
     #[test]
     fn logits_and_targets() {

@@ -7,378 +7,11 @@
 
 use crate::trace::ArgValue;
 
-use super::pyval::{bpe, invalid, precision, prod};
+use super::pyval::{
+    Lit, Rec, bpe, invalid, item, literal_eval, parse_int_list, precision, prod, shape_of, truthy,
+    tuple_of,
+};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
-
-/// Read access to an op's recorded arguments with Python's failure modes.
-pub(super) struct Args<'a> {
-    input: &'a OpInput<'a>,
-}
-
-impl<'a> Args<'a> {
-    /// Wraps an op input.
-    pub(super) fn new(input: &'a OpInput<'a>) -> Self {
-        Args { input }
-    }
-
-    /// The op name.
-    pub(super) fn name(&self) -> &'a str {
-        self.input.name
-    }
-
-    /// `args["Input Dims"]` (KeyError when absent).
-    pub(super) fn dims(&self) -> ModelResult<&'a [ArgValue]> {
-        match &self.input.dims {
-            Some(d) => Ok(d),
-            None => invalid("missing Input Dims"),
-        }
-    }
-
-    /// `args["Input Dims"][i]`.
-    pub(super) fn dim(&self, i: usize) -> ModelResult<&'a ArgValue> {
-        item(self.dims()?, i, "Input Dims")
-    }
-
-    /// `args["Input type"][i]`.
-    pub(super) fn ty(&self, i: usize) -> ModelResult<&'a str> {
-        match &self.input.types {
-            Some(t) => item(t, i, "Input type").map(String::as_str),
-            None => invalid("missing Input type"),
-        }
-    }
-
-    /// `args["Input Strides"]` (KeyError when absent).
-    fn strides(&self) -> ModelResult<&'a [ArgValue]> {
-        match &self.input.strides {
-            Some(s) => Ok(s),
-            None => invalid("missing Input Strides"),
-        }
-    }
-
-    /// `tuple(args["Input Strides"][i])`, the key required.
-    pub(super) fn stride(&self, i: usize) -> ModelResult<Py> {
-        tuple_of(item(self.strides()?, i, "Input Strides")?)
-    }
-
-    /// `tuple(args["Input Strides"][i])` inside `try/except (KeyError,
-    /// IndexError)`: None when the key or the slot is missing.
-    pub(super) fn stride_or_none(&self, i: usize) -> ModelResult<Py> {
-        match self.input.strides.as_ref().and_then(|s| s.get(i)) {
-            Some(v) => tuple_of(v),
-            None => Ok(Py::None),
-        }
-    }
-
-    /// `args["Concrete Inputs"][i]`.
-    pub(super) fn ci(&self, i: usize) -> ModelResult<&'a str> {
-        match &self.input.concrete {
-            Some(c) => item(c, i, "Concrete Inputs").map(String::as_str),
-            None => invalid("missing Concrete Inputs"),
-        }
-    }
-}
-
-/// `list[i]` for a non-negative index (IndexError when short).
-pub(super) fn item<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a T> {
-    match list.get(i) {
-        Some(v) => Ok(v),
-        None => invalid(format!("{what} index {i} out of range")),
-    }
-}
-
-/// Python `tuple(v)` of a JSON value: lists become tuples (their elements
-/// kept as Python holds them), strings tuples of characters; anything else
-/// is not iterable.
-pub(super) fn tuple_of(v: &ArgValue) -> ModelResult<Py> {
-    match v {
-        ArgValue::List(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_arg(x, false)).collect(),
-        )),
-        ArgValue::Str(s) => Ok(Py::Tuple(
-            s.chars().map(|c| Py::Str(c.to_string())).collect(),
-        )),
-        other => invalid(format!("{other} is not iterable")),
-    }
-}
-
-/// The integers of a shape list (anything else is a malformed shape).
-pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i128>> {
-    let ArgValue::List(a) = v else {
-        return invalid(format!("shape {v} is not a list"));
-    };
-    a.iter()
-        .map(|x| match x.as_i64() {
-            Some(i) => Ok(i as i128),
-            None => invalid(format!("shape entry {x} is not an integer")),
-        })
-        .collect()
-}
-
-/// Python truthiness of a JSON value.
-pub(super) fn truthy(v: &ArgValue) -> bool {
-    match v {
-        ArgValue::Null => false,
-        ArgValue::Bool(b) => *b,
-        ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Float(_) => {
-            v.as_f64().is_some_and(|f| f != 0.0)
-        }
-        ArgValue::Str(s) => !s.is_empty(),
-        ArgValue::List(a) => !a.is_empty(),
-        ArgValue::Map(o) => !o.is_empty(),
-    }
-}
-
-/// A Python literal as `ast.literal_eval` returns it (the subset traces use).
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Lit {
-    /// An int.
-    Int(i128),
-    /// A float.
-    Float(f64),
-    /// `True` / `False`.
-    Bool(bool),
-    /// `None`.
-    None,
-    /// A string.
-    Str(String),
-    /// A list or tuple.
-    Seq(Vec<Lit>),
-}
-
-impl Lit {
-    /// Python `int(x)`.
-    pub(super) fn to_int(&self) -> ModelResult<i128> {
-        match self {
-            Lit::Int(i) => Ok(*i),
-            Lit::Bool(b) => Ok(*b as i128),
-            Lit::Float(f) if f.is_finite() && f.abs() < 1e30 => Ok(f.trunc() as i128),
-            Lit::Str(s) => py_int(s),
-            other => invalid(format!("int() of {other:?}")),
-        }
-    }
-
-    /// Python `bool(x)`.
-    pub(super) fn truthy(&self) -> bool {
-        match self {
-            Lit::Int(i) => *i != 0,
-            Lit::Float(f) => *f != 0.0,
-            Lit::Bool(b) => *b,
-            Lit::None => false,
-            Lit::Str(s) => !s.is_empty(),
-            Lit::Seq(v) => !v.is_empty(),
-        }
-    }
-
-    /// The items of an iterable literal (lists, tuples, strings).
-    pub(super) fn items(self) -> ModelResult<Vec<Lit>> {
-        match self {
-            Lit::Seq(v) => Ok(v),
-            Lit::Str(s) => Ok(s.chars().map(|c| Lit::Str(c.to_string())).collect()),
-            other => invalid(format!("{other:?} is not iterable")),
-        }
-    }
-}
-
-/// Python `int(text)` of a string: surrounding whitespace, a sign and
-/// underscores between digits allowed.
-pub(super) fn py_int(text: &str) -> ModelResult<i128> {
-    match crate::numeric::py_int(text) {
-        Some(v) => Ok(v),
-        None => invalid(format!("invalid literal for int(): {text:?}")),
-    }
-}
-
-/// `ast.literal_eval(text)` for numbers, booleans, None, strings, lists and
-/// tuples.
-pub(super) fn literal_eval(text: &str) -> ModelResult<Lit> {
-    let mut p = LitParser {
-        s: text.trim_start_matches([' ', '\t']).as_bytes(),
-        i: 0,
-        depth: 0,
-    };
-    let v = p.value()?;
-    p.ws();
-    if p.i != p.s.len() {
-        return invalid(format!("malformed literal {text:?}"));
-    }
-    Ok(v)
-}
-
-/// `[int(x) for x in ast.literal_eval(text)]`.
-pub(super) fn parse_int_list(text: &str) -> ModelResult<Vec<i128>> {
-    literal_eval(text)?
-        .items()?
-        .iter()
-        .map(Lit::to_int)
-        .collect()
-}
-
-/// `[bool(x) for x in ast.literal_eval(text)]`.
-pub(super) fn parse_bool_list(text: &str) -> ModelResult<Vec<bool>> {
-    Ok(literal_eval(text)?
-        .items()?
-        .iter()
-        .map(Lit::truthy)
-        .collect())
-}
-
-struct LitParser<'s> {
-    s: &'s [u8],
-    i: usize,
-    /// Nesting depth, bounded so hostile text cannot exhaust the stack.
-    depth: usize,
-}
-
-/// Deepest literal nesting accepted.
-const MAX_DEPTH: usize = 64;
-
-impl LitParser<'_> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.i).copied()
-    }
-
-    fn bad<T>(&self) -> ModelResult<T> {
-        invalid(format!(
-            "malformed literal {:?}",
-            String::from_utf8_lossy(self.s)
-        ))
-    }
-
-    fn value(&mut self) -> ModelResult<Lit> {
-        if self.depth >= MAX_DEPTH {
-            return self.bad();
-        }
-        self.depth += 1;
-        let v = self.value_inner();
-        self.depth -= 1;
-        v
-    }
-
-    fn value_inner(&mut self) -> ModelResult<Lit> {
-        self.ws();
-        match self.peek() {
-            Some(b'[') => self.seq(b']', false),
-            Some(b'(') => self.seq(b')', true),
-            Some(b'\'') | Some(b'"') => self.string(),
-            Some(c) if c == b'-' || c == b'+' => {
-                self.i += 1;
-                match self.value()? {
-                    Lit::Int(i) if c == b'-' => Ok(Lit::Int(-i)),
-                    Lit::Float(f) if c == b'-' => Ok(Lit::Float(-f)),
-                    v @ (Lit::Int(_) | Lit::Float(_)) => Ok(v),
-                    _ => self.bad(),
-                }
-            }
-            Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
-            Some(c) if c.is_ascii_alphabetic() => {
-                let start = self.i;
-                while self
-                    .peek()
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-                {
-                    self.i += 1;
-                }
-                match &self.s[start..self.i] {
-                    b"True" => Ok(Lit::Bool(true)),
-                    b"False" => Ok(Lit::Bool(false)),
-                    b"None" => Ok(Lit::None),
-                    _ => self.bad(),
-                }
-            }
-            _ => self.bad(),
-        }
-    }
-
-    fn seq(&mut self, close: u8, tuple: bool) -> ModelResult<Lit> {
-        self.i += 1;
-        let mut items = Vec::new();
-        let mut trailing_comma = false;
-        loop {
-            self.ws();
-            if self.peek() == Some(close) {
-                self.i += 1;
-                break;
-            }
-            items.push(self.value()?);
-            self.ws();
-            match self.peek() {
-                Some(b',') => {
-                    self.i += 1;
-                    trailing_comma = true;
-                }
-                Some(c) if c == close => {
-                    self.i += 1;
-                    trailing_comma = false;
-                    break;
-                }
-                _ => return self.bad(),
-            }
-        }
-        // `(5)` is the int 5, `(5,)` a 1-tuple.
-        if tuple && items.len() == 1 && !trailing_comma {
-            return Ok(items.pop().unwrap_or(Lit::None));
-        }
-        Ok(Lit::Seq(items))
-    }
-
-    fn string(&mut self) -> ModelResult<Lit> {
-        let quote = self.s[self.i];
-        self.i += 1;
-        let mut out = Vec::new();
-        while let Some(c) = self.peek() {
-            self.i += 1;
-            if c == quote {
-                return Ok(Lit::Str(String::from_utf8_lossy(&out).into_owned()));
-            }
-            if c == b'\\' {
-                if let Some(n) = self.peek() {
-                    self.i += 1;
-                    out.push(n);
-                }
-                continue;
-            }
-            out.push(c);
-        }
-        self.bad()
-    }
-
-    fn number(&mut self) -> ModelResult<Lit> {
-        let start = self.i;
-        let mut float = false;
-        while let Some(c) = self.peek() {
-            match c {
-                b'0'..=b'9' | b'_' => {}
-                b'.' => float = true,
-                b'e' | b'E' => {
-                    float = true;
-                    if matches!(self.s.get(self.i + 1), Some(b'+') | Some(b'-')) {
-                        self.i += 1;
-                    }
-                }
-                _ => break,
-            }
-            self.i += 1;
-        }
-        let text = String::from_utf8_lossy(&self.s[start..self.i]).replace('_', "");
-        if float {
-            match text.parse::<f64>() {
-                Ok(f) => Ok(Lit::Float(f)),
-                Err(_) => self.bad(),
-            }
-        } else {
-            match text.parse::<i128>() {
-                Ok(i) => Ok(Lit::Int(i)),
-                Err(_) => self.bad(),
-            }
-        }
-    }
-}
 
 /// Converts an exact integer count to the f64 the sheets hold.
 pub(super) fn f(v: i128) -> f64 {
@@ -412,7 +45,7 @@ pub enum Kind {
 /// have no backward: `bwd` gives [`ModelError::NotImplemented`] once the
 /// arguments parse.
 pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let a = Args::new(input);
+    let a = Rec::new(input);
     let ev = match kind {
         Kind::Unary => unary_aten(&a)?,
         Kind::ReplicationPad => replication_pad(&a)?,
@@ -457,7 +90,7 @@ fn dtype_pair(dtype_in: &str, dtype_out: Option<&str>) -> Py {
     Py::Tuple(vec![Py::Str(dtype_in.to_string()), Py::opt_str(dtype_out)])
 }
 
-fn unary_aten(a: &Args) -> ModelResult<Evaluation> {
+fn unary_aten(a: &Rec) -> ModelResult<Evaluation> {
     let dims = a.dims()?;
     let op_shape_v = item(dims, 0, "Input Dims")?;
     let op_shape = tuple_of(op_shape_v)?;
@@ -510,7 +143,7 @@ fn resize_eval(
     })
 }
 
-fn replication_pad(a: &Args) -> ModelResult<Evaluation> {
+fn replication_pad(a: &Rec) -> ModelResult<Evaluation> {
     let input = shape_of(a.dim(0)?)?;
     let padding = parse_int_list(a.ci(1)?)?;
     let mut output = input.clone();
@@ -551,7 +184,7 @@ fn replication_pad(a: &Args) -> ModelResult<Evaluation> {
     resize_eval(params, &input, &output, dtype)
 }
 
-fn upsample_nearest(a: &Args) -> ModelResult<Evaluation> {
+fn upsample_nearest(a: &Rec) -> ModelResult<Evaluation> {
     let input = shape_of(a.dim(0)?)?;
     let sizes = literal_eval(a.ci(1)?)?;
     let Lit::Seq(sizes) = sizes else {
@@ -579,7 +212,7 @@ fn upsample_nearest(a: &Args) -> ModelResult<Evaluation> {
 
 /// Primus quantize ops: input at slot 0, fixed output dtype. The MXFP4 dual
 /// quantize replaces the bytes by its packed-output formula.
-fn quantize(a: &Args, dtype_out: &str, mxfp4: bool) -> ModelResult<Evaluation> {
+fn quantize(a: &Rec, dtype_out: &str, mxfp4: bool) -> ModelResult<Evaluation> {
     let op_shape_v = a.dim(0)?;
     let op_shape = tuple_of(op_shape_v)?;
     let dtype_in = a.ty(0)?;
@@ -667,7 +300,7 @@ fn binary_base(
     })
 }
 
-fn binary_aten(a: &Args) -> ModelResult<Evaluation> {
+fn binary_aten(a: &Rec) -> ModelResult<Evaluation> {
     let dims = a.dims()?;
     let v1 = item(dims, 0, "Input Dims")?;
     let v2 = item(dims, 1, "Input Dims")?;
@@ -700,7 +333,7 @@ fn binary_aten(a: &Args) -> ModelResult<Evaluation> {
     binary_base(params, [v1, v2], [t1, t2], t_out)
 }
 
-fn binary_liger(a: &Args) -> ModelResult<Evaluation> {
+fn binary_liger(a: &Rec) -> ModelResult<Evaluation> {
     let dims = a.dims()?;
     let v1 = item(dims, 0, "Input Dims")?;
     let v2 = item(dims, 1, "Input Dims")?;
@@ -732,8 +365,9 @@ fn binary_liger(a: &Args) -> ModelResult<Evaluation> {
 /// neighbours). `strides` None leaves `Input Strides` absent.
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{assert_keys, is_invalid, param_text as param, test_input};
+    use super::super::test_support::{
+        assert_keys, evaluate, is_invalid, param_text as param, test_input,
+    };
     use super::*;
 
     const BF16: &str = "c10::BFloat16";
@@ -1051,32 +685,5 @@ mod tests {
         );
         // 6 elements: 6*2 + 6*2 + 6*2 = 36 bytes.
         assert_eq!((ev.flops, ev.bytes), (6.0, Some(36.0)));
-    }
-
-    #[test]
-    fn literals() {
-        assert_eq!(parse_int_list("[768]").unwrap(), vec![768]);
-        assert_eq!(parse_int_list(" [16, 32, 32]").unwrap(), vec![16, 32, 32]);
-        assert_eq!(parse_int_list("(-1,)").unwrap(), vec![-1]);
-        assert_eq!(parse_int_list("[]").unwrap(), Vec::<i128>::new());
-        assert_eq!(
-            parse_bool_list("[True, False, 1, 0]").unwrap(),
-            vec![true, false, true, false]
-        );
-        assert_eq!(
-            literal_eval("1.0000000000000001e-05").unwrap(),
-            Lit::Float(1e-05)
-        );
-        assert_eq!(literal_eval("(5)").unwrap(), Lit::Int(5));
-        assert_eq!(literal_eval("'ab'").unwrap(), Lit::Str("ab".into()));
-        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        for bad in ["", "[1, 2", "[1 2]", "foo", "[1]]", deep.as_str()] {
-            assert!(literal_eval(bad).is_err(), "{bad:?}");
-        }
-        assert!(parse_int_list("5").is_err());
-        assert_eq!(py_int(" 4 ").unwrap(), 4);
-        assert_eq!(py_int("-1_0").unwrap(), -10);
-        assert!(py_int("4.0").is_err());
-        assert!(py_int("").is_err());
     }
 }

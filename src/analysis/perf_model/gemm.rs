@@ -15,44 +15,12 @@
 
 use crate::trace::ArgValue;
 
-use super::pyval::{Num, bpe, invalid, prod};
+use super::pyval::{Num, Rec, bpe, invalid, item, prod, tuple_of};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
 
 // ---------------------------------------------------------------------------
 // Argument helpers shared by the GEMM, CONV and SDPA models.
 // ---------------------------------------------------------------------------
-
-/// `args["Input Dims"]` (a `KeyError` in the reference when absent).
-pub(super) fn dims_of<'a>(input: &'a OpInput) -> ModelResult<&'a [ArgValue]> {
-    match input.dims {
-        Some(d) => Ok(d),
-        None => invalid("missing 'Input Dims'"),
-    }
-}
-
-/// `args["Input type"]`.
-pub(super) fn types_of<'a>(input: &'a OpInput) -> ModelResult<&'a [String]> {
-    match input.types.as_deref() {
-        Some(t) => Ok(t),
-        None => invalid("missing 'Input type'"),
-    }
-}
-
-/// `args["Concrete Inputs"]`.
-pub(super) fn concrete_of<'a>(input: &'a OpInput) -> ModelResult<&'a [String]> {
-    match input.concrete.as_deref() {
-        Some(c) => Ok(c),
-        None => invalid("missing 'Concrete Inputs'"),
-    }
-}
-
-/// `list[i]`, an `IndexError` when out of range.
-pub(super) fn at<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a T> {
-    match list.get(i) {
-        Some(v) => Ok(v),
-        None => invalid(format!("{what}[{i}] out of range")),
-    }
-}
 
 /// `shape[i]` of a recorded shape, which must be an int.
 pub(super) fn elem(shape: &ArgValue, i: usize) -> ModelResult<i64> {
@@ -78,23 +46,6 @@ pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i64>> {
     match v {
         ArgValue::List(a) => a.iter().map(int_value).collect(),
         _ => invalid("shape is not a list"),
-    }
-}
-
-/// `tuple(v)` of a recorded JSON value: the outer list becomes a tuple,
-/// nested lists stay lists.
-pub(super) fn py_tuple(v: &ArgValue) -> ModelResult<Py> {
-    match v {
-        ArgValue::List(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_arg(x, false)).collect(),
-        )),
-        ArgValue::Str(s) => Ok(Py::Tuple(
-            s.chars().map(|c| Py::Str(c.to_string())).collect(),
-        )),
-        ArgValue::Map(o) => Ok(Py::Tuple(
-            o.iter().map(|(k, _)| Py::Str(k.to_string())).collect(),
-        )),
-        _ => invalid(format!("{v} is not iterable")),
     }
 }
 
@@ -139,60 +90,6 @@ pub(super) fn truthy(p: &Py) -> bool {
         Py::Str(s) => !s.is_empty(),
         Py::Tuple(v) | Py::List(v) => !v.is_empty(),
     }
-}
-
-/// Python `int(s)` of a recorded text: surrounding whitespace, an optional
-/// sign and decimal digits (underscores between digits allowed).
-pub(super) fn py_int(s: &str) -> ModelResult<i64> {
-    match crate::numeric::py_int(s) {
-        Some(v) => i64::try_from(v).or_else(|_| invalid(format!("int out of range: {s:?}"))),
-        None => invalid(format!("invalid literal for int(): {s:?}")),
-    }
-}
-
-/// Python `float(s)` of a recorded text (`'0.'`, `'1e-05'`, `'inf'`, …).
-pub(super) fn py_float(s: &str) -> ModelResult<f64> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let body = lower.trim_start_matches(['+', '-']);
-    let special = matches!(body, "inf" | "infinity" | "nan");
-    let plain = !t.is_empty()
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
-    if !(special || plain) {
-        return invalid(format!("could not convert string to float: {s:?}"));
-    }
-    match lower.parse::<f64>() {
-        Ok(v) => Ok(v),
-        Err(_) => invalid(format!("could not convert string to float: {s:?}")),
-    }
-}
-
-/// Python `eval(s)` of the literal texts the profiler records for scalar
-/// arguments: `True`, `False`, `None`, ints and floats. Anything else
-/// (including the empty text) fails like the reference's `eval` would.
-pub(super) fn py_eval(s: &str) -> ModelResult<Py> {
-    let t = s.trim();
-    match t {
-        "True" => return Ok(Py::Bool(true)),
-        "False" => return Ok(Py::Bool(false)),
-        "None" => return Ok(Py::None),
-        _ => {}
-    }
-    if !t.contains('_')
-        && let Ok(i) = py_int(t)
-    {
-        return Ok(Py::Int(i));
-    }
-    let lower = t.to_ascii_lowercase();
-    let numeric = !t.is_empty()
-        && t.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+'))
-        && !lower.contains("inf")
-        && !lower.contains("nan");
-    if numeric && let Ok(f) = py_float(t) {
-        return Ok(Py::Float(f));
-    }
-    invalid(format!("cannot eval {s:?}"))
 }
 
 // ---------------------------------------------------------------------------
@@ -330,9 +227,9 @@ fn strides_pair(input: &OpInput, a: usize, b: usize, lenient: bool) -> ModelResu
         return Ok((Py::None, Py::None));
     };
     match (strides.get(a), strides.get(b)) {
-        (Some(sa), Some(sb)) => Ok((py_tuple(sa)?, py_tuple(sb)?)),
+        (Some(sa), Some(sb)) => Ok((tuple_of(sa)?, tuple_of(sb)?)),
         (Some(sa), None) if lenient => {
-            py_tuple(sa)?;
+            tuple_of(sa)?;
             Ok((Py::None, Py::None))
         }
         _ if lenient => Ok((Py::None, Py::None)),
@@ -376,23 +273,23 @@ fn parse_2d(
     bias: Option<bool>,
     rule: BytesRule,
 ) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    let a_shape = at(dims, a, "Input Dims")?;
-    let b_shape = at(dims, b, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let a_shape = item(dims, a, "Input Dims")?;
+    let b_shape = item(dims, b, "Input Dims")?;
     let m = elem(a_shape, 0)?;
     let n = elem(b_shape, 1)?;
     let k = elem(a_shape, 1)?;
     let bias = bias.unwrap_or(dims.len() == 3);
-    let dtypes = type_slice(types_of(input)?, a, b + 1);
+    let dtypes = type_slice(Rec::new(input).types()?, a, b + 1);
     let strides = strides_pair(input, a, b, false)?;
     Ok(Gemm::two_d((m, n, k), bias, strides, dtypes, rule))
 }
 
 /// `aten::bmm` / `aten::baddbmm`: `(B, M, K) × (B, K, N)`.
 fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    let a_shape = at(dims, a, "Input Dims")?;
-    let b_shape = at(dims, b, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let a_shape = item(dims, a, "Input Dims")?;
+    let b_shape = item(dims, b, "Input Dims")?;
     let three = |v: &ArgValue| matches!(v, ArgValue::List(x) if x.len() == 3);
     if !three(a_shape) || !three(b_shape) {
         return invalid("bmm operands must be 3-D");
@@ -401,7 +298,7 @@ fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult
     let m = elem(a_shape, 1)?;
     let k = elem(a_shape, 2)?;
     let n = elem(b_shape, 2)?;
-    let dtypes = type_slice(types_of(input)?, a, b + 1);
+    let dtypes = type_slice(Rec::new(input).types()?, a, b + 1);
     let (sa, sb) = strides_pair(input, a, b, false)?;
     let params = vec![
         ("B", Py::Int(batch)),
@@ -429,13 +326,13 @@ fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult
 /// `tex_ts::te_gemm_ts`: A at slot 0, B at 5, output at 10; transposes and
 /// bias from the concrete inputs.
 fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    at(dims, 10, "Input Dims")?;
-    let a_shape = at(dims, 0, "Input Dims")?;
-    let b_shape = at(dims, 5, "Input Dims")?;
-    let ci = concrete_of(input)?;
-    let trans_a = at(ci, 4, "Concrete Inputs")? == "1";
-    let trans_b = at(ci, 9, "Concrete Inputs")? == "1";
+    let dims = Rec::new(input).dims()?;
+    item(dims, 10, "Input Dims")?;
+    let a_shape = item(dims, 0, "Input Dims")?;
+    let b_shape = item(dims, 5, "Input Dims")?;
+    let ci = Rec::new(input).concrete()?;
+    let trans_a = item(ci, 4, "Concrete Inputs")? == "1";
+    let trans_b = item(ci, 9, "Concrete Inputs")? == "1";
     let (m, k) = if trans_a {
         (elem(a_shape, 0)?, elem(a_shape, 1)?)
     } else {
@@ -446,13 +343,13 @@ fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
     } else {
         elem(b_shape, 0)?
     };
-    let bias = !at(ci, 14, "Concrete Inputs")?.is_empty();
-    let types = types_of(input)?;
+    let bias = !item(ci, 14, "Concrete Inputs")?.is_empty();
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, 0, "Input type")?.clone(),
-        at(types, 5, "Input type")?.clone(),
-        at(types, 10, "Input type")?.clone(),
-        at(types, 18, "Input type")?.clone(),
+        item(types, 0, "Input type")?.clone(),
+        item(types, 5, "Input type")?.clone(),
+        item(types, 10, "Input type")?.clone(),
+        item(types, 18, "Input type")?.clone(),
     ];
     let strides = strides_pair(input, 0, 5, false)?;
     Ok(Gemm::two_d(
@@ -516,10 +413,10 @@ fn scaled_gemm(
     scales: (usize, usize),
     rule: BytesRule,
 ) -> ModelResult<Gemm> {
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, a, "Input type")?.clone(),
-        at(types, b, "Input type")?.clone(),
+        item(types, a, "Input type")?.clone(),
+        item(types, b, "Input type")?.clone(),
     ];
     let scales = (opt_type(types, scales.0), opt_type(types, scales.1));
     let strides = strides_pair(input, a, b, true)?;
@@ -543,10 +440,10 @@ fn packed_k(k: i64) -> ModelResult<i64> {
 /// `hipblaslt_gemm_fp8` / `hipblaslt_gemm_fp4` (A at 0, B at 2, flags at
 /// concrete 5/6/7 with the transC swap); `fp4` doubles the packed K.
 fn parse_hipblaslt(input: &OpInput, fp4: bool) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     let ci = input.concrete.as_deref().unwrap_or(&[]);
-    let mut a_shape = at(dims, 0, "Input Dims")?;
-    let mut b_shape = at(dims, 2, "Input Dims")?;
+    let mut a_shape = item(dims, 0, "Input Dims")?;
+    let mut b_shape = item(dims, 2, "Input Dims")?;
     if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
@@ -585,11 +482,11 @@ fn parse_hipblaslt(input: &OpInput, fp4: bool) -> ModelResult<Gemm> {
 
 /// `aiter::gemm_a4w4`: NT layout, A at 0, B at 1, scales at 2/3.
 fn parse_aiter_a4w4(input: &OpInput) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     // Missing dtypes fail before the shapes are looked at.
-    types_of(input)?;
-    let a_shape = at(dims, 0, "Input Dims")?;
-    let b_shape = at(dims, 1, "Input Dims")?;
+    Rec::new(input).types()?;
+    let a_shape = item(dims, 0, "Input Dims")?;
+    let b_shape = item(dims, 1, "Input Dims")?;
     if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
@@ -631,7 +528,7 @@ pub(crate) fn base_bytes(
 
 /// `dtype_A_B[i]`, an `IndexError` when the tuple is shorter.
 fn dtype_at(g: &Gemm, i: usize) -> ModelResult<&str> {
-    at(&g.dtypes, i, "dtype_A_B").map(String::as_str)
+    item(&g.dtypes, i, "dtype_A_B").map(String::as_str)
 }
 
 /// Bytes moved by the parsed GEMM, per its class's rule.
@@ -735,14 +632,14 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
     let mut g = match kind {
         Kind::Mm => parse_2d(input, 0, 1, Some(false), BytesRule::FirstDtype)?,
         Kind::Addmm => {
-            at(dims_of(input)?, 0, "Input Dims")?;
+            item(Rec::new(input).dims()?, 0, "Input Dims")?;
             parse_2d(input, 1, 2, Some(true), BytesRule::FirstDtype)?
         }
         Kind::ScaledMm => parse_2d(input, 0, 1, None, BytesRule::ScaledMm)?,
         Kind::Tev2Pseudo => parse_2d(input, 0, 1, Some(false), BytesRule::Tev2)?,
         Kind::Bmm => parse_batched(input, 0, 1, false)?,
         Kind::Baddbmm => {
-            at(dims_of(input)?, 0, "Input Dims")?;
+            item(Rec::new(input).dims()?, 0, "Input Dims")?;
             parse_batched(input, 1, 2, true)?
         }
         Kind::TexTs => parse_tex_ts(input)?,
@@ -777,8 +674,9 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{assert_keys, is_invalid, op_input, param, shapes_input};
+    use super::super::test_support::{
+        assert_keys, evaluate, is_invalid, op_input, param, shapes_input,
+    };
     use super::*;
     use crate::test_support::arg;
 
@@ -1136,20 +1034,7 @@ mod tests {
     }
 
     #[test]
-    fn python_text_helpers() {
-        assert_eq!(py_int(" 16 ").unwrap(), 16);
-        assert_eq!(py_int("-2").unwrap(), -2);
-        assert!(py_int("").is_err());
-        assert!(py_int("1.0").is_err());
-        assert_eq!(py_float("0.").unwrap(), 0.0);
-        assert_eq!(py_float("1e-05").unwrap(), 1e-5);
-        assert!(py_float("").is_err());
-        assert!(py_float("None").is_err());
-        assert_eq!(py_eval("True").unwrap(), Py::Bool(true));
-        assert_eq!(py_eval("False").unwrap(), Py::Bool(false));
-        assert_eq!(py_eval("1").unwrap(), Py::Int(1));
-        assert!(py_eval("").is_err());
-        assert!(py_eval("true").is_err());
+    fn exact_int_floor_division() {
         assert_eq!(floor_div(-7, 2).unwrap(), -4);
         assert_eq!(floor_div(7, 2).unwrap(), 3);
         assert!(floor_div(1, 0).is_err());

@@ -13,8 +13,7 @@
 //!
 //! None has a backward model.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, ipy, numel, precision, tuple_of};
+use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, ipy, numel, precision, py_int, tuple_of};
 use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The group quantization classes.
@@ -172,8 +171,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

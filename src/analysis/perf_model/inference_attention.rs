@@ -223,7 +223,7 @@ fn pa_decode_gluon(r: Rec) -> Option<Attn> {
     let window = r
         .concrete_or_empty()
         .get(19)
-        .and_then(|c| super::elementwise::py_int(c).ok())
+        .and_then(|c| super::pyval::py_int(c).ok())
         .unwrap_or(0);
     let s = Shape {
         n_q: Num::I(n_q),
@@ -252,7 +252,7 @@ struct V4Config {
 fn v4_config(model: Option<&ArgValue>) -> V4Config {
     let name = match model {
         Some(ArgValue::Str(s)) => s.to_lowercase(),
-        Some(v) if super::elementwise::truthy(v) => v.json_text().to_lowercase(),
+        Some(v) if super::pyval::truthy(v) => v.json_text().to_lowercase(),
         _ => String::new(),
     };
     if name.contains("deepseek-v4-pro") {
@@ -274,9 +274,9 @@ fn v4_config(model: Option<&ArgValue>) -> V4Config {
 
 /// Python `int(v)` of an extra arg that is truthy, else None.
 fn extra_int(r: Rec, key: &str) -> Option<ModelResult<i128>> {
-    let v = r.extra(key).filter(|v| super::elementwise::truthy(v))?;
+    let v = r.extra(key).filter(|v| super::pyval::truthy(v))?;
     Some(match v {
-        ArgValue::Str(s) => super::elementwise::py_int(s),
+        ArgValue::Str(s) => super::pyval::py_int(s),
         ArgValue::Float(x) if x.is_finite() => Ok(x.trunc() as i128),
         other => int_of(other),
     })
@@ -311,7 +311,7 @@ fn v4_decode(r: Rec, mode: V4Mode) -> Option<Attn> {
     let mut n_q = Num::I(stats.g_sq);
     if let Some(first) = r.dims_or_empty().first().and_then(ArgValue::as_list)
         && let Some(v) = first.first()
-        && super::elementwise::truthy(v)
+        && super::pyval::truthy(v)
     {
         n_q = Num::I(int_of(v).ok()?);
     }
@@ -589,8 +589,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

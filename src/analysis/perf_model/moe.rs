@@ -238,7 +238,7 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
     let e = r.dim_int(2, 0)?;
     let ci = r.concrete_or_empty();
     let topk = match ci.get(8) {
-        Some(t) if !t.is_empty() => super::elementwise::py_int(t)?,
+        Some(t) if !t.is_empty() => super::pyval::py_int(t)?,
         _ => return invalid("topk missing from Concrete Inputs[8]"),
     };
     let gated = rows == 2 * n;
@@ -378,7 +378,7 @@ fn triton_unfused(r: Rec) -> ModelResult<Moe> {
         n: Num::I(k),
         e: Num::I(e),
         topk,
-        gated: super::elementwise::truthy(gated),
+        gated: super::pyval::truthy(gated),
         sizes,
         precision: precision(weight),
     })
@@ -396,7 +396,7 @@ fn gptq_awq(r: Rec, up: bool) -> ModelResult<Moe> {
     };
     let (topk, topk_py) = extra_num(r, "MoE topk")?;
     let gated_v = r.extra("MoE GEMM gated");
-    let gated = gated_v.is_none_or(super::elementwise::truthy);
+    let gated = gated_v.is_none_or(super::pyval::truthy);
     let n = if up && gated {
         Num::I(n).floor_div(2)?
     } else {
@@ -563,8 +563,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

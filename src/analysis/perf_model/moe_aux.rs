@@ -36,7 +36,7 @@ fn operands(r: Rec, dims: &[ArgValue]) -> ModelResult<Vec<(Vec<i128>, Option<Str
     let types = r.types_or_empty();
     let mut out = Vec::new();
     for (i, shape) in dims.iter().enumerate() {
-        if !super::elementwise::truthy(shape) {
+        if !super::pyval::truthy(shape) {
             continue;
         }
         let Some(items) = shape.as_list() else {
@@ -120,7 +120,7 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
     let types = r.types()?;
     let ids = r.dim(0)?;
     let wts = match dims.get(1) {
-        Some(w) if super::elementwise::truthy(w) => w,
+        Some(w) if super::pyval::truthy(w) => w,
         _ => ids,
     };
     let d_ids = types.first().map_or("int", String::as_str);
@@ -213,8 +213,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -8,8 +8,10 @@
 
 use crate::trace::ArgValue;
 
-use super::elementwise::{Args, item, parse_bool_list, parse_int_list, py_int, shape_of, tuple_of};
-use super::pyval::{Num, bpe_req, invalid, precision, prod};
+use super::pyval::{
+    Num, Rec, bpe_req, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int,
+    shape_of, tuple_of,
+};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
 
 /// Parsed fields of a normalization op (the reference's `param_details`).
@@ -141,7 +143,7 @@ impl Norm {
 }
 
 /// `args["Input Dims"][i] is not None`.
-fn present(a: &Args, i: usize) -> ModelResult<bool> {
+fn present(a: &Rec, i: usize) -> ModelResult<bool> {
     Ok(!a.dim(i)?.is_null())
 }
 
@@ -153,7 +155,7 @@ fn shape_item(v: &ArgValue, i: usize) -> ModelResult<i128> {
 
 /// The common head of every parser: op_shape from slot `slot`, its dtype
 /// and strides.
-fn head(a: &Args, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
+fn head(a: &Rec, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
     let v = a.dim(slot)?;
     let op_shape = tuple_of(v)?;
     let shape = shape_of(v)?;
@@ -185,7 +187,7 @@ fn norm(
     })
 }
 
-fn batch_norm(a: &Args) -> ModelResult<Norm> {
+fn batch_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let is_training = !a.ci(5)?.is_empty();
@@ -193,7 +195,7 @@ fn batch_norm(a: &Args) -> ModelResult<Norm> {
     norm(h, Num::I(c), true, is_affine, is_training, None)
 }
 
-fn instance_norm(a: &Args) -> ModelResult<Norm> {
+fn instance_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let is_training = !a.ci(5)?.is_empty();
@@ -201,7 +203,7 @@ fn instance_norm(a: &Args) -> ModelResult<Norm> {
     norm(h, Num::I(c), true, is_affine, is_training, None)
 }
 
-fn layer_norm(a: &Args) -> ModelResult<Norm> {
+fn layer_norm(a: &Rec) -> ModelResult<Norm> {
     let v = a.dim(0)?;
     let op_shape = tuple_of(v)?;
     let c = prod(&parse_int_list(a.ci(1)?)?).count()?;
@@ -220,21 +222,21 @@ fn layer_norm(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn group_norm(a: &Args) -> ModelResult<Norm> {
+fn group_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let c = shape_item(a.dim(0)?, 1)?;
     norm(h, Num::I(c), true, is_affine, true, None)
 }
 
-fn rms_norm(a: &Args) -> ModelResult<Norm> {
+fn rms_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let c = prod(&parse_int_list(a.ci(1)?)?).count()?;
     norm(h, Num::I(c), false, is_affine, false, None)
 }
 
-fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn batch_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let dims = a.dims()?;
     let mut has_output = !item(dims, 0, "Input Dims")?.is_null();
     let name = a.name();
@@ -263,7 +265,7 @@ fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn layer_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let v = a.dim(1)?;
     let op_shape = tuple_of(v)?;
     let c = prod(&parse_int_list(a.ci(2)?)?).count()?;
@@ -283,7 +285,7 @@ fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn group_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn group_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 1)?;
     let is_affine = present(a, 5)?;
     let mask = parse_bool_list(a.ci(9)?)?;
@@ -293,7 +295,7 @@ fn group_norm_bwd(a: &Args) -> ModelResult<Norm> {
     norm(h, c, true, is_affine, true, Some(mask))
 }
 
-fn rms_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn rms_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 1)?;
     let is_affine = present(a, 4)?;
     let c = prod(&parse_int_list(a.ci(2)?)?).count()?;
@@ -301,7 +303,7 @@ fn rms_norm_bwd(a: &Args) -> ModelResult<Norm> {
     norm(h, Num::I(c), false, is_affine, false, Some(mask))
 }
 
-fn fused_ln_modulate(a: &Args, backward: bool) -> ModelResult<Norm> {
+fn fused_ln_modulate(a: &Rec, backward: bool) -> ModelResult<Norm> {
     let v = a.dim(0)?;
     let op_shape = tuple_of(v)?;
     let dtype = a.ty(0)?.to_string();
@@ -436,7 +438,7 @@ pub enum Kind {
 /// backward numbers for either value of `bwd`; `FusedLnModulateBackward`
 /// only for `bwd == false`; `InstanceNormBwd` is never implemented.
 pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let a = Args::new(input);
+    let a = Rec::new(input);
     let forward = match kind {
         Kind::Batch => batch_norm(&a)?,
         Kind::Layer => layer_norm(&a)?,
@@ -469,8 +471,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{is_invalid, param_text as param, test_input};
+    use super::super::test_support::{evaluate, is_invalid, param_text as param, test_input};
     use super::*;
 
     const BF16: &str = "c10::BFloat16";

@@ -3,8 +3,6 @@
 //! arguments that fail where the reference's indexing, unpacking or
 //! arithmetic would raise (a [`ModelError::Invalid`]).
 
-use super::elementwise::py_int;
-pub(super) use super::elementwise::tuple_of;
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
 use crate::trace::ArgValue;
 
@@ -194,6 +192,348 @@ pub(super) fn py_float_floordiv(vx: f64, wx: f64) -> ModelResult<f64> {
     })
 }
 
+/// `list[i]` for a non-negative index (IndexError when short).
+pub(super) fn item<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a T> {
+    match list.get(i) {
+        Some(v) => Ok(v),
+        None => invalid(format!("{what} index {i} out of range")),
+    }
+}
+
+/// Python `tuple(v)` of a JSON value: lists become tuples (their elements
+/// kept as Python holds them), strings tuples of characters, objects tuples
+/// of their keys; anything else is not iterable.
+pub(super) fn tuple_of(v: &ArgValue) -> ModelResult<Py> {
+    match v {
+        ArgValue::List(a) => Ok(Py::Tuple(
+            a.iter().map(|x| Py::from_arg(x, false)).collect(),
+        )),
+        ArgValue::Str(s) => Ok(Py::Tuple(
+            s.chars().map(|c| Py::Str(c.to_string())).collect(),
+        )),
+        ArgValue::Map(o) => Ok(Py::Tuple(
+            o.iter().map(|(k, _)| Py::Str(k.to_string())).collect(),
+        )),
+        other => invalid(format!("{other} is not iterable")),
+    }
+}
+
+/// The integers of a shape list (anything else is a malformed shape).
+pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i128>> {
+    let ArgValue::List(a) = v else {
+        return invalid(format!("shape {v} is not a list"));
+    };
+    a.iter()
+        .map(|x| match x.as_i64() {
+            Some(i) => Ok(i as i128),
+            None => invalid(format!("shape entry {x} is not an integer")),
+        })
+        .collect()
+}
+
+/// Python truthiness of a JSON value.
+pub(super) fn truthy(v: &ArgValue) -> bool {
+    match v {
+        ArgValue::Null => false,
+        ArgValue::Bool(b) => *b,
+        ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Float(_) => {
+            v.as_f64().is_some_and(|f| f != 0.0)
+        }
+        ArgValue::Str(s) => !s.is_empty(),
+        ArgValue::List(a) => !a.is_empty(),
+        ArgValue::Map(o) => !o.is_empty(),
+    }
+}
+
+/// A Python literal as `ast.literal_eval` returns it (the subset traces use).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Lit {
+    /// An int.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A string.
+    Str(String),
+    /// A list or tuple.
+    Seq(Vec<Lit>),
+}
+
+impl Lit {
+    /// Python `int(x)`.
+    pub(super) fn to_int(&self) -> ModelResult<i128> {
+        match self {
+            Lit::Int(i) => Ok(*i),
+            Lit::Bool(b) => Ok(*b as i128),
+            Lit::Float(f) if f.is_finite() && f.abs() < 1e30 => Ok(f.trunc() as i128),
+            Lit::Str(s) => py_int(s),
+            other => invalid(format!("int() of {other:?}")),
+        }
+    }
+
+    /// Python `bool(x)`.
+    pub(super) fn truthy(&self) -> bool {
+        match self {
+            Lit::Int(i) => *i != 0,
+            Lit::Float(f) => *f != 0.0,
+            Lit::Bool(b) => *b,
+            Lit::None => false,
+            Lit::Str(s) => !s.is_empty(),
+            Lit::Seq(v) => !v.is_empty(),
+        }
+    }
+
+    /// The items of an iterable literal (lists, tuples, strings).
+    pub(super) fn items(self) -> ModelResult<Vec<Lit>> {
+        match self {
+            Lit::Seq(v) => Ok(v),
+            Lit::Str(s) => Ok(s.chars().map(|c| Lit::Str(c.to_string())).collect()),
+            other => invalid(format!("{other:?} is not iterable")),
+        }
+    }
+}
+
+/// Python `int(text)` of a string: surrounding whitespace, a sign and
+/// underscores between digits allowed.
+pub(super) fn py_int(text: &str) -> ModelResult<i128> {
+    match crate::numeric::py_int(text) {
+        Some(v) => Ok(v),
+        None => invalid(format!("invalid literal for int(): {text:?}")),
+    }
+}
+
+/// `ast.literal_eval(text)` for numbers, booleans, None, strings, lists and
+/// tuples.
+pub(super) fn literal_eval(text: &str) -> ModelResult<Lit> {
+    let mut p = LitParser {
+        s: text.trim_start_matches([' ', '\t']).as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.s.len() {
+        return invalid(format!("malformed literal {text:?}"));
+    }
+    Ok(v)
+}
+
+/// `[int(x) for x in ast.literal_eval(text)]`.
+pub(super) fn parse_int_list(text: &str) -> ModelResult<Vec<i128>> {
+    literal_eval(text)?
+        .items()?
+        .iter()
+        .map(Lit::to_int)
+        .collect()
+}
+
+/// `[bool(x) for x in ast.literal_eval(text)]`.
+pub(super) fn parse_bool_list(text: &str) -> ModelResult<Vec<bool>> {
+    Ok(literal_eval(text)?
+        .items()?
+        .iter()
+        .map(Lit::truthy)
+        .collect())
+}
+
+struct LitParser<'s> {
+    s: &'s [u8],
+    i: usize,
+    /// Nesting depth, bounded so hostile text cannot exhaust the stack.
+    depth: usize,
+}
+
+/// Deepest literal nesting accepted.
+const MAX_DEPTH: usize = 64;
+
+impl LitParser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn bad<T>(&self) -> ModelResult<T> {
+        invalid(format!(
+            "malformed literal {:?}",
+            String::from_utf8_lossy(self.s)
+        ))
+    }
+
+    fn value(&mut self) -> ModelResult<Lit> {
+        if self.depth >= MAX_DEPTH {
+            return self.bad();
+        }
+        self.depth += 1;
+        let v = self.value_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn value_inner(&mut self) -> ModelResult<Lit> {
+        self.ws();
+        match self.peek() {
+            Some(b'[') => self.seq(b']', false),
+            Some(b'(') => self.seq(b')', true),
+            Some(b'\'') | Some(b'"') => self.string(),
+            Some(c) if c == b'-' || c == b'+' => {
+                self.i += 1;
+                match self.value()? {
+                    Lit::Int(i) if c == b'-' => Ok(Lit::Int(-i)),
+                    Lit::Float(f) if c == b'-' => Ok(Lit::Float(-f)),
+                    v @ (Lit::Int(_) | Lit::Float(_)) => Ok(v),
+                    _ => self.bad(),
+                }
+            }
+            Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
+            Some(c) if c.is_ascii_alphabetic() => {
+                let start = self.i;
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.i += 1;
+                }
+                match &self.s[start..self.i] {
+                    b"True" => Ok(Lit::Bool(true)),
+                    b"False" => Ok(Lit::Bool(false)),
+                    b"None" => Ok(Lit::None),
+                    _ => self.bad(),
+                }
+            }
+            _ => self.bad(),
+        }
+    }
+
+    fn seq(&mut self, close: u8, tuple: bool) -> ModelResult<Lit> {
+        self.i += 1;
+        let mut items = Vec::new();
+        let mut trailing_comma = false;
+        loop {
+            self.ws();
+            if self.peek() == Some(close) {
+                self.i += 1;
+                break;
+            }
+            items.push(self.value()?);
+            self.ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    trailing_comma = true;
+                }
+                Some(c) if c == close => {
+                    self.i += 1;
+                    trailing_comma = false;
+                    break;
+                }
+                _ => return self.bad(),
+            }
+        }
+        // `(5)` is the int 5, `(5,)` a 1-tuple.
+        if tuple && items.len() == 1 && !trailing_comma {
+            return Ok(items.pop().unwrap_or(Lit::None));
+        }
+        Ok(Lit::Seq(items))
+    }
+
+    fn string(&mut self) -> ModelResult<Lit> {
+        let quote = self.s[self.i];
+        self.i += 1;
+        let mut out = Vec::new();
+        while let Some(c) = self.peek() {
+            self.i += 1;
+            if c == quote {
+                return Ok(Lit::Str(String::from_utf8_lossy(&out).into_owned()));
+            }
+            if c == b'\\' {
+                if let Some(n) = self.peek() {
+                    self.i += 1;
+                    out.push(n);
+                }
+                continue;
+            }
+            out.push(c);
+        }
+        self.bad()
+    }
+
+    fn number(&mut self) -> ModelResult<Lit> {
+        let start = self.i;
+        let mut float = false;
+        while let Some(c) = self.peek() {
+            match c {
+                b'0'..=b'9' | b'_' => {}
+                b'.' => float = true,
+                b'e' | b'E' => {
+                    float = true;
+                    if matches!(self.s.get(self.i + 1), Some(b'+') | Some(b'-')) {
+                        self.i += 1;
+                    }
+                }
+                _ => break,
+            }
+            self.i += 1;
+        }
+        let text = String::from_utf8_lossy(&self.s[start..self.i]).replace('_', "");
+        if float {
+            match text.parse::<f64>() {
+                Ok(f) => Ok(Lit::Float(f)),
+                Err(_) => self.bad(),
+            }
+        } else {
+            match text.parse::<i128>() {
+                Ok(i) => Ok(Lit::Int(i)),
+                Err(_) => self.bad(),
+            }
+        }
+    }
+}
+
+/// Python `int(s)` of a recorded text where the value must fit `i64`.
+pub(super) fn py_i64(s: &str) -> ModelResult<i64> {
+    i64::try_from(py_int(s)?).or_else(|_| invalid(format!("int out of range: {s:?}")))
+}
+
+/// Python `float(s)` of a recorded text (`'0.'`, `'1e-05'`, `'inf'`, …).
+pub(super) fn py_float(s: &str) -> ModelResult<f64> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower.trim_start_matches(['+', '-']);
+    let special = matches!(body, "inf" | "infinity" | "nan");
+    let plain = !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
+    if !(special || plain) {
+        return invalid(format!("could not convert string to float: {s:?}"));
+    }
+    match lower.parse::<f64>() {
+        Ok(v) => Ok(v),
+        Err(_) => invalid(format!("could not convert string to float: {s:?}")),
+    }
+}
+
+/// Python `eval(s)` of the literal texts the profiler records for scalar
+/// arguments: `True`, `False`, `None`, ints and floats ([`literal_eval`]
+/// limited to those). Anything else (the empty text included) fails like
+/// the reference's `eval` would.
+pub(super) fn py_eval(s: &str) -> ModelResult<Py> {
+    match literal_eval(s.trim())? {
+        Lit::Bool(b) => Ok(Py::Bool(b)),
+        Lit::None => Ok(Py::None),
+        Lit::Int(i) => Ok(ipy(i)),
+        Lit::Float(f) => Ok(Py::Float(f)),
+        _ => invalid(format!("cannot eval {s:?}")),
+    }
+}
+
 /// An exact int as a parameter value (beyond `i64`, its float).
 pub(super) fn ipy(i: i128) -> Py {
     match i64::try_from(i) {
@@ -309,6 +649,11 @@ impl<'a> Rec<'a> {
         self.input
     }
 
+    /// The op name.
+    pub(super) fn name(&self) -> &'a str {
+        self.input.name
+    }
+
     /// `args["Input Dims"]` (KeyError when absent).
     pub(super) fn dims(&self) -> ModelResult<&'a [ArgValue]> {
         self.input
@@ -397,6 +742,15 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// `tuple(args["Input Strides"][i])` inside `try/except (KeyError,
+    /// IndexError)`: None when the key or the slot is missing.
+    pub(super) fn stride_or_none(&self, i: usize) -> ModelResult<Py> {
+        match self.input.strides.and_then(|s| s.get(i)) {
+            Some(v) => tuple_of(v),
+            None => Ok(Py::None),
+        }
+    }
+
     /// The element size of the first recorded dtype, as several core
     /// models take it: `Input type[0]` (bf16 when there are no types), 2
     /// bytes when that dtype has no size.
@@ -465,5 +819,50 @@ mod tests {
         assert!(py_float_floordiv(1.0, 0.0).is_err());
         assert!(Num::I(3).eq(Num::F(3.0)));
         assert!(!Num::I(3).eq(Num::F(3.5)));
+    }
+    #[test]
+    fn python_text_helpers() {
+        assert_eq!(py_i64(" 16 ").unwrap(), 16);
+        assert_eq!(py_i64("-2").unwrap(), -2);
+        assert!(py_i64("").is_err());
+        assert!(py_i64("1.0").is_err());
+        assert_eq!(py_float("0.").unwrap(), 0.0);
+        assert_eq!(py_float("1e-05").unwrap(), 1e-5);
+        assert!(py_float("").is_err());
+        assert!(py_float("None").is_err());
+        assert_eq!(py_eval("True").unwrap(), Py::Bool(true));
+        assert_eq!(py_eval("False").unwrap(), Py::Bool(false));
+        assert_eq!(py_eval("1").unwrap(), Py::Int(1));
+        assert_eq!(py_eval(" 0. ").unwrap(), Py::Float(0.0));
+        assert_eq!(py_eval("-2").unwrap(), Py::Int(-2));
+        assert!(py_eval("").is_err());
+        assert!(py_eval("true").is_err());
+        assert!(py_eval("inf").is_err() && py_eval("'x'").is_err() && py_eval("[1]").is_err());
+    }
+    #[test]
+    fn literals() {
+        assert_eq!(parse_int_list("[768]").unwrap(), vec![768]);
+        assert_eq!(parse_int_list(" [16, 32, 32]").unwrap(), vec![16, 32, 32]);
+        assert_eq!(parse_int_list("(-1,)").unwrap(), vec![-1]);
+        assert_eq!(parse_int_list("[]").unwrap(), Vec::<i128>::new());
+        assert_eq!(
+            parse_bool_list("[True, False, 1, 0]").unwrap(),
+            vec![true, false, true, false]
+        );
+        assert_eq!(
+            literal_eval("1.0000000000000001e-05").unwrap(),
+            Lit::Float(1e-05)
+        );
+        assert_eq!(literal_eval("(5)").unwrap(), Lit::Int(5));
+        assert_eq!(literal_eval("'ab'").unwrap(), Lit::Str("ab".into()));
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        for bad in ["", "[1, 2", "[1 2]", "foo", "[1]]", deep.as_str()] {
+            assert!(literal_eval(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_int_list("5").is_err());
+        assert_eq!(py_int(" 4 ").unwrap(), 4);
+        assert_eq!(py_int("-1_0").unwrap(), -10);
+        assert!(py_int("4.0").is_err());
+        assert!(py_int("").is_err());
     }
 }

@@ -6,8 +6,8 @@
 //! op reduces to one output element, except `cumsum`/`cumprod` (one output
 //! per input). That quirk is kept.
 
-use super::elementwise::{Args, f, shape_of, tuple_of};
-use super::pyval::{bpe, precision, prod};
+use super::elementwise::f;
+use super::pyval::{Rec, bpe, precision, prod, shape_of, tuple_of};
 use super::{Evaluation, ModelResult, OpInput, Py};
 
 /// The reduction kind from the op name (informational `param: reduce_type`).
@@ -28,7 +28,7 @@ fn reduce_type(name: &str) -> &'static str {
 /// Evaluates `aten_reduce`. Forward and backward (`bwd`) numbers coincide:
 /// FLOPs = input elements, bytes = input·bpe_in + output·bpe_out.
 pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    let a = Args::new(input);
+    let a = Rec::new(input);
     let dims = input.dims.unwrap_or(&[]);
     let first = dims.first().filter(|v| !v.is_null());
     let Some(first) = first else {
@@ -81,8 +81,7 @@ pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{is_invalid, test_input};
+    use super::super::test_support::{evaluate, is_invalid, test_input};
     use super::*;
 
     #[test]

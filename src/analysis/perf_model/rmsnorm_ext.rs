@@ -10,8 +10,7 @@
 //! stride_input, stride_output, num_channels, has_bias, is_affine,
 //! is_training` and no backward model.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe_req, dim_at, ipy, len_of, numel, precision};
+use super::pyval::{Num, Rec, bpe_req, dim_at, ipy, len_of, numel, precision, py_int};
 use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
 
 /// The RMSNorm extension classes: what each adds to the core RMSNorm.
@@ -270,8 +269,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{assert_keys, test_input};
+    use super::super::test_support::{assert_keys, evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

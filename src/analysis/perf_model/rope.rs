@@ -76,7 +76,7 @@ fn sgl_rotary(r: Rec) -> ModelResult<Evaluation> {
     if let Some(c) = r.concrete_or_empty().get(3)
         && !c.trim().is_empty()
     {
-        head = super::elementwise::py_int(c)?;
+        head = super::pyval::py_int(c)?;
     }
     let dims = r.dims()?;
     let mut rot = head;
@@ -168,8 +168,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -9,10 +9,8 @@
 //! dtype**, because the reference calls `bytes()` without an argument; only
 //! `flash_attn::_flash_attn_backward` uses the size of its dtype.
 
-use super::gemm::{
-    at, concrete_of, dims_of, elem, py_eval, py_float, py_tuple, str_tuple, truthy, types_of,
-};
-use super::pyval::{bpe, invalid, prod};
+use super::gemm::{elem, str_tuple, truthy};
+use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_float, tuple_of};
 use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
 use crate::trace::ArgValue;
 
@@ -278,9 +276,9 @@ pub const EVOFORMER: Kind = Kind::Evoformer;
 /// d_h_qk, d_h_v with the consistency checks.
 fn extract(dims: &[ArgValue], spec: &Spec) -> ModelResult<[i64; 7]> {
     let [qi, ki, vi] = spec.qkv;
-    let q = at(dims, qi, "Input Dims")?;
-    let k = at(dims, ki, "Input Dims")?;
-    let v = at(dims, vi, "Input Dims")?;
+    let q = item(dims, qi, "Input Dims")?;
+    let k = item(dims, ki, "Input Dims")?;
+    let v = item(dims, vi, "Input Dims")?;
     let pick = |s: &ArgValue| -> ModelResult<[i64; 4]> {
         if spec.varlen.is_some() {
             let p = &spec.perm;
@@ -337,15 +335,15 @@ fn lenient_causal(s: &str) -> bool {
 fn flags(input: &OpInput, f: Flags) -> ModelResult<(Py, Py)> {
     Ok(match f {
         Flags::Lenient(d, c) => {
-            let ci = concrete_of(input)?;
-            let dropout = optional_float(at(ci, d, "Concrete Inputs")?);
-            let causal = lenient_causal(at(ci, c, "Concrete Inputs")?);
+            let ci = Rec::new(input).concrete()?;
+            let dropout = optional_float(item(ci, d, "Concrete Inputs")?);
+            let causal = lenient_causal(item(ci, c, "Concrete Inputs")?);
             (Py::Float(dropout), Py::Bool(causal))
         }
         Flags::Strict(d, c) => {
-            let ci = concrete_of(input)?;
-            let dropout = py_float(at(ci, d, "Concrete Inputs")?)?;
-            let causal = py_eval(at(ci, c, "Concrete Inputs")?)?;
+            let ci = Rec::new(input).concrete()?;
+            let dropout = py_float(item(ci, d, "Concrete Inputs")?)?;
+            let causal = py_eval(item(ci, c, "Concrete Inputs")?)?;
             (Py::Float(dropout), causal)
         }
         Flags::FlashBwd => {
@@ -361,10 +359,10 @@ fn flags(input: &OpInput, f: Flags) -> ModelResult<(Py, Py)> {
             (Py::Float(dropout), causal)
         }
         Flags::NoDropout(c) => {
-            let ci = concrete_of(input)?;
+            let ci = Rec::new(input).concrete()?;
             (
                 Py::Float(0.0),
-                Py::Bool(lenient_causal(at(ci, c, "Concrete Inputs")?)),
+                Py::Bool(lenient_causal(item(ci, c, "Concrete Inputs")?)),
             )
         }
     })
@@ -418,7 +416,7 @@ pub fn sdpa_numbers(
 }
 
 fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     let cfg = extract(dims, spec)?;
     let mut params: Vec<(&'static str, Py)> = KEYS
         .iter()
@@ -428,7 +426,7 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
     let mut dtype0 = None;
     let mut dtype_param = None;
     if spec.dtype {
-        let types = types_of(input)?;
+        let types = Rec::new(input).types()?;
         let d = &types[..types.len().min(2)];
         dtype0 = Some(d.first().cloned());
         dtype_param = Some(str_tuple(d));
@@ -441,20 +439,20 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
             .into_iter()
             .zip(spec.qkv)
         {
-            params.push((key, py_tuple(at(strides, slot, "Input Strides")?)?));
+            params.push((key, tuple_of(item(strides, slot, "Input Strides")?)?));
         }
     }
     let mut varlen = None;
     let mut varlen_params = Vec::new();
     if let Some(vl) = spec.varlen {
-        let nq = elem(at(dims, vl.cu_q, "Input Dims")?, 0)?.checked_sub(1);
-        let nkv = elem(at(dims, vl.cu_kv, "Input Dims")?, 0)?.checked_sub(1);
+        let nq = elem(item(dims, vl.cu_q, "Input Dims")?, 0)?.checked_sub(1);
+        let nkv = elem(item(dims, vl.cu_kv, "Input Dims")?, 0)?.checked_sub(1);
         let (Some(nq), Some(nkv)) = (nq, nkv) else {
             return invalid("integer overflow");
         };
-        let ci = concrete_of(input)?;
-        let mq = py_float(at(ci, vl.max_q, "Concrete Inputs")?)?;
-        let mkv = py_float(at(ci, vl.max_kv, "Concrete Inputs")?)?;
+        let ci = Rec::new(input).concrete()?;
+        let mq = py_float(item(ci, vl.max_q, "Concrete Inputs")?)?;
+        let mkv = py_float(item(ci, vl.max_kv, "Concrete Inputs")?)?;
         varlen = Some((nq, nkv, mq, mkv));
         varlen_params = vec![
             ("num_seqs_q", Py::Int(nq)),
@@ -484,8 +482,8 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
 
 /// `EvoformerAttention`: q = `(Batch, N_seq, N_res, Head, Dim)`.
 fn parse_evoformer(input: &OpInput) -> ModelResult<Parsed> {
-    let dims = dims_of(input)?;
-    let q = at(dims, 0, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let q = item(dims, 0, "Input Dims")?;
     if !matches!(q, ArgValue::List(a) if a.len() == 5) {
         return invalid("Evoformer q must be 5-D");
     }
@@ -592,8 +590,9 @@ pub fn evaluate(kind: &Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::{assert_keys, is_invalid, keys, op_input, param, strs};
+    use super::super::test_support::{
+        assert_keys, evaluate, is_invalid, keys, op_input, param, strs,
+    };
     use super::*;
     use crate::test_support::{arg, arg_value};
 

@@ -13,8 +13,7 @@
 //!   `bytes = (B·T·D + cc·d_conv + cc + B·T·H·P)·e + H·(e_dt + e_A + e_D)`;
 //!   the backward is the forward.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy};
+use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy, py_int};
 use super::{Evaluation, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
@@ -153,8 +152,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::evaluate;
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";
