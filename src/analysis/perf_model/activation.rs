@@ -12,7 +12,7 @@
 use super::pyval::{
     Num, Rec, bpe, bpe_req, dim_at, forward_only, ipy, len_of, numel, precision, tuple_of,
 };
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
 /// The activation classes: a gated activation with its FLOPs per element,
 /// or the sampler.
@@ -48,7 +48,7 @@ fn gated(r: Rec, per_element: i128) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype_in)),
     })
 }
@@ -79,7 +79,7 @@ fn sampler(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(2).mul(tv).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dl)),
     })
 }

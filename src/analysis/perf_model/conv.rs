@@ -17,7 +17,7 @@ use crate::trace::ArgValue;
 
 use super::gemm::{add, mul, mul_all, shape_of, str_tuple, truthy};
 use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
 struct Conv {
@@ -422,7 +422,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
         params: c.params,
         flops: flops as f64,
         bytes: bytes.map(|b| b as f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision_of(Some(&c.dtype)),
     })
 }

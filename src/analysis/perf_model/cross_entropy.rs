@@ -5,7 +5,7 @@
 //! unknown). No backward model.
 
 use super::pyval::{Num, Rec, dim_at, ipy, numel};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// Evaluates `cross_entropy_fwd` on `input`.
 pub fn evaluate(input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
@@ -31,7 +31,7 @@ pub fn evaluate(input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(5).mul(batch).mul(vocab).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: r.first_precision(),
     })
 }

@@ -1,9 +1,9 @@
-//! Unary and binary elementwise models, plus the small
-//! argument readers that the normalization and reduce models share.
+//! Unary and binary elementwise models.
 //!
-//! Every reader mirrors the Python access it replaces: a missing args key
-//! (`KeyError`), a short list (`IndexError`) or a value of the wrong kind
-//! (`TypeError`) becomes [`ModelError::Invalid`], the reference's dropped row.
+//! Every argument read mirrors the Python access it replaces: a missing
+//! args key (`KeyError`), a short list (`IndexError`) or a value of the
+//! wrong kind (`TypeError`) becomes [`ModelError::Invalid`], the
+//! reference's dropped row.
 
 use crate::trace::ArgValue;
 
@@ -11,7 +11,7 @@ use super::pyval::{
     Lit, Rec, bpe, invalid, item, literal_eval, parse_int_list, precision, prod, shape_of, truthy,
     tuple_of,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// Converts an exact integer count to the f64 the sheets hold.
 pub(super) fn f(v: i128) -> f64 {
@@ -81,7 +81,7 @@ fn unary_base(
         params,
         flops: f(nelems),
         bytes,
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype_in)),
     }
 }
@@ -138,7 +138,7 @@ fn resize_eval(
         params,
         flops: f(n_out),
         bytes: b.map(|b| f(n_in * b + n_out * b)),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
@@ -295,7 +295,7 @@ fn binary_base(
         params,
         flops: f(n_out),
         bytes,
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtypes[0])),
     })
 }

@@ -9,14 +9,13 @@
 //! (if the parser did not set it), then `transpose` when a kernel name tells
 //! the operand layouts.
 //!
-//! The module also holds the small argument helpers (Python indexing,
-//! `tuple(...)`, `int(...)`, `float(...)`, `eval(...)` of the recorded
-//! texts) that the CONV and SDPA models share.
+//! The module also holds the exact-int helpers and the i64 shape readers
+//! that the CONV and SDPA models share.
 
 use crate::trace::ArgValue;
 
 use super::pyval::{Num, Rec, bpe, invalid, item, prod, tuple_of};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py, precision_of};
 
 // ---------------------------------------------------------------------------
 // Argument helpers shared by the GEMM, CONV and SDPA models.
@@ -667,7 +666,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
         params: g.params,
         flops: flops as f64,
         bytes: bytes.map(|b| b as f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision,
     })
 }

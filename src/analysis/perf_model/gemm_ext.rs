@@ -11,7 +11,7 @@
 
 use super::gemm::transpose_of;
 use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 
 /// The extension GEMM classes: which parser reads the operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ struct Parsed {
     bias: bool,
     /// Bytes per element of A, B, the bias and the output.
     bpe: [Option<Num>; 4],
-    precision: Option<&'static str>,
+    precision: Option<Precision>,
 }
 
 impl Parsed {
@@ -272,7 +272,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
         params: p.params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: p.precision,
     })
 }

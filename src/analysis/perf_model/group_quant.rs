@@ -14,7 +14,7 @@
 //! None has a backward model.
 
 use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, ipy, numel, precision, py_int, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
 /// The group quantization classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ fn per_group(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: n_out.mul(2.59375).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(d_x)),
     })
 }
@@ -127,7 +127,7 @@ fn vllm_fp8(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(6).mul(mn).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
@@ -153,7 +153,7 @@ fn mxfp4(r: Rec, slot: usize, strides: bool) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(2).mul(n).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }

@@ -13,7 +13,7 @@
 //! fails). Both define backward categories but raise for backward numbers.
 
 use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
 /// The grouped GEMM classes: one K for all groups, or one per group.
@@ -222,7 +222,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
         params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(r.types_or_empty().first().map(String::as_str)),
     })
 }

@@ -21,7 +21,7 @@ use super::annotation::{ChunkStats, chunk_stats};
 use super::pyval::{
     Num, Rec, dim_at, int_of, invalid, ipy, len_of, numel, precision, tuple_of, unpack,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, bytes_per_element};
 use crate::trace::ArgValue;
 
 /// The inference attention classes: which reader parses the op.
@@ -379,7 +379,7 @@ fn size_or(dtype: Option<&str>, fallback: i128) -> i128 {
 }
 
 /// Numbers of a parsed op of the shared formulas.
-fn shared(a: Attn, compute: Option<&'static str>) -> ModelResult<Evaluation> {
+fn shared(a: Attn, compute: Option<Precision>) -> ModelResult<Evaluation> {
     if a.stats.c_sq == 0 && a.stats.g_sq == 0 {
         return Err(ModelError::NotImplemented);
     }
@@ -394,7 +394,7 @@ fn shared(a: Attn, compute: Option<&'static str>) -> ModelResult<Evaluation> {
         params: a.params,
         flops: f.f64(),
         bytes: Some(by.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: compute,
     })
 }
@@ -513,7 +513,7 @@ fn gdn(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(tokens.mul(per_token).mul(2).f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(Some(dtype)),
     })
 }
@@ -542,7 +542,7 @@ fn store_cache(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: 0.0,
         bytes: Some(Num::I(4).mul(nelems).mul(b).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
@@ -566,7 +566,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
                 params: a.params,
                 flops: flops.f64(),
                 bytes: Some(bytes.f64()),
-                maf: Some("matrix"),
+                maf: Some(Maf::Matrix),
                 precision: precision(Some(dq.unwrap_or(BF16))),
             });
         }

@@ -18,7 +18,7 @@
 //! None has a backward model.
 
 use super::pyval::{Num, Rec, bpe, forward_only, ipy, precision};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
 /// The mHC classes (and `topk_softplus`, which the reference models with
 /// them).
@@ -53,7 +53,7 @@ fn eval(
         params,
         flops: flops.f64(),
         bytes: bpe(Some(dtype)).map(Num::I).map(|b| bytes(b).f64()),
-        maf: Some(if matrix { "matrix" } else { "vector" }),
+        maf: Some(if matrix { Maf::Matrix } else { Maf::Vector }),
         precision: precision(Some(dtype)),
     }
 }

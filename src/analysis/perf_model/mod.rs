@@ -121,6 +121,61 @@ pub enum ModelError {
 /// Shorthand for model results.
 pub type ModelResult<T> = Result<T, ModelError>;
 
+/// The units an op's FLOPs run on, which picks the peak of its roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maf {
+    /// Matrix (tensor) cores: GEMMs, convolutions, attention.
+    Matrix,
+    /// Vector units: elementwise, normalization, reductions.
+    Vector,
+}
+
+impl Maf {
+    /// The text the `Compute Spec` column starts with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Maf::Matrix => "matrix",
+            Maf::Vector => "vector",
+        }
+    }
+}
+
+/// The compute precision of an op, which picks the peak of its roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// `fp64`.
+    Fp64,
+    /// `fp32`.
+    Fp32,
+    /// `fp16`.
+    Fp16,
+    /// `bf16`.
+    Bf16,
+    /// `fp8`.
+    Fp8,
+    /// `fp4`.
+    Fp4,
+    /// A compiled Triton kernel's `c10::` dtype, printed by its short name
+    /// (`bfloat16`, `half`, `float`, …), as the reference's Triton matcher
+    /// does.
+    C10(&'static str),
+}
+
+impl Precision {
+    /// The text after `<maf>_` in the `Compute Spec` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp64 => "fp64",
+            Precision::Fp32 => "fp32",
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+            Precision::Fp4 => "fp4",
+            Precision::C10(name) => name,
+        }
+    }
+}
+
 /// What a model says about one op instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
@@ -130,17 +185,17 @@ pub struct Evaluation {
     pub flops: f64,
     /// Bytes moved; None when a dtype size is unknown.
     pub bytes: Option<f64>,
-    /// `matrix` or `vector` (None: no Compute Spec).
-    pub maf: Option<&'static str>,
-    /// `fp32`, `bf16`, … from the primary dtype (None: no Compute Spec).
-    pub precision: Option<&'static str>,
+    /// The units the FLOPs run on (None: no Compute Spec).
+    pub maf: Option<Maf>,
+    /// The compute precision of the primary dtype (None: no Compute Spec).
+    pub precision: Option<Precision>,
 }
 
 impl Evaluation {
     /// The `Compute Spec` text: `<maf>_<precision>`, or empty.
     pub fn compute_spec(&self) -> String {
         match (self.maf, self.precision) {
-            (Some(m), Some(p)) => format!("{m}_{p}"),
+            (Some(m), Some(p)) => format!("{}_{}", m.name(), p.name()),
             _ => String::new(),
         }
     }
@@ -173,15 +228,15 @@ pub fn bytes_per_element(dtype: Option<&str>) -> Option<f64> {
 }
 
 /// Compute precision of a dtype string, case-insensitive.
-pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
+pub fn precision_of(dtype: Option<&str>) -> Option<Precision> {
     let d = dtype?.to_ascii_lowercase();
     Some(match d.as_str() {
-        "float" => "fp32",
-        "double" => "fp64",
-        "c10::half" => "fp16",
-        "c10::bfloat16" => "bf16",
-        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "unsigned char" | "fp8" => "fp8",
-        "fp4" | "mxfp4" | "c10::float4_e2m1fn_x2" => "fp4",
+        "float" => Precision::Fp32,
+        "double" => Precision::Fp64,
+        "c10::half" => Precision::Fp16,
+        "c10::bfloat16" => Precision::Bf16,
+        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "unsigned char" | "fp8" => Precision::Fp8,
+        "fp4" | "mxfp4" | "c10::float4_e2m1fn_x2" => Precision::Fp4,
         _ => return None,
     })
 }

@@ -23,7 +23,7 @@
 //! name. No class has a backward model.
 
 use super::pyval::{Num, Rec, dim_at, int_of, invalid, ipy, precision, unpack};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 use crate::trace::ArgValue;
 
 /// The MoE GEMM classes: which parser reads the experts, and the stage.
@@ -95,7 +95,7 @@ struct Moe {
     /// Element sizes of input, weights and output (None: a dtype the
     /// model refuses when asked for bytes).
     sizes: Option<(Num, Num, Num)>,
-    precision: Option<&'static str>,
+    precision: Option<Precision>,
 }
 
 /// The common key order `num_tokens … topk[, gated]`.
@@ -250,7 +250,7 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
     let (output, input, weight) = (get(0)?, get(1)?, get(2)?);
     let precision = match input {
         "" => None,
-        "fp8" | "bf16" => Some("fp8"),
+        "fp8" | "bf16" => Some(Precision::Fp8),
         d => precision_of(Some(d)),
     };
     let d = Dtypes {
@@ -523,7 +523,7 @@ fn invoke_grouped_gemm(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(dw),
     })
 }
@@ -556,7 +556,7 @@ pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluatio
         params: p.params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: p.precision,
     })
 }

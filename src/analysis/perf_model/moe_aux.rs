@@ -15,7 +15,7 @@
 //!   forward.
 
 use super::pyval::{Num, Rec, bpe, int_of, invalid, ipy, precision, prod, tuple_of};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
 /// The MoE routing and communication classes.
@@ -90,7 +90,7 @@ fn routing(r: Rec, dims: &[ArgValue], bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: largest.map_or(0.0, |(n, _)| n),
         bytes: (total.f64() > 0.0).then(|| total.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: largest.and_then(|(_, d)| precision(d.as_deref())),
     })
 }
@@ -155,7 +155,7 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: ni.f64(),
         bytes: Some(Num::I(2).mul(ni.mul(bi).add(nw.mul(bw))).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(d_wts)),
     })
 }

@@ -12,7 +12,7 @@ use super::pyval::{
     Num, Rec, bpe_req, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int,
     shape_of, tuple_of,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// Parsed fields of a normalization op (the reference's `param_details`).
 struct Norm {
@@ -66,7 +66,7 @@ impl Norm {
             params: self.params(),
             flops: flops.f64(),
             bytes: Some(bytes.f64()),
-            maf: Some("vector"),
+            maf: Some(Maf::Vector),
             precision: precision(Some(&self.dtype_in)),
         }
     }

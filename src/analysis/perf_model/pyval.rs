@@ -1,9 +1,13 @@
-//! Python semantics shared by the extension models: numbers that stay exact
-//! ints until a float enters (as Python's do), and readers of the recorded
-//! arguments that fail where the reference's indexing, unpacking or
-//! arithmetic would raise (a [`ModelError::Invalid`]).
+//! Python semantics shared by every model: the one number type ([`Num`],
+//! ints exact until a float enters, as Python's are), the one literal
+//! parser ([`literal_eval`], with `int()`, `float()` and `eval()` of
+//! recorded texts), and the one reader of an op's recorded arguments
+//! ([`Rec`]). Every reader fails where the reference's indexing, unpacking
+//! or arithmetic would raise (a [`ModelError::Invalid`]).
 
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+use super::{
+    Evaluation, ModelError, ModelResult, OpInput, Precision, Py, bytes_per_element, precision_of,
+};
 use crate::trace::ArgValue;
 
 /// Shorthand for an [`ModelError::Invalid`] result.
@@ -625,7 +629,7 @@ pub(super) fn bpe_req(dtype: Option<&str>) -> ModelResult<Num> {
 }
 
 /// `torch_dtype_map(dtype) if dtype else None`.
-pub(super) fn precision(dtype: Option<&str>) -> Option<&'static str> {
+pub(super) fn precision(dtype: Option<&str>) -> Option<Precision> {
     dtype
         .filter(|d| !d.is_empty())
         .and_then(|d| precision_of(Some(d)))
@@ -768,7 +772,7 @@ impl<'a> Rec<'a> {
     }
 
     /// The compute precision of `Input type[0]`, None without types.
-    pub(super) fn first_precision(&self) -> Option<&'static str> {
+    pub(super) fn first_precision(&self) -> Option<Precision> {
         precision(self.types_or_empty().first().map(String::as_str))
     }
 

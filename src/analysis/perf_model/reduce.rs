@@ -8,7 +8,7 @@
 
 use super::elementwise::f;
 use super::pyval::{Rec, bpe, precision, prod, shape_of, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
 /// The reduction kind from the op name (informational `param: reduce_type`).
 fn reduce_type(name: &str) -> &'static str {
@@ -41,7 +41,7 @@ pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
             ],
             flops: 0.0,
             bytes: None,
-            maf: Some("vector"),
+            maf: Some(Maf::Vector),
             precision: None,
         });
     };
@@ -74,7 +74,7 @@ pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
         ],
         flops: f(n_in),
         bytes,
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(dtype_in),
     })
 }

@@ -11,7 +11,7 @@
 //! is_training` and no backward model.
 
 use super::pyval::{Num, Rec, bpe_req, dim_at, ipy, len_of, numel, precision, py_int};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// The RMSNorm extension classes: what each adds to the core RMSNorm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl Norm {
             params: self.params,
             flops: flops.f64(),
             bytes: Some(bytes.f64()),
-            maf: Some("vector"),
+            maf: Some(Maf::Vector),
         }
     }
 }

@@ -9,7 +9,7 @@
 //! model.
 
 use super::pyval::{Num, Rec, bpe, dim_at, ipy, numel, precision, tuple_of, unpack};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 
 /// The RoPE classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,12 +28,12 @@ pub enum Kind {
 }
 
 /// 3 FLOPs and 2·b bytes per rotated element.
-fn rotate(params: Vec<(&'static str, Py)>, n: Num, b: Num, p: Option<&'static str>) -> Evaluation {
+fn rotate(params: Vec<(&'static str, Py)>, n: Num, b: Num, p: Option<Precision>) -> Evaluation {
     Evaluation {
         params,
         flops: Num::I(3).mul(n).f64(),
         bytes: Some(Num::I(2).mul(n).mul(b).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: p,
     }
 }
@@ -146,7 +146,7 @@ fn mla_rope_cache(r: Rec, concat: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision_of(Some(dtype_in)),
     })
 }

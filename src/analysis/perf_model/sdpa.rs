@@ -11,7 +11,7 @@
 
 use super::gemm::{elem, str_tuple, truthy};
 use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_float, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 use crate::trace::ArgValue;
 
 use super::pyval::Num::{self, F, I};
@@ -583,7 +583,7 @@ pub fn evaluate(kind: &Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         params: p.params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision,
     })
 }

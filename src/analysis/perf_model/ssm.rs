@@ -14,7 +14,7 @@
 //!   the backward is the forward.
 
 use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy, py_int};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Precision, Py};
 use crate::trace::ArgValue;
 
 /// The SSM classes.
@@ -28,7 +28,7 @@ pub enum Kind {
 
 /// The first dtype's precision; types present but empty fail like the
 /// reference's `[None][0]` default only covers a missing key.
-fn first_precision(r: Rec) -> ModelResult<Option<&'static str>> {
+fn first_precision(r: Rec) -> ModelResult<Option<Precision>> {
     match &r.input().types {
         Some(t) if t.is_empty() => invalid("Input type[0] out of range"),
         _ => Ok(r.first_precision()),
@@ -61,7 +61,7 @@ fn causal_conv1d(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(2).mul(bcl).mul(k).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: first_precision(r)?,
     })
 }
@@ -136,7 +136,7 @@ fn mamba_ssd(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: first_precision(r)?,
     })
 }
