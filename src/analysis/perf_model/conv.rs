@@ -15,8 +15,8 @@
 
 use crate::trace::ArgValue;
 
-use super::gemm::{add, mul, mul_all, shape_of, str_tuple, truthy};
-use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, tuple_of};
+use super::gemm::{add, mul, mul_all, str_tuple, truthy};
+use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, shape_of, tuple_of};
 use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
@@ -220,8 +220,11 @@ fn conv_from(p: Parsed) -> ModelResult<Conv> {
         ("output_padding", Py::ints(&p.output_padding)),
         ("groups", Py::Int(p.groups)),
     ];
-    let x = shape_of(p.ops.x_val)?;
-    let w = shape_of(p.ops.w_val)?;
+    // Shape entries are recorded i64s (`shape_of` reads them as such).
+    let i64s =
+        |v| -> ModelResult<Vec<i64>> { Ok(shape_of(v)?.into_iter().map(|d| d as i64).collect()) };
+    let x = i64s(p.ops.x_val)?;
+    let w = i64s(p.ops.w_val)?;
     let transposed = truthy(&p.transposed);
     let spatial = x.len().saturating_sub(2);
     let mut out = vec![

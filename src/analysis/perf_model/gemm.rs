@@ -40,14 +40,6 @@ pub(super) fn int_value(v: &ArgValue) -> ModelResult<i64> {
     }
 }
 
-/// A recorded shape as a list of ints (every entry must be an int).
-pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i64>> {
-    match v {
-        ArgValue::List(a) => a.iter().map(int_value).collect(),
-        _ => invalid("shape is not a list"),
-    }
-}
-
 /// A tuple of dtype strings.
 pub(super) fn str_tuple<S: AsRef<str>>(items: &[S]) -> Py {
     Py::Tuple(
