@@ -220,7 +220,7 @@ mod tests {
     fn addmm_gives_the_reference_ir() {
         use crate::analysis::commands::replay::replay_op;
         use crate::test_support::arg_value;
-        // The spec's sample (05 §4.3), from a resnet trace.
+        // The reference's sample, from a resnet trace.
         let v = [
             arg_value("[[1000], [10, 512], [512, 1000], [], []]"),
             arg_value(r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#),

@@ -4,24 +4,25 @@
 //! (`mixed_sample_outer_exponential`, its own `elementwise` sheet).
 //!
 //! The gated ops have `out` at slot 0 and the `2·d`-wide input at slot 1:
-//! with n = prod(out), `flops = k·n` (k = 5 SiLU, 8 GELU, 10 tanh-GELU) and
+//! with n = numel(out), `flops = k·n` (k = 5 SiLU, 8 GELU, 10 tanh-GELU) and
 //! `bytes = 2·n·b_in + n·b_out`. The sampler reads logits and noise `(T, V)`
 //! and writes T int32 ids: `flops = 2·T·V`, `bytes = T·V·(b_logits +
 //! b_noise) + 4·T`. None has a backward model.
 
 use super::pyval::{
-    Num, Rec, bpe, bpe_req, dim_at, forward_only, invalid, ipy, len_of, precision, prod, tuple_of,
+    Num, Rec, bpe, bpe_req, dim_at, forward_only, ipy, len_of, numel, precision, tuple_of,
 };
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aiter_silu_and_mul",
-    "sgl_kernel_silu_and_mul",
-    "aiter_gelu_and_mul",
-    "aiter_gelu_tanh_and_mul",
-    "mixed_sample_outer_exponential",
-];
+/// The activation classes: a gated activation with its FLOPs per element,
+/// or the sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `act(x) * y` at this many FLOPs per output element.
+    Gated(i128),
+    /// `mixed_sample_outer_exponential`.
+    Sampler,
+}
 
 /// A gated activation with `per_element` FLOPs per output element.
 fn gated(r: Rec, per_element: i128) -> ModelResult<Evaluation> {
@@ -37,7 +38,7 @@ fn gated(r: Rec, per_element: i128) -> ModelResult<Evaluation> {
         ("stride_input", r.stride(1)?),
         ("stride_output", r.stride(0)?),
     ];
-    let n = prod(out)?;
+    let n = numel(out)?;
     let flops = Num::I(per_element).mul(n);
     let bytes = Num::I(2)
         .mul(n)
@@ -47,7 +48,7 @@ fn gated(r: Rec, per_element: i128) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype_in)),
     })
 }
@@ -70,7 +71,7 @@ fn sampler(r: Rec) -> ModelResult<Evaluation> {
         ("dtype_noise", Py::Str(dn.into())),
     ];
     let tv = Num::I(t).mul(v);
-    let bytes = match (bpe(Some(dl)), bpe(Some(dn))) {
+    let bytes = match (bpe(Some(dl)).map(Num::I), bpe(Some(dn)).map(Num::I)) {
         (Some(bl), Some(bn)) => Some(tv.mul(bl).add(tv.mul(bn)).add(Num::I(t).mul(4))),
         _ => None,
     };
@@ -78,28 +79,24 @@ fn sampler(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(2).mul(tv).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dl)),
     })
 }
 
 /// Evaluates an activation class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let e = match class {
-        "aiter_silu_and_mul" | "sgl_kernel_silu_and_mul" => gated(r, 5)?,
-        "aiter_gelu_and_mul" => gated(r, 8)?,
-        "aiter_gelu_tanh_and_mul" => gated(r, 10)?,
-        "mixed_sample_outer_exponential" => sampler(r)?,
-        _ => return invalid(format!("{class} is not an activation model")),
+    let e = match kind {
+        Kind::Gated(per_element) => gated(r, per_element)?,
+        Kind::Sampler => sampler(r)?,
     };
-    forward_only(class, bwd, e)
+    forward_only(bwd, e)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
-    use super::*;
+    use super::super::test_support::{evaluate, test_input};
 
     const BF: &str = "c10::BFloat16";
 

@@ -11,21 +11,26 @@
 //! b is the size of the input's dtype (an unknown size fails). None has a
 //! backward model.
 
-use super::pyval::{Num, Rec, bpe_req, forward_only, invalid, ipy, prod, tuple_of};
+use super::pyval::{Num, Rec, bpe_req, forward_only, ipy, numel, tuple_of};
 use super::{Evaluation, ModelResult, OpInput, Py};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aiter_fused_allreduce_rmsnorm",
-    "aiter_fused_allreduce_rmsnorm_",
-    "custom_ar_all_reduce",
-    "aiter_reduce_scatter",
-    "aiter_all_gather_reg",
-    "sgl_kernel_all_reduce_reg",
-    "sgl_kernel_qr_all_reduce",
-    "sgl_kernel_reg_all_gather_into_tensor",
-    "custom_ar_qr_all_reduce",
-];
+/// The custom collective classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Fused all-reduce + RMSNorm with x and the weight at these slots.
+    AllreduceRmsnorm {
+        /// Slot of x.
+        x: usize,
+        /// Slot of the weight.
+        w: usize,
+    },
+    /// The custom and quick all-reduces.
+    AllReduce,
+    /// aiter's reduce-scatter and registered all-gather.
+    ScatterGather,
+    /// `sgl_kernel::reg_all_gather_into_tensor`.
+    RegAllGather,
+}
 
 fn eval(params: Vec<(&'static str, Py)>, flops: Num, bytes: Num) -> Evaluation {
     Evaluation {
@@ -49,7 +54,7 @@ fn allreduce_rmsnorm(r: Rec, x: usize, w: usize) -> ModelResult<Evaluation> {
         ("stride_input", stride),
         ("num_channels", ipy(c)),
     ];
-    let n = prod(shape)?;
+    let n = numel(shape)?;
     let b = bpe_req(Some(dtype));
     let rows = n.floor_div(c)?;
     let flops = n.add(rows.mul(Num::I(2).mul(c).add(2))).add(n.mul(2));
@@ -71,7 +76,7 @@ fn all_reduce(r: Rec) -> ModelResult<Evaluation> {
         ("dtype_in", Py::Str(dtype.into())),
         ("stride_input", r.stride(1)?),
     ];
-    let bytes = Num::I(2).mul(prod(shape)?).mul(bpe_req(Some(dtype))?);
+    let bytes = Num::I(2).mul(numel(shape)?).mul(bpe_req(Some(dtype))?);
     Ok(eval(params, Num::I(0), bytes))
 }
 
@@ -85,7 +90,7 @@ fn scatter_gather(r: Rec) -> ModelResult<Evaluation> {
         ("dtype_in", Py::Str(dtype.into())),
         ("stride_input", r.stride(1)?),
     ];
-    let bytes = prod(inp)?.add(prod(out)?).mul(bpe_req(Some(dtype))?);
+    let bytes = numel(inp)?.add(numel(out)?).mul(bpe_req(Some(dtype))?);
     Ok(eval(params, Num::I(0), bytes))
 }
 
@@ -98,31 +103,25 @@ fn reg_all_gather(r: Rec) -> ModelResult<Evaluation> {
         ("op_shape", tuple_of(inp)?),
         ("dtype_in", Py::Str(dtype.into())),
     ];
-    let bytes = prod(inp)?.add(prod(out)?).mul(bpe_req(Some(dtype))?);
+    let bytes = numel(inp)?.add(numel(out)?).mul(bpe_req(Some(dtype))?);
     Ok(eval(params, Num::I(0), bytes))
 }
 
 /// Evaluates a custom collective class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let e = match class {
-        "aiter_fused_allreduce_rmsnorm" => allreduce_rmsnorm(r, 2, 6)?,
-        "aiter_fused_allreduce_rmsnorm_" => allreduce_rmsnorm(r, 0, 2)?,
-        "custom_ar_all_reduce"
-        | "sgl_kernel_all_reduce_reg"
-        | "sgl_kernel_qr_all_reduce"
-        | "custom_ar_qr_all_reduce" => all_reduce(r)?,
-        "aiter_reduce_scatter" | "aiter_all_gather_reg" => scatter_gather(r)?,
-        "sgl_kernel_reg_all_gather_into_tensor" => reg_all_gather(r)?,
-        _ => return invalid(format!("{class} is not a custom collective")),
+    let e = match kind {
+        Kind::AllreduceRmsnorm { x, w } => allreduce_rmsnorm(r, x, w)?,
+        Kind::AllReduce => all_reduce(r)?,
+        Kind::ScatterGather => scatter_gather(r)?,
+        Kind::RegAllGather => reg_all_gather(r)?,
     };
-    forward_only(class, bwd, e)
+    forward_only(bwd, e)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
-    use super::*;
+    use super::super::test_support::{evaluate, test_input};
 
     const BF: &str = "c10::BFloat16";
 

@@ -1,4 +1,4 @@
-//! Convolution models (spec 03 §4.2): `aten::convolution` (`aten_conv`) and
+//! Convolution models: `aten::convolution` (`aten_conv`) and
 //! `aten::convolution_backward` (`aten_conv_bwd`).
 //!
 //! Quirks kept from the reference: `aten::convolution` records nine
@@ -15,11 +15,9 @@
 
 use crate::trace::ArgValue;
 
-use super::gemm::{
-    add, at, bpe, concrete_of, dims_of, invalid, mul, mul_all, prod, py_eval, py_int, py_tuple,
-    shape_of, str_tuple, truthy, types_of,
-};
-use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
+use super::gemm::{add, mul, mul_all, str_tuple, truthy};
+use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, shape_of, tuple_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 
 /// A convolution as the CONV base class holds it.
 struct Conv {
@@ -46,7 +44,7 @@ fn str_to_tuple(s: &str) -> ModelResult<Vec<i64>> {
 
 /// A list argument from its concrete text, or `(default,)*nd` when empty.
 fn list_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<i64>> {
-    let s = at(ci, i, "Concrete Inputs")?;
+    let s = item(ci, i, "Concrete Inputs")?;
     let v = if s.is_empty() {
         vec![default; nd.max(0) as usize]
     } else {
@@ -124,17 +122,17 @@ struct Operands<'a> {
 }
 
 fn operands(dims: &[ArgValue], off: usize) -> ModelResult<Operands<'_>> {
-    let x_val = at(dims, off, "Input Dims")?;
-    let x_py = py_tuple(x_val)?;
+    let x_val = item(dims, off, "Input Dims")?;
+    let x_py = tuple_of(x_val)?;
     let nd = match &x_py {
         Py::Tuple(v) => v.len() as i64 - 2,
         _ => -2,
     };
-    let w_val = at(dims, off + 1, "Input Dims")?;
+    let w_val = item(dims, off + 1, "Input Dims")?;
     Ok(Operands {
         x_val,
         x_py,
-        w_py: py_tuple(w_val)?,
+        w_py: tuple_of(w_val)?,
         w_val,
         nd,
     })
@@ -161,8 +159,8 @@ struct Parsed<'a> {
 /// arguments all sit one slot later).
 fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let off = usize::from(backward);
-    let dims = dims_of(input)?;
-    let ci = concrete_of(input)?;
+    let dims = Rec::new(input).dims()?;
+    let ci = Rec::new(input).concrete()?;
     let ops = operands(dims, off)?;
     let nd = ops.nd;
     let bias = if backward {
@@ -171,10 +169,10 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         Py::Bool(dims.len() == 3)
     };
     let base = off + 3;
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, off, "Input type")?.clone(),
-        at(types, off + 1, "Input type")?.clone(),
+        item(types, off, "Input type")?.clone(),
+        item(types, off + 1, "Input type")?.clone(),
     ];
     if dtypes[0] != dtypes[1] {
         return invalid(format!(
@@ -185,8 +183,8 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
     let (x_stride, w_stride) = match input.strides {
         None => (Py::None, Py::None),
         Some(s) => (
-            py_tuple(at(s, off, "Input Strides")?)?,
-            py_tuple(at(s, off + 1, "Input Strides")?)?,
+            tuple_of(item(s, off, "Input Strides")?)?,
+            tuple_of(item(s, off + 1, "Input Strides")?)?,
         ),
     };
     conv_from(Parsed {
@@ -198,9 +196,9 @@ fn parse(input: &OpInput, backward: bool) -> ModelResult<Conv> {
         stride: list_arg(ci, base, 1, nd)?,
         padding: list_arg(ci, base + 1, 0, nd)?,
         dilation: list_arg(ci, base + 2, 1, nd)?,
-        transposed: py_eval(at(ci, base + 3, "Concrete Inputs")?)?,
+        transposed: py_eval(item(ci, base + 3, "Concrete Inputs")?)?,
         output_padding: list_arg(ci, base + 4, 0, nd)?,
-        groups: py_int(at(ci, base + 5, "Concrete Inputs")?)?,
+        groups: py_int(item(ci, base + 5, "Concrete Inputs")?)?,
     })
 }
 
@@ -222,22 +220,25 @@ fn conv_from(p: Parsed) -> ModelResult<Conv> {
         ("output_padding", Py::ints(&p.output_padding)),
         ("groups", Py::Int(p.groups)),
     ];
-    let x = shape_of(p.ops.x_val)?;
-    let w = shape_of(p.ops.w_val)?;
+    // Shape entries are recorded i64s (`shape_of` reads them as such).
+    let i64s =
+        |v| -> ModelResult<Vec<i64>> { Ok(shape_of(v)?.into_iter().map(|d| d as i64).collect()) };
+    let x = i64s(p.ops.x_val)?;
+    let w = i64s(p.ops.w_val)?;
     let transposed = truthy(&p.transposed);
     let spatial = x.len().saturating_sub(2);
     let mut out = vec![
-        *at(&x, 0, "input_shape")?,
-        *at(&w, usize::from(transposed), "filter_shape")?,
+        *item(&x, 0, "input_shape")?,
+        *item(&w, usize::from(transposed), "filter_shape")?,
     ];
     for i in 0..spatial {
         let xi = x[i + 2];
-        let ki = *at(&w, i + 2, "filter_shape")?;
-        let s = *at(&p.stride, i, "stride")?;
-        let pad = *at(&p.padding, i, "padding")?;
-        let d = *at(&p.dilation, i, "dilation")?;
+        let ki = *item(&w, i + 2, "filter_shape")?;
+        let s = *item(&p.stride, i, "stride")?;
+        let pad = *item(&p.padding, i, "padding")?;
+        let d = *item(&p.dilation, i, "dilation")?;
         out.push(if transposed {
-            let op = *at(&p.output_padding, i, "output_padding")?;
+            let op = *item(&p.output_padding, i, "output_padding")?;
             transposed_out_dim(xi, ki, s, pad, d, op)?
         } else {
             conv_out_dim(xi, ki, s, pad, d)?
@@ -265,19 +266,19 @@ fn fused_arg(ci: &[String], i: usize, default: i64, nd: i64) -> ModelResult<Vec<
 
 /// `ConvBias_` / `ConvBiasReLU_`: input at 0, weight at 1, a bias always.
 fn parse_fused(input: &OpInput) -> ModelResult<Conv> {
-    let dims = dims_of(input)?;
-    let ci = concrete_of(input)?;
+    let dims = Rec::new(input).dims()?;
+    let ci = Rec::new(input).concrete()?;
     let ops = operands(dims, 0)?;
     let nd = ops.nd;
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = types[..types.len().min(2)].to_vec();
-    if at(&dtypes, 0, "dtype_input_weight")? != at(&dtypes, 1, "dtype_input_weight")? {
+    if item(&dtypes, 0, "dtype_input_weight")? != item(&dtypes, 1, "dtype_input_weight")? {
         return invalid(format!(
             "Data types of input and weight are different: {dtypes:?}"
         ));
     }
     let (x_stride, w_stride) = match input.strides {
-        Some(s) if s.len() > 1 => (py_tuple(&s[0])?, py_tuple(&s[1])?),
+        Some(s) if s.len() > 1 => (tuple_of(&s[0])?, tuple_of(&s[1])?),
         _ => (Py::None, Py::None),
     };
     conv_from(Parsed {
@@ -304,9 +305,9 @@ fn flops_func(
     bias: bool,
     transposed: bool,
 ) -> ModelResult<i128> {
-    let per = mul(2, prod(w.get(1..).unwrap_or(&[]))?)?;
-    let conv = mul(prod(if transposed { x } else { out })?, per)?;
-    add(conv, if bias { prod(out)? } else { 0 })
+    let per = mul(2, prod(w.get(1..).unwrap_or(&[])).exact()?)?;
+    let conv = mul(prod(if transposed { x } else { out }).exact()?, per)?;
+    add(conv, if bias { prod(out).exact()? } else { 0 })
 }
 
 /// `CONV.t`: swap the first two dimensions.
@@ -328,17 +329,20 @@ fn flops_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, transposed: bool) ->
         flops_func(&t(x)?, &t(out)?, &t(w)?, false, false)?
     };
     let total = add(input_grad, weight_grad)?;
-    add(total, if bias { prod(out)? } else { 0 })
+    add(total, if bias { prod(out).exact()? } else { 0 })
 }
 
 /// The element count of `CONV.bytes_func` (input, weight, bias, output).
 fn elems(x: &[i64], w: &[i64], out: &[i64], bias: bool) -> ModelResult<i128> {
     let bias_elems = if bias {
-        *at(out, 1, "out_shape")? as i128
+        *item(out, 1, "out_shape")? as i128
     } else {
         0
     };
-    add(add(add(prod(x)?, prod(w)?)?, bias_elems)?, prod(out)?)
+    add(
+        add(add(prod(x).exact()?, prod(w).exact()?)?, bias_elems)?,
+        prod(out).exact()?,
+    )
 }
 
 /// `CONV.bytes_bwd_func`: both gradient GEMMs read/write every tensor once;
@@ -347,7 +351,7 @@ fn bytes_bwd(x: &[i64], w: &[i64], out: &[i64], bias: bool, b: i128) -> ModelRes
     let input_grad = mul(elems(out, w, x, false)?, b)?;
     let weight_grad = mul(elems(out, x, w, false)?, b)?;
     let bias = if bias {
-        add(prod(out)?, *at(out, 1, "out_shape")? as i128)?
+        add(prod(out).exact()?, *item(out, 1, "out_shape")? as i128)?
     } else {
         0
     };
@@ -378,56 +382,57 @@ pub fn conv_numbers(
     Ok((flops_func(x, w, out, bias, transposed)?, bytes))
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_conv",
-    "aten_conv_bwd",
-    "ConvBias_",
-    "ConvBiasReLU_",
-    "ConvBias_Backward",
-    "ConvBiasReLU_Backward",
-];
+/// The CONV classes: the op itself or the fused ops (which record their
+/// arguments differently), forward or backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `aten::convolution`.
+    Conv,
+    /// `aten::convolution_backward`.
+    ConvBwd,
+    /// `ConvBias_`, `ConvBiasReLU_`.
+    Fused,
+    /// `ConvBias_Backward`, `ConvBiasReLU_Backward`: shapes of the forward op.
+    FusedBwd,
+}
 
-/// Evaluates a CONV-family model (spec 03 §4.2) for `class` on `input`.
+/// Evaluates a CONV-family model of kind `kind` on `input`.
 ///
 /// `aten_conv`, `ConvBias_` and `ConvBiasReLU_` give their forward numbers,
 /// or with `bwd` the backward ones; `aten_conv_bwd` and the fused backward
 /// classes give backward numbers either way (the fused ones from their
-/// forward op's shapes). Unknown class names are [`ModelError::Invalid`].
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let (c, backward_op) = match class {
-        "aten_conv" => (parse(input, false)?, false),
-        "aten_conv_bwd" => (parse(input, true)?, true),
-        "ConvBias_" | "ConvBiasReLU_" => (parse_fused(input)?, false),
-        "ConvBias_Backward" | "ConvBiasReLU_Backward" => match &input.forward {
+/// forward op's shapes).
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let (c, backward_op) = match kind {
+        Kind::Conv => (parse(input, false)?, false),
+        Kind::ConvBwd => (parse(input, true)?, true),
+        Kind::Fused => (parse_fused(input)?, false),
+        Kind::FusedBwd => match &input.forward {
             Some(fwd) => (parse_fused(fwd)?, true),
             None => {
-                return invalid(format!(
-                    "{class}: no earlier forward op with its sequence number"
-                ));
+                return invalid("no earlier forward op with its sequence number");
             }
         },
-        _ => return invalid(format!("{class} is not a CONV model")),
     };
     let (flops, bytes) = conv_numbers(
         (&c.x, &c.w, &c.out),
         c.bias,
         c.transposed,
         backward_op || bwd,
-        bpe(&c.dtype),
+        bpe(Some(&c.dtype)),
     )?;
     Ok(Evaluation {
         params: c.params,
         flops: flops as f64,
         bytes: bytes.map(|b| b as f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision_of(Some(&c.dtype)),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{assert_keys, is_invalid, op_input, param, strs};
+    use super::super::test_support::{assert_keys, evaluate, is_invalid, op_input, param, strs};
     use super::*;
     use crate::test_support::arg;
 

@@ -1,20 +1,14 @@
 //! Fused cross-entropy (`CrossEntropyFunction`): online softmax plus the
 //! negative log-likelihood over logits `(batch, …, vocab)`:
-//! `flops = 5·batch·vocab`, `bytes = prod(logits)·b + 8·batch + 4·batch`
+//! `flops = 5·batch·vocab`, `bytes = numel(logits)·b + 8·batch + 4·batch`
 //! (int64 targets in, fp32 loss out; b the logits' element size, 2 when
 //! unknown). No backward model.
 
-use super::pyval::{Num, Rec, dim_at, invalid, ipy, prod};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
-
-/// The classes this module models.
-pub const CLASSES: &[&str] = &["cross_entropy_fwd"];
+use super::pyval::{Num, Rec, dim_at, ipy, numel};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// Evaluates `cross_entropy_fwd` on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    if class != "cross_entropy_fwd" {
-        return invalid(format!("{class} is not a cross-entropy model"));
-    }
+pub fn evaluate(input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
     let logits = r.dim(0)?;
     let (batch, vocab) = (dim_at(logits, 0)?, dim_at(logits, -1)?);
@@ -29,20 +23,22 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         ));
     }
     let b = Num::I(batch);
-    let bytes = prod(logits)?.mul(r.first_bpe()).add(b.mul(8)).add(b.mul(4));
+    let bytes = numel(logits)?
+        .mul(r.first_bpe())
+        .add(b.mul(8))
+        .add(b.mul(4));
     Ok(Evaluation {
         params,
         flops: Num::I(5).mul(batch).mul(vocab).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: r.first_precision(),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
-    use super::*;
+    use super::super::test_support::{evaluate, test_input};
 
     #[test]
     fn logits_and_targets() {

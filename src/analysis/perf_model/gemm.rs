@@ -1,4 +1,4 @@
-//! GEMM models (spec 03 §4.1): `aten::mm`, `aten::addmm`, `aten::bmm`,
+//! GEMM models: `aten::mm`, `aten::addmm`, `aten::bmm`,
 //! `aten::baddbmm`, `aten::_scaled_mm` and the vendor GEMM ops of the core
 //! map.
 //!
@@ -7,56 +7,19 @@
 //! `bytes = M·K·bpe_A + K·N·bpe_B + M·N·bpe_out (+ N·bpe_bias)`. The
 //! parameters keep the reference's key order: the parser's keys, then `B`
 //! (if the parser did not set it), then `transpose` when a kernel name tells
-//! the operand layouts (§4.1.3).
+//! the operand layouts.
 //!
-//! The module also holds the small argument helpers (Python indexing,
-//! `tuple(...)`, `int(...)`, `float(...)`, `eval(...)` of the recorded
-//! texts) that the CONV and SDPA models share.
+//! The module also holds the exact-int helpers and the i64 shape readers
+//! that the CONV and SDPA models share.
 
 use crate::trace::ArgValue;
 
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element, precision_of};
+use super::pyval::{Num, Rec, bpe, invalid, item, prod, tuple_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py, precision_of};
 
 // ---------------------------------------------------------------------------
 // Argument helpers shared by the GEMM, CONV and SDPA models.
 // ---------------------------------------------------------------------------
-
-/// An [`ModelError::Invalid`] with a reason.
-pub(super) fn invalid<T>(reason: impl Into<String>) -> ModelResult<T> {
-    Err(ModelError::Invalid(reason.into()))
-}
-
-/// `args["Input Dims"]` (a `KeyError` in the reference when absent).
-pub(super) fn dims_of<'a>(input: &'a OpInput) -> ModelResult<&'a [ArgValue]> {
-    match input.dims {
-        Some(d) => Ok(d),
-        None => invalid("missing 'Input Dims'"),
-    }
-}
-
-/// `args["Input type"]`.
-pub(super) fn types_of<'a>(input: &'a OpInput) -> ModelResult<&'a [String]> {
-    match input.types.as_deref() {
-        Some(t) => Ok(t),
-        None => invalid("missing 'Input type'"),
-    }
-}
-
-/// `args["Concrete Inputs"]`.
-pub(super) fn concrete_of<'a>(input: &'a OpInput) -> ModelResult<&'a [String]> {
-    match input.concrete.as_deref() {
-        Some(c) => Ok(c),
-        None => invalid("missing 'Concrete Inputs'"),
-    }
-}
-
-/// `list[i]`, an `IndexError` when out of range.
-pub(super) fn at<'a, T>(list: &'a [T], i: usize, what: &str) -> ModelResult<&'a T> {
-    match list.get(i) {
-        Some(v) => Ok(v),
-        None => invalid(format!("{what}[{i}] out of range")),
-    }
-}
 
 /// `shape[i]` of a recorded shape, which must be an int.
 pub(super) fn elem(shape: &ArgValue, i: usize) -> ModelResult<i64> {
@@ -77,31 +40,6 @@ pub(super) fn int_value(v: &ArgValue) -> ModelResult<i64> {
     }
 }
 
-/// A recorded shape as a list of ints (every entry must be an int).
-pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i64>> {
-    match v {
-        ArgValue::List(a) => a.iter().map(int_value).collect(),
-        _ => invalid("shape is not a list"),
-    }
-}
-
-/// `tuple(v)` of a recorded JSON value: the outer list becomes a tuple,
-/// nested lists stay lists.
-pub(super) fn py_tuple(v: &ArgValue) -> ModelResult<Py> {
-    match v {
-        ArgValue::List(a) => Ok(Py::Tuple(
-            a.iter().map(|x| Py::from_arg(x, false)).collect(),
-        )),
-        ArgValue::Str(s) => Ok(Py::Tuple(
-            s.chars().map(|c| Py::Str(c.to_string())).collect(),
-        )),
-        ArgValue::Map(o) => Ok(Py::Tuple(
-            o.iter().map(|(k, _)| Py::Str(k.to_string())).collect(),
-        )),
-        _ => invalid(format!("{v} is not iterable")),
-    }
-}
-
 /// A tuple of dtype strings.
 pub(super) fn str_tuple<S: AsRef<str>>(items: &[S]) -> Py {
     Py::Tuple(
@@ -112,51 +50,25 @@ pub(super) fn str_tuple<S: AsRef<str>>(items: &[S]) -> Py {
     )
 }
 
-/// Bytes per element as the reference's int, or None when unknown.
-pub(super) fn bpe(dtype: &str) -> Option<i128> {
-    bytes_per_element(Some(dtype)).map(|b| b as i128)
-}
-
-/// Checked multiplication (the reference's ints never overflow; ours report
-/// an absurd size as invalid instead).
+/// Exact int `a * b` (the reference's ints never overflow; a product that
+/// leaves `i128` is refused, see [`Num::exact`]).
 pub(super) fn mul(a: i128, b: i128) -> ModelResult<i128> {
-    match a.checked_mul(b) {
-        Some(v) => Ok(v),
-        None => invalid("integer overflow"),
-    }
+    Num::I(a).mul(b).exact()
 }
 
-/// Checked addition.
+/// Exact int `a + b`.
 pub(super) fn add(a: i128, b: i128) -> ModelResult<i128> {
-    match a.checked_add(b) {
-        Some(v) => Ok(v),
-        None => invalid("integer overflow"),
-    }
+    Num::I(a).add(b).exact()
 }
 
-/// Product of several factors, checked.
+/// Exact int product of several factors.
 pub(super) fn mul_all(factors: &[i128]) -> ModelResult<i128> {
-    factors.iter().try_fold(1i128, |acc, &f| mul(acc, f))
+    prod(factors).exact()
 }
 
-/// `math.prod(shape)` (1 for an empty shape).
-pub(super) fn prod(shape: &[i64]) -> ModelResult<i128> {
-    shape.iter().try_fold(1i128, |acc, &f| mul(acc, f as i128))
-}
-
-/// Python `a // b` on ints (floor division).
+/// Python `a // b` on exact ints.
 pub(super) fn floor_div(a: i128, b: i128) -> ModelResult<i128> {
-    if b == 0 {
-        return invalid("integer division by zero");
-    }
-    let Some(q) = a.checked_div(b) else {
-        return invalid("integer overflow");
-    };
-    if a % b != 0 && ((a < 0) != (b < 0)) {
-        Ok(q - 1)
-    } else {
-        Ok(q)
-    }
+    Num::I(a).floor_div(b)?.exact()
 }
 
 /// Python truthiness of a parameter value.
@@ -171,62 +83,8 @@ pub(super) fn truthy(p: &Py) -> bool {
     }
 }
 
-/// Python `int(s)` of a recorded text: surrounding whitespace, an optional
-/// sign and decimal digits (underscores between digits allowed).
-pub(super) fn py_int(s: &str) -> ModelResult<i64> {
-    match crate::numeric::py_int(s) {
-        Some(v) => i64::try_from(v).or_else(|_| invalid(format!("int out of range: {s:?}"))),
-        None => invalid(format!("invalid literal for int(): {s:?}")),
-    }
-}
-
-/// Python `float(s)` of a recorded text (`'0.'`, `'1e-05'`, `'inf'`, …).
-pub(super) fn py_float(s: &str) -> ModelResult<f64> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let body = lower.trim_start_matches(['+', '-']);
-    let special = matches!(body, "inf" | "infinity" | "nan");
-    let plain = !t.is_empty()
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
-    if !(special || plain) {
-        return invalid(format!("could not convert string to float: {s:?}"));
-    }
-    match lower.parse::<f64>() {
-        Ok(v) => Ok(v),
-        Err(_) => invalid(format!("could not convert string to float: {s:?}")),
-    }
-}
-
-/// Python `eval(s)` of the literal texts the profiler records for scalar
-/// arguments: `True`, `False`, `None`, ints and floats. Anything else
-/// (including the empty text) fails like the reference's `eval` would.
-pub(super) fn py_eval(s: &str) -> ModelResult<Py> {
-    let t = s.trim();
-    match t {
-        "True" => return Ok(Py::Bool(true)),
-        "False" => return Ok(Py::Bool(false)),
-        "None" => return Ok(Py::None),
-        _ => {}
-    }
-    if !t.contains('_')
-        && let Ok(i) = py_int(t)
-    {
-        return Ok(Py::Int(i));
-    }
-    let lower = t.to_ascii_lowercase();
-    let numeric = !t.is_empty()
-        && t.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+'))
-        && !lower.contains("inf")
-        && !lower.contains("nan");
-    if numeric && let Ok(f) = py_float(t) {
-        return Ok(Py::Float(f));
-    }
-    invalid(format!("cannot eval {s:?}"))
-}
-
 // ---------------------------------------------------------------------------
-// Kernel-name parsing (§4.1.3).
+// Kernel-name parsing: operand layouts from Tensile kernel names.
 // ---------------------------------------------------------------------------
 
 /// True when `name` matches `^.*C[a-z]{3}_A[a-z]{3}_B[a-z]{3}.*$` under
@@ -360,9 +218,9 @@ fn strides_pair(input: &OpInput, a: usize, b: usize, lenient: bool) -> ModelResu
         return Ok((Py::None, Py::None));
     };
     match (strides.get(a), strides.get(b)) {
-        (Some(sa), Some(sb)) => Ok((py_tuple(sa)?, py_tuple(sb)?)),
+        (Some(sa), Some(sb)) => Ok((tuple_of(sa)?, tuple_of(sb)?)),
         (Some(sa), None) if lenient => {
-            py_tuple(sa)?;
+            tuple_of(sa)?;
             Ok((Py::None, Py::None))
         }
         _ if lenient => Ok((Py::None, Py::None)),
@@ -406,23 +264,23 @@ fn parse_2d(
     bias: Option<bool>,
     rule: BytesRule,
 ) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    let a_shape = at(dims, a, "Input Dims")?;
-    let b_shape = at(dims, b, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let a_shape = item(dims, a, "Input Dims")?;
+    let b_shape = item(dims, b, "Input Dims")?;
     let m = elem(a_shape, 0)?;
     let n = elem(b_shape, 1)?;
     let k = elem(a_shape, 1)?;
     let bias = bias.unwrap_or(dims.len() == 3);
-    let dtypes = type_slice(types_of(input)?, a, b + 1);
+    let dtypes = type_slice(Rec::new(input).types()?, a, b + 1);
     let strides = strides_pair(input, a, b, false)?;
     Ok(Gemm::two_d((m, n, k), bias, strides, dtypes, rule))
 }
 
 /// `aten::bmm` / `aten::baddbmm`: `(B, M, K) × (B, K, N)`.
 fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    let a_shape = at(dims, a, "Input Dims")?;
-    let b_shape = at(dims, b, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let a_shape = item(dims, a, "Input Dims")?;
+    let b_shape = item(dims, b, "Input Dims")?;
     let three = |v: &ArgValue| matches!(v, ArgValue::List(x) if x.len() == 3);
     if !three(a_shape) || !three(b_shape) {
         return invalid("bmm operands must be 3-D");
@@ -431,7 +289,7 @@ fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult
     let m = elem(a_shape, 1)?;
     let k = elem(a_shape, 2)?;
     let n = elem(b_shape, 2)?;
-    let dtypes = type_slice(types_of(input)?, a, b + 1);
+    let dtypes = type_slice(Rec::new(input).types()?, a, b + 1);
     let (sa, sb) = strides_pair(input, a, b, false)?;
     let params = vec![
         ("B", Py::Int(batch)),
@@ -459,13 +317,13 @@ fn parse_batched(input: &OpInput, a: usize, b: usize, bias: bool) -> ModelResult
 /// `tex_ts::te_gemm_ts`: A at slot 0, B at 5, output at 10; transposes and
 /// bias from the concrete inputs.
 fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
-    at(dims, 10, "Input Dims")?;
-    let a_shape = at(dims, 0, "Input Dims")?;
-    let b_shape = at(dims, 5, "Input Dims")?;
-    let ci = concrete_of(input)?;
-    let trans_a = at(ci, 4, "Concrete Inputs")? == "1";
-    let trans_b = at(ci, 9, "Concrete Inputs")? == "1";
+    let dims = Rec::new(input).dims()?;
+    item(dims, 10, "Input Dims")?;
+    let a_shape = item(dims, 0, "Input Dims")?;
+    let b_shape = item(dims, 5, "Input Dims")?;
+    let ci = Rec::new(input).concrete()?;
+    let trans_a = item(ci, 4, "Concrete Inputs")? == "1";
+    let trans_b = item(ci, 9, "Concrete Inputs")? == "1";
     let (m, k) = if trans_a {
         (elem(a_shape, 0)?, elem(a_shape, 1)?)
     } else {
@@ -476,13 +334,13 @@ fn parse_tex_ts(input: &OpInput) -> ModelResult<Gemm> {
     } else {
         elem(b_shape, 0)?
     };
-    let bias = !at(ci, 14, "Concrete Inputs")?.is_empty();
-    let types = types_of(input)?;
+    let bias = !item(ci, 14, "Concrete Inputs")?.is_empty();
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, 0, "Input type")?.clone(),
-        at(types, 5, "Input type")?.clone(),
-        at(types, 10, "Input type")?.clone(),
-        at(types, 18, "Input type")?.clone(),
+        item(types, 0, "Input type")?.clone(),
+        item(types, 5, "Input type")?.clone(),
+        item(types, 10, "Input type")?.clone(),
+        item(types, 18, "Input type")?.clone(),
     ];
     let strides = strides_pair(input, 0, 5, false)?;
     Ok(Gemm::two_d(
@@ -546,10 +404,10 @@ fn scaled_gemm(
     scales: (usize, usize),
     rule: BytesRule,
 ) -> ModelResult<Gemm> {
-    let types = types_of(input)?;
+    let types = Rec::new(input).types()?;
     let dtypes = vec![
-        at(types, a, "Input type")?.clone(),
-        at(types, b, "Input type")?.clone(),
+        item(types, a, "Input type")?.clone(),
+        item(types, b, "Input type")?.clone(),
     ];
     let scales = (opt_type(types, scales.0), opt_type(types, scales.1));
     let strides = strides_pair(input, a, b, true)?;
@@ -573,10 +431,10 @@ fn packed_k(k: i64) -> ModelResult<i64> {
 /// `hipblaslt_gemm_fp8` / `hipblaslt_gemm_fp4` (A at 0, B at 2, flags at
 /// concrete 5/6/7 with the transC swap); `fp4` doubles the packed K.
 fn parse_hipblaslt(input: &OpInput, fp4: bool) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     let ci = input.concrete.as_deref().unwrap_or(&[]);
-    let mut a_shape = at(dims, 0, "Input Dims")?;
-    let mut b_shape = at(dims, 2, "Input Dims")?;
+    let mut a_shape = item(dims, 0, "Input Dims")?;
+    let mut b_shape = item(dims, 2, "Input Dims")?;
     if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
@@ -615,11 +473,11 @@ fn parse_hipblaslt(input: &OpInput, fp4: bool) -> ModelResult<Gemm> {
 
 /// `aiter::gemm_a4w4`: NT layout, A at 0, B at 1, scales at 2/3.
 fn parse_aiter_a4w4(input: &OpInput) -> ModelResult<Gemm> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     // Missing dtypes fail before the shapes are looked at.
-    types_of(input)?;
-    let a_shape = at(dims, 0, "Input Dims")?;
-    let b_shape = at(dims, 1, "Input Dims")?;
+    Rec::new(input).types()?;
+    let a_shape = item(dims, 0, "Input Dims")?;
+    let b_shape = item(dims, 1, "Input Dims")?;
     if !a_shape.is_list() || !b_shape.is_list() {
         return invalid("GEMM operand shape is not a list");
     }
@@ -661,7 +519,7 @@ pub(crate) fn base_bytes(
 
 /// `dtype_A_B[i]`, an `IndexError` when the tuple is shorter.
 fn dtype_at(g: &Gemm, i: usize) -> ModelResult<&str> {
-    at(&g.dtypes, i, "dtype_A_B").map(String::as_str)
+    item(&g.dtypes, i, "dtype_A_B").map(String::as_str)
 }
 
 /// Bytes moved by the parsed GEMM, per its class's rule.
@@ -670,12 +528,12 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
     let bytes = match g.rule {
         BytesRule::FirstDtype => {
             dtype_at(g, 1)?;
-            let p = bpe(dtype_at(g, 0)?);
+            let p = bpe(Some(dtype_at(g, 0)?));
             base_bytes(m, n, k, g.bias, p, p, p, p)?
         }
         BytesRule::ScaledMm => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(_)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
@@ -687,19 +545,19 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
             base_bytes(m, n, k, g.bias, Some(pa), Some(pa), Some(pa), out)?
         }
         BytesRule::TexTs => {
-            let p = |i: usize| -> ModelResult<Option<i128>> { Ok(bpe(dtype_at(g, i)?)) };
+            let p = |i: usize| -> ModelResult<Option<i128>> { Ok(bpe(Some(dtype_at(g, i)?))) };
             base_bytes(m, n, k, g.bias, p(0)?, p(1)?, p(3)?, p(2)?)?
         }
         BytesRule::Tev2 => {
             if dtype_at(g, 0)? != dtype_at(g, 1)? {
                 return invalid("Data types of A and B are different");
             }
-            let p = bpe(dtype_at(g, 0)?);
+            let p = bpe(Some(dtype_at(g, 0)?));
             base_bytes(m, n, k, g.bias, p, p, p, Some(2))?
         }
         BytesRule::Fp8 => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(pb)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
@@ -707,15 +565,15 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
             base_bytes(m, n, k, g.bias, Some(pa), Some(pb), Some(pa), Some(out))?
         }
         BytesRule::Fp4 => {
-            let pa = bpe(dtype_at(g, 0)?);
-            let pb = bpe(dtype_at(g, 1)?);
+            let pa = bpe(Some(dtype_at(g, 0)?));
+            let pb = bpe(Some(dtype_at(g, 1)?));
             let (Some(pa), Some(pb)) = (pa, pb) else {
                 return invalid("Data types of A and B are not supported");
             };
             let scales_per_row = floor_div(add(k, 31)?, 32)?;
             let half_k = floor_div(k, 2)?;
-            let sa = g.scales.0.as_deref().and_then(bpe).unwrap_or(1);
-            let sb = g.scales.1.as_deref().and_then(bpe).unwrap_or(1);
+            let sa = bpe(g.scales.0.as_deref()).unwrap_or(1);
+            let sb = bpe(g.scales.1.as_deref()).unwrap_or(1);
             let total = add(mul_all(&[m, half_k, pa])?, mul_all(&[n, half_k, pb])?)?;
             let total = add(total, mul_all(&[m, scales_per_row, sa])?)?;
             let total = add(total, mul_all(&[n, scales_per_row, sb])?)?;
@@ -728,47 +586,58 @@ fn gemm_bytes(g: &Gemm) -> ModelResult<Option<i128>> {
     }
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "aten_mm",
-    "aten_addmm",
-    "aten_scaled_mm",
-    "aten_bmm",
-    "tex_ts_te_gemm_ts",
-    "aten_baddbmm",
-    "vllm_gemm_with_dynamic_quant",
-    "tev2_pseudo_gemm",
-    "hipblaslt_gemm_fp8",
-    "hipblaslt_gemm_fp4",
-    "aiter_gemm_a4w4",
-];
+/// The GEMM classes of the reference's core: which parser reads M, N, K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `aten::mm`: A, B at slots 0, 1.
+    Mm,
+    /// `aten::addmm`: bias at 0, A, B at 1, 2.
+    Addmm,
+    /// `aten::_scaled_mm` and its aliases.
+    ScaledMm,
+    /// `aten::bmm`.
+    Bmm,
+    /// `tex_ts::te_gemm_ts`.
+    TexTs,
+    /// `aten::baddbmm`: bias at 0, batched A, B at 1, 2.
+    Baddbmm,
+    /// `vllm::gemm_with_dynamic_quant`.
+    VllmDynamicQuant,
+    /// TransformerEngine v2 pseudo GEMMs.
+    Tev2Pseudo,
+    /// hipBLASLt FP8 GEMM.
+    HipblasltFp8,
+    /// hipBLASLt FP4 GEMM.
+    HipblasltFp4,
+    /// aiter A4W4 GEMM.
+    AiterA4w4,
+}
 
-/// Evaluates a GEMM-family model (spec 03 §4.1) for `class` on `input`.
+/// Evaluates a GEMM-family model of kind `kind` on `input`.
 ///
 /// Every GEMM class raises `NotImplementedError` for its backward, so
 /// `bwd == true` yields [`ModelError::NotImplemented`] once the arguments
-/// parse. Unknown class names are [`ModelError::Invalid`].
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+/// parse.
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let transpose = transpose_of(&input.kernel_names)?;
-    let mut g = match class {
-        "aten_mm" => parse_2d(input, 0, 1, Some(false), BytesRule::FirstDtype)?,
-        "aten_addmm" => {
-            at(dims_of(input)?, 0, "Input Dims")?;
+    let mut g = match kind {
+        Kind::Mm => parse_2d(input, 0, 1, Some(false), BytesRule::FirstDtype)?,
+        Kind::Addmm => {
+            item(Rec::new(input).dims()?, 0, "Input Dims")?;
             parse_2d(input, 1, 2, Some(true), BytesRule::FirstDtype)?
         }
-        "aten_scaled_mm" => parse_2d(input, 0, 1, None, BytesRule::ScaledMm)?,
-        "tev2_pseudo_gemm" => parse_2d(input, 0, 1, Some(false), BytesRule::Tev2)?,
-        "aten_bmm" => parse_batched(input, 0, 1, false)?,
-        "aten_baddbmm" => {
-            at(dims_of(input)?, 0, "Input Dims")?;
+        Kind::ScaledMm => parse_2d(input, 0, 1, None, BytesRule::ScaledMm)?,
+        Kind::Tev2Pseudo => parse_2d(input, 0, 1, Some(false), BytesRule::Tev2)?,
+        Kind::Bmm => parse_batched(input, 0, 1, false)?,
+        Kind::Baddbmm => {
+            item(Rec::new(input).dims()?, 0, "Input Dims")?;
             parse_batched(input, 1, 2, true)?
         }
-        "tex_ts_te_gemm_ts" => parse_tex_ts(input)?,
-        "vllm_gemm_with_dynamic_quant" => parse_vllm(input)?,
-        "hipblaslt_gemm_fp8" => parse_hipblaslt(input, false)?,
-        "hipblaslt_gemm_fp4" => parse_hipblaslt(input, true)?,
-        "aiter_gemm_a4w4" => parse_aiter_a4w4(input)?,
-        _ => return invalid(format!("{class} is not a GEMM model")),
+        Kind::TexTs => parse_tex_ts(input)?,
+        Kind::VllmDynamicQuant => parse_vllm(input)?,
+        Kind::HipblasltFp8 => parse_hipblaslt(input, false)?,
+        Kind::HipblasltFp4 => parse_hipblaslt(input, true)?,
+        Kind::AiterA4w4 => parse_aiter_a4w4(input)?,
     };
     if !g.params.iter().any(|(k, _)| *k == "B") {
         g.params.push(("B", Py::Int(1)));
@@ -789,14 +658,16 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         params: g.params,
         flops: flops as f64,
         bytes: bytes.map(|b| b as f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{assert_keys, is_invalid, op_input, param, shapes_input};
+    use super::super::test_support::{
+        assert_keys, evaluate, is_invalid, op_input, param, shapes_input,
+    };
     use super::*;
     use crate::test_support::arg;
 
@@ -1154,20 +1025,7 @@ mod tests {
     }
 
     #[test]
-    fn python_text_helpers() {
-        assert_eq!(py_int(" 16 ").unwrap(), 16);
-        assert_eq!(py_int("-2").unwrap(), -2);
-        assert!(py_int("").is_err());
-        assert!(py_int("1.0").is_err());
-        assert_eq!(py_float("0.").unwrap(), 0.0);
-        assert_eq!(py_float("1e-05").unwrap(), 1e-5);
-        assert!(py_float("").is_err());
-        assert!(py_float("None").is_err());
-        assert_eq!(py_eval("True").unwrap(), Py::Bool(true));
-        assert_eq!(py_eval("False").unwrap(), Py::Bool(false));
-        assert_eq!(py_eval("1").unwrap(), Py::Int(1));
-        assert!(py_eval("").is_err());
-        assert!(py_eval("true").is_err());
+    fn exact_int_floor_division() {
         assert_eq!(floor_div(-7, 2).unwrap(), -4);
         assert_eq!(floor_div(7, 2).unwrap(), 3);
         assert!(floor_div(1, 0).is_err());

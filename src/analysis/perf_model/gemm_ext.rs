@@ -1,6 +1,6 @@
 //! The GEMM ops of the bundled extensions (aiter, vLLM, SGLang): each reads
 //! M, N, K (and a batch) from its own argument layout, then shares the GEMM
-//! base of spec 03 §4.1.1: `flops = 2·M·N·K (+ M·N with a bias)`, `bytes =
+//! base: `flops = 2·M·N·K (+ M·N with a bias)`, `bytes =
 //! M·K·bpe_A + K·N·bpe_B + M·N·bpe_out (+ N·bpe_bias)` (unknown when any size
 //! is), `B = 1` appended when the parser has no `B`, then `transpose` from
 //! the kernel names. Batched classes multiply both by B. FP4 operands count
@@ -11,19 +11,28 @@
 
 use super::gemm::transpose_of;
 use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "batched_gemm_a16wfp4",
-    "gemm_a8w8_blockscale",
-    "vllm_rocm_unquantized_gemm",
-    "gemm_a16w16",
-    "gemm_a16w16_atomic_",
-    "gemm_a16w16_asm",
-    "gemm_afp4wfp4",
-    "batched_gemm_a8w8",
-];
+/// The extension GEMM classes: which parser reads the operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `gemm_a8w8_blockscale` and its aliases.
+    A8w8Blockscale,
+    /// `vllm::rocm_unquantized_gemm`.
+    RocmUnquantized,
+    /// `aiter::batched_gemm_a16wfp4_`.
+    BatchedA16wfp4,
+    /// The batched A8W8 GEMM.
+    BatchedA8w8,
+    /// `gemm_a16w16_atomic_`.
+    A16w16Atomic,
+    /// `aiter::gemm_a16w16`.
+    A16w16,
+    /// `aiter::_gemm_a16w16_asm`.
+    A16w16Asm,
+    /// `aiter::gemm_afp4wfp4_`.
+    Afp4wfp4,
+}
 
 const BF16: &str = "c10::bfloat16";
 
@@ -37,7 +46,7 @@ struct Parsed {
     bias: bool,
     /// Bytes per element of A, B, the bias and the output.
     bpe: [Option<Num>; 4],
-    precision: Option<&'static str>,
+    precision: Option<Precision>,
 }
 
 impl Parsed {
@@ -71,8 +80,14 @@ impl Parsed {
     }
 
     /// Byte sizes of A and B, and one size for both bias and output.
-    fn sizes(mut self, a: Option<Num>, b: Option<Num>, out: Option<Num>) -> Parsed {
-        self.bpe = [a, b, out, out];
+    fn sizes<A, B, O>(mut self, a: Option<A>, b: Option<B>, out: Option<O>) -> Parsed
+    where
+        A: Into<Num>,
+        B: Into<Num>,
+        O: Into<Num>,
+    {
+        let out = out.map(Into::into);
+        self.bpe = [a.map(Into::into), b.map(Into::into), out, out];
         self
     }
 }
@@ -228,19 +243,18 @@ fn numbers(p: &Parsed) -> (Num, Option<Num>) {
 }
 
 /// Evaluates an extension GEMM class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let transpose = transpose_of(&input.kernel_names)?;
     let r = Rec::new(input);
-    let mut p = match class {
-        "gemm_a8w8_blockscale" => a8w8_blockscale(r)?,
-        "vllm_rocm_unquantized_gemm" => rocm_unquantized(r)?,
-        "batched_gemm_a16wfp4" => batched_a16wfp4(r)?,
-        "batched_gemm_a8w8" => batched_a8w8(r)?,
-        "gemm_a16w16_atomic_" => a16w16_atomic(r)?,
-        "gemm_a16w16" => a16w16(r)?,
-        "gemm_a16w16_asm" => a16w16_asm(r)?,
-        "gemm_afp4wfp4" => afp4wfp4(r)?,
-        _ => return invalid(format!("{class} is not an extension GEMM")),
+    let mut p = match kind {
+        Kind::A8w8Blockscale => a8w8_blockscale(r)?,
+        Kind::RocmUnquantized => rocm_unquantized(r)?,
+        Kind::BatchedA16wfp4 => batched_a16wfp4(r)?,
+        Kind::BatchedA8w8 => batched_a8w8(r)?,
+        Kind::A16w16Atomic => a16w16_atomic(r)?,
+        Kind::A16w16 => a16w16(r)?,
+        Kind::A16w16Asm => a16w16_asm(r)?,
+        Kind::Afp4wfp4 => afp4wfp4(r)?,
     };
     if !p.params.iter().any(|(k, _)| *k == "B") {
         p.params.push(("B", Py::Int(1)));
@@ -258,14 +272,14 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         params: p.params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: p.precision,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

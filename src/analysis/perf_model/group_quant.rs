@@ -4,8 +4,8 @@
 //! (their own `GroupQuant` sheet).
 //!
 //! * `per_group_quant` (out at slot 0, input 1, scales 2):
-//!   `flops = 2.59375·prod(out)`, `bytes = Σ prod(shape)·bpe` of the three;
-//! * vLLM FP8 group quant of x `(M, N)` in groups of g (Concrete Inputs[1],
+//!   `flops = 2.59375·numel(out)`, `bytes = Σ numel(shape)·bpe` of the three;
+//! * vLLM FP8 group quant of x `(M, N)` in groups of g (Concrete Inputs\[1\],
 //!   128 by default): `flops = 6·M·N`, `bytes = M·N·(b_x + 1) +
 //!   4·M·ceil(N/g)`;
 //! * MXFP4 quant of n elements: `flops = 2·n`, `bytes = n·b + n/2 + n // 32`
@@ -13,20 +13,24 @@
 //!
 //! None has a backward model.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, invalid, ipy, precision, prod, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, bpe_req, forward_only, ipy, numel, precision, py_int, tuple_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "per_group_quant",
-    "vllm_triton_per_token_group_quant_fp8",
-    "fused_dynamic_mx_quant_moe_sort_hip",
-    "fused_flatten_mxfp4_quant",
-    "sglang_quant_dynamic_mxfp4_quant",
-    "aiter_fused_dynamic_mxfp4_quant_moe_sort_hip",
-    "aiter_dynamic_per_group_scaled_quant_fp4",
-];
+/// The group quantization classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `per_group_quant`.
+    PerGroup,
+    /// vLLM's Triton per-token-group FP8 quantization.
+    VllmFp8,
+    /// The MXFP4 quantizations: input at `slot`, strides recorded or not.
+    Mxfp4 {
+        /// Slot of the input tensor.
+        slot: usize,
+        /// The parameters record the input strides.
+        strides: bool,
+    },
+}
 
 const FP8: &str = "c10::float8_e4m3fn";
 
@@ -51,16 +55,16 @@ fn per_group(r: Rec) -> ModelResult<Evaluation> {
         ("stride_input2", s_s),
         ("stride_output", s_out),
     ];
-    let n_out = prod(out)?;
+    let n_out = numel(out)?;
     let bytes = n_out
         .mul(bpe_req(Some(d_out))?)
-        .add(prod(x)?.mul(bpe_req(Some(d_x))?))
-        .add(prod(scales)?.mul(bpe_req(Some(d_s))?));
+        .add(numel(x)?.mul(bpe_req(Some(d_x))?))
+        .add(numel(scales)?.mul(bpe_req(Some(d_s))?));
     Ok(Evaluation {
         params,
         flops: n_out.mul(2.59375).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(d_x)),
     })
 }
@@ -116,12 +120,14 @@ fn vllm_fp8(r: Rec) -> ModelResult<Evaluation> {
         ("stride_output", Py::None),
     ];
     let mn = Num::I(m).mul(n);
-    let bytes = bpe(Some(dtype)).map(|b| mn.mul(b).add(mn).add(Num::I(m).mul(groups).mul(4)));
+    let bytes = bpe(Some(dtype))
+        .map(Num::I)
+        .map(|b| mn.mul(b).add(mn).add(Num::I(m).mul(groups).mul(4)));
     Ok(Evaluation {
         params,
         flops: Num::I(6).mul(mn).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
@@ -139,37 +145,33 @@ fn mxfp4(r: Rec, slot: usize, strides: bool) -> ModelResult<Evaluation> {
         ("stride_input", stride),
         ("stride_output", Py::None),
     ];
-    let n = prod(x)?;
-    let bytes =
-        bpe(Some(dtype)).map(|b| n.mul(b).add(n.mul(0.5)).add(n.floor_div(32).unwrap_or(n)));
+    let n = numel(x)?;
+    let bytes = bpe(Some(dtype))
+        .map(Num::I)
+        .map(|b| n.mul(b).add(n.mul(0.5)).add(n.floor_div(32).unwrap_or(n)));
     Ok(Evaluation {
         params,
         flops: Num::I(2).mul(n).f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
 
 /// Evaluates a quantization class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let e = match class {
-        "per_group_quant" => per_group(r)?,
-        "vllm_triton_per_token_group_quant_fp8" => vllm_fp8(r)?,
-        "fused_flatten_mxfp4_quant" => mxfp4(r, 0, true)?,
-        "fused_dynamic_mx_quant_moe_sort_hip" => mxfp4(r, 2, true)?,
-        "sglang_quant_dynamic_mxfp4_quant" => mxfp4(r, 0, false)?,
-        "aiter_fused_dynamic_mxfp4_quant_moe_sort_hip" => mxfp4(r, 2, false)?,
-        "aiter_dynamic_per_group_scaled_quant_fp4" => mxfp4(r, 1, false)?,
-        _ => return invalid(format!("{class} is not a quantization model")),
+    let e = match kind {
+        Kind::PerGroup => per_group(r)?,
+        Kind::VllmFp8 => vllm_fp8(r)?,
+        Kind::Mxfp4 { slot, strides } => mxfp4(r, slot, strides)?,
     };
-    forward_only(class, bwd, e)
+    forward_only(bwd, e)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

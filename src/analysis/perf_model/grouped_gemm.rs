@@ -13,14 +13,17 @@
 //! fails). Both define backward categories but raise for backward numbers.
 
 use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "primus_turbo_grouped_gemm",
-    "primus_turbo_grouped_gemm_variable_k",
-];
+/// The grouped GEMM classes: one K for all groups, or one per group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `primus_turbo::grouped_gemm`.
+    FixedK,
+    /// `primus_turbo::grouped_gemm_variable_k`.
+    VariableK,
+}
 
 /// A 2-D shape `(rows, cols)`.
 type Pair = (i128, i128);
@@ -114,9 +117,9 @@ fn variable_k(dims: &[ArgValue]) -> Option<Vec<(Pair, Pair)>> {
 fn sizes(r: Rec) -> (Option<Num>, Option<Num>) {
     let types = r.types_or_empty();
     let (din, dout) = (types.first(), types.get(1).or(types.first()));
-    let b_in = din.and_then(|d| bpe(Some(d)));
+    let b_in = din.and_then(|d| bpe(Some(d)).map(Num::I));
     let b_out = match dout {
-        Some(d) => bpe(Some(d)),
+        Some(d) => bpe(Some(d)).map(Num::I),
         None => b_in,
     };
     (b_in, b_out)
@@ -197,18 +200,17 @@ fn numbers(g: &Groups, b_in: Option<Num>, b_out: Option<Num>) -> ModelResult<(Nu
 }
 
 /// Evaluates a grouped GEMM class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
     let dims = r.dims_or_empty();
-    let groups = match class {
-        "primus_turbo_grouped_gemm" => fixed_k(dims).map(|(m, k, n, g)| Groups::Fixed(m, k, n, g)),
-        "primus_turbo_grouped_gemm_variable_k" => variable_k(dims)
+    let groups = match kind {
+        Kind::FixedK => fixed_k(dims).map(|(m, k, n, g)| Groups::Fixed(m, k, n, g)),
+        Kind::VariableK => variable_k(dims)
             .filter(|v| !v.is_empty())
             .map(Groups::Variable),
-        _ => return invalid(format!("{class} is not a grouped GEMM model")),
     };
     let Some(groups) = groups else {
-        return invalid(format!("{class} could not parse Input Dims"));
+        return invalid("could not parse Input Dims");
     };
     let (b_in, b_out) = sizes(r);
     let params = params(&groups, b_in, b_out);
@@ -220,14 +222,14 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(r.types_or_empty().first().map(String::as_str)),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

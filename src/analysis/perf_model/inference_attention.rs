@@ -19,29 +19,44 @@
 
 use super::annotation::{ChunkStats, chunk_stats};
 use super::pyval::{
-    Num, Rec, dim_at, int_of, invalid, ipy, len_of, precision, prod, tuple_of, unpack,
+    Num, Rec, dim_at, int_of, invalid, ipy, len_of, numel, precision, tuple_of, unpack,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, bytes_per_element};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, bytes_per_element};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "vllm_unified_attention_with_output",
-    "mha_varlen_fwd",
-    "aiter_fmha_v3_varlen_fwd",
-    "aiter_mha_batch_prefill",
-    "aiter_paged_attention_ragged",
-    "mla_decode_fwd",
-    "pseudo_mla_prefill_fwd",
-    "pa_decode_gluon",
-    "pseudo_v4_paged_decode_swa",
-    "pseudo_v4_paged_decode_csa",
-    "pseudo_v4_paged_decode_hca",
-    "pa_sparse_prefill_opus_fwd",
-    "mla_tilelang_sparse_fwd",
-    "gdn_attention_core",
-    "sglang_store_cache",
-];
+/// The inference attention classes: which reader parses the op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// q, k, v at slots 0, 1, 2 (vLLM unified, varlen, MLA decode).
+    Base,
+    /// As [`Kind::Base`], with `d_v` from slot 2's last dimension.
+    VFromSlot2,
+    /// `attention_paged_attention_ragged`.
+    PagedRagged,
+    /// `aiter::pa_decode_gluon`.
+    PaDecodeGluon,
+    /// The DeepSeek-V4 paged decode pseudo ops, by mode.
+    V4Decode(V4Mode),
+    /// `aiter::pa_sparse_prefill_opus_fwd`.
+    SparsePrefill,
+    /// `mla_tilelang_sparse_fwd`: `d_v` fixed at 512.
+    TilelangSparse,
+    /// `gdn_attention_core`.
+    Gdn,
+    /// `sglang_store_cache`.
+    StoreCache,
+}
+
+/// The KV span rule of a DeepSeek-V4 decode mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V4Mode {
+    /// Sliding window only.
+    Swa,
+    /// Compressed sparse attention: window plus top-k.
+    Csa,
+    /// Heavily compressed attention: window plus one per 128.
+    Hca,
+}
 
 const BF16: &str = "c10::bfloat16";
 
@@ -208,7 +223,7 @@ fn pa_decode_gluon(r: Rec) -> Option<Attn> {
     let window = r
         .concrete_or_empty()
         .get(19)
-        .and_then(|c| super::elementwise::py_int(c).ok())
+        .and_then(|c| super::pyval::py_int(c).ok())
         .unwrap_or(0);
     let s = Shape {
         n_q: Num::I(n_q),
@@ -237,7 +252,7 @@ struct V4Config {
 fn v4_config(model: Option<&ArgValue>) -> V4Config {
     let name = match model {
         Some(ArgValue::Str(s)) => s.to_lowercase(),
-        Some(v) if super::elementwise::truthy(v) => v.json_text().to_lowercase(),
+        Some(v) if super::pyval::truthy(v) => v.json_text().to_lowercase(),
         _ => String::new(),
     };
     if name.contains("deepseek-v4-pro") {
@@ -259,29 +274,29 @@ fn v4_config(model: Option<&ArgValue>) -> V4Config {
 
 /// Python `int(v)` of an extra arg that is truthy, else None.
 fn extra_int(r: Rec, key: &str) -> Option<ModelResult<i128>> {
-    let v = r.extra(key).filter(|v| super::elementwise::truthy(v))?;
+    let v = r.extra(key).filter(|v| super::pyval::truthy(v))?;
     Some(match v {
-        ArgValue::Str(s) => super::elementwise::py_int(s),
+        ArgValue::Str(s) => super::pyval::py_int(s),
         ArgValue::Float(x) if x.is_finite() => Ok(x.trunc() as i128),
         other => int_of(other),
     })
 }
 
 /// The KV span of a V4 decode query per mode (`swa`, `csa`, `hca`).
-fn v4_window(mode: &str, stats: &ChunkStats, window: i128, topk: i128) -> i128 {
+fn v4_window(mode: V4Mode, stats: &ChunkStats, window: i128, topk: i128) -> i128 {
     let (g_sq, g_sk) = (stats.g_sq, stats.g_sk);
     let mean = || g_sk as f64 / g_sq as f64;
     match mode {
-        "csa" if g_sq <= 0 => window + topk,
-        "csa" => window + ((mean() / 4.0).ceil() as i128).min(topk),
-        "hca" if g_sq <= 0 => 0,
-        "hca" => window + (mean() / 128.0).ceil() as i128,
-        _ => window,
+        V4Mode::Csa if g_sq <= 0 => window + topk,
+        V4Mode::Csa => window + ((mean() / 4.0).ceil() as i128).min(topk),
+        V4Mode::Hca if g_sq <= 0 => 0,
+        V4Mode::Hca => window + (mean() / 128.0).ceil() as i128,
+        V4Mode::Swa => window,
     }
 }
 
 /// The DeepSeek-V4 paged decode pseudo ops: one latent KV head, bf16.
-fn v4_decode(r: Rec, mode: &str) -> Option<Attn> {
+fn v4_decode(r: Rec, mode: V4Mode) -> Option<Attn> {
     let mut stats = stats_of(r.input())?;
     (stats.c_sq, stats.c_sk, stats.c_sqsq, stats.c_sqsk) = (0, 0, 0, 0);
     let cfg = v4_config(r.extra("v4_model_name"));
@@ -296,7 +311,7 @@ fn v4_decode(r: Rec, mode: &str) -> Option<Attn> {
     let mut n_q = Num::I(stats.g_sq);
     if let Some(first) = r.dims_or_empty().first().and_then(ArgValue::as_list)
         && let Some(v) = first.first()
-        && super::elementwise::truthy(v)
+        && super::pyval::truthy(v)
     {
         n_q = Num::I(int_of(v).ok()?);
     }
@@ -364,7 +379,7 @@ fn size_or(dtype: Option<&str>, fallback: i128) -> i128 {
 }
 
 /// Numbers of a parsed op of the shared formulas.
-fn shared(a: Attn, compute: Option<&'static str>) -> ModelResult<Evaluation> {
+fn shared(a: Attn, compute: Option<Precision>) -> ModelResult<Evaluation> {
     if a.stats.c_sq == 0 && a.stats.g_sq == 0 {
         return Err(ModelError::NotImplemented);
     }
@@ -379,27 +394,23 @@ fn shared(a: Attn, compute: Option<&'static str>) -> ModelResult<Evaluation> {
         params: a.params,
         flops: f.f64(),
         bytes: Some(by.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: compute,
     })
 }
 
 /// The parsed op of a class that uses the shared formulas.
-fn parse(class: &str, r: Rec) -> ModelResult<Option<Attn>> {
-    Ok(match class {
-        "aiter_fmha_v3_varlen_fwd" | "aiter_mha_batch_prefill" | "pseudo_mla_prefill_fwd" => {
-            base_v_from_slot2(r)?
-        }
-        "mla_tilelang_sparse_fwd" => base(r).map(|mut a| {
+fn parse(kind: Kind, r: Rec) -> ModelResult<Option<Attn>> {
+    Ok(match kind {
+        Kind::VFromSlot2 => base_v_from_slot2(r)?,
+        Kind::TilelangSparse => base(r).map(|mut a| {
             // It reads Concrete Inputs off the event itself, never there.
             a.set_d_v(512);
             a
         }),
-        "aiter_paged_attention_ragged" => paged_ragged(r),
-        "pa_decode_gluon" => pa_decode_gluon(r),
-        "pseudo_v4_paged_decode_swa" => v4_decode(r, "swa"),
-        "pseudo_v4_paged_decode_csa" => v4_decode(r, "csa"),
-        "pseudo_v4_paged_decode_hca" => v4_decode(r, "hca"),
+        Kind::PagedRagged => paged_ragged(r),
+        Kind::PaDecodeGluon => pa_decode_gluon(r),
+        Kind::V4Decode(mode) => v4_decode(r, mode),
         _ => base(r),
     })
 }
@@ -502,17 +513,17 @@ fn gdn(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(tokens.mul(per_token).mul(2).f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(Some(dtype)),
     })
 }
 
 /// `sglang::store_cache`: K and V rows read and written into the paged
-/// cache, no FLOPs: bytes = 4·prod(K)·bpe (2 when unknown).
+/// cache, no FLOPs: bytes = 4·numel(K)·bpe (2 when unknown).
 fn store_cache(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
     let k = r.dim(0)?;
     let op_shape = tuple_of(k)?;
-    let nelems = prod(k)?;
+    let nelems = numel(k)?;
     let dtype = r.ty(0)?;
     let params = vec![
         ("op_shape", op_shape),
@@ -531,18 +542,18 @@ fn store_cache(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: 0.0,
         bytes: Some(Num::I(4).mul(nelems).mul(b).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(dtype)),
     })
 }
 
 /// Evaluates an inference attention class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    match class {
-        "sglang_store_cache" => return store_cache(r, bwd),
-        "gdn_attention_core" => return gdn(r, bwd),
-        "pa_sparse_prefill_opus_fwd" => {
+    match kind {
+        Kind::StoreCache => return store_cache(r, bwd),
+        Kind::Gdn => return gdn(r, bwd),
+        Kind::SparsePrefill => {
             let parsed = sparse_prefill(r);
             if bwd {
                 return Err(ModelError::NotImplemented);
@@ -555,23 +566,20 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
                 params: a.params,
                 flops: flops.f64(),
                 bytes: Some(bytes.f64()),
-                maf: Some("matrix"),
+                maf: Some(Maf::Matrix),
                 precision: precision(Some(dq.unwrap_or(BF16))),
             });
         }
         _ => {}
     }
-    if !CLASSES.contains(&class) {
-        return invalid(format!("{class} is not an inference attention model"));
-    }
-    let parsed = parse(class, r)?;
+    let parsed = parse(kind, r)?;
     if bwd {
         return Err(ModelError::NotImplemented);
     }
     let Some(a) = parsed else {
         return invalid("no perf estimate: arguments or annotation do not parse");
     };
-    let compute = if class.starts_with("pseudo_v4_") {
+    let compute = if matches!(kind, Kind::V4Decode(_)) {
         precision(Some(BF16))
     } else {
         precision(a.dtype_q.as_deref())
@@ -581,7 +589,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -17,17 +17,24 @@
 //!
 //! None has a backward model.
 
-use super::pyval::{Num, Rec, bpe, forward_only, invalid, ipy, precision};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, forward_only, ipy, precision};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "mhc_post",
-    "mhc_pre_gemm_sqrsum",
-    "mhc_pre_big_fuse_rmsnorm",
-    "mhc_fused_post_pre_gemm_sqrsum",
-    "topk_softplus",
-];
+/// The mHC classes (and `topk_softplus`, which the reference models with
+/// them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `mhc_post`.
+    Post,
+    /// `mhc_pre_gemm_sqrsum`.
+    PreGemmSqrsum,
+    /// `mhc_pre_big_fuse_rmsnorm`.
+    PreBigFuseRmsnorm,
+    /// `mhc_fused_post_pre_gemm_sqrsum`.
+    FusedPostPreGemmSqrsum,
+    /// `topk_softplus`.
+    TopkSoftplus,
+}
 
 /// `types[i] if len(types) > i else bf16`.
 fn dtype_at<'a>(r: Rec<'a>, i: usize) -> &'a str {
@@ -45,8 +52,8 @@ fn eval(
     Evaluation {
         params,
         flops: flops.f64(),
-        bytes: bpe(Some(dtype)).map(|b| bytes(b).f64()),
-        maf: Some(if matrix { "matrix" } else { "vector" }),
+        bytes: bpe(Some(dtype)).map(Num::I).map(|b| bytes(b).f64()),
+        maf: Some(if matrix { Maf::Matrix } else { Maf::Vector }),
         precision: precision(Some(dtype)),
     }
 }
@@ -174,22 +181,21 @@ fn topk_softplus(r: Rec) -> ModelResult<Evaluation> {
 }
 
 /// Evaluates an mHC (or `topk_softplus`) class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let e = match class {
-        "mhc_post" => post(r)?,
-        "mhc_pre_gemm_sqrsum" => pre_gemm(r)?,
-        "mhc_pre_big_fuse_rmsnorm" => pre_big_fuse(r)?,
-        "mhc_fused_post_pre_gemm_sqrsum" => fused_post_pre(r)?,
-        "topk_softplus" => topk_softplus(r)?,
-        _ => return invalid(format!("{class} is not an mHC model")),
+    let e = match kind {
+        Kind::Post => post(r)?,
+        Kind::PreGemmSqrsum => pre_gemm(r)?,
+        Kind::PreBigFuseRmsnorm => pre_big_fuse(r)?,
+        Kind::FusedPostPreGemmSqrsum => fused_post_pre(r)?,
+        Kind::TopkSoftplus => topk_softplus(r)?,
     };
-    forward_only(class, bwd, e)
+    forward_only(bwd, e)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -1,11 +1,10 @@
-//! Analytical FLOP and byte models of ops (spec 03): one module per op
-//! family, each a set of small pure functions from an op's recorded
-//! arguments to its parameters, FLOPs and bytes moved.
+//! Analytical FLOP and byte models of ops: one module per op family, each
+//! a set of small pure functions from an op's recorded arguments to its
+//! parameters, FLOPs and bytes moved.
 //!
 //! Dispatch: [`lookup`] finds the reference's model class for an op name
-//! (the table of [`table::CLASSES`]); [`evaluate`] runs the module that
-//! models the class. Every registered class has one (a test walks the
-//! table); compiled Triton kernels, which no table names, have [`triton`].
+//! (a row of [`table::CLASSES`]); [`evaluate`] runs the model the row
+//! carries. Compiled Triton kernels, which no table names, have [`triton`].
 
 pub mod activation;
 pub mod annotation;
@@ -42,33 +41,7 @@ pub use py::Py;
 
 use crate::trace::ArgValue;
 
-/// One perf-model class of the reference and the ops it models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ModelClass {
-    /// The reference's class name, e.g. `aten_addmm`.
-    pub class: &'static str,
-    /// Sheet family: `GEMM`, `SDPA`, `CONV`, `UnaryElementwise`, … (spec 03 §1.2).
-    pub family: &'static str,
-    /// The `op category` label, e.g. `GEMM`, `SDPA_fwd`, `elementwise`.
-    pub category: &'static str,
-    /// Category of the backward of this forward op, if the model has one.
-    pub bwd_category: Option<&'static str>,
-    /// True for classes of the reference's core (false: bundled extensions).
-    pub core: bool,
-    /// Op names mapped to this class.
-    pub ops: &'static [&'static str],
-}
-
-impl ModelClass {
-    /// True when the family writes one sheet named like the family; other
-    /// families write `<family>_fwd` and `<family>_bwd`.
-    pub fn single_sheet(&self) -> bool {
-        matches!(
-            self.family,
-            "GEMM" | "UnaryElementwise" | "BinaryElementwise" | "Normalization"
-        )
-    }
-}
+pub use table::{Family, Model, ModelClass};
 
 fn by_name() -> &'static HashMap<&'static str, &'static ModelClass> {
     static MAP: OnceLock<HashMap<&'static str, &'static ModelClass>> = OnceLock::new();
@@ -148,6 +121,61 @@ pub enum ModelError {
 /// Shorthand for model results.
 pub type ModelResult<T> = Result<T, ModelError>;
 
+/// The units an op's FLOPs run on, which picks the peak of its roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maf {
+    /// Matrix (tensor) cores: GEMMs, convolutions, attention.
+    Matrix,
+    /// Vector units: elementwise, normalization, reductions.
+    Vector,
+}
+
+impl Maf {
+    /// The text the `Compute Spec` column starts with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Maf::Matrix => "matrix",
+            Maf::Vector => "vector",
+        }
+    }
+}
+
+/// The compute precision of an op, which picks the peak of its roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// `fp64`.
+    Fp64,
+    /// `fp32`.
+    Fp32,
+    /// `fp16`.
+    Fp16,
+    /// `bf16`.
+    Bf16,
+    /// `fp8`.
+    Fp8,
+    /// `fp4`.
+    Fp4,
+    /// A compiled Triton kernel's `c10::` dtype, printed by its short name
+    /// (`bfloat16`, `half`, `float`, …), as the reference's Triton matcher
+    /// does.
+    C10(&'static str),
+}
+
+impl Precision {
+    /// The text after `<maf>_` in the `Compute Spec` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp64 => "fp64",
+            Precision::Fp32 => "fp32",
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+            Precision::Fp4 => "fp4",
+            Precision::C10(name) => name,
+        }
+    }
+}
+
 /// What a model says about one op instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
@@ -157,73 +185,29 @@ pub struct Evaluation {
     pub flops: f64,
     /// Bytes moved; None when a dtype size is unknown.
     pub bytes: Option<f64>,
-    /// `matrix` or `vector` (None: no Compute Spec).
-    pub maf: Option<&'static str>,
-    /// `fp32`, `bf16`, … from the primary dtype (None: no Compute Spec).
-    pub precision: Option<&'static str>,
+    /// The units the FLOPs run on (None: no Compute Spec).
+    pub maf: Option<Maf>,
+    /// The compute precision of the primary dtype (None: no Compute Spec).
+    pub precision: Option<Precision>,
 }
 
 impl Evaluation {
     /// The `Compute Spec` text: `<maf>_<precision>`, or empty.
     pub fn compute_spec(&self) -> String {
         match (self.maf, self.precision) {
-            (Some(m), Some(p)) => format!("{m}_{p}"),
+            (Some(m), Some(p)) => format!("{}_{}", m.name(), p.name()),
             _ => String::new(),
         }
     }
 }
 
-/// A model module's entry point: class name, the op's arguments and the
-/// backward flag (spec 03 §2: `flops_bwd`/`bytes_bwd` instead).
-type ModelFn = fn(&str, &OpInput, bool) -> ModelResult<Evaluation>;
-
-/// Which module models which classes of [`table::CLASSES`].
-const MODELS: &[(&[&str], ModelFn)] = &[
-    (gemm::CLASSES, gemm::evaluate),
-    (gemm_ext::CLASSES, gemm_ext::evaluate),
-    (inference_attention::CLASSES, inference_attention::evaluate),
-    (rmsnorm_ext::CLASSES, rmsnorm_ext::evaluate),
-    (rope::CLASSES, rope::evaluate),
-    (cross_entropy::CLASSES, cross_entropy::evaluate),
-    (ssm::CLASSES, ssm::evaluate),
-    (grouped_gemm::CLASSES, grouped_gemm::evaluate),
-    (activation::CLASSES, activation::evaluate),
-    (group_quant::CLASSES, group_quant::evaluate),
-    (collective::CLASSES, collective::evaluate),
-    (mhc::CLASSES, mhc::evaluate),
-    (moe::CLASSES, moe::evaluate),
-    (moe_aux::CLASSES, moe_aux::evaluate),
-    (sdpa::CLASSES, sdpa::evaluate),
-    (conv::CLASSES, conv::evaluate),
-    (elementwise::CLASSES, elementwise::evaluate),
-    (norm::CLASSES, norm::evaluate),
-    (reduce::CLASSES, reduce::evaluate),
-];
-
-fn model_of(class: &str) -> Option<ModelFn> {
-    static MAP: OnceLock<HashMap<&'static str, ModelFn>> = OnceLock::new();
-    let map = MAP.get_or_init(|| {
-        MODELS
-            .iter()
-            .flat_map(|(classes, f)| classes.iter().map(move |c| (*c, *f)))
-            .collect()
-    });
-    map.get(class).copied()
-}
-
 /// Runs the model of `class` on `input`; `bwd` asks for the backward FLOPs
-/// and bytes of a forward op (spec 03 §2).
+/// and bytes of a forward op (`flops_bwd`/`bytes_bwd`).
 pub fn evaluate(class: &ModelClass, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    match model_of(class.class) {
-        Some(model) => model(class.class, input, bwd),
-        None => Err(ModelError::Invalid(format!(
-            "no model for class {}",
-            class.class
-        ))),
-    }
+    class.model.evaluate(input, bwd)
 }
 
-/// Bytes per element of a dtype string (spec 03 §3), case-insensitive.
+/// Bytes per element of a dtype string, case-insensitive.
 pub fn bytes_per_element(dtype: Option<&str>) -> Option<f64> {
     let d = dtype?.to_ascii_lowercase();
     Some(match d.as_str() {
@@ -243,16 +227,16 @@ pub fn bytes_per_element(dtype: Option<&str>) -> Option<f64> {
     })
 }
 
-/// Compute precision of a dtype string (spec 03 §3), case-insensitive.
-pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
+/// Compute precision of a dtype string, case-insensitive.
+pub fn precision_of(dtype: Option<&str>) -> Option<Precision> {
     let d = dtype?.to_ascii_lowercase();
     Some(match d.as_str() {
-        "float" => "fp32",
-        "double" => "fp64",
-        "c10::half" => "fp16",
-        "c10::bfloat16" => "bf16",
-        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "unsigned char" | "fp8" => "fp8",
-        "fp4" | "mxfp4" | "c10::float4_e2m1fn_x2" => "fp4",
+        "float" => Precision::Fp32,
+        "double" => Precision::Fp64,
+        "c10::half" => Precision::Fp16,
+        "c10::bfloat16" => Precision::Bf16,
+        "c10::float8_e4m3fnuz" | "c10::float8_e4m3fn" | "unsigned char" | "fp8" => Precision::Fp8,
+        "fp4" | "mxfp4" | "c10::float4_e2m1fn_x2" => Precision::Fp4,
         _ => return None,
     })
 }
@@ -260,7 +244,7 @@ pub fn precision_of(dtype: Option<&str>) -> Option<&'static str> {
 /// Builders shared by the model families' unit tests.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+    use super::{Evaluation, ModelError, ModelResult, OpInput, Py, table};
     use crate::test_support::arg_value;
     use crate::trace::ArgValue;
 
@@ -329,6 +313,15 @@ pub(crate) mod test_support {
     /// The parameter names are `expected` (names separated by spaces).
     pub(crate) fn assert_keys(e: &Evaluation, expected: &str) {
         assert_eq!(keys(e), expected.split(' ').collect::<Vec<_>>());
+    }
+
+    /// Runs the model of the class named `class` (Invalid for a name the
+    /// table lacks).
+    pub(crate) fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+        match table::CLASSES.iter().find(|c| c.class == class) {
+            Some(c) => c.model.evaluate(input, bwd),
+            None => Err(ModelError::Invalid(format!("no class {class}"))),
+        }
     }
 
     /// The model refused the input ([`ModelError::Invalid`]).

@@ -23,25 +23,33 @@
 //! name. No class has a backward model.
 
 use super::pyval::{Num, Rec, dim_at, int_of, invalid, ipy, precision, unpack};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "moe_aiter_fused_1stage",
-    "moe_aiter_fused_blockscale",
-    "moe_aiter_unfused_up",
-    "moe_aiter_unfused_down",
-    "moe_aiter_ck_stage1",
-    "moe_aiter_ck_stage2",
-    "moe_triton_unfused_up",
-    "moe_triton_unfused_down",
-    "moe_gptq_awq_up",
-    "moe_gptq_awq_down",
-    "moe_flydsl_stage1",
-    "moe_flydsl_stage2",
-    "moe_triton_invoke_grouped_gemm",
-];
+/// The MoE GEMM classes: which parser reads the experts, and the stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Triton's `invoke_fused_moe_kernel` grouped GEMM.
+    InvokeGroupedGemm,
+    /// aiter's fused one-stage MoE.
+    Fused1Stage,
+    /// aiter's fused block-scaled MoE.
+    FusedBlockscale,
+    /// aiter's CK-tile up projection.
+    CktileUp,
+    /// aiter's CK-tile down projection.
+    CktileDown,
+    /// aiter's CK stage 1.
+    CkStage1,
+    /// aiter's CK stage 2.
+    CkStage2,
+    /// Triton's unfused MoE, one stage.
+    TritonUnfused(Stage),
+    /// The GPTQ/AWQ MoE, one stage.
+    GptqAwq(Stage),
+    /// FlyDSL's MoE stages (at the weights' precision).
+    Flydsl(Stage),
+}
 
 /// Bytes per element of the MoE models' dtype names (exact spelling).
 pub fn moe_dtype_bytes(dtype: &str) -> Option<f64> {
@@ -65,10 +73,13 @@ fn size_or(dtype: Option<&str>, default: i128) -> Num {
 }
 
 /// Which projection a class models.
-#[derive(Clone, Copy, PartialEq)]
-enum Stage {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Both projections in one kernel.
     Fused,
+    /// The up (gate-up) projection.
     Up,
+    /// The down projection.
     Down,
 }
 
@@ -84,7 +95,7 @@ struct Moe {
     /// Element sizes of input, weights and output (None: a dtype the
     /// model refuses when asked for bytes).
     sizes: Option<(Num, Num, Num)>,
-    precision: Option<&'static str>,
+    precision: Option<Precision>,
 }
 
 /// The common key order `num_tokens … topk[, gated]`.
@@ -227,7 +238,7 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
     let e = r.dim_int(2, 0)?;
     let ci = r.concrete_or_empty();
     let topk = match ci.get(8) {
-        Some(t) if !t.is_empty() => super::elementwise::py_int(t)?,
+        Some(t) if !t.is_empty() => super::pyval::py_int(t)?,
         _ => return invalid("topk missing from Concrete Inputs[8]"),
     };
     let gated = rows == 2 * n;
@@ -239,7 +250,7 @@ fn blockscale(r: Rec) -> ModelResult<Moe> {
     let (output, input, weight) = (get(0)?, get(1)?, get(2)?);
     let precision = match input {
         "" => None,
-        "fp8" | "bf16" => Some("fp8"),
+        "fp8" | "bf16" => Some(Precision::Fp8),
         d => precision_of(Some(d)),
     };
     let d = Dtypes {
@@ -367,7 +378,7 @@ fn triton_unfused(r: Rec) -> ModelResult<Moe> {
         n: Num::I(k),
         e: Num::I(e),
         topk,
-        gated: super::elementwise::truthy(gated),
+        gated: super::pyval::truthy(gated),
         sizes,
         precision: precision(weight),
     })
@@ -385,7 +396,7 @@ fn gptq_awq(r: Rec, up: bool) -> ModelResult<Moe> {
     };
     let (topk, topk_py) = extra_num(r, "MoE topk")?;
     let gated_v = r.extra("MoE GEMM gated");
-    let gated = gated_v.is_none_or(super::elementwise::truthy);
+    let gated = gated_v.is_none_or(super::pyval::truthy);
     let n = if up && gated {
         Num::I(n).floor_div(2)?
     } else {
@@ -512,38 +523,30 @@ fn invoke_grouped_gemm(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: precision(dw),
     })
 }
 
 /// Evaluates an MoE class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let (p, stage) = match class {
-        "moe_triton_invoke_grouped_gemm" => return invoke_grouped_gemm(r, bwd),
-        "moe_aiter_fused_1stage" => (fused_layout(r)?, Stage::Fused),
-        "moe_aiter_fused_blockscale" => (blockscale(r)?, Stage::Fused),
-        "moe_aiter_unfused_up" => (cktile_up(r)?, Stage::Up),
-        "moe_aiter_unfused_down" => (cktile_down(r)?, Stage::Down),
-        "moe_aiter_ck_stage1" => (ck_stage1(r)?, Stage::Up),
-        "moe_aiter_ck_stage2" => (ck_stage2(r)?, Stage::Down),
-        "moe_triton_unfused_up" => (triton_unfused(r)?, Stage::Up),
-        "moe_triton_unfused_down" => (triton_unfused(r)?, Stage::Down),
-        "moe_gptq_awq_up" => (gptq_awq(r, true)?, Stage::Up),
-        "moe_gptq_awq_down" => (gptq_awq(r, false)?, Stage::Down),
-        "moe_flydsl_stage1" | "moe_flydsl_stage2" => {
+    let (p, stage) = match kind {
+        Kind::InvokeGroupedGemm => return invoke_grouped_gemm(r, bwd),
+        Kind::Fused1Stage => (fused_layout(r)?, Stage::Fused),
+        Kind::FusedBlockscale => (blockscale(r)?, Stage::Fused),
+        Kind::CktileUp => (cktile_up(r)?, Stage::Up),
+        Kind::CktileDown => (cktile_down(r)?, Stage::Down),
+        Kind::CkStage1 => (ck_stage1(r)?, Stage::Up),
+        Kind::CkStage2 => (ck_stage2(r)?, Stage::Down),
+        Kind::TritonUnfused(stage) => (triton_unfused(r)?, stage),
+        Kind::GptqAwq(stage) => (gptq_awq(r, stage == Stage::Up)?, stage),
+        Kind::Flydsl(stage) => {
             let mut p = fused_layout(r)?;
             // The flydsl GEMMs run at the weights' (FP4) precision.
             p.precision = precision(r.types_or_empty().get(1).map(String::as_str));
-            let stage = if class == "moe_flydsl_stage1" {
-                Stage::Up
-            } else {
-                Stage::Down
-            };
             (p, stage)
         }
-        _ => return invalid(format!("{class} is not an MoE model")),
     };
     if bwd {
         return Err(ModelError::NotImplemented);
@@ -553,14 +556,14 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
         params: p.params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: p.precision,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

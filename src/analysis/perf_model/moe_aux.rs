@@ -14,25 +14,29 @@
 //!   `bytes = tokens·hidden·b`, no Compute Spec; the backward is the
 //!   forward.
 
-use super::pyval::{Num, Rec, bpe, int_of, invalid, ipy, precision, tuple_of};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, int_of, invalid, ipy, precision, prod, tuple_of};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "BiasedGroupedTopk",
-    "MoeSortScatterGather",
-    "sglang_fused_append_shared_experts",
-    "moe_dispatch",
-    "moe_combine",
-];
+/// The MoE routing and communication classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `BiasedGroupedTopk`.
+    BiasedGroupedTopk,
+    /// `MoeSortScatterGather`.
+    SortScatterGather,
+    /// `sglang_fused_append_shared_experts`.
+    AppendShared,
+    /// `moe_dispatch`, `moe_combine`.
+    Comm,
+}
 
 /// The operands with an all-int non-empty shape, with their dtypes.
 fn operands(r: Rec, dims: &[ArgValue]) -> ModelResult<Vec<(Vec<i128>, Option<String>)>> {
     let types = r.types_or_empty();
     let mut out = Vec::new();
     for (i, shape) in dims.iter().enumerate() {
-        if !super::elementwise::truthy(shape) {
+        if !super::pyval::truthy(shape) {
             continue;
         }
         let Some(items) = shape.as_list() else {
@@ -47,11 +51,6 @@ fn operands(r: Rec, dims: &[ArgValue]) -> ModelResult<Vec<(Vec<i128>, Option<Str
         }
     }
     Ok(out)
-}
-
-/// `math.prod` of ints.
-fn product(shape: &[i128]) -> Num {
-    shape.iter().fold(Num::I(1), |acc, d| acc.mul(*d))
 }
 
 /// aiter's top-k routing and MoE sort kernels.
@@ -75,23 +74,23 @@ fn routing(r: Rec, dims: &[ArgValue], bwd: bool) -> ModelResult<Evaluation> {
     let largest = ops
         .iter()
         .fold(None::<(f64, &Option<String>)>, |best, (s, d)| {
-            let n = product(s).f64();
+            let n = prod(s).f64();
             match best {
                 Some((m, _)) if m >= n => best,
                 _ => Some((n, d)),
             }
         });
-    let total = ops
-        .iter()
-        .fold(Num::I(0), |acc, (s, d)| match bpe(d.as_deref()) {
-            Some(b) => acc.add(product(s).mul(b)),
+    let total = ops.iter().fold(Num::I(0), |acc, (s, d)| {
+        match bpe(d.as_deref()).map(Num::I) {
+            Some(b) => acc.add(prod(s).mul(b)),
             None => acc,
-        });
+        }
+    });
     Ok(Evaluation {
         params,
         flops: largest.map_or(0.0, |(n, _)| n),
         bytes: (total.f64() > 0.0).then(|| total.f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: largest.and_then(|(_, d)| precision(d.as_deref())),
     })
 }
@@ -121,7 +120,7 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
     let types = r.types()?;
     let ids = r.dim(0)?;
     let wts = match dims.get(1) {
-        Some(w) if super::elementwise::truthy(w) => w,
+        Some(w) if super::pyval::truthy(w) => w,
         _ => ids,
     };
     let d_ids = types.first().map_or("int", String::as_str);
@@ -147,16 +146,16 @@ fn append_shared(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
     if bwd {
         return invalid("fused_append_shared_experts has no backward model");
     }
-    let (ni, nw) = (product(&si), product(&sw));
+    let (ni, nw) = (prod(&si), prod(&sw));
     let (bi, bw) = (
-        bpe(Some(d_ids)).unwrap_or(Num::I(4)),
-        bpe(Some(d_wts)).unwrap_or(Num::I(4)),
+        bpe(Some(d_ids)).map(Num::I).unwrap_or(Num::I(4)),
+        bpe(Some(d_wts)).map(Num::I).unwrap_or(Num::I(4)),
     );
     Ok(Evaluation {
         params,
         flops: ni.f64(),
         bytes: Some(Num::I(2).mul(ni.mul(bi).add(nw.mul(bw))).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(Some(d_wts)),
     })
 }
@@ -179,7 +178,7 @@ fn moe_comm(r: Rec) -> ModelResult<Evaluation> {
     let b = if dtype.is_empty() {
         None
     } else {
-        bpe(Some(dtype))
+        bpe(Some(dtype)).map(Num::I)
     };
     let opt = |v: Option<i128>| v.map_or(Py::None, ipy);
     let params = vec![
@@ -201,21 +200,20 @@ fn moe_comm(r: Rec) -> ModelResult<Evaluation> {
 }
 
 /// Evaluates an MoE routing or communication class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    match class {
-        "BiasedGroupedTopk" => routing(r, r.dims()?, bwd),
-        "MoeSortScatterGather" => routing(r, r.dims_or_empty(), bwd),
-        "sglang_fused_append_shared_experts" => append_shared(r, bwd),
+    match kind {
+        Kind::BiasedGroupedTopk => routing(r, r.dims()?, bwd),
+        Kind::SortScatterGather => routing(r, r.dims_or_empty(), bwd),
+        Kind::AppendShared => append_shared(r, bwd),
         // Same numbers forward and backward.
-        "moe_dispatch" | "moe_combine" => moe_comm(r),
-        _ => invalid(format!("{class} is not an MoE routing model")),
+        Kind::Comm => moe_comm(r),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -1,4 +1,4 @@
-//! Normalization models (spec 03 §4.6): batch, layer, group, instance and
+//! Normalization models: batch, layer, group, instance and
 //! RMS norms, their backwards, and Primus' fused LayerNorm + modulate.
 //!
 //! Quirks kept from the reference: every `Input Dims[i] is not None` test is
@@ -8,63 +8,11 @@
 
 use crate::trace::ArgValue;
 
-use super::elementwise::{
-    Args, bpe, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int, shape_of,
-    tuple_of,
+use super::pyval::{
+    Num, Rec, bpe_req, invalid, item, parse_bool_list, parse_int_list, precision, prod, py_int,
+    shape_of, tuple_of,
 };
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
-
-/// A Python number: int arithmetic stays exact until a float enters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Num {
-    I(i128),
-    F(f64),
-}
-
-impl Num {
-    fn as_f64(self) -> f64 {
-        match self {
-            Num::I(i) => i as f64,
-            Num::F(x) => x,
-        }
-    }
-
-    /// `self + o`; an int sum beyond `i128` (a big Python int) goes on as a float.
-    fn add(self, o: Num) -> Num {
-        match (self, o) {
-            (Num::I(a), Num::I(b)) if a.checked_add(b).is_some() => Num::I(a + b),
-            (a, b) => Num::F(a.as_f64() + b.as_f64()),
-        }
-    }
-
-    /// `self * o`, with the same overflow rule as [`Num::add`].
-    fn mul(self, o: Num) -> Num {
-        match (self, o) {
-            (Num::I(a), Num::I(b)) if a.checked_mul(b).is_some() => Num::I(a * b),
-            (a, b) => Num::F(a.as_f64() * b.as_f64()),
-        }
-    }
-
-    /// Python `/` (always a float; ZeroDivisionError on zero).
-    fn div(self, o: Num) -> ModelResult<Num> {
-        let d = o.as_f64();
-        if d == 0.0 {
-            return invalid("division by zero");
-        }
-        Ok(Num::F(self.as_f64() / d))
-    }
-
-    fn to_py(self) -> Py {
-        match self {
-            Num::I(i) => Py::Int(i as i64),
-            Num::F(x) => Py::Float(x),
-        }
-    }
-}
-
-fn int(i: i128) -> Num {
-    Num::I(i)
-}
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
 /// Parsed fields of a normalization op (the reference's `param_details`).
 struct Norm {
@@ -106,15 +54,6 @@ impl Norm {
         p
     }
 
-    /// `bpe_in` (= `bpe_out`: no parser sets an output dtype); the
-    /// reference multiplies by it unchecked, so an unknown dtype raises.
-    fn bpe(&self) -> ModelResult<Num> {
-        match bpe(Some(&self.dtype_in)) {
-            Some(b) => Ok(int(b)),
-            None => invalid(format!("unknown dtype size: {:?}", self.dtype_in)),
-        }
-    }
-
     fn mask(&self, i: usize) -> ModelResult<bool> {
         match &self.output_mask {
             Some(m) => item(m, i, "output_mask").copied(),
@@ -125,9 +64,9 @@ impl Norm {
     fn eval(&self, flops: Num, bytes: Num) -> Evaluation {
         Evaluation {
             params: self.params(),
-            flops: flops.as_f64(),
-            bytes: Some(bytes.as_f64()),
-            maf: Some("vector"),
+            flops: flops.f64(),
+            bytes: Some(bytes.f64()),
+            maf: Some(Maf::Vector),
             precision: precision(Some(&self.dtype_in)),
         }
     }
@@ -135,18 +74,19 @@ impl Norm {
     /// Generic forward FLOPs (`flops_func`).
     fn flops_fwd(&self) -> Num {
         let c = self.num_channels;
-        let n = int(self.n);
-        let mut x = int(3).mul(c);
+        let n = Num::I(self.n);
+        let mut x = Num::I(3).mul(c);
         if self.is_training {
-            x = x.add(n.mul(int(3)));
+            x = x.add(n.mul(Num::I(3)));
         }
-        x = x.add(c.mul(int(3)));
-        x.add(int(2).mul(n))
+        x = x.add(c.mul(Num::I(3)));
+        x.add(Num::I(2).mul(n))
     }
 
     /// Generic forward bytes (`bytes_func`).
     fn bytes_fwd(&self) -> ModelResult<Num> {
-        let b = self.bpe()?;
+        // `bpe_in` (= `bpe_out`: no parser sets an output dtype).
+        let b = bpe_req(Some(&self.dtype_in))?;
         let mut w = 2;
         if self.is_affine {
             w += 1;
@@ -157,44 +97,45 @@ impl Norm {
         if self.is_training {
             w += 2;
         }
-        let n = int(self.n);
+        let n = Num::I(self.n);
         let act = n.mul(b).add(n.mul(b));
-        Ok(act.add(int(w).mul(self.num_channels).mul(b)))
+        Ok(act.add(Num::I(w).mul(self.num_channels).mul(b)))
     }
 
     /// Generic backward FLOPs (`flops_func_bwd`).
     fn flops_bwd(&self) -> ModelResult<Num> {
-        let epc = int(self.n).div(self.num_channels)?;
-        let mut fpc = int(if self.is_training { 0 } else { 3 });
-        fpc = fpc.add(int(4).mul(epc));
+        let epc = Num::I(self.n).div(self.num_channels)?;
+        let mut fpc = Num::I(if self.is_training { 0 } else { 3 });
+        fpc = fpc.add(Num::I(4).mul(epc));
         if self.mask(0)? {
             if self.is_training {
-                fpc = fpc.add(int(5).mul(epc));
+                fpc = fpc.add(Num::I(5).mul(epc));
             }
         } else {
-            fpc = fpc.add(int(2).mul(epc));
+            fpc = fpc.add(Num::I(2).mul(epc));
         }
         Ok(self.num_channels.mul(fpc))
     }
 
     /// Generic backward bytes (`bytes_func_bwd`).
     fn bytes_bwd(&self) -> ModelResult<Num> {
-        let b = self.bpe()?;
-        let n = int(self.n);
+        // `bpe_in` (= `bpe_out`: no parser sets an output dtype).
+        let b = bpe_req(Some(&self.dtype_in))?;
+        let n = Num::I(self.n);
         let c = self.num_channels;
         let reads = if self.mask(0)? && self.is_training {
             2
         } else {
             1
         };
-        let mut x = n.mul(b).add(n.mul(b).mul(int(reads)));
+        let mut x = n.mul(b).add(n.mul(b).mul(Num::I(reads)));
         if self.is_training {
             x = x.add(c.mul(b));
         }
         if self.is_affine {
             x = x.add(c.mul(b));
             if self.is_training {
-                x = x.add(c.mul(b).mul(int(if self.has_bias { 2 } else { 1 })));
+                x = x.add(c.mul(b).mul(Num::I(if self.has_bias { 2 } else { 1 })));
             }
         }
         Ok(x)
@@ -202,7 +143,7 @@ impl Norm {
 }
 
 /// `args["Input Dims"][i] is not None`.
-fn present(a: &Args, i: usize) -> ModelResult<bool> {
+fn present(a: &Rec, i: usize) -> ModelResult<bool> {
     Ok(!a.dim(i)?.is_null())
 }
 
@@ -214,7 +155,7 @@ fn shape_item(v: &ArgValue, i: usize) -> ModelResult<i128> {
 
 /// The common head of every parser: op_shape from slot `slot`, its dtype
 /// and strides.
-fn head(a: &Args, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
+fn head(a: &Rec, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
     let v = a.dim(slot)?;
     let op_shape = tuple_of(v)?;
     let shape = shape_of(v)?;
@@ -233,7 +174,7 @@ fn norm(
     output_mask: Option<Vec<bool>>,
 ) -> ModelResult<Norm> {
     Ok(Norm {
-        n: prod(&shape)?,
+        n: prod(&shape).count()?,
         op_shape,
         dtype_in,
         stride_input,
@@ -246,26 +187,26 @@ fn norm(
     })
 }
 
-fn batch_norm(a: &Args) -> ModelResult<Norm> {
+fn batch_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let is_training = !a.ci(5)?.is_empty();
     let c = shape_item(a.dim(0)?, 1)?;
-    norm(h, int(c), true, is_affine, is_training, None)
+    norm(h, Num::I(c), true, is_affine, is_training, None)
 }
 
-fn instance_norm(a: &Args) -> ModelResult<Norm> {
+fn instance_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let is_training = !a.ci(5)?.is_empty();
     let c = shape_item(a.dim(0)?, 1)?;
-    norm(h, int(c), true, is_affine, is_training, None)
+    norm(h, Num::I(c), true, is_affine, is_training, None)
 }
 
-fn layer_norm(a: &Args) -> ModelResult<Norm> {
+fn layer_norm(a: &Rec) -> ModelResult<Norm> {
     let v = a.dim(0)?;
     let op_shape = tuple_of(v)?;
-    let c = prod(&parse_int_list(a.ci(1)?)?)?;
+    let c = prod(&parse_int_list(a.ci(1)?)?).count()?;
     let has_bias = present(a, 3)?;
     let dtype = a.ty(0)?.to_string();
     let stride = a.stride(0)?;
@@ -273,7 +214,7 @@ fn layer_norm(a: &Args) -> ModelResult<Norm> {
     let shape = shape_of(v)?;
     norm(
         (op_shape, shape, dtype, stride),
-        int(c),
+        Num::I(c),
         has_bias,
         is_affine,
         true,
@@ -281,21 +222,21 @@ fn layer_norm(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn group_norm(a: &Args) -> ModelResult<Norm> {
+fn group_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
     let c = shape_item(a.dim(0)?, 1)?;
-    norm(h, int(c), true, is_affine, true, None)
+    norm(h, Num::I(c), true, is_affine, true, None)
 }
 
-fn rms_norm(a: &Args) -> ModelResult<Norm> {
+fn rms_norm(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 0)?;
     let is_affine = present(a, 2)?;
-    let c = prod(&parse_int_list(a.ci(1)?)?)?;
-    norm(h, int(c), false, is_affine, false, None)
+    let c = prod(&parse_int_list(a.ci(1)?)?).count()?;
+    norm(h, Num::I(c), false, is_affine, false, None)
 }
 
-fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn batch_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let dims = a.dims()?;
     let mut has_output = !item(dims, 0, "Input Dims")?.is_null();
     let name = a.name();
@@ -316,7 +257,7 @@ fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
     let is_affine = present(a, 2)?;
     norm(
         (op_shape, shape, dtype, stride),
-        int(c),
+        Num::I(c),
         true,
         is_affine,
         is_training,
@@ -324,10 +265,10 @@ fn batch_norm_bwd(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn layer_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let v = a.dim(1)?;
     let op_shape = tuple_of(v)?;
-    let c = prod(&parse_int_list(a.ci(2)?)?)?;
+    let c = prod(&parse_int_list(a.ci(2)?)?).count()?;
     let dtype = a.ty(1)?.to_string();
     let stride = a.stride(1)?;
     let mask = parse_bool_list(a.ci(7)?)?;
@@ -336,7 +277,7 @@ fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
     let shape = shape_of(v)?;
     norm(
         (op_shape, shape, dtype, stride),
-        int(c),
+        Num::I(c),
         has_bias,
         is_affine,
         true,
@@ -344,25 +285,25 @@ fn layer_norm_bwd(a: &Args) -> ModelResult<Norm> {
     )
 }
 
-fn group_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn group_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 1)?;
     let is_affine = present(a, 5)?;
     let mask = parse_bool_list(a.ci(9)?)?;
     let channels = shape_item(a.dim(1)?, 1)?;
     let groups = py_int(a.ci(8)?)?;
-    let c = int(channels).div(int(groups))?;
+    let c = Num::I(channels).div(Num::I(groups))?;
     norm(h, c, true, is_affine, true, Some(mask))
 }
 
-fn rms_norm_bwd(a: &Args) -> ModelResult<Norm> {
+fn rms_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     let h = head(a, 1)?;
     let is_affine = present(a, 4)?;
-    let c = prod(&parse_int_list(a.ci(2)?)?)?;
+    let c = prod(&parse_int_list(a.ci(2)?)?).count()?;
     let mask = parse_bool_list(a.ci(5)?)?;
-    norm(h, int(c), false, is_affine, false, Some(mask))
+    norm(h, Num::I(c), false, is_affine, false, Some(mask))
 }
 
-fn fused_ln_modulate(a: &Args, backward: bool) -> ModelResult<Norm> {
+fn fused_ln_modulate(a: &Rec, backward: bool) -> ModelResult<Norm> {
     let v = a.dim(0)?;
     let op_shape = tuple_of(v)?;
     let dtype = a.ty(0)?.to_string();
@@ -375,7 +316,7 @@ fn fused_ln_modulate(a: &Args, backward: bool) -> ModelResult<Norm> {
     let mask = backward.then(|| vec![true, true, true]);
     norm(
         (op_shape, shape, dtype, stride),
-        int(h),
+        Num::I(h),
         true,
         true,
         true,
@@ -385,13 +326,13 @@ fn fused_ln_modulate(a: &Args, backward: bool) -> ModelResult<Norm> {
 
 /// RMSNorm forward (`RMSNorm.flops` / `bytes`).
 fn rms_fwd(p: &Norm) -> ModelResult<Evaluation> {
-    let n = int(p.n);
+    let n = Num::I(p.n);
     let c = p.num_channels;
     let rows = n.div(c)?;
     let flops = rows
-        .mul(int(2).mul(c).add(int(2)))
-        .add(n.mul(int(if p.is_affine { 2 } else { 1 })));
-    let b = p.bpe()?;
+        .mul(Num::I(2).mul(c).add(Num::I(2)))
+        .add(n.mul(Num::I(if p.is_affine { 2 } else { 1 })));
+    let b = bpe_req(Some(&p.dtype_in))?;
     let mut bytes = n.mul(b).add(n.mul(b));
     if p.is_affine {
         bytes = bytes.add(c.mul(b));
@@ -402,7 +343,7 @@ fn rms_fwd(p: &Norm) -> ModelResult<Evaluation> {
 /// RMSNorm backward (`RMSNormBwd.flops_bwd` / `bytes_bwd`).
 fn rms_bwd(p: &Norm) -> ModelResult<Evaluation> {
     let n = p.n;
-    let rows = int(n).div(p.num_channels)?;
+    let rows = Num::I(n).div(p.num_channels)?;
     let mut flops = if p.is_affine { n } else { 0 };
     flops += n;
     if p.mask(0)? {
@@ -410,41 +351,41 @@ fn rms_bwd(p: &Norm) -> ModelResult<Evaluation> {
     }
     if p.mask(1)? && p.is_affine {
         flops += n;
-        if rows.as_f64() > 1.0 {
+        if rows.f64() > 1.0 {
             flops += n;
         }
     }
-    let b = p.bpe()?;
-    let nn = int(n);
-    let mut bytes = nn.mul(b).add(nn.mul(b).mul(int(2)));
+    let b = bpe_req(Some(&p.dtype_in))?;
+    let nn = Num::I(n);
+    let mut bytes = nn.mul(b).add(nn.mul(b).mul(Num::I(2)));
     if p.is_affine {
-        bytes = bytes.add(p.num_channels.mul(b).mul(int(2)));
+        bytes = bytes.add(p.num_channels.mul(b).mul(Num::I(2)));
     }
-    Ok(p.eval(int(flops), bytes))
+    Ok(p.eval(Num::I(flops), bytes))
 }
 
 /// `FusedLnModulate` (fwd) and `FusedLnModulateBackward` numbers.
 fn ln_modulate(p: &Norm, backward: bool) -> ModelResult<Evaluation> {
-    let n = int(p.n);
-    let (t, bsz) = (int(p.shape[0]), int(p.shape[1]));
+    let n = Num::I(p.n);
+    let (t, bsz) = (Num::I(p.shape[0]), Num::I(p.shape[1]));
     let h = p.num_channels;
-    let b = p.bpe()?;
+    let b = bpe_req(Some(&p.dtype_in))?;
     if !backward {
         let bytes = n
             .mul(b)
             .add(n.mul(b))
-            .add(int(2).mul(bsz).mul(h).mul(b))
-            .add(int(2).mul(t).mul(bsz).mul(int(4)));
-        Ok(p.eval(n.mul(int(12)), bytes))
+            .add(Num::I(2).mul(bsz).mul(h).mul(b))
+            .add(Num::I(2).mul(t).mul(bsz).mul(Num::I(4)));
+        Ok(p.eval(n.mul(Num::I(12)), bytes))
     } else {
-        let bytes = int(2)
+        let bytes = Num::I(2)
             .mul(n)
             .mul(b)
-            .add(int(2).mul(bsz).mul(t).mul(int(4)))
+            .add(Num::I(2).mul(bsz).mul(t).mul(Num::I(4)))
             .add(n.mul(b))
-            .add(int(2).mul(bsz).mul(h).mul(b))
+            .add(Num::I(2).mul(bsz).mul(h).mul(b))
             .add(bsz.mul(h).mul(b));
-        Ok(p.eval(n.mul(int(15)), bytes))
+        Ok(p.eval(n.mul(Num::I(15)), bytes))
     }
 }
 
@@ -460,21 +401,34 @@ fn generic_bwd(p: &Norm) -> ModelResult<Evaluation> {
     Ok(p.eval(flops, p.bytes_bwd()?))
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "GroupNorm",
-    "BatchNorm",
-    "LayerNorm",
-    "InstanceNorm",
-    "RMSNorm",
-    "BatchNormBwd",
-    "LayerNormBwd",
-    "GroupNormBwd",
-    "InstanceNormBwd",
-    "RMSNormBwd",
-    "FusedLnModulate",
-    "FusedLnModulateBackward",
-];
+/// The core normalization classes, forward and backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `BatchNorm`.
+    Batch,
+    /// `LayerNorm`.
+    Layer,
+    /// `GroupNorm`.
+    Group,
+    /// `InstanceNorm`.
+    Instance,
+    /// `RMSNorm`.
+    Rms,
+    /// `FusedLnModulate`.
+    LnModulate,
+    /// `BatchNormBwd`.
+    BatchBwd,
+    /// `LayerNormBwd`.
+    LayerBwd,
+    /// `GroupNormBwd`.
+    GroupBwd,
+    /// `InstanceNormBwd` (never modelled).
+    InstanceBwd,
+    /// `RMSNormBwd`.
+    RmsBwd,
+    /// `FusedLnModulateBackward`.
+    LnModulateBwd,
+}
 
 /// Evaluates a Normalization model. Forward classes (`BatchNorm`,
 /// `LayerNorm`, `GroupNorm`, `InstanceNorm`, `RMSNorm`, `FusedLnModulate`)
@@ -483,47 +437,41 @@ pub const CLASSES: &[&str] = &[
 /// (`BatchNormBwd`, `LayerNormBwd`, `GroupNormBwd`, `RMSNormBwd`) give their
 /// backward numbers for either value of `bwd`; `FusedLnModulateBackward`
 /// only for `bwd == false`; `InstanceNormBwd` is never implemented.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let a = Args::new(input);
-    match class {
-        "BatchNorm" | "LayerNorm" | "GroupNorm" | "InstanceNorm" | "RMSNorm"
-        | "FusedLnModulate" => {
-            let p = match class {
-                "BatchNorm" => batch_norm(&a)?,
-                "LayerNorm" => layer_norm(&a)?,
-                "GroupNorm" => group_norm(&a)?,
-                "InstanceNorm" => instance_norm(&a)?,
-                "RMSNorm" => rms_norm(&a)?,
-                _ => fused_ln_modulate(&a, false)?,
-            };
-            if bwd {
-                return Err(ModelError::NotImplemented);
-            }
-            match class {
-                "RMSNorm" => rms_fwd(&p),
-                "FusedLnModulate" => ln_modulate(&p, false),
-                _ => generic_fwd(&p),
-            }
-        }
-        "BatchNormBwd" => generic_bwd(&batch_norm_bwd(&a)?),
-        "LayerNormBwd" => generic_bwd(&layer_norm_bwd(&a)?),
-        "GroupNormBwd" => generic_bwd(&group_norm_bwd(&a)?),
-        "RMSNormBwd" => rms_bwd(&rms_norm_bwd(&a)?),
-        "FusedLnModulateBackward" => {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let a = Rec::new(input);
+    let forward = match kind {
+        Kind::Batch => batch_norm(&a)?,
+        Kind::Layer => layer_norm(&a)?,
+        Kind::Group => group_norm(&a)?,
+        Kind::Instance => instance_norm(&a)?,
+        Kind::Rms => rms_norm(&a)?,
+        Kind::LnModulate => fused_ln_modulate(&a, false)?,
+        Kind::BatchBwd => return generic_bwd(&batch_norm_bwd(&a)?),
+        Kind::LayerBwd => return generic_bwd(&layer_norm_bwd(&a)?),
+        Kind::GroupBwd => return generic_bwd(&group_norm_bwd(&a)?),
+        Kind::RmsBwd => return rms_bwd(&rms_norm_bwd(&a)?),
+        Kind::LnModulateBwd => {
             let p = fused_ln_modulate(&a, true)?;
             if bwd {
                 return Err(ModelError::NotImplemented);
             }
-            ln_modulate(&p, true)
+            return ln_modulate(&p, true);
         }
-        "InstanceNormBwd" => Err(ModelError::NotImplemented),
-        _ => invalid("not implemented"),
+        Kind::InstanceBwd => return Err(ModelError::NotImplemented),
+    };
+    if bwd {
+        return Err(ModelError::NotImplemented);
+    }
+    match kind {
+        Kind::Rms => rms_fwd(&forward),
+        Kind::LnModulate => ln_modulate(&forward, false),
+        _ => generic_fwd(&forward),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{is_invalid, param_text as param, test_input};
+    use super::super::test_support::{evaluate, is_invalid, param_text as param, test_input};
     use super::*;
 
     const BF16: &str = "c10::BFloat16";
@@ -915,9 +863,5 @@ mod tests {
             &["", "[4]"],
         );
         assert!(is_invalid(&evaluate("LayerNorm", &short, false)));
-        assert_eq!(
-            evaluate("aiter_rms_norm", &short, false),
-            Err(ModelError::Invalid("not implemented".into()))
-        );
     }
 }

@@ -1,4 +1,4 @@
-//! The reduce model `aten_reduce` (spec 03 §4.7): sum, mean, max, min, norms,
+//! The reduce model `aten_reduce`: sum, mean, max, min, norms,
 //! cumulative sums and products.
 //!
 //! The reference infers the reduced dims from non-string Concrete Inputs;
@@ -6,8 +6,9 @@
 //! op reduces to one output element, except `cumsum`/`cumprod` (one output
 //! per input). That quirk is kept.
 
-use super::elementwise::{Args, bpe, f, invalid, precision, prod, shape_of, tuple_of};
-use super::{Evaluation, ModelResult, OpInput, Py};
+use super::elementwise::f;
+use super::pyval::{Rec, bpe, precision, prod, shape_of, tuple_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py};
 
 /// The reduction kind from the op name (informational `param: reduce_type`).
 fn reduce_type(name: &str) -> &'static str {
@@ -24,16 +25,10 @@ fn reduce_type(name: &str) -> &'static str {
     }
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &["aten_reduce"];
-
 /// Evaluates `aten_reduce`. Forward and backward (`bwd`) numbers coincide:
 /// FLOPs = input elements, bytes = input·bpe_in + output·bpe_out.
-pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
-    if class != "aten_reduce" {
-        return invalid("not implemented");
-    }
-    let a = Args::new(input);
+pub fn evaluate(input: &OpInput, _bwd: bool) -> ModelResult<Evaluation> {
+    let a = Rec::new(input);
     let dims = input.dims.unwrap_or(&[]);
     let first = dims.first().filter(|v| !v.is_null());
     let Some(first) = first else {
@@ -46,12 +41,12 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
             ],
             flops: 0.0,
             bytes: None,
-            maf: Some("vector"),
+            maf: Some(Maf::Vector),
             precision: None,
         });
     };
     tuple_of(first)?;
-    let n_in = prod(&shape_of(first)?)?;
+    let n_in = prod(&shape_of(first)?).count()?;
     let name = a.name();
     let dtype_in = input
         .types
@@ -79,14 +74,14 @@ pub fn evaluate(class: &str, input: &OpInput, _bwd: bool) -> ModelResult<Evaluat
         ],
         flops: f(n_in),
         bytes,
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision(dtype_in),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{is_invalid, test_input};
+    use super::super::test_support::{evaluate, is_invalid, test_input};
     use super::*;
 
     #[test]

@@ -1,5 +1,5 @@
 //! The RMSNorm ops of aiter and vLLM (the reference's extension `RMSNorm`
-//! family, its own sheet): the core RMSNorm model (spec 03 §4.6) on the op's
+//! family, its own sheet): the core RMSNorm model on the op's
 //! input tensor, plus the fused residual add, FP8/MXFP4 quantization or
 //! padding each op adds.
 //!
@@ -10,22 +10,34 @@
 //! stride_input, stride_output, num_channels, has_bias, is_affine,
 //! is_training` and no backward model.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe_req, dim_at, invalid, ipy, len_of, precision, prod};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe_req, dim_at, ipy, len_of, numel, precision, py_int};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "vllm_rocm_aiter_triton_add_rmsnorm_pad",
-    "aiter_rms_norm",
-    "aiter_rmsnorm",
-    "aiter_rmsnorm2d_fwd_with_add_ck",
-    "aiter_rmsnorm2d_fwd_with_dynamicquant_ck",
-    "vllm_rocm_aiter_rmsnorm_fp8_group_quant",
-    "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant",
-    "fused_rms_mxfp4_quant",
-    "aiter_rmsnorm_quant",
-];
+/// The RMSNorm extension classes: what each adds to the core RMSNorm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// RMSNorm alone, x and the weight at these slots.
+    Plain {
+        /// Slot of x.
+        x: usize,
+        /// Slot of the weight.
+        w: usize,
+    },
+    /// `rmsnorm2d_fwd_with_add_ck`: a fused residual add.
+    WithAdd,
+    /// `rmsnorm2d_fwd_with_dynamicquant_ck`: per-row quantization.
+    DynamicQuant,
+    /// `aiter::rmsnorm_quant`: group quantization, group size at slot 5.
+    Quant,
+    /// vLLM's FP8 group quantization.
+    Fp8GroupQuant,
+    /// vLLM's residual add with FP8 group quantization.
+    AddFp8GroupQuant,
+    /// vLLM's Triton residual add with padding.
+    AddPad,
+    /// `fused_rms_mxfp4_quant`.
+    Mxfp4Quant,
+}
 
 /// An op's input tensor and weight, as its parser finds them.
 struct Norm {
@@ -60,7 +72,7 @@ impl Norm {
         ];
         Ok(Norm {
             params,
-            n: prod(shape)?,
+            n: numel(shape)?,
             c: Num::I(c),
             dtype,
         })
@@ -88,7 +100,7 @@ impl Norm {
             params: self.params,
             flops: flops.f64(),
             bytes: Some(bytes.f64()),
-            maf: Some("vector"),
+            maf: Some(Maf::Vector),
         }
     }
 }
@@ -208,27 +220,26 @@ fn mxfp4_quant(r: Rec, p: Norm) -> ModelResult<Evaluation> {
 }
 
 /// Evaluates an extension RMSNorm class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
     // The padded variant reads its pad before anything else.
-    let pad = match class {
-        "vllm_rocm_aiter_triton_add_rmsnorm_pad" => r.ci_int(4)?,
+    let pad = match kind {
+        Kind::AddPad => r.ci_int(4)?,
         _ => 0,
     };
-    let (x, w) = match class {
-        "aiter_rmsnorm" => (1, 2),
-        "aiter_rmsnorm2d_fwd_with_add_ck" => (1, 4),
-        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck" | "aiter_rmsnorm_quant" => (1, 3),
-        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant" => (0, 2),
-        c if CLASSES.contains(&c) => (0, 1),
-        _ => return invalid(format!("{class} is not an RMSNorm extension")),
+    let (x, w) = match kind {
+        Kind::Plain { x, w } => (x, w),
+        Kind::WithAdd => (1, 4),
+        Kind::DynamicQuant | Kind::Quant => (1, 3),
+        Kind::AddFp8GroupQuant => (0, 2),
+        Kind::Fp8GroupQuant | Kind::AddPad | Kind::Mxfp4Quant => (0, 1),
     };
     let p = Norm::parse(r, x, w)?;
-    let group = match class {
-        "vllm_rocm_aiter_rmsnorm_fp8_group_quant" => r.ci_int(3)?,
-        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant" => r.ci_int(4)?,
+    let group = match kind {
+        Kind::Fp8GroupQuant => r.ci_int(3)?,
+        Kind::AddFp8GroupQuant => r.ci_int(4)?,
         // Unparseable or absent: 0, one group per row.
-        "aiter_rmsnorm_quant" => r
+        Kind::Quant => r
             .concrete_or_empty()
             .get(5)
             .and_then(|c| py_int(c).ok())
@@ -238,27 +249,27 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
     if bwd {
         return Err(ModelError::NotImplemented);
     }
-    match class {
-        "aiter_rms_norm" | "aiter_rmsnorm" => plain(p),
-        "aiter_rmsnorm2d_fwd_with_add_ck" => with_add(p),
-        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck" => quant(p, None),
-        "aiter_rmsnorm_quant" => {
+    match kind {
+        Kind::Plain { .. } => plain(p),
+        Kind::WithAdd => with_add(p),
+        Kind::DynamicQuant => quant(p, None),
+        Kind::Quant => {
             let c = match p.c {
                 Num::I(c) => c,
                 Num::F(_) => 0,
             };
             quant(p, Some(if group > 0 { group } else { c }))
         }
-        "vllm_rocm_aiter_rmsnorm_fp8_group_quant" => quant(p, Some(group)),
-        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant" => add_quant(p, group),
-        "vllm_rocm_aiter_triton_add_rmsnorm_pad" => add_pad(p, pad),
-        _ => mxfp4_quant(r, p),
+        Kind::Fp8GroupQuant => quant(p, Some(group)),
+        Kind::AddFp8GroupQuant => add_quant(p, group),
+        Kind::AddPad => add_pad(p, pad),
+        Kind::Mxfp4Quant => mxfp4_quant(r, p),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{assert_keys, test_input};
+    use super::super::test_support::{assert_keys, evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -8,25 +8,32 @@
 //! slices and move Q, K and the written cache rows. None has a backward
 //! model.
 
-use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy, precision, prod, tuple_of, unpack};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py, precision_of};
+use super::pyval::{Num, Rec, bpe, dim_at, ipy, numel, precision, tuple_of, unpack};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py, precision_of};
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "fused_rope_fwd",
-    "aiter_rope_cached_positions_2c_fwd_impl",
-    "sgl_kernel_rotary_embedding",
-    "fused_qk_rope_concat_and_cache_mla",
-    "aiter_fused_qk_rope_cat_and_cache_mla",
-];
+/// The RoPE classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `fused_rope_fwd`.
+    Fused,
+    /// `aiter::rope_cached_positions_2c_fwd_impl`.
+    CachedPositions2c,
+    /// `sgl_kernel::rotary_embedding`.
+    SglRotary,
+    /// The fused QK RoPE + MLA cache writes; `concat` for the concat variant.
+    MlaCache {
+        /// The concat-and-cache variant.
+        concat: bool,
+    },
+}
 
 /// 3 FLOPs and 2·b bytes per rotated element.
-fn rotate(params: Vec<(&'static str, Py)>, n: Num, b: Num, p: Option<&'static str>) -> Evaluation {
+fn rotate(params: Vec<(&'static str, Py)>, n: Num, b: Num, p: Option<Precision>) -> Evaluation {
     Evaluation {
         params,
         flops: Num::I(3).mul(n).f64(),
         bytes: Some(Num::I(2).mul(n).mul(b).f64()),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: p,
     }
 }
@@ -39,16 +46,16 @@ fn fused_rope(r: Rec) -> ModelResult<Evaluation> {
         ("batch", ipy(dim_at(t, 1)?)),
         ("heads", ipy(dim_at(t, 2)?)),
         ("head_dim", ipy(dim_at(t, 3)?)),
-        ("num_elements", prod(t)?.to_py()),
+        ("num_elements", numel(t)?.to_py()),
     ];
-    let n = prod(t)?;
+    let n = numel(t)?;
     Ok(rotate(params, n, r.first_bpe(), r.first_precision()))
 }
 
 /// `aiter::rope_cached_positions_2c_fwd_impl`: inputs x and y at slots 2, 3.
 fn cached_positions_2c(r: Rec) -> ModelResult<Evaluation> {
     let (x, y) = (r.dim(2)?, r.dim(3)?);
-    let n = prod(x)?.add(prod(y)?);
+    let n = numel(x)?.add(numel(y)?);
     let params = vec![
         ("x_shape", tuple_of(x)?),
         ("y_shape", tuple_of(y)?),
@@ -69,7 +76,7 @@ fn sgl_rotary(r: Rec) -> ModelResult<Evaluation> {
     if let Some(c) = r.concrete_or_empty().get(3)
         && !c.trim().is_empty()
     {
-        head = super::elementwise::py_int(c)?;
+        head = super::pyval::py_int(c)?;
     }
     let dims = r.dims()?;
     let mut rot = head;
@@ -80,7 +87,7 @@ fn sgl_rotary(r: Rec) -> ModelResult<Evaluation> {
     let nk = Num::I(dim_at(k, 1)?).floor_div(head)?;
     let n = Num::I(dim_at(q, 0)?).mul(nq.add(nk)).mul(rot);
     let qdtype = r.ty(1)?;
-    let b = bpe(Some(qdtype)).unwrap_or(Num::I(2));
+    let b = bpe(Some(qdtype)).map(Num::I).unwrap_or(Num::I(2));
     Ok(rotate(
         vec![("num_elements", n.to_py())],
         n,
@@ -119,13 +126,13 @@ fn mla_rope_cache(r: Rec, concat: bool) -> ModelResult<Evaluation> {
     }
     let (t, qh, kh) = (Num::I(t), Num::I(qh), Num::I(kh));
     let flops = Num::I(3).mul(t.mul(qh).mul(d_pe).add(t.mul(kh).mul(d_pe)));
-    let bytes = bpe(Some(dtype_in)).map(|b_in| {
+    let bytes = bpe(Some(dtype_in)).map(Num::I).map(|b_in| {
         let b_out = if concat {
-            bpe(Some(dtype_out)).unwrap_or(b_in)
+            bpe(Some(dtype_out)).map(Num::I).unwrap_or(b_in)
         } else {
             b_in
         };
-        let b_kv = bpe(Some(dtype_kv)).unwrap_or(b_in);
+        let b_kv = bpe(Some(dtype_kv)).map(Num::I).unwrap_or(b_in);
         let width = d_lora + d_pe;
         let read_q = t.mul(qh).mul(d_lora).add(t.mul(qh).mul(d_pe)).mul(b_in);
         let read_k = t.mul(kh).mul(d_lora).add(t.mul(kh).mul(d_pe)).mul(b_in);
@@ -139,21 +146,19 @@ fn mla_rope_cache(r: Rec, concat: bool) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: bytes.map(Num::f64),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: precision_of(Some(dtype_in)),
     })
 }
 
 /// Evaluates a RoPE class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    let e = match class {
-        "fused_rope_fwd" => fused_rope(r)?,
-        "aiter_rope_cached_positions_2c_fwd_impl" => cached_positions_2c(r)?,
-        "sgl_kernel_rotary_embedding" => sgl_rotary(r)?,
-        "aiter_fused_qk_rope_cat_and_cache_mla" => mla_rope_cache(r, false)?,
-        "fused_qk_rope_concat_and_cache_mla" => mla_rope_cache(r, true)?,
-        _ => return invalid(format!("{class} is not a RoPE model")),
+    let e = match kind {
+        Kind::Fused => fused_rope(r)?,
+        Kind::CachedPositions2c => cached_positions_2c(r)?,
+        Kind::SglRotary => sgl_rotary(r)?,
+        Kind::MlaCache { concat } => mla_rope_cache(r, concat)?,
     };
     if bwd {
         return Err(ModelError::Invalid("RoPE models have no backward".into()));
@@ -163,7 +168,7 @@ pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluati
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

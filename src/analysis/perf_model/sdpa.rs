@@ -1,4 +1,4 @@
-//! Scaled-dot-product-attention models (spec 03 §4.3): the aten SDPA ops,
+//! Scaled-dot-product-attention models: the aten SDPA ops,
 //! flash-attn (incl. varlen and backward), aiter, flash_attn_3 and
 //! Evoformer.
 //!
@@ -9,111 +9,15 @@
 //! dtype**, because the reference calls `bytes()` without an argument; only
 //! `flash_attn::_flash_attn_backward` uses the size of its dtype.
 
-use super::gemm::{
-    at, bpe, concrete_of, dims_of, elem, floor_div, invalid, py_eval, py_float, py_tuple,
-    str_tuple, truthy, types_of,
-};
-use super::{Evaluation, ModelResult, OpInput, Py, precision_of};
+use super::gemm::{elem, str_tuple, truthy};
+use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_float, tuple_of};
+use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 use crate::trace::ArgValue;
 
-// ---------------------------------------------------------------------------
-// Python numbers: ints stay exact, floats follow IEEE like CPython.
-// ---------------------------------------------------------------------------
-
-/// A Python int or float.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Num {
-    I(i128),
-    F(f64),
-}
-
-use Num::{F, I};
-
-fn overflow<T>() -> ModelResult<T> {
-    invalid("integer overflow")
-}
-
-impl Num {
-    fn to_f64(self) -> f64 {
-        match self {
-            I(i) => i as f64,
-            F(f) => f,
-        }
-    }
-
-    fn mul(self, o: Num) -> ModelResult<Num> {
-        match (self, o) {
-            (I(a), I(b)) => a.checked_mul(b).map(I).map_or_else(overflow, Ok),
-            (a, b) => Ok(F(a.to_f64() * b.to_f64())),
-        }
-    }
-
-    fn add(self, o: Num) -> ModelResult<Num> {
-        match (self, o) {
-            (I(a), I(b)) => a.checked_add(b).map(I).map_or_else(overflow, Ok),
-            (a, b) => Ok(F(a.to_f64() + b.to_f64())),
-        }
-    }
-
-    fn sub(self, o: Num) -> ModelResult<Num> {
-        match (self, o) {
-            (I(a), I(b)) => a.checked_sub(b).map(I).map_or_else(overflow, Ok),
-            (a, b) => Ok(F(a.to_f64() - b.to_f64())),
-        }
-    }
-
-    /// `self / 2` (true division): exact scaling of the rounded value.
-    fn half(self) -> Num {
-        F(self.to_f64() / 2.0)
-    }
-
-    /// Python `//`.
-    fn floor_div(self, o: Num) -> ModelResult<Num> {
-        match (self, o) {
-            (I(a), I(b)) => floor_div(a, b).map(I),
-            (a, b) => py_float_floordiv(a.to_f64(), b.to_f64()).map(F),
-        }
-    }
-
-    /// Python `==` between numbers (exact, across int and float).
-    fn py_eq(self, o: Num) -> bool {
-        match (self, o) {
-            (I(a), I(b)) => a == b,
-            (F(a), F(b)) => a == b,
-            (I(i), F(f)) | (F(f), I(i)) => f.fract() == 0.0 && f.abs() < 1e38 && f as i128 == i,
-        }
-    }
-}
-
-/// CPython's float floor division (`float_floor_div`).
-fn py_float_floordiv(vx: f64, wx: f64) -> ModelResult<f64> {
-    if wx == 0.0 {
-        return invalid("float floor division by zero");
-    }
-    let mut m = vx % wx;
-    let mut div = (vx - m) / wx;
-    if m != 0.0 {
-        if (wx < 0.0) != (m < 0.0) {
-            m += wx;
-            div -= 1.0;
-        }
-    } else {
-        m = 0.0f64.copysign(wx);
-    }
-    let _ = m;
-    Ok(if div != 0.0 {
-        let mut fd = div.floor();
-        if div - fd > 0.5 {
-            fd += 1.0;
-        }
-        fd
-    } else {
-        0.0f64.copysign(vx / wx)
-    })
-}
+use super::pyval::Num::{self, F, I};
 
 // ---------------------------------------------------------------------------
-// Formulas (spec 03 §4.3.2 – §4.3.4).
+// Formulas: FLOPs and bytes, forward and backward.
 // ---------------------------------------------------------------------------
 
 /// The attention sizes, as Python numbers (varlen lengths are floats).
@@ -128,21 +32,13 @@ struct Dims {
     d_v: Num,
 }
 
-fn prod(factors: &[Num]) -> ModelResult<Num> {
-    let mut acc = factors[0];
-    for &f in &factors[1..] {
-        acc = acc.mul(f)?;
-    }
-    Ok(acc)
-}
-
 /// `causal` halving, which needs `N_Q == N_KV`.
 fn causal_half(total: Num, d: &Dims, causal: bool) -> ModelResult<Num> {
     if !causal {
         return Ok(total);
     }
-    if d.n_q.py_eq(d.n_kv) {
-        Ok(total.half())
+    if d.n_q.eq(d.n_kv) {
+        Ok(F(total.f64() / 2.0))
     } else {
         invalid("causal=True but N_Q != N_K")
     }
@@ -150,58 +46,58 @@ fn causal_half(total: Num, d: &Dims, causal: bool) -> ModelResult<Num> {
 
 /// `SDPA.flops_func`.
 fn flops_fwd(d: &Dims, causal: bool) -> ModelResult<Num> {
-    let bh = d.b.mul(d.h_q)?;
-    let qk = bh.mul(prod(&[I(2), d.n_q, d.n_kv, d.d_qk])?)?;
-    let pv = bh.mul(prod(&[I(2), d.n_q, d.d_v, d.n_kv])?)?;
-    causal_half(qk.add(pv)?, d, causal)
+    let bh = d.b.mul(d.h_q);
+    let qk = bh.mul(prod([I(2), d.n_q, d.n_kv, d.d_qk]));
+    let pv = bh.mul(prod([I(2), d.n_q, d.d_v, d.n_kv]));
+    causal_half(qk.add(pv), d, causal)
 }
 
 /// `SDPA.flops_bwd_func`.
 fn flops_bwd(d: &Dims, causal: bool, flash_impl: bool) -> ModelResult<Num> {
-    let bh = d.b.mul(d.h_q)?;
-    let gqa = d.h_q.floor_div(d.h_kv)?.sub(I(1))?;
+    let bh = d.b.mul(d.h_q);
+    let gqa = d.h_q.floor_div(d.h_kv)?.sub(I(1));
     let mut total = I(0);
     if flash_impl {
-        total = total.add(bh.mul(prod(&[I(2), d.n_q, d.n_kv, d.d_qk])?)?)?;
+        total = total.add(bh.mul(prod([I(2), d.n_q, d.n_kv, d.d_qk])));
     }
     let dv = bh
-        .mul(prod(&[I(2), d.n_kv, d.n_q, d.d_v])?)?
-        .add(prod(&[d.b, d.n_kv, d.d_v, gqa])?)?;
-    total = total.add(dv)?;
-    total = total.add(bh.mul(prod(&[I(2), d.n_q, d.n_kv, d.d_v])?)?)?;
-    total = total.add(bh.mul(prod(&[I(2), d.n_q, d.n_kv, d.d_qk])?)?)?;
+        .mul(prod([I(2), d.n_kv, d.n_q, d.d_v]))
+        .add(prod([d.b, d.n_kv, d.d_v, gqa]));
+    total = total.add(dv);
+    total = total.add(bh.mul(prod([I(2), d.n_q, d.n_kv, d.d_v])));
+    total = total.add(bh.mul(prod([I(2), d.n_q, d.n_kv, d.d_qk])));
     let dk = bh
-        .mul(prod(&[I(2), d.n_kv, d.n_q, d.d_qk])?)?
-        .add(prod(&[d.b, d.n_kv, d.d_qk, gqa])?)?;
-    total = total.add(dk)?;
+        .mul(prod([I(2), d.n_kv, d.n_q, d.d_qk]))
+        .add(prod([d.b, d.n_kv, d.d_qk, gqa]));
+    total = total.add(dk);
     causal_half(total, d, causal)
 }
 
 /// Element counts of q, k, v and o.
-fn qkvo(d: &Dims) -> ModelResult<[Num; 4]> {
-    Ok([
-        prod(&[d.b, d.n_q, d.h_q, d.d_qk])?,
-        prod(&[d.b, d.n_kv, d.h_kv, d.d_qk])?,
-        prod(&[d.b, d.n_kv, d.h_kv, d.d_v])?,
-        prod(&[d.b, d.n_q, d.h_q, d.d_v])?,
-    ])
+fn qkvo(d: &Dims) -> [Num; 4] {
+    [
+        prod([d.b, d.n_q, d.h_q, d.d_qk]),
+        prod([d.b, d.n_kv, d.h_kv, d.d_qk]),
+        prod([d.b, d.n_kv, d.h_kv, d.d_v]),
+        prod([d.b, d.n_q, d.h_q, d.d_v]),
+    ]
 }
 
 /// `SDPA.bytes_func`: `(q + k + v + o) · bpe`.
-fn bytes_fwd(d: &Dims, bpe: Num) -> ModelResult<Num> {
-    let [q, k, v, o] = qkvo(d)?;
-    q.add(k)?.add(v)?.add(o)?.mul(bpe)
+fn bytes_fwd(d: &Dims, bpe: Num) -> Num {
+    let [q, k, v, o] = qkvo(d);
+    q.add(k).add(v).add(o).mul(bpe)
 }
 
 /// `SDPA.bytes_bwd_func`: `(q + k + v + dO + dQ + dK + dV) · bpe`.
-fn bytes_bwd(d: &Dims, bpe: Num) -> ModelResult<Num> {
-    let [q, k, v, o] = qkvo(d)?;
-    let t = q.add(k)?.add(v)?.add(o)?;
-    t.add(q)?.add(k)?.add(v)?.mul(bpe)
+fn bytes_bwd(d: &Dims, bpe: Num) -> Num {
+    let [q, k, v, o] = qkvo(d);
+    let t = q.add(k).add(v).add(o);
+    t.add(q).add(k).add(v).mul(bpe)
 }
 
 // ---------------------------------------------------------------------------
-// Parsing (§4.3.1).
+// Parsing: sizes, flags and parameters from the recorded arguments.
 // ---------------------------------------------------------------------------
 
 /// How a class reads dropout and causal from its concrete inputs.
@@ -217,9 +113,19 @@ enum Flags {
     NoDropout(usize),
 }
 
+/// How an SDPA class reads its operands: a [`Spec`], or Evoformer's own
+/// 5-D layout.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// The shared readers, with the class's slots and flags.
+    Spec(Spec),
+    /// `EvoformerAttention`: q = `(Batch, N_seq, N_res, Head, Dim)`.
+    Evoformer,
+}
+
 /// Static description of one SDPA class.
 #[derive(Debug, Clone, Copy)]
-struct Spec {
+pub struct Spec {
     /// Slots of q, k, v.
     qkv: [usize; 3],
     /// Index permutation to (B, H, N, d); varlen uses the first three as (H, N, d).
@@ -233,6 +139,8 @@ struct Spec {
     dtype: bool,
     /// A backward-category class: `flops()`/`bytes()` are the backward ones.
     backward: bool,
+    /// The backward bytes take the size of the first dtype (not 2 bytes).
+    bwd_bytes_from_dtype: bool,
 }
 
 /// Where the varlen classes read cu_seqlens and max_seqlen.
@@ -259,8 +167,12 @@ const fn varlen_from(first: usize) -> Option<Varlen> {
 }
 
 /// What a class does not say otherwise: q, k, v at 0..3 in (B, N, H, d),
-/// lenient flags at 3 and 5, flash FLOPs, a forward op.
-const BASE: Spec = Spec {
+/// lenient flags at 3 and 5, flash FLOPs, a forward op (the
+/// `aiter::_flash_attn_forward`, `aiter::mha_fwd` and `aiter::fmha_v3_fwd`
+/// classes as they are).
+pub const BASE: Kind = Kind::Spec(SPEC);
+
+const SPEC: Spec = Spec {
     qkv: [0, 1, 2],
     perm: BNHD,
     varlen: None,
@@ -269,103 +181,104 @@ const BASE: Spec = Spec {
     strides: false,
     dtype: false,
     backward: false,
+    bwd_bytes_from_dtype: false,
 };
 
-/// The `aten::_scaled_dot_product_*_attention` classes: (B, H, N, d).
-fn aten_spec(class: &str) -> Option<Spec> {
-    Some(match class {
-        "aten__scaled_dot_product_flash_attention" => Spec {
-            perm: BHND,
-            flags: Flags::Lenient(3, 4),
-            dtype: true,
-            ..BASE
-        },
-        "aten__scaled_dot_product_efficient_attention"
-        | "aten__scaled_dot_product_cudnn_attention" => Spec {
-            perm: BHND,
-            flags: Flags::Lenient(5, 6),
-            flash_impl: false,
-            dtype: true,
-            ..BASE
-        },
-        _ => return None,
-    })
-}
+/// `aten::_scaled_dot_product_flash_attention`: (B, H, N, d).
+pub const ATEN_FLASH: Kind = Kind::Spec(Spec {
+    perm: BHND,
+    flags: Flags::Lenient(3, 4),
+    dtype: true,
+    ..SPEC
+});
 
-/// The flash-attn package's classes (dense and varlen, forward and
-/// backward): strict flags, strides and dtypes recorded.
-fn flash_attn_spec(class: &str) -> Option<Spec> {
-    let flash = Spec {
-        strides: true,
-        dtype: true,
-        ..BASE
-    };
-    Some(match class {
-        "flash_attention" => Spec {
-            flags: Flags::Strict(3, 5),
-            ..flash
-        },
-        "flash_attention_backward" => Spec {
-            qkv: [1, 2, 3],
-            flags: Flags::FlashBwd,
-            backward: true,
-            ..flash
-        },
-        "flash_attention_varlen_forward" => Spec {
-            perm: [1, 0, 2, 0],
-            varlen: varlen_from(3),
-            flags: Flags::Strict(7, 9),
-            ..flash
-        },
-        "flash_attention_varlen_backward" => Spec {
-            qkv: [1, 2, 3],
-            perm: [1, 0, 2, 0],
-            varlen: varlen_from(9),
-            flags: Flags::Strict(13, 15),
-            backward: true,
-            ..flash
-        },
-        _ => return None,
-    })
-}
+/// `aten::_scaled_dot_product_efficient_attention` and `_cudnn_attention`:
+/// (B, H, N, d), math (not flash) FLOPs.
+pub const ATEN_EFFICIENT: Kind = Kind::Spec(Spec {
+    perm: BHND,
+    flags: Flags::Lenient(5, 6),
+    flash_impl: false,
+    dtype: true,
+    ..SPEC
+});
 
-/// The aiter classes and flash_attn_3: lenient flags at class-specific
-/// slots.
-fn aiter_spec(class: &str) -> Option<Spec> {
-    let lenient = |qkv_from: usize, d: usize, c: usize, backward: bool| Spec {
+/// The flash-attn package's classes: strict flags, strides and dtypes
+/// recorded.
+const FLASH: Spec = Spec {
+    strides: true,
+    dtype: true,
+    ..SPEC
+};
+
+/// `flash_attn::_flash_attn_forward`.
+pub const FLASH_ATTENTION: Kind = Kind::Spec(Spec {
+    flags: Flags::Strict(3, 5),
+    ..FLASH
+});
+
+/// `flash_attn::_flash_attn_backward`: q, k, v after the output gradient;
+/// its bytes at the size of its first dtype.
+pub const FLASH_ATTENTION_BACKWARD: Kind = Kind::Spec(Spec {
+    qkv: [1, 2, 3],
+    flags: Flags::FlashBwd,
+    backward: true,
+    bwd_bytes_from_dtype: true,
+    ..FLASH
+});
+
+/// `flash_attn::_flash_attn_varlen_forward`: (N, H, d) with cu_seqlens.
+pub const FLASH_VARLEN_FORWARD: Kind = Kind::Spec(Spec {
+    perm: [1, 0, 2, 0],
+    varlen: varlen_from(3),
+    flags: Flags::Strict(7, 9),
+    ..FLASH
+});
+
+/// `flash_attn::_flash_attn_varlen_backward`.
+pub const FLASH_VARLEN_BACKWARD: Kind = Kind::Spec(Spec {
+    qkv: [1, 2, 3],
+    perm: [1, 0, 2, 0],
+    varlen: varlen_from(9),
+    flags: Flags::Strict(13, 15),
+    backward: true,
+    ..FLASH
+});
+
+/// An aiter class: q, k, v from `qkv_from`, lenient flags at `d` and `c`.
+const fn lenient(qkv_from: usize, d: usize, c: usize, backward: bool) -> Kind {
+    Kind::Spec(Spec {
         qkv: [qkv_from, qkv_from + 1, qkv_from + 2],
         flags: Flags::Lenient(d, c),
         backward,
-        ..BASE
-    };
-    Some(match class {
-        "aiter__flash_attn_forward" | "aiter__mha_fwd" | "aiter__fmha_v3_fwd" => BASE,
-        "aiter__flash_attn_backward" => lenient(0, 10, 12, true),
-        "aiter__fmha_v3_forward" => lenient(1, 4, 6, false),
-        "aiter__fmha_v3_backward" => lenient(1, 7, 9, true),
-        "aiter__mha_bwd" => lenient(1, 6, 8, true),
-        "flash_attn_v3_forward" => Spec {
-            flags: Flags::NoDropout(24),
-            ..BASE
-        },
-        _ => return None,
+        ..SPEC
     })
 }
 
-/// The static description of an SDPA class, None for other classes.
-fn spec_of(class: &str) -> Option<Spec> {
-    aten_spec(class)
-        .or_else(|| flash_attn_spec(class))
-        .or_else(|| aiter_spec(class))
-}
+/// `aiter::_flash_attn_backward`.
+pub const AITER_FLASH_BACKWARD: Kind = lenient(0, 10, 12, true);
+/// `aiter::wrapper_fmha_v3_fwd`.
+pub const AITER_V3_FORWARD: Kind = lenient(1, 4, 6, false);
+/// `aiter::wrapper_fmha_v3_bwd`.
+pub const AITER_V3_BACKWARD: Kind = lenient(1, 7, 9, true);
+/// `aiter::mha_bwd`.
+pub const AITER_MHA_BACKWARD: Kind = lenient(1, 6, 8, true);
+
+/// `flash_attn_3::fwd`: dropout 0.0, lenient causal at slot 24.
+pub const FLASH_ATTN_3: Kind = Kind::Spec(Spec {
+    flags: Flags::NoDropout(24),
+    ..SPEC
+});
+
+/// `EvoformerAttention`.
+pub const EVOFORMER: Kind = Kind::Evoformer;
 
 /// `extract_sdpa_cfg` / `extract_sdpa_varlen_cfg`: B, N_Q, H_Q, N_KV, H_KV,
 /// d_h_qk, d_h_v with the consistency checks.
 fn extract(dims: &[ArgValue], spec: &Spec) -> ModelResult<[i64; 7]> {
     let [qi, ki, vi] = spec.qkv;
-    let q = at(dims, qi, "Input Dims")?;
-    let k = at(dims, ki, "Input Dims")?;
-    let v = at(dims, vi, "Input Dims")?;
+    let q = item(dims, qi, "Input Dims")?;
+    let k = item(dims, ki, "Input Dims")?;
+    let v = item(dims, vi, "Input Dims")?;
     let pick = |s: &ArgValue| -> ModelResult<[i64; 4]> {
         if spec.varlen.is_some() {
             let p = &spec.perm;
@@ -422,15 +335,15 @@ fn lenient_causal(s: &str) -> bool {
 fn flags(input: &OpInput, f: Flags) -> ModelResult<(Py, Py)> {
     Ok(match f {
         Flags::Lenient(d, c) => {
-            let ci = concrete_of(input)?;
-            let dropout = optional_float(at(ci, d, "Concrete Inputs")?);
-            let causal = lenient_causal(at(ci, c, "Concrete Inputs")?);
+            let ci = Rec::new(input).concrete()?;
+            let dropout = optional_float(item(ci, d, "Concrete Inputs")?);
+            let causal = lenient_causal(item(ci, c, "Concrete Inputs")?);
             (Py::Float(dropout), Py::Bool(causal))
         }
         Flags::Strict(d, c) => {
-            let ci = concrete_of(input)?;
-            let dropout = py_float(at(ci, d, "Concrete Inputs")?)?;
-            let causal = py_eval(at(ci, c, "Concrete Inputs")?)?;
+            let ci = Rec::new(input).concrete()?;
+            let dropout = py_float(item(ci, d, "Concrete Inputs")?)?;
+            let causal = py_eval(item(ci, c, "Concrete Inputs")?)?;
             (Py::Float(dropout), causal)
         }
         Flags::FlashBwd => {
@@ -446,10 +359,10 @@ fn flags(input: &OpInput, f: Flags) -> ModelResult<(Py, Py)> {
             (Py::Float(dropout), causal)
         }
         Flags::NoDropout(c) => {
-            let ci = concrete_of(input)?;
+            let ci = Rec::new(input).concrete()?;
             (
                 Py::Float(0.0),
-                Py::Bool(lenient_causal(at(ci, c, "Concrete Inputs")?)),
+                Py::Bool(lenient_causal(item(ci, c, "Concrete Inputs")?)),
             )
         }
     })
@@ -493,17 +406,17 @@ pub fn sdpa_numbers(
 ) -> ModelResult<(f64, Option<f64>)> {
     let d = ints_to_dims(sizes);
     let (flops, bytes) = if bwd {
-        let bytes = bpe.map(|b| bytes_bwd(&d, I(b as i128))).transpose()?;
+        let bytes = bpe.map(|b| bytes_bwd(&d, I(b as i128)));
         (flops_bwd(&d, causal, flash_impl)?, bytes)
     } else {
-        let bytes = bpe.map(|b| bytes_fwd(&d, I(b as i128))).transpose()?;
+        let bytes = bpe.map(|b| bytes_fwd(&d, I(b as i128)));
         (flops_fwd(&d, causal)?, bytes)
     };
-    Ok((flops.to_f64(), bytes.map(Num::to_f64)))
+    Ok((flops.f64(), bytes.map(Num::f64)))
 }
 
 fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
-    let dims = dims_of(input)?;
+    let dims = Rec::new(input).dims()?;
     let cfg = extract(dims, spec)?;
     let mut params: Vec<(&'static str, Py)> = KEYS
         .iter()
@@ -513,7 +426,7 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
     let mut dtype0 = None;
     let mut dtype_param = None;
     if spec.dtype {
-        let types = types_of(input)?;
+        let types = Rec::new(input).types()?;
         let d = &types[..types.len().min(2)];
         dtype0 = Some(d.first().cloned());
         dtype_param = Some(str_tuple(d));
@@ -526,20 +439,20 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
             .into_iter()
             .zip(spec.qkv)
         {
-            params.push((key, py_tuple(at(strides, slot, "Input Strides")?)?));
+            params.push((key, tuple_of(item(strides, slot, "Input Strides")?)?));
         }
     }
     let mut varlen = None;
     let mut varlen_params = Vec::new();
     if let Some(vl) = spec.varlen {
-        let nq = elem(at(dims, vl.cu_q, "Input Dims")?, 0)?.checked_sub(1);
-        let nkv = elem(at(dims, vl.cu_kv, "Input Dims")?, 0)?.checked_sub(1);
+        let nq = elem(item(dims, vl.cu_q, "Input Dims")?, 0)?.checked_sub(1);
+        let nkv = elem(item(dims, vl.cu_kv, "Input Dims")?, 0)?.checked_sub(1);
         let (Some(nq), Some(nkv)) = (nq, nkv) else {
             return invalid("integer overflow");
         };
-        let ci = concrete_of(input)?;
-        let mq = py_float(at(ci, vl.max_q, "Concrete Inputs")?)?;
-        let mkv = py_float(at(ci, vl.max_kv, "Concrete Inputs")?)?;
+        let ci = Rec::new(input).concrete()?;
+        let mq = py_float(item(ci, vl.max_q, "Concrete Inputs")?)?;
+        let mkv = py_float(item(ci, vl.max_kv, "Concrete Inputs")?)?;
         varlen = Some((nq, nkv, mq, mkv));
         varlen_params = vec![
             ("num_seqs_q", Py::Int(nq)),
@@ -569,8 +482,8 @@ fn parse(input: &OpInput, spec: &Spec) -> ModelResult<Parsed> {
 
 /// `EvoformerAttention`: q = `(Batch, N_seq, N_res, Head, Dim)`.
 fn parse_evoformer(input: &OpInput) -> ModelResult<Parsed> {
-    let dims = dims_of(input)?;
-    let q = at(dims, 0, "Input Dims")?;
+    let dims = Rec::new(input).dims()?;
+    let q = item(dims, 0, "Input Dims")?;
     if !matches!(q, ArgValue::List(a) if a.len() == 5) {
         return invalid("Evoformer q must be 5-D");
     }
@@ -609,99 +522,77 @@ fn varlen_flops(p: &Parsed, f: impl Fn(&Dims) -> ModelResult<Num>) -> ModelResul
         ..*d
     })?;
     if nq > 1 {
-        let rest_q = d.n_q.sub(F(mq))?.floor_div(I(nq as i128 - 1))?;
-        let rest_kv = d.n_kv.sub(F(mkv))?.floor_div(I(nkv as i128 - 1))?;
+        let rest_q = d.n_q.sub(F(mq)).floor_div(I(nq as i128 - 1))?;
+        let rest_kv = d.n_kv.sub(F(mkv)).floor_div(I(nkv as i128 - 1))?;
         let more = f(&Dims {
             n_q: rest_q,
             n_kv: rest_kv,
             ..*d
         })?;
-        acc = acc.add(I(nq as i128 - 1).mul(more)?)?;
+        acc = acc.add(I(nq as i128 - 1).mul(more));
     }
     Ok(acc)
 }
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &[
-    "flash_attention",
-    "flash_attention_backward",
-    "flash_attention_varlen_forward",
-    "flash_attention_varlen_backward",
-    "aten__scaled_dot_product_cudnn_attention",
-    "aten__scaled_dot_product_efficient_attention",
-    "aten__scaled_dot_product_flash_attention",
-    "aiter__flash_attn_forward",
-    "aiter__flash_attn_backward",
-    "aiter__fmha_v3_forward",
-    "aiter__fmha_v3_backward",
-    "aiter__mha_fwd",
-    "aiter__fmha_v3_fwd",
-    "aiter__mha_bwd",
-    "flash_attn_v3_forward",
-    "evoformer_attention",
-];
-
-/// Evaluates an SDPA-family model (spec 03 §4.3) for `class` on `input`.
+/// Evaluates an SDPA-family model of kind `kind` on `input`.
 ///
 /// Forward classes give their forward numbers, or with `bwd` the backward
 /// ones (`flops_bwd`, `bytes_bwd` at 2 bytes/element). Backward-category
-/// classes give their backward numbers either way. Unknown class names are
-/// [`ModelError::Invalid`](super::ModelError::Invalid).
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
-    let (p, backward_class) = if class == "evoformer_attention" {
-        (parse_evoformer(input)?, false)
-    } else {
-        let Some(spec) = spec_of(class) else {
-            return invalid(format!("{class} is not an SDPA model"));
-        };
-        (parse(input, &spec)?, spec.backward)
+/// classes give their backward numbers either way.
+pub fn evaluate(kind: &Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+    let (p, spec) = match kind {
+        Kind::Evoformer => (parse_evoformer(input)?, None),
+        Kind::Spec(spec) => (parse(input, spec)?, Some(spec)),
     };
+    let backward_class = spec.is_some_and(|s| s.backward);
     let d = &p.dims;
     let two = I(2);
     let (flops, bytes) = if bwd {
-        (flops_bwd(d, p.causal, p.flash_impl)?, bytes_bwd(d, two)?)
+        (flops_bwd(d, p.causal, p.flash_impl)?, bytes_bwd(d, two))
     } else if p.varlen.is_some() && backward_class {
         let f = varlen_flops(&p, |x| flops_bwd(x, p.causal, p.flash_impl))?;
-        (f, bytes_bwd(d, two)?)
+        (f, bytes_bwd(d, two))
     } else if p.varlen.is_some() {
         (
             varlen_flops(&p, |x| flops_fwd(x, p.causal))?,
-            bytes_fwd(d, two)?,
+            bytes_fwd(d, two),
         )
     } else if backward_class {
-        let size = if class == "flash_attention_backward" {
+        let size = if spec.is_some_and(|s| s.bwd_bytes_from_dtype) {
             // `name2bpe(dtype_A_B[0])`; an unknown size fails the multiplication.
             let Some(Some(dt)) = &p.dtype0 else {
                 return invalid("tuple index out of range");
             };
-            match bpe(dt) {
+            match bpe(Some(dt)) {
                 Some(b) => I(b),
                 None => return invalid("unsupported operand type(s) for *: 'int' and 'NoneType'"),
             }
         } else {
             two
         };
-        (flops_bwd(d, p.causal, p.flash_impl)?, bytes_bwd(d, size)?)
+        (flops_bwd(d, p.causal, p.flash_impl)?, bytes_bwd(d, size))
     } else {
-        (flops_fwd(d, p.causal)?, bytes_fwd(d, two)?)
+        (flops_fwd(d, p.causal)?, bytes_fwd(d, two))
     };
     let precision = match &p.dtype0 {
         None => None,
-        Some(None) if class != "evoformer_attention" => return invalid("tuple index out of range"),
+        Some(None) if spec.is_some() => return invalid("tuple index out of range"),
         Some(dt) => precision_of(dt.as_deref()),
     };
     Ok(Evaluation {
         params: p.params,
-        flops: flops.to_f64(),
-        bytes: Some(bytes.to_f64()),
-        maf: Some("matrix"),
+        flops: flops.f64(),
+        bytes: Some(bytes.f64()),
+        maf: Some(Maf::Matrix),
         precision,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{assert_keys, is_invalid, keys, op_input, param, strs};
+    use super::super::test_support::{
+        assert_keys, evaluate, is_invalid, keys, op_input, param, strs,
+    };
     use super::*;
     use crate::test_support::{arg, arg_value};
 
@@ -1107,15 +998,5 @@ mod tests {
         );
         assert!(evaluate("aten__scaled_dot_product_flash_attention", &z, false).is_ok());
         assert!(evaluate("aten__scaled_dot_product_flash_attention", &z, true).is_err());
-    }
-
-    #[test]
-    fn float_floordiv_like_python() {
-        assert_eq!(py_float_floordiv(7.0, 2.0).unwrap(), 3.0);
-        assert_eq!(py_float_floordiv(-7.0, 2.0).unwrap(), -4.0);
-        assert_eq!(py_float_floordiv(50.0, 3.0).unwrap(), 16.0);
-        assert!(py_float_floordiv(1.0, 0.0).is_err());
-        assert!(I(3).py_eq(F(3.0)));
-        assert!(!I(3).py_eq(F(3.5)));
     }
 }

@@ -13,17 +13,22 @@
 //!   `bytes = (B·T·D + cc·d_conv + cc + B·T·H·P)·e + H·(e_dt + e_A + e_D)`;
 //!   the backward is the forward.
 
-use super::elementwise::py_int;
-use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy};
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::pyval::{Num, Rec, bpe, dim_at, invalid, ipy, py_int};
+use super::{Evaluation, Maf, ModelResult, OpInput, Precision, Py};
 use crate::trace::ArgValue;
 
-/// The classes this module models.
-pub const CLASSES: &[&str] = &["causal_conv1d_fwd", "mamba_ssd_fwd"];
+/// The SSM classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `causal_conv1d_fwd`.
+    CausalConv1d,
+    /// `mamba_ssd_fwd`.
+    MambaSsd,
+}
 
 /// The first dtype's precision; types present but empty fail like the
 /// reference's `[None][0]` default only covers a missing key.
-fn first_precision(r: Rec) -> ModelResult<Option<&'static str>> {
+fn first_precision(r: Rec) -> ModelResult<Option<Precision>> {
     match &r.input().types {
         Some(t) if t.is_empty() => invalid("Input type[0] out of range"),
         _ => Ok(r.first_precision()),
@@ -56,7 +61,7 @@ fn causal_conv1d(r: Rec, bwd: bool) -> ModelResult<Evaluation> {
         params,
         flops: Num::I(2).mul(bcl).mul(k).f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: first_precision(r)?,
     })
 }
@@ -72,7 +77,7 @@ fn scalar(r: Rec, i: usize, default: i128) -> ModelResult<i128> {
 /// The element size of a parameter slot, `default` when absent or unknown.
 fn slot_bpe(r: Rec, slot: usize, default: Num) -> Num {
     match r.types_or_empty().get(slot) {
-        Some(t) if !t.is_empty() => bpe(Some(t)).unwrap_or(default),
+        Some(t) if !t.is_empty() => bpe(Some(t)).map(Num::I).unwrap_or(default),
         _ => default,
     }
 }
@@ -131,24 +136,23 @@ fn mamba_ssd(r: Rec) -> ModelResult<Evaluation> {
         params,
         flops: flops.f64(),
         bytes: Some(bytes.f64()),
-        maf: Some("matrix"),
+        maf: Some(Maf::Matrix),
         precision: first_precision(r)?,
     })
 }
 
 /// Evaluates an SSM class on `input`.
-pub fn evaluate(class: &str, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
+pub fn evaluate(kind: Kind, input: &OpInput, bwd: bool) -> ModelResult<Evaluation> {
     let r = Rec::new(input);
-    match class {
-        "causal_conv1d_fwd" => causal_conv1d(r, bwd),
-        "mamba_ssd_fwd" => mamba_ssd(r),
-        _ => Err(ModelError::Invalid(format!("{class} is not an SSM model"))),
+    match kind {
+        Kind::CausalConv1d => causal_conv1d(r, bwd),
+        Kind::MambaSsd => mamba_ssd(r),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::test_input;
+    use super::super::test_support::{evaluate, test_input};
     use super::*;
 
     const BF: &str = "c10::BFloat16";

@@ -22,7 +22,7 @@
 //!   empty when no tensor was counted.
 
 use super::known_aten_ops::KNOWN_ATEN_OPS;
-use super::{Evaluation, ModelError, ModelResult, OpInput, Py};
+use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py};
 use crate::trace::ArgValue;
 
 /// The reference's FLOPs per element of the fused aten ops it knows (every
@@ -141,7 +141,7 @@ struct Meta {
     xnumel: i64,
     rnumel: i64,
     bytes: f64,
-    dtype: Option<&'static str>,
+    dtype: Option<Precision>,
 }
 
 /// Python truthiness of a recorded shape.
@@ -208,7 +208,7 @@ fn meta(input: &OpInput) -> ModelResult<Option<Meta>> {
         let bpe = size.map_or(0, |(b, _)| b as i128);
         first_size.get_or_insert(bpe);
         if dtype.is_none() && bpe > 0 {
-            dtype = size.map(|(_, d)| d);
+            dtype = size.map(|(_, d)| Precision::C10(d));
         }
         total += elements(shape)? * bpe;
     }
@@ -253,7 +253,7 @@ pub fn evaluate(input: &OpInput) -> ModelResult<Evaluation> {
         ],
         flops: flops as f64,
         bytes: Some(m.bytes),
-        maf: Some("vector"),
+        maf: Some(Maf::Vector),
         precision: m.dtype,
     })
 }

@@ -13,7 +13,7 @@ use crate::analysis::common::kernel_stats;
 use crate::analysis::common::perf_cells::{
     head_columns, param_cells, rate_cells, tail_cells, tail_columns,
 };
-use crate::analysis::perf_model::{self, ModelClass, ModelError, table::CLASSES};
+use crate::analysis::perf_model::{self, Family, ModelClass, ModelError, table::CLASSES};
 use crate::analysis::pytorch::Context;
 use crate::analysis::pytorch::op_metrics::{Metrics, is_host_op};
 use crate::analysis::pytorch::pseudo::OpRef;
@@ -189,7 +189,7 @@ const NOT_ON_BWD: [&str; 5] = [
 ];
 
 /// Modelled ops by sheet family.
-pub(crate) type ByFamily = HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>>;
+pub(crate) type ByFamily = HashMap<Family, Vec<(OpRef, &'static ModelClass)>>;
 
 /// Modelled ops by sheet family: host events with a model in UID order,
 /// then the pseudo ops with one (computed once per context, see
@@ -198,7 +198,7 @@ pub(crate) fn modelled_events(cx: &Context) -> ByFamily {
     let trace = cx.trace;
     // Model lookups are per name; names repeat a lot.
     let mut class_of: HashMap<Option<StrId>, Option<&'static ModelClass>> = HashMap::default();
-    let mut out: HashMap<&'static str, Vec<(OpRef, &'static ModelClass)>> = HashMap::default();
+    let mut out = ByFamily::default();
     for (i, e) in trace.events() {
         if !is_host_op(e.cat) {
             continue;
@@ -281,7 +281,7 @@ fn append_rows(sheet: &mut Table, other: &Table) {
 
 /// All roofline sheets, in the reference's family order; empty sheets are left out.
 pub fn sheets(cx: &Context) -> Vec<Table> {
-    let mut families: Vec<&str> = Vec::new();
+    let mut families: Vec<Family> = Vec::new();
     for c in CLASSES {
         if !families.contains(&c.family) {
             families.push(c.family);
@@ -291,7 +291,7 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
     let per_family: Vec<Vec<Table>> = families
         .par_iter()
         .map(|fam| match events.get(fam) {
-            Some(ev) => family_sheets(cx, fam, ev),
+            Some(ev) => family_sheets(cx, fam.name(), ev),
             None => Vec::new(),
         })
         .collect();
