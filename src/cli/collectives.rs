@@ -126,6 +126,5 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         md_text.as_deref(),
         &super::terminal_text(view::terminal(&report))?,
         &written,
-    );
-    Ok(())
+    )
 }

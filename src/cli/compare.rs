@@ -107,7 +107,7 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
         }
     }
     let written = stage_outputs(&a, c.comparison.as_ref(), &c.texts)?;
-    print_outputs(&a, &c.verdict, &c.texts, &written, !wants_tables);
+    print_outputs(&a, &c.verdict, &c.texts, &written, !wants_tables).map_err(|e| e.to_string())?;
     Ok(if a.fail_above.is_some() {
         c.verdict.exit_code
     } else {
@@ -233,16 +233,16 @@ fn print_outputs(
     texts: &VerdictTexts,
     written: &[String],
     no_tables: bool,
-) {
+) -> anyhow::Result<()> {
     let default_md = no_tables && a.outputs.md().is_none() && a.json.is_none();
     if default_md || a.outputs.md_to_stdout() {
-        print!("{}", texts.md);
+        super::stdout::write(&texts.md)?;
     }
     if is_stdout(a.json.as_deref()) {
-        println!("{}", texts.json);
+        super::stdout::write_line(&texts.json)?;
     }
     if a.quiet {
-        return;
+        return Ok(());
     }
     for w in written {
         eprintln!("wrote {w}");
@@ -254,4 +254,5 @@ fn print_outputs(
             verdict.exit_code
         );
     }
+    Ok(())
 }

@@ -99,8 +99,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
         md.as_deref(),
         &summary(&d, a.top),
         &written,
-    );
-    Ok(())
+    )
 }
 
 /// A few lines for the terminal: the merge counts and the top points.

@@ -16,6 +16,7 @@ mod replay;
 mod report;
 mod roofline;
 mod stage;
+mod stdout;
 mod tree;
 
 use std::path::Path;
@@ -247,12 +248,12 @@ pub(crate) fn print_results(
     md: Option<&str>,
     summary: &str,
     written: &[String],
-) {
+) -> Result<()> {
     if md_to_stdout && let Some(text) = md {
-        print!("{text}");
+        stdout::write(text)?;
     }
     if quiet {
-        return;
+        return Ok(());
     }
     let mut text = summary.to_string();
     for w in written {
@@ -260,8 +261,9 @@ pub(crate) fn print_results(
     }
     if md_to_stdout {
         eprint!("{text}");
+        Ok(())
     } else {
-        print!("{text}");
+        stdout::write(&text)
     }
 }
 

@@ -199,18 +199,22 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     ReplayScripts { dir: out.clone() }.stage_files(&doc, &out, &mut staging)?;
     super::outputs::commit(staging)?;
     if !a.quiet {
-        println!(
-            "{replayed} of {} ops replayable (ATen schemas of torch {}):",
+        let mut text = format!(
+            "{replayed} of {} ops replayable (ATen schemas of torch {}):\n{}\n",
             plan.ops.len(),
-            plan.torch_version
+            plan.torch_version,
+            lines.join("\n")
         );
-        println!("{}", lines.join("\n"));
         let run = if a.batched {
             format!("python3 {}", out.join(BATCHED_SCRIPT).display())
         } else {
             format!("python3 {}/<script>.py", out.display())
         };
-        println!("wrote {}/; run: {run} [--device cpu]", out.display());
+        text.push_str(&format!(
+            "wrote {}/; run: {run} [--device cpu]\n",
+            out.display()
+        ));
+        super::stdout::write(&text)?;
     }
     Ok(())
 }

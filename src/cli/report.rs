@@ -284,8 +284,7 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
         md_text.as_deref(),
         &terminal,
         &written,
-    );
-    Ok(())
+    )
 }
 
 /// The GPU spec `--gpu-arch` names, if any.

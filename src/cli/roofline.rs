@@ -117,6 +117,5 @@ pub(crate) fn roofline_query(a: RooflineArgs) -> RooflineQuery {
 /// Runs the subcommand.
 pub(crate) fn run(a: RooflineArgs) -> Result<()> {
     let r = tracelens::roofline(&roofline_query(a))?;
-    print!("{}", calculator::text(&r.eval, &r.figures()));
-    Ok(())
+    super::stdout::write(&calculator::text(&r.eval, &r.figures()))
 }

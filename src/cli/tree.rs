@@ -1,7 +1,6 @@
 //! `tracelens tree`: the call tree or the nn.Module tree of a trace, as
 //! text on stdout.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
@@ -84,8 +83,5 @@ pub(crate) fn run(a: TreeArgs) -> Result<()> {
             }
         );
     }
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (e.g. `| head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes());
-    Ok(())
+    super::stdout::write(&text)
 }
