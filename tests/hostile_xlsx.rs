@@ -85,12 +85,11 @@ fn timeline_sharing(cells: usize) -> String {
     sheet_xml(&format!("{head}</row>{busy}</row>"))
 }
 
-#[test]
-fn a_shared_string_used_by_thousands_of_cells_is_held_once() {
-    // 8,000 cells of one 512 KiB string: 4 GiB as copies, per workbook.
-    let tmp = tempfile::tempdir().unwrap();
-    let text = "x".repeat(512 << 10);
-    let book = workbook(
+/// A `gpu_timeline` workbook whose 8,000 busy-time cells all use one
+/// shared string of `len` bytes.
+fn sharing_workbook(len: usize) -> Vec<u8> {
+    let text = "x".repeat(len);
+    workbook(
         &["gpu_timeline"],
         vec![
             Member::new(
@@ -99,7 +98,14 @@ fn a_shared_string_used_by_thousands_of_cells_is_held_once() {
             ),
             shared_strings(&[&text]),
         ],
-    );
+    )
+}
+
+#[test]
+fn a_shared_string_used_by_thousands_of_cells_is_held_once() {
+    // 8,000 cells of one 512 KiB string: 4 GiB as copies, per workbook.
+    let tmp = tempfile::tempdir().unwrap();
+    let book = sharing_workbook(512 << 10);
     assert!(book.len() < 128 << 10, "{} bytes on disk", book.len());
     let (a, b) = two_copies(tmp.path(), &book);
     assert_compared(&compare(&a, &b, &[]), tmp.path());
@@ -109,17 +115,7 @@ fn a_shared_string_used_by_thousands_of_cells_is_held_once() {
 fn a_cell_text_over_the_cap_is_refused() {
     // The workbook: one 8 MiB shared string in 8,000 cells.
     let tmp = tempfile::tempdir().unwrap();
-    let text = "x".repeat(8 << 20);
-    let book = workbook(
-        &["gpu_timeline"],
-        vec![
-            Member::new(
-                "xl/worksheets/sheet1.xml",
-                timeline_sharing(8000).as_bytes(),
-            ),
-            shared_strings(&[&text]),
-        ],
-    );
+    let book = sharing_workbook(8 << 20);
     let (a, b) = two_copies(tmp.path(), &book);
     let r = compare(&a, &b, &[]);
     assert_refused(
