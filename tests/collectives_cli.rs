@@ -979,6 +979,27 @@ fn distributed_info_wins_over_names_and_regex_wins_over_both() {
     let (_t, csv, r) = collectives(job.path(), 2, &["--rank-regex", r"rank(?P<rank>\d+)"]);
     r.assert_ok();
     assert_eq!(starts_by_rank(&csv)[0], ("0".into(), "101".into()));
+    // The warnings name the flag the command line was given.
+    assert!(
+        r.stderr.contains(
+            "host_gpu1_rank0.json: --rank-regex gives rank 0, distributedInfo.rank says 1; using 0"
+        ),
+        "{}",
+        r.stderr
+    );
+    std::fs::copy(
+        job.path().join("host_gpu0_rank1.json"),
+        job.path().join("spare.json"),
+    )
+    .unwrap();
+    let (_t, _csv, r) = collectives(job.path(), 2, &["--rank-regex", r"rank(?P<rank>\d+)"]);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("ignoring 1 file(s) that --rank-regex does not match: spare.json"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

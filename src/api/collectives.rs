@@ -11,7 +11,7 @@ use regex::Regex;
 use crate::analysis::commands::collectives::{
     CollectiveOptions, CollectiveReport, analyze, collective_kernel_count,
 };
-use crate::error::{CollectivesError, Error, LoadError, RankError, World};
+use crate::error::{CollectivesError, Error, LoadError, Namer, RankError, World, field};
 use crate::load;
 use crate::table::agg::Agg;
 use crate::trace::{Needs, Trace};
@@ -49,7 +49,58 @@ pub struct CollectivesRun {
     /// The report.
     pub report: CollectiveReport,
     /// Warnings about the files (skipped, ranks disagreeing, no kernels).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<RankWarning>,
+}
+
+/// Something odd about a job's files that did not stop the analysis.
+/// Messages name the settings of [`CollectivesOptions`] by their field
+/// (`rank_regex`); [`RankWarning::text`] spells them as a caller does (the
+/// command line: `--rank-regex`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RankWarning {
+    /// Files that the rank pattern does not match, left out.
+    Unmatched {
+        /// How many.
+        count: usize,
+        /// The first few, relative to the folder.
+        names: String,
+    },
+    /// The rank pattern and the trace's `distributedInfo.rank` disagree;
+    /// the pattern's rank is used.
+    PatternDisagrees {
+        /// The trace.
+        path: PathBuf,
+        /// The pattern's rank.
+        named: i64,
+        /// distributedInfo.rank.
+        info: i64,
+    },
+    /// Any other warning, complete in itself.
+    Note(String),
+}
+
+impl RankWarning {
+    /// The message, `name` spelling the settings it names.
+    pub fn text(&self, name: Namer) -> String {
+        match self {
+            RankWarning::Unmatched { count, names } => format!(
+                "ignoring {count} file(s) that {} does not match: {names}",
+                name("rank_regex")
+            ),
+            RankWarning::PatternDisagrees { path, named, info } => format!(
+                "{}: {} gives rank {named}, distributedInfo.rank says {info}; using {named}",
+                path.display(),
+                name("rank_regex")
+            ),
+            RankWarning::Note(text) => text.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for RankWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
 }
 
 /// Called with (traces loaded, traces to load) as loading goes on; from
@@ -69,7 +120,7 @@ pub fn collectives(
         agg_metrics: opts.agg_metrics.clone().unwrap_or(defaults.agg_metrics),
     };
     let report = analyze(&ranks, &copts).map_err(CollectivesError)?;
-    warnings.extend(report.warnings.iter().cloned());
+    warnings.extend(report.warnings.iter().cloned().map(RankWarning::Note));
     Ok(CollectivesRun { report, warnings })
 }
 
@@ -85,7 +136,7 @@ struct Candidate {
 pub fn discover_ranks(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
-) -> Result<(Vec<Trace>, Vec<String>), Error> {
+) -> Result<(Vec<Trace>, Vec<RankWarning>), Error> {
     let mut warnings = Vec::new();
     let dir = &opts.trace_dir;
     if !dir.is_dir() {
@@ -221,7 +272,7 @@ fn select_files<'c>(
     found: &'c [Candidate],
     user_rx: Option<&Regex>,
     dir: &Path,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<RankWarning>,
 ) -> Result<Vec<(&'c Candidate, Option<i64>)>, RankError> {
     let Some(rx) = user_rx else {
         return Ok(found.iter().map(|c| (c, None)).collect());
@@ -242,11 +293,10 @@ fn select_files<'c>(
                 example: unmatched[0].to_string(),
             });
         }
-        warnings.push(format!(
-            "ignoring {} file(s) that --rank-regex does not match: {}",
-            unmatched.len(),
-            short_list(&unmatched)
-        ));
+        warnings.push(RankWarning::Unmatched {
+            count: unmatched.len(),
+            names: short_list(&unmatched),
+        });
     }
     Ok(files)
 }
@@ -288,7 +338,7 @@ fn assign_ranks(
     files: &[(&Candidate, Option<i64>)],
     loaded: Vec<Result<Trace, LoadError>>,
     world: &World,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<RankWarning>,
 ) -> Result<ByRank, Error> {
     let name_rx = Regex::new(NAME_RANK).expect("NAME_RANK is a valid pattern");
     // A map, not a Vec of world-size slots: the world size may be absurd.
@@ -307,7 +357,7 @@ fn assign_ranks(
             }
         };
         for w in trace.warnings() {
-            warnings.push(format!("{}: {w}", c.path.display()));
+            warnings.push(RankWarning::Note(format!("{}: {w}", c.path.display())));
         }
         let rank = rank_of(c, *named, &trace, world, &name_rx, warnings)?;
         if let Some((j, _)) = by_rank.get(&rank) {
@@ -321,11 +371,11 @@ fn assign_ranks(
         by_rank.insert(rank, (i, trace));
     }
     if !skipped.is_empty() {
-        warnings.push(format!(
+        warnings.push(RankWarning::Note(format!(
             "skipping {} JSON file(s) that are not traces (no traceEvents): {}",
             skipped.len(),
             short_list(&skipped)
-        ));
+        )));
     }
     Ok(by_rank)
 }
@@ -338,9 +388,8 @@ fn rank_of(
     trace: &Trace,
     world: &World,
     name_rx: &Regex,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<RankWarning>,
 ) -> Result<i64, RankError> {
-    let path = c.path.display();
     if let Some(ws) = trace.info().world_size
         && ws != world.size()
     {
@@ -355,9 +404,11 @@ fn rank_of(
             if let Some(info) = info
                 && info != r
             {
-                warnings.push(format!(
-                    "{path}: --rank-regex gives rank {r}, distributedInfo.rank says {info}; using {r}"
-                ));
+                warnings.push(RankWarning::PatternDisagrees {
+                    path: c.path.clone(),
+                    named: r,
+                    info,
+                });
             }
             r
         }
@@ -365,9 +416,10 @@ fn rank_of(
             if let Some(r) = rank_from_name(name_rx, c)
                 && r != info
             {
-                warnings.push(format!(
-                    "{path}: the file name says rank {r}, distributedInfo.rank says {info}; using {info}"
-                ));
+                warnings.push(RankWarning::Note(format!(
+                    "{}: the file name says rank {r}, distributedInfo.rank says {info}; using {info}",
+                    c.path.display()
+                )));
             }
             info
         }
@@ -403,7 +455,7 @@ fn check_complete(by_rank: &ByRank, world: &World, dir: &Path) -> Result<(), Ran
 }
 
 /// Warns about ranks without collective kernels, unless no rank has any.
-fn warn_empty_ranks(ranks: &[Trace], warnings: &mut Vec<String>) {
+fn warn_empty_ranks(ranks: &[Trace], warnings: &mut Vec<RankWarning>) {
     let empty: Vec<String> = ranks
         .iter()
         .enumerate()
@@ -411,11 +463,11 @@ fn warn_empty_ranks(ranks: &[Trace], warnings: &mut Vec<String>) {
         .map(|(i, _)| i.to_string())
         .collect();
     if !empty.is_empty() && empty.len() < ranks.len() {
-        warnings.push(format!(
+        warnings.push(RankWarning::Note(format!(
             "no collective kernels in the trace of rank{} {}",
             if empty.len() > 1 { "s" } else { "" },
             short_list(&empty.iter().map(|s| s.as_str()).collect::<Vec<_>>())
-        ));
+        )));
     }
 }
 
@@ -426,4 +478,34 @@ fn short_list(items: &[&str]) -> String {
         s.push_str(&format!(" and {} more", items.len() - 8));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library names its settings by field; a caller's namer spells
+    /// them its own way.
+    #[test]
+    fn warnings_name_settings_through_the_namer() {
+        let w = RankWarning::Unmatched {
+            count: 2,
+            names: "a.json, b.json".into(),
+        };
+        assert_eq!(
+            w.to_string(),
+            "ignoring 2 file(s) that rank_regex does not match: a.json, b.json"
+        );
+        let flag = |f: &str| format!("--{}", f.replace('_', "-"));
+        let p = RankWarning::PatternDisagrees {
+            path: "d/r1.json".into(),
+            named: 1,
+            info: 0,
+        };
+        assert_eq!(
+            p.text(&flag),
+            "d/r1.json: --rank-regex gives rank 1, distributedInfo.rank says 0; using 1"
+        );
+        assert_eq!(RankWarning::Note("x".into()).text(&flag), "x");
+    }
 }

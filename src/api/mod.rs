@@ -26,7 +26,8 @@ pub use crate::analysis::commands::fleet::FleetReport;
 pub use crate::analysis::{InferenceOptions, Report, ReportOptions, common::quality::TraceQuality};
 pub use crate::error::Error;
 pub use collectives::{
-    CollectivesOptions, CollectivesRun, LoadProgress, collectives, discover_ranks, trace_files,
+    CollectivesOptions, CollectivesRun, LoadProgress, RankWarning, collectives, discover_ranks,
+    trace_files,
 };
 pub use compare::{
     CompareInputs, CompareLoadOptions, InputKind, check_tag_count, default_tag, input_kind,

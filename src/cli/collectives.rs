@@ -96,7 +96,7 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     .map_err(anyhow::Error::msg)?;
     let CollectivesRun { report, warnings } = analyze(&a)?;
     for w in &warnings {
-        warn(w);
+        warn(&w.text(&super::flag));
     }
     if report.kernels == 0 {
         warn(&format!(

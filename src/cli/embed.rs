@@ -149,7 +149,7 @@ where
         .map_err(|e| format!("{e:#}"))?;
     Ok(SheetsRun {
         sheets: run.report.sheets,
-        warnings: run.warnings,
+        warnings: run.warnings.iter().map(|w| w.text(&super::flag)).collect(),
         markdown,
         verdict_json: None,
     })

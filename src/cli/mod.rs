@@ -189,7 +189,7 @@ pub(crate) fn error_text(e: &anyhow::Error) -> String {
 }
 
 /// The flag of the library setting `field`: `rank_regex` -> `--rank-regex`.
-fn flag(field: &str) -> String {
+pub(crate) fn flag(field: &str) -> String {
     format!("--{}", field.replace('_', "-"))
 }
 

@@ -15,7 +15,8 @@
 
 use crate::trace::ArgValue;
 
-use super::gemm::{add, mul, mul_all, str_tuple, truthy};
+use super::gemm::{add, mul, mul_all, str_tuple};
+use super::pyval::truthy;
 use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_i64 as py_int, shape_of, tuple_of};
 use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 

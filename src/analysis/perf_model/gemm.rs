@@ -14,7 +14,7 @@
 
 use crate::trace::ArgValue;
 
-use super::pyval::{Num, Rec, bpe, invalid, item, prod, tuple_of};
+use super::pyval::{Num, Rec, bpe, int_of, invalid, item, prod, tuple_of};
 use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py, precision_of};
 
 // ---------------------------------------------------------------------------
@@ -32,12 +32,11 @@ pub(super) fn elem(shape: &ArgValue, i: usize) -> ModelResult<i64> {
     }
 }
 
-/// A JSON value that must be an integer.
+/// A recorded value that must be a Python int ([`int_of`]: `True` is 1)
+/// within 64 bits, where the GEMM and CONV shape arithmetic runs.
 pub(super) fn int_value(v: &ArgValue) -> ModelResult<i64> {
-    match v.as_i64() {
-        Some(i) => Ok(i),
-        None => invalid(format!("expected an int, got {v}")),
-    }
+    let i = int_of(v)?;
+    i64::try_from(i).or_else(|_| invalid(format!("shape entry {v} does not fit in 64 bits")))
 }
 
 /// A tuple of dtype strings.
@@ -69,18 +68,6 @@ pub(super) fn mul_all(factors: &[i128]) -> ModelResult<i128> {
 /// Python `a // b` on exact ints.
 pub(super) fn floor_div(a: i128, b: i128) -> ModelResult<i128> {
     Num::I(a).floor_div(b)?.exact()
-}
-
-/// Python truthiness of a parameter value.
-pub(super) fn truthy(p: &Py) -> bool {
-    match p {
-        Py::None => false,
-        Py::Bool(b) => *b,
-        Py::Int(i) => *i != 0,
-        Py::Float(f) => *f != 0.0,
-        Py::Str(s) => !s.is_empty(),
-        Py::Tuple(v) | Py::List(v) => !v.is_empty(),
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -274,7 +274,7 @@ fn v4_config(model: Option<&ArgValue>) -> V4Config {
 
 /// Python `int(v)` of an extra arg that is truthy, else None.
 fn extra_int(r: Rec, key: &str) -> Option<ModelResult<i128>> {
-    let v = r.extra(key).filter(|v| super::pyval::truthy(v))?;
+    let v = r.extra(key).filter(|v| super::pyval::truthy(*v))?;
     Some(match v {
         ArgValue::Str(s) => super::pyval::py_int(s),
         ArgValue::Float(x) if x.is_finite() => Ok(x.trunc() as i128),

@@ -155,18 +155,30 @@ fn shape_item(v: &ArgValue, i: usize) -> ModelResult<i128> {
 
 /// The common head of every parser: op_shape from slot `slot`, its dtype
 /// and strides.
-fn head(a: &Rec, slot: usize) -> ModelResult<(Py, Vec<i128>, String, Py)> {
+fn head(a: &Rec, slot: usize) -> ModelResult<Head> {
+    head_by(a, slot, Rec::stride)
+}
+
+/// [`head`] with the stride read by `stride` (some parsers allow none).
+fn head_by<'r>(
+    a: &Rec<'r>,
+    slot: usize,
+    stride: fn(&Rec<'r>, usize) -> ModelResult<Py>,
+) -> ModelResult<Head> {
     let v = a.dim(slot)?;
     let op_shape = tuple_of(v)?;
     let shape = shape_of(v)?;
     let dtype = a.ty(slot)?.to_string();
-    let stride = a.stride(slot)?;
+    let stride = stride(a, slot)?;
     Ok((op_shape, shape, dtype, stride))
 }
 
+/// A parser's head: op_shape, the shape, the input dtype and its stride.
+type Head = (Py, Vec<i128>, String, Py);
+
 #[allow(clippy::too_many_arguments)]
 fn norm(
-    (op_shape, shape, dtype_in, stride_input): (Py, Vec<i128>, String, Py),
+    (op_shape, shape, dtype_in, stride_input): Head,
     num_channels: Num,
     has_bias: bool,
     is_affine: bool,
@@ -204,22 +216,11 @@ fn instance_norm(a: &Rec) -> ModelResult<Norm> {
 }
 
 fn layer_norm(a: &Rec) -> ModelResult<Norm> {
-    let v = a.dim(0)?;
-    let op_shape = tuple_of(v)?;
+    let h = head(a, 0)?;
     let c = prod(&parse_int_list(a.ci(1)?)?).count()?;
     let has_bias = present(a, 3)?;
-    let dtype = a.ty(0)?.to_string();
-    let stride = a.stride(0)?;
     let is_affine = present(a, 2)?;
-    let shape = shape_of(v)?;
-    norm(
-        (op_shape, shape, dtype, stride),
-        Num::I(c),
-        has_bias,
-        is_affine,
-        true,
-        None,
-    )
+    norm(h, Num::I(c), has_bias, is_affine, true, None)
 }
 
 fn group_norm(a: &Rec) -> ModelResult<Norm> {
@@ -248,15 +249,11 @@ fn batch_norm_bwd(a: &Rec) -> ModelResult<Norm> {
     } else {
         (1, !a.ci(7)?.is_empty())
     };
-    let v = a.dim(slot)?;
-    let op_shape = tuple_of(v)?;
-    let shape = shape_of(v)?;
-    let c = *item(&shape, 1, "shape")?;
-    let dtype = a.ty(slot)?.to_string();
-    let stride = a.stride(slot)?;
+    let h = head(a, slot)?;
+    let c = *item(&h.1, 1, "shape")?;
     let is_affine = present(a, 2)?;
     norm(
-        (op_shape, shape, dtype, stride),
+        h,
         Num::I(c),
         true,
         is_affine,
@@ -266,23 +263,12 @@ fn batch_norm_bwd(a: &Rec) -> ModelResult<Norm> {
 }
 
 fn layer_norm_bwd(a: &Rec) -> ModelResult<Norm> {
-    let v = a.dim(1)?;
-    let op_shape = tuple_of(v)?;
+    let h = head(a, 1)?;
     let c = prod(&parse_int_list(a.ci(2)?)?).count()?;
-    let dtype = a.ty(1)?.to_string();
-    let stride = a.stride(1)?;
     let mask = parse_bool_list(a.ci(7)?)?;
     let is_affine = *item(&mask, 1, "output_mask")?;
     let has_bias = *item(&mask, 2, "output_mask")?;
-    let shape = shape_of(v)?;
-    norm(
-        (op_shape, shape, dtype, stride),
-        Num::I(c),
-        has_bias,
-        is_affine,
-        true,
-        Some(mask),
-    )
+    norm(h, Num::I(c), has_bias, is_affine, true, Some(mask))
 }
 
 fn group_norm_bwd(a: &Rec) -> ModelResult<Norm> {
@@ -304,24 +290,12 @@ fn rms_norm_bwd(a: &Rec) -> ModelResult<Norm> {
 }
 
 fn fused_ln_modulate(a: &Rec, backward: bool) -> ModelResult<Norm> {
-    let v = a.dim(0)?;
-    let op_shape = tuple_of(v)?;
-    let dtype = a.ty(0)?.to_string();
-    let stride = a.stride_or_none(0)?;
-    let shape = shape_of(v)?;
-    if shape.len() < 3 {
+    let head = head_by(a, 0, Rec::stride_or_none)?;
+    let Some(&h) = head.1.get(2) else {
         return invalid("fused_ln_modulate expects a (T, B, H) input");
-    }
-    let h = shape[2];
+    };
     let mask = backward.then(|| vec![true, true, true]);
-    norm(
-        (op_shape, shape, dtype, stride),
-        Num::I(h),
-        true,
-        true,
-        true,
-        mask,
-    )
+    norm(head, Num::I(h), true, true, true, mask)
 }
 
 /// RMSNorm forward (`RMSNorm.flops` / `bytes`).

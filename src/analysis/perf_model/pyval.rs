@@ -227,25 +227,60 @@ pub(super) fn shape_of(v: &ArgValue) -> ModelResult<Vec<i128>> {
     let ArgValue::List(a) = v else {
         return invalid(format!("shape {v} is not a list"));
     };
-    a.iter()
-        .map(|x| match x.as_i64() {
-            Some(i) => Ok(i as i128),
-            None => invalid(format!("shape entry {x} is not an integer")),
-        })
-        .collect()
+    a.iter().map(int_of).collect()
 }
 
-/// Python truthiness of a JSON value.
-pub(super) fn truthy(v: &ArgValue) -> bool {
-    match v {
-        ArgValue::Null => false,
-        ArgValue::Bool(b) => *b,
-        ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Float(_) => {
-            v.as_f64().is_some_and(|f| f != 0.0)
+/// Python's truth value, `bool(x)`, of each kind of value the models
+/// handle: recorded arguments, literals and built values.
+pub(super) trait Truth {
+    /// `bool(self)`: false for `None`, zero, and empty strings and
+    /// containers.
+    fn truthy(&self) -> bool;
+}
+
+/// `bool(v)` of any value with a [`Truth`].
+pub(super) fn truthy<T: Truth + ?Sized>(v: &T) -> bool {
+    v.truthy()
+}
+
+impl Truth for ArgValue {
+    fn truthy(&self) -> bool {
+        match self {
+            ArgValue::Null => false,
+            ArgValue::Bool(b) => *b,
+            ArgValue::Int(_) | ArgValue::UInt(_) | ArgValue::Float(_) => {
+                self.as_f64().is_some_and(|f| f != 0.0)
+            }
+            ArgValue::Str(s) => !s.is_empty(),
+            ArgValue::List(a) => !a.is_empty(),
+            ArgValue::Map(o) => !o.is_empty(),
         }
-        ArgValue::Str(s) => !s.is_empty(),
-        ArgValue::List(a) => !a.is_empty(),
-        ArgValue::Map(o) => !o.is_empty(),
+    }
+}
+
+impl Truth for Py {
+    fn truthy(&self) -> bool {
+        match self {
+            Py::None => false,
+            Py::Bool(b) => *b,
+            Py::Int(i) => *i != 0,
+            Py::Float(f) => *f != 0.0,
+            Py::Str(s) => !s.is_empty(),
+            Py::Tuple(v) | Py::List(v) => !v.is_empty(),
+        }
+    }
+}
+
+impl Truth for Lit {
+    fn truthy(&self) -> bool {
+        match self {
+            Lit::Int(i) => *i != 0,
+            Lit::Float(f) => *f != 0.0,
+            Lit::Bool(b) => *b,
+            Lit::None => false,
+            Lit::Str(s) => !s.is_empty(),
+            Lit::Seq(v) => !v.is_empty(),
+        }
     }
 }
 
@@ -275,18 +310,6 @@ impl Lit {
             Lit::Float(f) if f.is_finite() && f.abs() < 1e30 => Ok(f.trunc() as i128),
             Lit::Str(s) => py_int(s),
             other => invalid(format!("int() of {other:?}")),
-        }
-    }
-
-    /// Python `bool(x)`.
-    pub(super) fn truthy(&self) -> bool {
-        match self {
-            Lit::Int(i) => *i != 0,
-            Lit::Float(f) => *f != 0.0,
-            Lit::Bool(b) => *b,
-            Lit::None => false,
-            Lit::Str(s) => !s.is_empty(),
-            Lit::Seq(v) => !v.is_empty(),
         }
     }
 
@@ -339,7 +362,7 @@ pub(super) fn parse_bool_list(text: &str) -> ModelResult<Vec<bool>> {
     Ok(literal_eval(text)?
         .items()?
         .iter()
-        .map(Lit::truthy)
+        .map(|l| l.truthy())
         .collect())
 }
 
@@ -786,6 +809,46 @@ impl<'a> Rec<'a> {
 mod tests {
     use super::*;
     use crate::test_support::arg;
+
+    /// `bool(x)` agrees across the three kinds of values, and a shape
+    /// entry is a Python int: `True` counts as 1, a float does not.
+    #[test]
+    fn one_truth_and_one_int_rule() {
+        let cases = [
+            (ArgValue::Null, Py::None, Lit::None, false),
+            (ArgValue::Int(0), Py::Int(0), Lit::Int(0), false),
+            (ArgValue::Int(-3), Py::Int(-3), Lit::Int(-3), true),
+            (ArgValue::Float(0.0), Py::Float(0.0), Lit::Float(0.0), false),
+            (ArgValue::Bool(true), Py::Bool(true), Lit::Bool(true), true),
+            (
+                ArgValue::Str("".into()),
+                Py::Str("".into()),
+                Lit::Str("".into()),
+                false,
+            ),
+            (
+                ArgValue::List(vec![].into()),
+                Py::Tuple(vec![]),
+                Lit::Seq(vec![]),
+                false,
+            ),
+        ];
+        for (a, p, l, want) in cases {
+            assert_eq!(
+                (truthy(&a), truthy(&p), truthy(&l)),
+                (want, want, want),
+                "{a:?}"
+            );
+        }
+        let shape = ArgValue::List(vec![ArgValue::Int(4), ArgValue::Bool(true)].into());
+        assert_eq!(shape_of(&shape).unwrap(), vec![4, 1]);
+        assert!(shape_of(&ArgValue::List(vec![ArgValue::Float(2.0)].into())).is_err());
+        assert_eq!(
+            super::super::gemm::int_value(&ArgValue::Bool(false)).unwrap(),
+            0
+        );
+        assert!(super::super::gemm::int_value(&ArgValue::UInt(u64::MAX)).is_err());
+    }
 
     #[test]
     fn numbers_follow_python() {

@@ -9,7 +9,8 @@
 //! dtype**, because the reference calls `bytes()` without an argument; only
 //! `flash_attn::_flash_attn_backward` uses the size of its dtype.
 
-use super::gemm::{elem, str_tuple, truthy};
+use super::gemm::{elem, str_tuple};
+use super::pyval::truthy;
 use super::pyval::{Rec, bpe, invalid, item, prod, py_eval, py_float, tuple_of};
 use super::{Evaluation, Maf, ModelResult, OpInput, Py, precision_of};
 use crate::trace::ArgValue;

@@ -87,19 +87,27 @@ impl Input {
 /// timeline and its launcher summary (where each kernel is its own
 /// launcher, with the ops summary's columns) as `ops_summary`.
 pub fn comparable_sheets(mut sheets: Vec<Table>) -> Vec<Table> {
-    let per_gpu = crate::table::find(&sheets, sheet::GPU_TIMELINE)
-        .is_some_and(|t| t.column(col::GPU_PID).is_some());
-    if per_gpu && let Some(avg) = crate::table::find(&sheets, sheet::GPU_EVENTS_AVERAGES).cloned() {
-        sheets.retain(|t| t.name != sheet::GPU_TIMELINE);
-        sheets.insert(0, renamed(avg, sheet::GPU_TIMELINE));
+    let [(averages, timeline), (launchers, ops)] = STAND_INS;
+    let per_gpu =
+        crate::table::find(&sheets, timeline).is_some_and(|t| t.column(col::GPU_PID).is_some());
+    if per_gpu && let Some(avg) = crate::table::find(&sheets, averages).cloned() {
+        sheets.retain(|t| t.name != timeline);
+        sheets.insert(0, renamed(avg, timeline));
     }
-    if crate::table::find(&sheets, sheet::OPS_SUMMARY).is_none()
-        && let Some(launch) = crate::table::find(&sheets, sheet::KERNEL_LAUNCHERS_SUMMARY).cloned()
+    if crate::table::find(&sheets, ops).is_none()
+        && let Some(launch) = crate::table::find(&sheets, launchers).cloned()
     {
-        sheets.push(renamed(launch, sheet::OPS_SUMMARY));
+        sheets.push(renamed(launch, ops));
     }
     sheets
 }
+
+/// The sheets [`comparable_sheets`] reads in place of a compared sheet:
+/// (the sheet read, the sheet it stands in for).
+const STAND_INS: [(&str, &str); 2] = [
+    (sheet::GPU_EVENTS_AVERAGES, sheet::GPU_TIMELINE),
+    (sheet::KERNEL_LAUNCHERS_SUMMARY, sheet::OPS_SUMMARY),
+];
 
 /// `table` under the name `name`.
 fn renamed(mut table: Table, name: &str) -> Table {
@@ -108,19 +116,10 @@ fn renamed(mut table: Table, name: &str) -> Table {
 }
 
 /// Whether `compare` reads sheet `name` of a report: the sheets of its
-/// groups and the ones [`comparable_sheets`] and the gate stand in or look
-/// at. A workbook's other sheets are never read.
+/// groups and the ones [`comparable_sheets`] reads in their place (the
+/// gate reads `gpu_timeline`). A workbook's other sheets are never read.
 pub fn reads_sheet(name: &str) -> bool {
-    [
-        sheet::GPU_TIMELINE,
-        sheet::GPU_EVENTS_AVERAGES,
-        sheet::OPS_SUMMARY,
-        sheet::KERNEL_LAUNCHERS_SUMMARY,
-        sheet::KERNEL_SUMMARY,
-    ]
-    .contains(&name)
-        || OPS_ALL_SHEETS.iter().any(|(s, _, _)| *s == name)
-        || ROOFLINE_SHEETS.iter().any(|(s, _)| *s == name)
+    SheetGroup::All.reads(name) || STAND_INS.iter().any(|(s, _)| *s == name)
 }
 
 /// The sheet groups of `--sheets` (the reference's choices).
@@ -153,6 +152,33 @@ impl SheetGroup {
             "all" => SheetGroup::All,
             _ => return None,
         })
+    }
+
+    /// Whether the group compares sheet `name`.
+    fn reads(self, name: &str) -> bool {
+        match self {
+            SheetGroup::GpuTimeline => name == sheet::GPU_TIMELINE,
+            SheetGroup::OpsSummary | SheetGroup::KernelSummary => name == self.summary_sheet(),
+            SheetGroup::OpsAll => OPS_ALL_SHEETS.iter().any(|(s, _, _)| *s == name),
+            SheetGroup::Roofline => ROOFLINE_SHEETS.iter().any(|(s, _)| *s == name),
+            SheetGroup::All => [
+                SheetGroup::GpuTimeline,
+                SheetGroup::OpsSummary,
+                SheetGroup::KernelSummary,
+                SheetGroup::OpsAll,
+                SheetGroup::Roofline,
+            ]
+            .iter()
+            .any(|g| g.reads(name)),
+        }
+    }
+
+    /// The sheet of a summary group (`ops_summary`, `kernel_summary`).
+    fn summary_sheet(self) -> &'static str {
+        match self {
+            SheetGroup::KernelSummary => sheet::KERNEL_SUMMARY,
+            _ => sheet::OPS_SUMMARY,
+        }
     }
 
     /// Every name [`SheetGroup::parse`] accepts.
@@ -322,7 +348,7 @@ pub fn compare(inputs: &[Input], groups: &[SheetGroup]) -> Result<Comparison> {
     for (n, t) in tags.iter().enumerate() {
         if tags[..n].contains(t) {
             return fail(format!(
-                "tags must be unique (\"{t}\" repeats): use --names to disambiguate"
+                "tags must be unique (\"{t}\" repeats): give each input its own tag"
             ));
         }
     }
@@ -407,10 +433,7 @@ impl Run<'_> {
 
     /// The `ops_summary` or `kernel_summary` group: joined, diffed, sorted.
     fn summary(&mut self, group: SheetGroup, explicit: bool) -> Result<()> {
-        let sheet = match group {
-            SheetGroup::KernelSummary => sheet::KERNEL_SUMMARY,
-            _ => sheet::OPS_SUMMARY,
-        };
+        let sheet = group.summary_sheet();
         let Some(mut tables) = self.load(sheet, explicit)? else {
             return Ok(());
         };
@@ -557,6 +580,41 @@ pub(crate) mod tests {
         )
         .unwrap_err();
         assert!(err.0.contains("b.xlsx"), "{err}");
+    }
+
+    /// The sheets a workbook is read for: every compared sheet and the two
+    /// stand-ins, nothing else.
+    #[test]
+    fn reads_exactly_the_compared_sheets_and_their_stand_ins() {
+        let read = [
+            sheet::GPU_TIMELINE,
+            sheet::GPU_EVENTS_AVERAGES,
+            sheet::OPS_SUMMARY,
+            sheet::KERNEL_LAUNCHERS_SUMMARY,
+            sheet::KERNEL_SUMMARY,
+            sheet::OPS_ALL,
+            sheet::OPS_UNIQUE_ARGS,
+            sheet::UNIFIED_PERF_SUMMARY,
+            sheet::GEMM,
+            sheet::SDPA_FWD,
+            sheet::SDPA_BWD,
+            sheet::CONV_FWD,
+            sheet::CONV_BWD,
+            sheet::UNARY_ELEMENTWISE,
+            sheet::BINARY_ELEMENTWISE,
+        ];
+        for name in read {
+            assert!(reads_sheet(name), "{name}");
+        }
+        for name in [
+            sheet::SHORT_KERNEL_HISTOGRAM,
+            sheet::COLL_ANALYSIS,
+            sheet::OPS_SUMMARY_BY_CATEGORY,
+            sheet::UN_ELTWISE,
+            "",
+        ] {
+            assert!(!reads_sheet(name), "{name}");
+        }
     }
 
     /// A JAX report: the per-GPU timeline gives way to the averages, and
