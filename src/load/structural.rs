@@ -175,6 +175,21 @@ struct Masks {
     high: u64,
 }
 
+impl Masks {
+    /// The masks of the compared characters, in the order the vector
+    /// versions compare them (`"`, `\\`, open, close), and of high bytes.
+    #[cfg(target_arch = "x86_64")]
+    fn of([quote, backslash, open, close]: [u64; 4], high: u64) -> Masks {
+        Masks {
+            quote,
+            backslash,
+            open,
+            close,
+            high,
+        }
+    }
+}
+
 /// Bit `i` of the result: the XOR of bits `0..=i` of `x` (inside a string
 /// from its opening quote up to, not including, its closing one).
 fn prefix_xor(mut x: u64) -> u64 {
@@ -233,13 +248,7 @@ fn masks_sse2(block: &[u8; 64], open: u8, close: u8) -> Masks {
             }
         }
     }
-    Masks {
-        quote: out[0],
-        backslash: out[1],
-        open: out[2],
-        close: out[3],
-        high,
-    }
+    Masks::of(out, high)
 }
 
 /// [`masks`] with AVX2 compares, 32 bytes at a time.
@@ -264,13 +273,7 @@ fn masks_avx2(block: &[u8; 64], open: u8, close: u8) -> Masks {
             *m |= u64::from(_mm256_movemask_epi8(eq) as u32) << (32 * k);
         }
     }
-    Masks {
-        quote: out[0],
-        backslash: out[1],
-        open: out[2],
-        close: out[3],
-        high,
-    }
+    Masks::of(out, high)
 }
 
 /// [`masks`] eight bytes at a time in ordinary integers (any CPU).
