@@ -12,7 +12,7 @@
 //! `b_in`/`b_out` are the sizes of `Input type[0]`/`[1]` (an unknown size
 //! fails). Both define backward categories but raise for backward numbers.
 
-use super::pyval::{Num, Rec, bpe, invalid, ipy, precision};
+use super::pyval::{Num, Rec, bpe, int_of, invalid, ipy, precision};
 use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Py};
 use crate::trace::ArgValue;
 
@@ -30,7 +30,7 @@ type Pair = (i128, i128);
 
 /// A positive int of a recorded shape.
 fn positive(v: &ArgValue) -> Option<i128> {
-    v.as_i64().filter(|&x| x > 0).map(i128::from)
+    int_of(v).ok().filter(|&x| x > 0)
 }
 
 /// Every `(rows, cols)` pair of positive ints nested in `v`, depth first.

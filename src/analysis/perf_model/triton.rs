@@ -22,6 +22,7 @@
 //!   empty when no tensor was counted.
 
 use super::known_aten_ops::KNOWN_ATEN_OPS;
+use super::pyval::{int_of, truthy};
 use super::{Evaluation, Maf, ModelError, ModelResult, OpInput, Precision, Py};
 use crate::trace::ArgValue;
 
@@ -144,27 +145,13 @@ struct Meta {
     dtype: Option<Precision>,
 }
 
-/// Python truthiness of a recorded shape.
-fn non_empty(v: &ArgValue) -> bool {
-    match v {
-        ArgValue::Null => false,
-        ArgValue::Bool(b) => *b,
-        ArgValue::Int(i) => *i != 0,
-        ArgValue::UInt(u) => *u != 0,
-        ArgValue::Float(x) => *x != 0.0,
-        ArgValue::Str(s) => !s.is_empty(),
-        ArgValue::List(a) => !a.is_empty(),
-        ArgValue::Map(m) => !m.is_empty(),
-    }
-}
-
 /// `math.prod` of a flat shape of ints; anything else fails like the
 /// reference's arithmetic on it would.
 fn elements(shape: &ArgValue) -> ModelResult<i128> {
     let bad = || ModelError::Invalid(format!("cannot take the product of {shape}"));
     let items = shape.as_list().ok_or_else(bad)?;
     items.iter().try_fold(1i128, |acc, x| {
-        let v = x.as_i64().ok_or_else(bad)? as i128;
+        let v = int_of(x).map_err(|_| bad())?;
         acc.checked_mul(v).ok_or_else(bad)
     })
 }
@@ -201,7 +188,7 @@ fn meta(input: &OpInput) -> ModelResult<Option<Meta>> {
     let mut first_size: Option<i128> = None;
     let mut dtype = None;
     for (shape, ty) in dims.iter().zip(types) {
-        if ty == "Scalar" || !non_empty(shape) {
+        if ty == "Scalar" || !truthy(shape) {
             continue;
         }
         let size = c10_dtype_bytes(ty);
