@@ -3,7 +3,7 @@
 //! (written through, never replaced), or something a run must not touch
 //! (a symbolic link to a file, a socket, a block device), refused.
 
-use std::fs::{self, FileType, Metadata};
+use std::fs::{self, FileType};
 use std::io;
 use std::path::Path;
 
@@ -33,31 +33,38 @@ fn is_stream(t: FileType) -> bool {
     }
 }
 
-/// What `t` is, for a refusal (`a socket`).
-fn kind_name(t: FileType) -> &'static str {
+/// What `t` is, for a message (`a socket`, `a FIFO`).
+fn kind_of(t: FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() {
-            return "a block device";
+        let special = [
+            (t.is_fifo(), "a FIFO"),
+            (t.is_char_device(), "a character device"),
+            (t.is_block_device(), "a block device"),
+            (t.is_socket(), "a socket"),
+        ];
+        if let Some((_, name)) = special.iter().find(|(is, _)| *is) {
+            return name;
         }
     }
-    if t.is_symlink() {
-        return "a symbolic link";
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
     }
-    "not a regular file"
 }
 
-/// The message refusing a path that is `what`.
-fn refusal(what: &str) -> String {
-    if what.starts_with("not ") {
-        format!("is {what}; refusing to replace it")
-    } else {
-        format!("is {what}, not a regular file; refusing to replace it")
-    }
+/// The message refusing to replace a path of type `t`.
+fn refusal(t: FileType) -> String {
+    format!(
+        "is {}, not a regular file; refusing to replace it",
+        kind_of(t)
+    )
 }
 
 const LINK_REFUSAL: &str = "is a symbolic link; refusing to replace it (name its target instead)";
@@ -76,7 +83,7 @@ pub(super) fn classify(path: &Path) -> Target {
         return Target::WriteThrough;
     }
     if !t.is_symlink() {
-        return Target::Refuse(refusal(kind_name(t)));
+        return Target::Refuse(refusal(t));
     }
     // A link: written through when it leads to a device or FIFO (as
     // `/dev/stdout` does), else never replaced.
@@ -113,34 +120,12 @@ pub fn check_output(path: &Path, folder: bool) -> Result<(), String> {
         (Ok(_), Ok(m)) if m.is_dir() => Ok(()),
         (Ok(own), Ok(m)) if own.file_type().is_symlink() => Err(format!(
             "is a symbolic link to {}, not to a folder",
-            kind_of(&m)
+            kind_of(m.file_type())
         )),
         (Ok(own), Err(_)) if own.file_type().is_symlink() => {
             Err("is a symbolic link to nothing, not a folder".to_string())
         }
-        (Ok(own), _) => Err(format!("is {}, not a folder", kind_of(&own))),
-    }
-}
-
-/// What `m` describes, for a message (`a regular file`, `a FIFO`).
-fn kind_of(m: &Metadata) -> &'static str {
-    let t = m.file_type();
-    if t.is_file() {
-        return "a regular file";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-    }
-    match kind_name(t) {
-        "not a regular file" => "a special file",
-        k => k,
+        (Ok(own), _) => Err(format!("is {}, not a folder", kind_of(own.file_type()))),
     }
 }
 
@@ -167,10 +152,10 @@ pub(super) fn check_replaceable(path: &Path) -> io::Result<()> {
     } else if is_stream(t) {
         format!(
             "{} appeared here since the run began; refusing to replace it",
-            kind_of(&own)
+            kind_of(t)
         )
     } else {
-        refusal(kind_name(t))
+        refusal(t)
     };
     Err(io::Error::other(why))
 }
