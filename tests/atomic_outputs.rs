@@ -88,21 +88,29 @@ fn a_rerun_into_a_csv_folder_replaces_its_sheets_as_a_unit() {
     let (tmp, _) = setup();
     let d = tmp.path();
     let csv = d.join("csv");
-    fs::create_dir(&csv).unwrap();
-    // An earlier run's sheet this run does not write, and files that are
-    // not sheets.
-    fs::write(csv.join("old_sheet.csv"), "a\n1\n").unwrap();
+    // The earlier run writes ten sheets; this one, on a CPU-only trace,
+    // two of the same names.
+    run_in(d, &["report", "t.json", "--csv", "csv", "-q"]).assert_ok();
+    assert!(names(&csv).contains(&"kernel_summary.csv".to_string()));
+    fs::copy(testdata("cpu_only.json"), d.join("c.json")).unwrap();
+    // Files the user put there: a sheet of their own, notes, a sub-folder.
+    fs::write(csv.join("mine.csv"), "a\n1\n").unwrap();
     fs::write(csv.join("notes.txt"), "mine").unwrap();
     fs::create_dir(csv.join("sub")).unwrap();
     fs::write(csv.join("sub/kept.csv"), "a\n").unwrap();
-    run_in(d, &["report", "t.json", "--csv", "csv", "-q"]).assert_ok();
-    let after = names(&csv);
-    assert!(!after.contains(&"old_sheet.csv".to_string()), "{after:?}");
-    assert!(after.contains(&"notes.txt".to_string()), "{after:?}");
-    assert!(
-        after.contains(&"kernel_summary.csv".to_string()),
-        "{after:?}"
+    run_in(d, &["report", "c.json", "--csv", "csv", "-q"]).assert_ok();
+    assert_eq!(
+        common::all_entries(&csv),
+        [
+            common::MANIFEST,
+            "mine.csv",
+            "notes.txt",
+            "short_kernel_histogram.csv",
+            "short_kernels_summary.csv",
+            "sub"
+        ]
     );
+    assert_eq!(fs::read_to_string(csv.join("mine.csv")).unwrap(), "a\n1\n");
     assert!(csv.join("sub/kept.csv").exists());
     assert!(leftovers(d).is_empty());
 }

@@ -204,27 +204,31 @@ fn parquet_alone_writes_only_the_parquet_folder() {
 fn a_rerun_replaces_the_sheets_as_a_unit() {
     let tmp = tempfile::tempdir().unwrap();
     let pq = tmp.path().join("pq");
-    std::fs::create_dir(&pq).unwrap();
-    // An earlier run's sheet this run does not write goes; other files stay.
-    std::fs::write(pq.join("old_sheet.parquet"), b"PAR1").unwrap();
+    let report = |trace: &str| {
+        run(tracelens()
+            .arg("report")
+            .arg(testdata(trace))
+            .arg("--parquet")
+            .arg(&pq)
+            .arg("-q"))
+        .assert_ok();
+    };
+    report("example.json");
+    assert!(entries(&pq).contains(&"gpu_timeline.parquet".to_string()));
+    // The user's files stay, even a Parquet file; the earlier run's sheets
+    // that this run (a CPU-only trace) does not write go.
+    std::fs::write(pq.join("mine.parquet"), b"PAR1").unwrap();
     std::fs::write(pq.join("notes.txt"), b"keep").unwrap();
-    let trace = testdata("example.json");
-    run(tracelens()
-        .arg("report")
-        .arg(&trace)
-        .arg("--parquet")
-        .arg(&pq)
-        .arg("-q"))
-    .assert_ok();
-    let names = entries(&pq);
-    assert!(
-        !names.contains(&"old_sheet.parquet".to_string()),
-        "{names:?}"
-    );
-    assert!(names.contains(&"notes.txt".to_string()), "{names:?}");
-    assert!(
-        names.contains(&"gpu_timeline.parquet".to_string()),
-        "{names:?}"
+    report("cpu_only.json");
+    assert_eq!(
+        common::all_entries(&pq),
+        [
+            common::MANIFEST,
+            "mine.parquet",
+            "notes.txt",
+            "short_kernel_histogram.parquet",
+            "short_kernels_summary.parquet"
+        ]
     );
 }
 

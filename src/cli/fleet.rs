@@ -133,6 +133,8 @@ fn summarize_one(trace: &Path, dir: &Path, opts: &AnalyzeOptions) -> Result<()> 
 
 /// Runs `tracelens summarize`.
 pub fn summarize(a: SummarizeArgs) -> Result<()> {
+    let out = [("--out", super::outputs::Kind::Dir, Some(a.out.as_path()))];
+    super::outputs::check_kinds(&out).map_err(anyhow::Error::msg)?;
     let traces = traces_of(&a.inputs)?;
     let arch = a
         .gpu_arch
@@ -217,6 +219,8 @@ pub fn fleet(a: FleetArgs) -> i32 {
 }
 
 fn fleet_inner(a: &FleetArgs) -> Result<i32> {
+    let out = [("--out", super::outputs::Kind::Dir, Some(a.out.as_path()))];
+    super::outputs::check_kinds(&out).map_err(anyhow::Error::msg)?;
     if let Some(p) = a.fail_above
         && !(p.is_finite() && p >= 0.0)
     {

@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use tracelens::report::WriteError;
-use tracelens::report::staging::Staging;
+use tracelens::report::staging::{self, Staging};
 
 /// What kind of path an output option names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,7 @@ pub(crate) fn check(
         return Err(format!("{first} - and {second} - cannot both go to stdout"));
     }
     check_paths(inputs, outputs)?;
+    check_kinds(outputs)?;
     match outputs.iter().find(|(flag, ..)| *flag == "-o") {
         Some((_, _, Some(o))) => check_workbook_name(o, json_flag),
         _ => Ok(()),
@@ -109,10 +110,30 @@ fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses, with one line naming the path, an output that exists and is
+/// not what a run may write: for a file, anything but a regular file, a
+/// character device or a FIFO (a link to a file, a socket); for a folder,
+/// anything but a folder (or a link to one). See
+/// [`tracelens::report::staging::check_output`].
+pub(crate) fn check_kinds(outputs: &[Output]) -> Result<(), String> {
+    for &(_, kind, path) in outputs {
+        let Some(p) = path.filter(|p| !(kind == Kind::Stream && p.as_os_str() == "-")) else {
+            continue;
+        };
+        staging::check_output(p, kind == Kind::Dir)
+            .map_err(|why| format!("{}: {why}", p.display()))?;
+    }
+    Ok(())
+}
+
 /// Checks that `-o` names an Excel workbook (`FILE.xlsx`, any case): a
 /// name with the extension of another output is refused naming the flag
 /// that writes it; `json_flag` is the command's JSON output flag, if any.
+/// A device or FIFO (`-o /dev/null`) takes the workbook whatever its name.
 fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Result<(), String> {
+    if staging::writes_through(path) {
+        return Ok(());
+    }
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -162,15 +183,22 @@ pub(crate) fn xlsx_row_limit() -> usize {
 
 /// Commits `staging`. `TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS` is a test
 /// hook: it sleeps that long first, so a test can signal a run whose files
-/// are all staged.
-pub(crate) fn commit(staging: Staging) -> Result<(), WriteError> {
-    if let Some(ms) = std::env::var("TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
+/// are all staged. `TRACELENS_TEST_PAUSE_IN_COMMIT_MS` is another: the
+/// commit sleeps that long inside, between reading its folders and moving
+/// files ([`Staging::pause_in_commit`]), so concurrent commits overlap.
+pub(crate) fn commit(mut staging: Staging) -> Result<(), WriteError> {
+    if let Some(ms) = test_pause_ms("TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS") {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
+    if let Some(ms) = test_pause_ms("TRACELENS_TEST_PAUSE_IN_COMMIT_MS") {
+        staging.pause_in_commit(std::time::Duration::from_millis(ms));
+    }
     staging.commit()
+}
+
+/// The milliseconds the test hook `var` asks for, if set.
+fn test_pause_ms(var: &str) -> Option<u64> {
+    std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok())
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: remove every staged file and staging

@@ -242,9 +242,9 @@ impl Writer for Csv {
 
 /// Writes one `<name>.csv` per table into `dir` (created with its parents
 /// if missing), all or nothing; returns the paths written, in table order.
-/// Other `*.csv` files directly in `dir` (an earlier run's sheets) are
-/// removed in the same step, so the folder holds exactly these sheets;
-/// files of other kinds stay.
+/// The `*.csv` sheets an earlier run wrote in `dir` (as the folder's
+/// manifest lists them) that are not among these are removed in the same
+/// step; every other file stays.
 pub fn write_csv_dir(sheets: &[Table], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let doc = Document::of_tables(sheets);
     let csv = Csv { dir: dir.into() };
@@ -454,8 +454,15 @@ mod tests {
         assert_eq!(fs::read_to_string(&paths[0]).unwrap(), "a\n1\n");
         assert_eq!(fs::read_to_string(&paths[1]).unwrap(), "b\nx\n");
         assert_eq!(fs::read_to_string(&paths[2]).unwrap(), "c\nTrue\n");
-        // Nothing but the three CSVs is left behind.
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 3);
+        // Nothing but the three CSVs and the folder's manifest is left
+        // behind.
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        let manifest = crate::report::staging::MANIFEST_NAME;
+        assert_eq!(names, [".._evil_x.csv", manifest, "other.csv", "t.csv"]);
     }
 
     #[test]

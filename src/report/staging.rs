@@ -9,8 +9,21 @@
 //! ones. Dropping a [`Staging`] without committing removes the hidden
 //! folders and the folders it created. A signal handler can do the same for
 //! every live run with [`discard_all_and_exit`].
+//!
+//! Only regular files are ever renamed over: a character device or FIFO
+//! named as an output is written through at commit time (`target`), a
+//! link to a file, a socket or a block device is refused. A folder whose
+//! files a run replaces as a unit ([`Staging::replace_all`]) keeps a
+//! manifest of the files tracelens wrote there (`manifest`), so a re-run
+//! removes only those; commits into one folder are serialised by a lock
+//! on the folder (`lock`).
 
-use std::collections::HashSet;
+mod lock;
+mod manifest;
+mod target;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -18,6 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{Rendered, WriteError};
+use target::Target;
+
+pub use manifest::MANIFEST_NAME;
+pub use target::{check_output, writes_through};
 
 type Result<T> = std::result::Result<T, WriteError>;
 
@@ -92,6 +109,9 @@ pub fn discard_all_after_panic(code: i32) -> ! {
 struct Staged {
     tmp: PathBuf,
     target: PathBuf,
+    /// The target is a device or FIFO: its bytes are written into it
+    /// after the renames, never renamed over it.
+    through: bool,
 }
 
 /// A move done by a commit, undone in reverse order on failure.
@@ -118,9 +138,15 @@ pub struct Staging {
     /// A rollback could not restore every old file: keep the staging
     /// folders holding the backups.
     keep: bool,
+    /// Test hook: how long the commit sleeps between working out what to
+    /// move and moving it ([`Staging::pause_in_commit`]).
+    pause: Option<std::time::Duration>,
     /// Test hook: the commit's rename number N (0-based) fails.
     #[cfg(test)]
     fail_rename: Option<usize>,
+    /// Test hook: how long the commit waits for a folder's lock.
+    #[cfg(test)]
+    lock_wait: Option<std::time::Duration>,
 }
 
 /// The folder of `target` (`.` for a bare file name).
@@ -156,7 +182,17 @@ impl Staging {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = parent.join(format!("{STAGING_PREFIX}{}-{n}", std::process::id()));
-        fs::create_dir(&dir).map_err(WriteError::io(format!(
+        let mut made = fs::create_dir(&dir);
+        if made
+            .as_ref()
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+        {
+            // A concurrent run that created the folder failed and removed
+            // it again: it is made anew, now as this run's.
+            self.create_dirs(parent, live)?;
+            made = fs::create_dir(&dir);
+        }
+        made.map_err(WriteError::io(format!(
             "cannot create a staging folder in {}",
             parent.display()
         )))?;
@@ -168,22 +204,50 @@ impl Staging {
     /// A new path in the hidden staging folder beside `target` to write
     /// instead of it; renamed onto `target` by [`Staging::commit`]. The
     /// target's folder must exist (see [`Staging::create_dir_all`]).
+    ///
+    /// A target that is a character device or FIFO (or a link to one) is
+    /// written through instead: its bytes wait in a staging folder in the
+    /// system's temporary folder (a device's folder, `/dev`, is seldom
+    /// writable) and are written into it after the renames. A link to
+    /// anything else, a socket or a block device is refused.
     pub fn stage(&mut self, target: &Path) -> Result<PathBuf> {
+        let what = || format!("cannot write {}", target.display());
+        let refuse = |why: String| WriteError::io(what())(io::Error::other(why));
+        let through = match target::classify(target) {
+            Target::Replace => false,
+            Target::WriteThrough => true,
+            Target::Refuse(why) => return Err(refuse(why)),
+        };
+        if target.file_name().is_some_and(|n| n == MANIFEST_NAME) {
+            return Err(refuse("the name of tracelens's folder manifest".into()));
+        }
+        let parent = match through {
+            true => std::env::temp_dir(),
+            false => parent_of(target).to_path_buf(),
+        };
         let mut live = live();
         let dir = self
-            .staging_dir(parent_of(target), &mut live)
-            .map_err(|e| e.at(format!("cannot write {}", target.display())))?;
+            .staging_dir(&parent, &mut live)
+            .map_err(|e| e.at(what()))?;
         let tmp = dir.join(format!("new-{}", self.staged.len()));
         self.staged.push(Staged {
             tmp: tmp.clone(),
             target: target.to_path_buf(),
+            through,
         });
         Ok(tmp)
     }
 
     /// Creates `dir` and its missing parents, remembering which were new so
-    /// that an aborted run removes them again.
+    /// that an aborted run removes them again. A folder another process
+    /// creates meanwhile is fine (and not this run's to remove).
     pub fn create_dir_all(&mut self, dir: &Path) -> Result<()> {
+        let mut live = live();
+        self.create_dirs(dir, &mut live)
+    }
+
+    /// [`Staging::create_dir_all`] with the lock of `live` held.
+    fn create_dirs(&mut self, dir: &Path, live: &mut Vec<Live>) -> Result<()> {
         let mut missing = Vec::new();
         let mut d = Some(dir);
         while let Some(p) = d {
@@ -193,14 +257,18 @@ impl Staging {
             missing.push(p.to_path_buf());
             d = p.parent();
         }
-        let mut live = live();
         for p in missing.into_iter().rev() {
-            fs::create_dir(&p).map_err(WriteError::io(format!(
-                "cannot create directory {}",
-                p.display()
-            )))?;
-            live.push(Live::Created(p.clone()));
-            self.created_dirs.push(p);
+            match fs::create_dir(&p) {
+                Ok(()) => {
+                    live.push(Live::Created(p.clone()));
+                    self.created_dirs.push(p);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}
+                Err(e) => {
+                    let what = format!("cannot create directory {}", p.display());
+                    return Err(WriteError::io(what)(e));
+                }
+            }
         }
         Ok(())
     }
@@ -235,31 +303,118 @@ impl Staging {
         Ok(())
     }
 
-    /// Makes this run own the `*.ext` files directly in `dir`: the commit
-    /// removes those it does not write (with the same rollback as the
-    /// renames), so a re-run replaces a folder's sheets as a unit. Hidden
-    /// files, folders, links and other names are left alone.
+    /// Makes this run own the `*.ext` files that tracelens wrote directly
+    /// in `dir`: the commit removes those of them this run does not write
+    /// (with the same rollback as the renames), so a re-run replaces a
+    /// folder's sheets as a unit. Which files tracelens wrote is what the
+    /// folder's manifest ([`MANIFEST_NAME`]) lists; the commit rewrites it
+    /// with this run's files. Files it does not list (the user's), hidden
+    /// files, folders and links are left alone.
     pub fn replace_all(&mut self, dir: &Path, ext: &str) {
         self.replaced.push((dir.to_path_buf(), ext.to_string()));
     }
 
     /// Moves every staged file onto its target, all or nothing.
     ///
-    /// Every target is checked first (its folder exists, it is not a
-    /// directory, no two outputs share a path); then each existing target
-    /// is moved aside into the staging folder and the new file renamed in.
-    /// On any failure the new files are removed and every old file is put
-    /// back; on success the old files are deleted.
+    /// Devices and FIFOs written through are opened first (a FIFO waits
+    /// for its reader). Then, holding the lock of every target folder,
+    /// every target is checked (its folder exists, it is absent or a
+    /// regular file, no two outputs share a path), the manifests are read
+    /// and rewritten, and each existing target is moved aside into the
+    /// staging folder and the new file renamed in. On any failure the new
+    /// files are removed and every old file is put back; on success the
+    /// old files are deleted and the bytes of devices and FIFOs written.
     pub fn commit(mut self) -> Result<()> {
+        let result = self.commit_all();
         let mut live = live();
-        let result = self.commit_locked(&mut live);
         self.discard(&mut live);
         result
     }
 
+    /// [`Staging::commit`] but for the final clean-up.
+    fn commit_all(&mut self) -> Result<()> {
+        // Opened outside every lock: a FIFO's open may wait for its reader,
+        // and a signal must still end the run meanwhile.
+        let streams = self.open_streams()?;
+        {
+            let _locks = lock::lock_folders(self.folders(), self.lock_wait())?;
+            let mut live = live();
+            self.commit_locked(&mut live)?;
+        }
+        self.write_streams(streams)
+    }
+
+    /// How long a commit waits for another run's commit into its folders.
+    fn lock_wait(&self) -> std::time::Duration {
+        #[cfg(test)]
+        if let Some(w) = self.lock_wait {
+            return w;
+        }
+        lock::WAIT
+    }
+
+    /// Every folder this commit changes: the folders of the files renamed
+    /// into place and the folders replaced as a unit.
+    fn folders(&self) -> Vec<PathBuf> {
+        let parents = self.staged.iter().filter(|s| !s.through);
+        parents
+            .map(|s| parent_of(&s.target).to_path_buf())
+            .chain(self.replaced.iter().map(|(d, _)| d.clone()))
+            .collect()
+    }
+
+    /// Opens every device or FIFO written through, before anything moves:
+    /// one that cannot be opened fails the commit with nothing changed.
+    fn open_streams(&self) -> Result<Vec<(fs::File, usize)>> {
+        let mut open = Vec::new();
+        for (i, s) in self.staged.iter().enumerate().filter(|(_, s)| s.through) {
+            let what = format!(
+                "cannot write {} (no output was changed)",
+                s.target.display()
+            );
+            open.push((
+                target::open_write_through(&s.target).map_err(WriteError::io(what))?,
+                i,
+            ));
+        }
+        Ok(open)
+    }
+
+    /// Writes the staged bytes of each device or FIFO into it, once the
+    /// other outputs are in place (bytes written to a device cannot be
+    /// taken back, so they come last).
+    fn write_streams(&self, streams: Vec<(fs::File, usize)>) -> Result<()> {
+        let others = self.staged.iter().any(|s| !s.through);
+        for (mut out, i) in streams {
+            let s = &self.staged[i];
+            let note = if others {
+                " (the other outputs were written)"
+            } else {
+                ""
+            };
+            let what = format!("cannot write {}{note}", s.target.display());
+            let mut from = fs::File::open(&s.tmp).map_err(WriteError::io(what.clone()))?;
+            io::copy(&mut from, &mut out)
+                .and_then(|_| out.flush())
+                .map_err(WriteError::io(what))?;
+        }
+        Ok(())
+    }
+
+    /// A test hook: the commit sleeps for `pause` after reading its
+    /// folders (manifests, stale files) and before the first move, holding
+    /// their locks, so that a test can make concurrent commits overlap.
+    #[doc(hidden)]
+    pub fn pause_in_commit(&mut self, pause: std::time::Duration) {
+        self.pause = Some(pause);
+    }
+
     fn commit_locked(&mut self, live: &mut Vec<Live>) -> Result<()> {
         let keys = self.check_targets()?;
-        let stale = self.stale_files(&keys)?;
+        let stale = self.plan_folders(&keys, live)?;
+        if let Some(pause) = self.pause {
+            std::thread::sleep(pause);
+        }
         let mut steps = Vec::new();
         match self.apply(&stale, &mut steps, live) {
             Ok(()) => {
@@ -280,17 +435,15 @@ impl Staging {
         for s in &self.staged {
             let what = || format!("cannot write {}", s.target.display());
             let dir = parent_of(&s.target);
-            if !dir.is_dir() {
+            if !s.through && !dir.is_dir() {
                 return Err(WriteError::io(what())(io::Error::new(
                     io::ErrorKind::NotFound,
                     format!("its folder {} is gone", dir.display()),
                 )));
             }
-            if fs::metadata(&s.target).is_ok_and(|m| m.is_dir()) {
-                return Err(WriteError::io(what())(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    "it is a directory",
-                )));
+            if !s.through {
+                // The final guard: only a regular file is renamed over.
+                target::check_replaceable(&s.target).map_err(WriteError::io(what()))?;
             }
             let key = key_of(&s.target);
             if !seen.insert(key.clone()) {
@@ -304,31 +457,53 @@ impl Staging {
         Ok(keys)
     }
 
-    /// The files of the replaced folders that this run does not write.
-    fn stale_files(&self, keys: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let targets: HashSet<&PathBuf> = keys.iter().collect();
-        let mut stale = Vec::new();
+    /// Reads the manifest of each folder replaced as a unit and stages
+    /// its new one; returns the files that go: those an earlier run wrote
+    /// there (as its manifest says) with an extension this run owns in
+    /// that folder, which this run does not write.
+    fn plan_folders(&mut self, keys: &[PathBuf], live: &mut Vec<Live>) -> Result<Vec<PathBuf>> {
+        let mut folders: BTreeMap<PathBuf, Vec<&str>> = BTreeMap::new();
         for (dir, ext) in &self.replaced {
-            let entries = match fs::read_dir(dir) {
-                Ok(e) => e,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(WriteError::io(format!("cannot list {}", dir.display()))(e)),
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let ours = !name.starts_with('.')
-                    && Path::new(&*name)
-                        .extension()
-                        .is_some_and(|e| e == ext.as_str())
-                    && entry.file_type().is_ok_and(|t| t.is_file());
-                let path = dir.join(entry.file_name());
-                if ours && !targets.contains(&key_of(&path)) {
-                    stale.push(path);
-                }
+            // A folder that is not there holds nothing to replace.
+            if let Ok(real) = fs::canonicalize(dir) {
+                folders.entry(real).or_default().push(ext);
             }
         }
+        let mut stale = Vec::new();
+        let mut manifests = Vec::new();
+        for (dir, exts) in &folders {
+            let written: BTreeSet<OsString> = keys
+                .iter()
+                .zip(&self.staged)
+                .filter(|(k, s)| !s.through && k.parent() == Some(dir.as_path()))
+                .filter_map(|(k, _)| k.file_name().map(OsString::from))
+                .collect();
+            let plan = manifest::plan(dir, exts, written).map_err(WriteError::io(format!(
+                "cannot read {}",
+                dir.join(MANIFEST_NAME).display()
+            )))?;
+            stale.extend(plan.stale);
+            manifests.push((dir.clone(), plan.text));
+        }
+        for (dir, text) in manifests {
+            self.stage_manifest(&dir, &text, live)?;
+        }
         Ok(stale)
+    }
+
+    /// Stages `text` as the manifest of `dir`, renamed in with the outputs.
+    fn stage_manifest(&mut self, dir: &Path, text: &[u8], live: &mut Vec<Live>) -> Result<()> {
+        let target = dir.join(MANIFEST_NAME);
+        let what = || format!("cannot write {}", target.display());
+        target::check_replaceable(&target).map_err(WriteError::io(what()))?;
+        let tmp = self.staging_dir(dir, live)?.join("manifest");
+        fs::write(&tmp, text).map_err(WriteError::io(what()))?;
+        self.staged.push(Staged {
+            tmp,
+            target,
+            through: false,
+        });
+        Ok(())
     }
 
     /// Renames `from` to `to`, failing on purpose where a unit test asks.
@@ -350,7 +525,7 @@ impl Staging {
     ) -> Result<()> {
         let mut count = 0;
         let staged = self.staged.clone();
-        for (i, s) in staged.iter().enumerate() {
+        for (i, s) in staged.iter().enumerate().filter(|(_, s)| !s.through) {
             let what = || format!("cannot write {}", s.target.display());
             if fs::symlink_metadata(&s.target).is_ok() {
                 let backup = self.staging_dir(parent_of(&s.target), live)?;
@@ -540,34 +715,186 @@ mod tests {
         assert_eq!(names(root.path()), ["a.txt", "b.txt"]);
     }
 
+    /// Commits `names` (with `bytes`) into `dir`, replacing its `*.csv`.
+    fn commit_csvs(dir: &Path, names: &[&str], bytes: &[u8], fail: Option<usize>) -> Result<()> {
+        let files: Vec<Rendered> = names
+            .iter()
+            .map(|n| Rendered {
+                name: dir.join(n),
+                bytes: bytes.to_vec(),
+            })
+            .collect();
+        let mut s = Staging::new();
+        s.put_all(dir, &files).unwrap();
+        s.replace_all(dir, "csv");
+        s.fail_rename = fail;
+        s.commit()
+    }
+
     #[test]
     fn replaced_folder_loses_stale_files_only_on_success() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("csv");
-        fs::create_dir(&dir).unwrap();
-        for f in ["old.csv", "keep.csv", "notes.txt", ".hidden.csv"] {
-            fs::write(dir.join(f), "before").unwrap();
+        commit_csvs(&dir, &["old.csv", "keep.csv"], b"before", None).unwrap();
+        // The user's files: never listed, never removed.
+        for f in ["mine.csv", "notes.txt", ".hidden.csv"] {
+            fs::write(dir.join(f), "user").unwrap();
         }
-        let files = [Rendered {
-            name: dir.join("keep.csv"),
-            bytes: b"after".to_vec(),
-        }];
-        let mut s = Staging::new();
-        s.put_all(&dir, &files).unwrap();
-        s.replace_all(&dir, "csv");
-        s.fail_rename = Some(2); // after keep.csv is in, before old.csv goes
-        s.commit().unwrap_err();
+        let before = [
+            ".hidden.csv",
+            MANIFEST_NAME,
+            "keep.csv",
+            "mine.csv",
+            "notes.txt",
+            "old.csv",
+        ];
+        let manifest = fs::read(dir.join(MANIFEST_NAME)).unwrap();
+        // Renames: keep.csv aside and in, the manifest aside and in,
+        // old.csv aside.
+        for fail in 0..5 {
+            commit_csvs(&dir, &["keep.csv"], b"after", Some(fail)).unwrap_err();
+            assert_eq!(names(&dir), before, "fail at {fail}");
+            assert_eq!(fs::read_to_string(dir.join("keep.csv")).unwrap(), "before");
+            assert_eq!(fs::read(dir.join(MANIFEST_NAME)).unwrap(), manifest);
+        }
+        commit_csvs(&dir, &["keep.csv"], b"after", None).unwrap();
+        let after = [
+            ".hidden.csv",
+            MANIFEST_NAME,
+            "keep.csv",
+            "mine.csv",
+            "notes.txt",
+        ];
+        assert_eq!(names(&dir), after);
+        assert_eq!(fs::read_to_string(dir.join("keep.csv")).unwrap(), "after");
+        let listed = manifest::read(&dir).unwrap();
+        assert_eq!(listed, BTreeSet::from([OsString::from("keep.csv")]));
+    }
+
+    #[test]
+    fn a_folder_without_a_manifest_loses_only_files_written_by_name() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("csv");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("a.csv"), "user").unwrap();
+        fs::write(dir.join("b.csv"), "user").unwrap();
+        commit_csvs(&dir, &["a.csv"], b"new", None).unwrap();
+        assert_eq!(names(&dir), [MANIFEST_NAME, "a.csv", "b.csv"]);
+        assert_eq!(fs::read_to_string(dir.join("a.csv")).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_manipulated_manifest_removes_nothing_outside_the_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("csv");
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::create_dir(dir.join("dir.csv")).unwrap();
+        let outside = root.path().join("x.csv");
+        for f in [&outside, &dir.join("sub/a.csv"), &dir.join("notes.txt")] {
+            fs::write(f, "keep").unwrap();
+        }
+        fs::write(dir.join("gone.csv"), "ours").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link.csv")).unwrap();
+        let abs = manifest::escape(outside.to_string_lossy().as_bytes());
+        let text = format!(
+            "{}../x.csv\n{abs}\n%2E%2E%2Fx.csv\nsub/a.csv\nsub\nlink.csv\ndir.csv\nnotes.txt\ngone.csv\n",
+            String::from_utf8(manifest::encode(&BTreeSet::new())).unwrap()
+        );
+        fs::write(dir.join(MANIFEST_NAME), text).unwrap();
+        commit_csvs(&dir, &["new.csv"], b"new", None).unwrap();
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "keep");
         assert_eq!(
             names(&dir),
-            [".hidden.csv", "keep.csv", "notes.txt", "old.csv"]
+            [
+                MANIFEST_NAME,
+                "dir.csv",
+                "link.csv",
+                "new.csv",
+                "notes.txt",
+                "sub"
+            ]
         );
-        assert_eq!(fs::read_to_string(dir.join("keep.csv")).unwrap(), "before");
+        assert_eq!(names(&dir.join("sub")), ["a.csv"]);
+        // The new manifest keeps the listed file of another kind only.
+        let listed = manifest::read(&dir).unwrap();
+        let expected = ["new.csv", "notes.txt"].map(OsString::from);
+        assert_eq!(listed, BTreeSet::from(expected));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_commit_waits_for_another_commit_into_its_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("a.txt");
+        let other = fs::File::open(root.path()).unwrap();
+        other.lock().unwrap();
         let mut s = Staging::new();
-        s.put_all(&dir, &files).unwrap();
-        s.replace_all(&dir, "csv");
+        s.put(&out, b"x").unwrap();
+        s.lock_wait = Some(std::time::Duration::from_millis(100));
+        let err = s.commit().unwrap_err();
+        let real = fs::canonicalize(root.path()).unwrap();
+        assert!(
+            chain(&err).contains(&real.display().to_string()),
+            "{}",
+            chain(&err)
+        );
+        assert!(names(root.path()).is_empty());
+        // Released within the wait: the commit goes through.
+        let mut s = Staging::new();
+        s.put(&out, b"y").unwrap();
+        let unlock = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(other);
+        });
         s.commit().unwrap();
-        assert_eq!(names(&dir), [".hidden.csv", "keep.csv", "notes.txt"]);
-        assert_eq!(fs::read_to_string(dir.join("keep.csv")).unwrap(), "after");
+        unlock.join().unwrap();
+        assert_eq!(fs::read_to_string(&out).unwrap(), "y");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_written_through_and_a_link_to_a_file_refused() {
+        use std::os::unix::fs::FileTypeExt;
+        let root = tempfile::tempdir().unwrap();
+        let (a, null) = (root.path().join("a.txt"), root.path().join("null"));
+        std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+        let mut s = Staging::new();
+        s.put(&a, b"a").unwrap();
+        s.put(&null, b"discarded").unwrap();
+        s.put(Path::new("/dev/null"), b"discarded").unwrap();
+        s.commit().unwrap();
+        assert!(
+            fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        assert!(
+            fs::symlink_metadata(&null)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(names(root.path()), ["a.txt", "null"]);
+        let link = root.path().join("link.txt");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let err = Staging::new().put(&link, b"x").unwrap_err();
+        assert!(chain(&err).contains("symbolic link"), "{}", chain(&err));
+        assert_eq!(fs::read_to_string(&a).unwrap(), "a");
+        // A link that appears after staging is never renamed over.
+        let late = root.path().join("late.txt");
+        let mut s = Staging::new();
+        s.put(&late, b"new").unwrap();
+        std::os::unix::fs::symlink(&a, &late).unwrap();
+        assert!(chain(&s.commit().unwrap_err()).contains("symbolic link"));
+        assert!(
+            fs::symlink_metadata(&late)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&a).unwrap(), "a");
     }
 
     #[test]

@@ -229,8 +229,21 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Every entry (file or directory) directly in `dir`, sorted by name.
+/// The hidden manifest tracelens keeps in a folder whose files it
+/// replaces as a unit (`--csv DIR`, `replay --out DIR`, ...).
+pub const MANIFEST: &str = ".tracelens-manifest";
+
+/// Every entry (file or directory) directly in `dir`, sorted by name,
+/// but for tracelens's [`MANIFEST`] (tests/hostile_outputs.rs checks it;
+/// see [`all_entries`]).
 pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v = all_entries(dir);
+    v.retain(|n| n != MANIFEST);
+    v
+}
+
+/// Every entry (file or directory) directly in `dir`, sorted by name.
+pub fn all_entries(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
