@@ -307,7 +307,7 @@ fn assign_ranks(
             }
         };
         for w in trace.warnings() {
-            warnings.push(format!("{}: {w}", c.path.display()));
+            warnings.push(format!("{}: {w}", crate::quote::quoted(&c.path)));
         }
         let rank = rank_of(c, *named, &trace, world, &name_rx, warnings)?;
         if let Some((j, _)) = by_rank.get(&rank) {
@@ -340,7 +340,7 @@ fn rank_of(
     name_rx: &Regex,
     warnings: &mut Vec<String>,
 ) -> Result<i64, RankError> {
-    let path = c.path.display();
+    let path = crate::quote::quoted(&c.path);
     if let Some(ws) = trace.info().world_size
         && ws != world.size()
     {
