@@ -6,6 +6,7 @@
 //! setting ([`Output::setting`]), which the caller spells (the command line:
 //! as its flag).
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
@@ -97,11 +98,36 @@ pub fn resolved(p: &Path) -> PathBuf {
     abs
 }
 
-/// An input as the check sees it: resolved, and whether it is a folder.
-struct SeenInput<'a> {
-    input: &'a Input,
-    key: PathBuf,
-    is_dir: bool,
+/// The inputs as the check sees them, resolved: looked up by path, so a
+/// run with thousands of traces and summary folders is checked in linear
+/// time.
+#[derive(Default)]
+struct Seen<'a> {
+    /// Every input's key.
+    keys: HashSet<PathBuf>,
+    /// The input files, by the key of their folder.
+    files_by_dir: HashMap<PathBuf, Vec<(&'a Input, PathBuf)>>,
+    /// The input folders whose files of some extension are read.
+    dirs: Vec<(&'a Input, PathBuf)>,
+}
+
+impl<'a> Seen<'a> {
+    fn new(inputs: &'a [Input]) -> Seen<'a> {
+        let mut seen = Seen::default();
+        for input in inputs.iter().filter(|i| i.path.as_os_str() != "-") {
+            let key = resolved(&input.path);
+            seen.keys.insert(key.clone());
+            if input.path.is_dir() {
+                if !input.reads.is_empty() {
+                    seen.dirs.push((input, key));
+                }
+            } else if let Some(dir) = key.parent() {
+                let files = seen.files_by_dir.entry(dir.to_path_buf()).or_default();
+                files.push((input, key));
+            }
+        }
+        seen
+    }
 }
 
 /// Refuses, naming the path, an output that is an input, an output folder
@@ -111,41 +137,32 @@ struct SeenInput<'a> {
 /// --plots D`, their files differ by extension). Paths are resolved
 /// ([`resolved`]) first; `-` is never checked.
 pub fn check_output_paths(inputs: &[Input], outputs: &[Output]) -> Result<(), OutputPathError> {
-    let seen: Vec<SeenInput> = inputs
-        .iter()
-        .filter(|i| i.path.as_os_str() != "-")
-        .map(|input| SeenInput {
-            input,
-            key: resolved(&input.path),
-            is_dir: input.path.is_dir(),
-        })
-        .collect();
-    let outs: Vec<(&Output, PathBuf)> = outputs
-        .iter()
-        .filter(|o| o.path.as_os_str() != "-")
-        .map(|o| (o, resolved(o.path)))
-        .collect();
-    for (i, (out, key)) in outs.iter().enumerate() {
-        if seen.iter().any(|s| s.key == *key) {
+    let seen = Seen::new(inputs);
+    let mut earlier: HashMap<PathBuf, Vec<&Output>> = HashMap::new();
+    for out in outputs.iter().filter(|o| o.path.as_os_str() != "-") {
+        let key = resolved(out.path);
+        if seen.keys.contains(&key) {
             return Err(OutputPathError::IsInput {
                 path: out.path.to_path_buf(),
                 setting: out.setting.to_string(),
             });
         }
         match out.dir {
-            Some(writes) => check_dir(out, key, writes, &seen)?,
-            None => check_file_in_input_dir(out, key, &seen)?,
+            Some(writes) => check_dir(out, &key, writes, &seen)?,
+            None => check_file_in_input_dir(out, &key, &seen)?,
         }
-        let clash = outs[..i]
+        let same = earlier.entry(key).or_default();
+        if let Some(first) = same
             .iter()
-            .find(|(o, k)| k == key && !(out.dir.is_some() && o.dir.is_some()));
-        if let Some((first, _)) = clash {
+            .find(|o| !(out.dir.is_some() && o.dir.is_some()))
+        {
             return Err(OutputPathError::Clash {
                 path: out.path.to_path_buf(),
                 first: first.setting.to_string(),
                 second: out.setting.to_string(),
             });
         }
+        same.push(out);
     }
     Ok(())
 }
@@ -155,52 +172,48 @@ fn check_dir(
     out: &Output,
     key: &Path,
     writes: DirWrites,
-    seen: &[SeenInput],
+    seen: &Seen,
 ) -> Result<(), OutputPathError> {
-    for s in seen {
-        if s.is_dir {
-            let read = writes
-                .replaces
-                .iter()
-                .find(|ext| s.input.reads.iter().any(|r| r.eq_ignore_ascii_case(ext)));
-            if let Some(ext) = read
-                && key.starts_with(&s.key)
-            {
-                return Err(OutputPathError::InInputDir {
-                    dir: out.path.to_path_buf(),
-                    setting: out.setting.to_string(),
-                    input: s.input.path.clone(),
-                    ext,
-                });
-            }
-        } else if s.key.parent() == Some(key) && touches(writes, &s.key) {
-            return Err(OutputPathError::InOutputDir {
-                input: s.input.path.clone(),
-                setting: out.setting.to_string(),
+    for (input, dir) in &seen.dirs {
+        let read = writes
+            .replaces
+            .iter()
+            .find(|ext| input.reads.iter().any(|r| r.eq_ignore_ascii_case(ext)));
+        if let Some(ext) = read
+            && key.starts_with(dir)
+        {
+            return Err(OutputPathError::InInputDir {
                 dir: out.path.to_path_buf(),
+                setting: out.setting.to_string(),
+                input: input.path.clone(),
+                ext,
             });
         }
     }
-    Ok(())
+    let files = seen.files_by_dir.get(key).map_or(&[][..], Vec::as_slice);
+    match files.iter().find(|(_, file)| touches(writes, file)) {
+        Some((input, _)) => Err(OutputPathError::InOutputDir {
+            input: input.path.clone(),
+            setting: out.setting.to_string(),
+            dir: out.path.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Refuses an output file (`key`, resolved) inside an input folder whose
 /// files of its extension are read: it would overwrite one, or become one.
-fn check_file_in_input_dir(
-    out: &Output,
-    key: &Path,
-    seen: &[SeenInput],
-) -> Result<(), OutputPathError> {
+fn check_file_in_input_dir(out: &Output, key: &Path, seen: &Seen) -> Result<(), OutputPathError> {
     let ext = key.extension().unwrap_or(OsStr::new(""));
-    let read = seen.iter().find_map(|s| {
-        let ext = s.input.reads.iter().find(|r| ext.eq_ignore_ascii_case(r))?;
-        (s.is_dir && key.starts_with(&s.key)).then_some((s, *ext))
+    let read = seen.dirs.iter().find_map(|(input, dir)| {
+        let ext = input.reads.iter().find(|r| ext.eq_ignore_ascii_case(r))?;
+        key.starts_with(dir).then_some((input, *ext))
     });
     match read {
-        Some((s, ext)) => Err(OutputPathError::InInputDir {
+        Some((input, ext)) => Err(OutputPathError::InInputDir {
             dir: out.path.to_path_buf(),
             setting: out.setting.to_string(),
-            input: s.input.path.clone(),
+            input: input.path.clone(),
             ext,
         }),
         None => Ok(()),
