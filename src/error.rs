@@ -8,6 +8,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::quote::quoted;
+
 /// Why a trace could not be loaded. The message never includes the path;
 /// callers add it.
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +130,7 @@ impl WriteError {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// A file or folder could not be read.
-    #[error("cannot read {}", .path.display())]
+    #[error("cannot read {}", quoted(&.path))]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -159,7 +161,7 @@ pub enum ReadError {
     #[error("truncated: the last line has no line break")]
     Truncated,
     /// A worksheet whose used range is far larger than its cells.
-    #[error("{}: sheet {sheet:?}: {problem}", .path.display())]
+    #[error("{}: sheet {sheet:?}: {problem}", quoted(&.path))]
     SparseSheet {
         /// The file.
         path: PathBuf,
@@ -169,7 +171,7 @@ pub enum ReadError {
         problem: String,
     },
     /// An error in the file `path`.
-    #[error("{}", .path.display())]
+    #[error("{}", quoted(&.path))]
     InFile {
         /// The file.
         path: PathBuf,
@@ -179,7 +181,7 @@ pub enum ReadError {
     },
     /// A workbook whose reading would inflate or hold more than its limits
     /// allow; the text says which limit, and how to raise it.
-    #[error("{}: {problem}", .path.display())]
+    #[error("{}: {problem}", quoted(&.path))]
     WorkbookLimit {
         /// The file.
         path: PathBuf,
@@ -187,7 +189,7 @@ pub enum ReadError {
         problem: String,
     },
     /// A file that is not a readable workbook.
-    #[error("{}: not a readable workbook: {error}", .path.display())]
+    #[error("{}: not a readable workbook: {error}", quoted(&.path))]
     Workbook {
         /// The file.
         path: PathBuf,
@@ -195,7 +197,7 @@ pub enum ReadError {
         error: calamine::XlsxError,
     },
     /// A Parquet file that cannot be read.
-    #[error("{}: not a readable Parquet file: {error}", .path.display())]
+    #[error("{}: not a readable Parquet file: {error}", quoted(&.path))]
     Parquet {
         /// The file.
         path: PathBuf,
@@ -203,10 +205,10 @@ pub enum ReadError {
         error: String,
     },
     /// A folder without per-sheet CSVs.
-    #[error("{}: not a report: the folder holds no <sheet>.csv files", .0.display())]
+    #[error("{}: not a report: the folder holds no <sheet>.csv files", quoted(&.0))]
     NotAReport(PathBuf),
     /// A worksheet that cannot be read.
-    #[error("{}: sheet {sheet:?}: {error}", .path.display())]
+    #[error("{}: sheet {sheet:?}: {error}", quoted(&.path))]
     Sheet {
         /// The file.
         path: PathBuf,
@@ -229,7 +231,7 @@ impl ReadError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A trace could not be loaded.
-    #[error("{}: {error}", .path.display())]
+    #[error("{}: {error}", quoted(&.path))]
     Load {
         /// The trace file (`-` for stdin).
         path: PathBuf,
@@ -269,7 +271,7 @@ pub enum Error {
     #[error(
         "{}: sheet {sheet} would have {rows} rows, more than an Excel worksheet holds \
          ({limit})",
-        .path.display()
+        quoted(&.path)
     )]
     TooManyRows {
         /// The trace.
@@ -281,8 +283,15 @@ pub enum Error {
         /// The most data rows the format holds.
         limit: usize,
     },
+    /// Output paths that would overwrite or remove an input, or each
+    /// other (checked before any work).
+    #[error(transparent)]
+    OutputPath(#[from] OutputPathError),
+    /// A setting out of its range (a NaN threshold).
+    #[error(transparent)]
+    Setting(#[from] SettingError),
     /// The capture folder could not be read or merged.
-    #[error("{}: {msg}", .dir.display())]
+    #[error("{}: {msg}", quoted(&.dir))]
     Capture {
         /// The capture folder.
         dir: PathBuf,
@@ -306,16 +315,16 @@ pub enum DiffInputError {
     #[error(
         "{}: no CPU ops (cpu_op events) to align; diff needs traces recorded with the \
          PyTorch profiler's CPU activity",
-        .0.display()
+        quoted(&.0)
     )]
     NoCpuOps(PathBuf),
     /// A JAX profile: no PyTorch call tree.
-    #[error("{}: a JAX profile; diff compares PyTorch (Kineto) call trees", .0.display())]
+    #[error("{}: a JAX profile; diff compares PyTorch (Kineto) call trees", quoted(&.0))]
     Jax(PathBuf),
     /// A rocprofv3 trace: no CPU call tree.
     #[error(
         "{}: a rocprofv3 trace has no CPU call tree; diff compares PyTorch (Kineto) call trees",
-        .0.display()
+        quoted(&.0)
     )]
     Rocprof(PathBuf),
     /// The merged tree nests deeper than the limit.
@@ -329,7 +338,7 @@ pub enum ReplayError {
     /// No op of that name launches GPU work.
     #[error(
         "{}: no op named {op} launches GPU work (names as in ops_unique_args, e.g. aten::addmm)",
-        .path.display()
+        quoted(&.path)
     )]
     NoSuchOp {
         /// The trace.
@@ -340,7 +349,7 @@ pub enum ReplayError {
     /// A uid that is not a cpu_op of the trace.
     #[error(
         "{}: uid {uid} is not a cpu_op of this trace (use a UID or ex_UID of the report's sheets)",
-        .path.display()
+        quoted(&.path)
     )]
     NotACpuOp {
         /// The trace.
@@ -356,10 +365,10 @@ pub enum ReplayError {
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
     /// The summaries path is not a folder.
-    #[error("{}: not a folder of summaries", .0.display())]
+    #[error("{}: not a folder of summaries", quoted(&.0))]
     NotAFolder(PathBuf),
     /// A folder that could not be listed; the failure is part of the text.
-    #[error("{}: cannot list: {error}", .dir.display())]
+    #[error("{}: cannot list: {error}", quoted(&.dir))]
     List {
         /// The folder.
         dir: PathBuf,
@@ -367,7 +376,7 @@ pub enum FleetError {
         error: io::Error,
     },
     /// A folder without summary folders.
-    #[error("{}: no summaries (folders with {marker})", .dir.display())]
+    #[error("{}: no summaries (folders with {marker})", quoted(&.dir))]
     NoSummaries {
         /// The folder.
         dir: PathBuf,
@@ -375,7 +384,7 @@ pub enum FleetError {
         marker: &'static str,
     },
     /// A summary folder without its marker table.
-    #[error("{}: no {marker}", .dir.display())]
+    #[error("{}: no {marker}", quoted(&.dir))]
     NoInfo {
         /// The summary folder.
         dir: PathBuf,
@@ -383,7 +392,7 @@ pub enum FleetError {
         marker: &'static str,
     },
     /// A marker table that is not one row.
-    #[error("{}: {marker} has {rows} rows, not 1", .dir.display())]
+    #[error("{}: {marker} has {rows} rows, not 1", quoted(&.dir))]
     InfoRows {
         /// The summary folder.
         dir: PathBuf,
@@ -393,7 +402,7 @@ pub enum FleetError {
         rows: usize,
     },
     /// A summary table without a column it must have.
-    #[error("{}: {table}.parquet has no column {column:?} (not a tracelens summary?)", .dir.display())]
+    #[error("{}: {table}.parquet has no column {column:?} (not a tracelens summary?)", quoted(&.dir))]
     NoColumn {
         /// The summary folder.
         dir: PathBuf,
@@ -403,7 +412,7 @@ pub enum FleetError {
         column: String,
     },
     /// A collective argument cell that is not JSON text.
-    #[error("{}: collectives.parquet: {column} is not JSON: {text:?}", .dir.display())]
+    #[error("{}: collectives.parquet: {column} is not JSON: {text:?}", quoted(&.dir))]
     NotJson {
         /// The summary folder.
         dir: PathBuf,
@@ -413,7 +422,7 @@ pub enum FleetError {
         text: String,
     },
     /// Summaries without profiler steps cannot be compared.
-    #[error("cannot compare: {} has no profiler steps (ProfilerStep#N ranges)", .0.display())]
+    #[error("cannot compare: {} has no profiler steps (ProfilerStep#N ranges)", quoted(&.0))]
     NoSteps(PathBuf),
 }
 
@@ -450,7 +459,7 @@ impl World {
         match self {
             World::Given(n) => format!("{} is {n}", name("world_size")),
             World::Traced { size, path } => {
-                format!("{} says world_size {size}", path.display())
+                format!("{} says world_size {size}", quoted(path))
             }
             World::Counted(n) => format!("{n} rank traces were found"),
         }
@@ -565,7 +574,7 @@ impl RankError {
         let (trace_dir, rank_regex) = (name("trace_dir"), name("rank_regex"));
         match self {
             RankError::NotADirectory(d) => {
-                format!("{} {}: not a directory", trace_dir, d.display())
+                format!("{} {}: not a directory", trace_dir, quoted(d))
             }
             RankError::BadPattern { pattern, why } => {
                 format!("{}: invalid pattern {pattern:?}: {why}", rank_regex)
@@ -574,17 +583,14 @@ impl RankError {
                 "{} {p:?} has no group for the rank: write it like 'step3_(?P<rank>\\d+)'",
                 rank_regex
             ),
-            RankError::List { dir, .. } => format!("cannot list {}", dir.display()),
+            RankError::List { dir, .. } => format!("cannot list {}", quoted(dir)),
             RankError::Io(e) => e.to_string(),
             RankError::NoTraces { dir, subdirs } => {
                 let hint = match subdirs {
                     true => format!(" (use {} to look in its subdirectories)", name("recursive")),
                     false => String::new(),
                 };
-                format!(
-                    "no trace files (.json, .json.gz) in {}{hint}",
-                    dir.display()
-                )
+                format!("no trace files (.json, .json.gz) in {}{hint}", quoted(dir))
             }
             RankError::NoneMatch {
                 count,
@@ -592,22 +598,22 @@ impl RankError {
                 example,
             } => format!(
                 "none of the {count} trace files in {} matches {} (e.g. {example})",
-                dir.display(),
+                quoted(dir),
                 rank_regex
             ),
             RankError::WorldSize { path, trace, given } => format!(
                 "{}: the trace says world_size {trace} (distributedInfo) but {}: a trace from another job?",
-                path.display(),
+                quoted(path),
                 given.text(name)
             ),
             RankError::UnknownRank(p) => format!(
                 "{}: cannot tell its rank: no distributedInfo.rank in the trace and no rank in the name (like rank3, rank_3, worker3); use {}",
-                p.display(),
+                quoted(p),
                 rank_regex
             ),
             RankError::OutOfRange { path, rank, world } => format!(
                 "{}: rank {rank} is outside ranks 0..{} ({})",
-                path.display(),
+                quoted(path),
                 world.size() - 1,
                 world.text(name)
             ),
@@ -617,13 +623,13 @@ impl RankError {
                 second,
             } => format!(
                 "rank {rank} has two traces: {} and {} (move one away or use {})",
-                first.display(),
-                second.display(),
+                quoted(first),
+                quoted(second),
                 rank_regex
             ),
             RankError::NoWorldSize(d) => format!(
                 "{}: cannot tell the world size: no file is a rank trace; use {} N",
-                d.display(),
+                quoted(d),
                 name("world_size")
             ),
             RankError::Missing {
@@ -634,7 +640,7 @@ impl RankError {
             } => format!(
                 "no trace for {} in {} ({})",
                 missing_ranks(first, *count),
-                dir.display(),
+                quoted(dir),
                 world.text(name)
             ),
         }
@@ -722,7 +728,7 @@ impl CompareInputError {
     pub fn text(&self, name: Namer) -> String {
         match self {
             CompareInputError::Stat { path, error } => {
-                format!("{}: {}", path.display(), stat_text(error))
+                format!("{}: {}", quoted(path), stat_text(error))
             }
             CompareInputError::TagCount { names, inputs } => {
                 format!("{} gives {names} names for {inputs} inputs", name("names"))
@@ -822,3 +828,130 @@ impl std::fmt::Display for RooflineError {
 }
 
 impl std::error::Error for RooflineError {}
+
+/// Why the output paths of a run were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputPathError {
+    /// An output is an input (or, through links, the same file or folder).
+    IsInput {
+        /// The output's path.
+        path: PathBuf,
+        /// Its setting.
+        setting: String,
+    },
+    /// An input lies directly in an output folder that would remove or
+    /// overwrite it.
+    InOutputDir {
+        /// The input.
+        input: PathBuf,
+        /// The setting of the folder.
+        setting: String,
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// An output lies in (or is) an input folder whose files of an
+    /// extension it writes or replaces are read.
+    InInputDir {
+        /// The output (a folder, or a file).
+        dir: PathBuf,
+        /// Its setting.
+        setting: String,
+        /// The input folder.
+        input: PathBuf,
+        /// The extension.
+        ext: &'static str,
+    },
+    /// Two outputs on one path.
+    Clash {
+        /// The path.
+        path: PathBuf,
+        /// The earlier output's setting.
+        first: String,
+        /// The later output's setting.
+        second: String,
+    },
+}
+
+impl OutputPathError {
+    /// The message, `name` spelling the settings it names.
+    pub fn text(&self, name: Namer) -> String {
+        match self {
+            OutputPathError::IsInput { path, setting } => format!(
+                "{}: {} names an input; refusing to overwrite it",
+                quoted(path),
+                name(setting)
+            ),
+            OutputPathError::InOutputDir {
+                input,
+                setting,
+                dir,
+            } => format!(
+                "{}: an input in the folder {} {} writes; refusing to remove or overwrite it",
+                quoted(input),
+                quoted(dir),
+                name(setting)
+            ),
+            OutputPathError::InInputDir {
+                dir,
+                setting,
+                input,
+                ext,
+            } => format!(
+                "{}: {} is inside the input folder {}, whose .{ext} files are read; \
+                 refusing to replace them",
+                quoted(dir),
+                name(setting),
+                quoted(input)
+            ),
+            OutputPathError::Clash {
+                path,
+                first,
+                second,
+            } => format!(
+                "{}: {} and {} would both be written to this path",
+                quoted(path),
+                name(first),
+                name(second)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for OutputPathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+impl std::error::Error for OutputPathError {}
+
+/// A setting whose value is out of its range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingError {
+    /// The setting, as a library field (`fail_above`); the caller spells it.
+    pub setting: &'static str,
+    /// What it must be, e.g. "a percentage of 0 or more".
+    pub expected: &'static str,
+    /// The value given.
+    pub value: f64,
+}
+
+impl SettingError {
+    /// The message, `name` spelling the setting.
+    pub fn text(&self, name: Namer) -> String {
+        format!(
+            "{} must be {}, got {}",
+            name(self.setting),
+            self.expected,
+            self.value
+        )
+    }
+}
+
+impl std::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text(&field))
+    }
+}
+
+impl std::error::Error for SettingError {}

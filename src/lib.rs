@@ -35,6 +35,7 @@ pub mod load;
 pub mod names;
 pub mod numeric;
 pub mod pyfmt;
+pub mod quote;
 pub mod report;
 pub mod table;
 #[cfg(test)]

@@ -43,7 +43,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 def _flags(options: Dict[str, Any]) -> List[str]:
     """Command-line flags for keyword options: ``short_kernel_threshold_us=20``
-    is ``--short-kernel-threshold-us 20``, ``True`` a bare flag, a list
+    is ``--short-kernel-threshold-us=20``, ``True`` a bare flag, a list
     the flag and its values, ``False`` and ``None`` nothing."""
     out: List[str] = []
     for key, value in options.items():
@@ -56,7 +56,10 @@ def _flags(options: Dict[str, Any]) -> List[str]:
             out.append(flag)
             out.extend(str(v) for v in value)
         else:
-            out.extend([flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)])
+            # One `--flag=value` word: a value such as `-inf` or `-1` is
+            # never taken for a flag of its own.
+            text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+            out.append(f"{flag}={text}")
     return out
 
 

@@ -112,7 +112,7 @@ fn read_details(
         .collect();
     notes.push(format!(
         "capture merge: no {DETAILS} in {}: inferred in memory (not written) as the reference classifies capture traces: {}",
-        dir.display(),
+        crate::quote::quoted(dir),
         found.join("; ")
     ));
     Ok(details)

@@ -89,7 +89,7 @@ impl RankWarning {
             ),
             RankWarning::PatternDisagrees { path, named, info } => format!(
                 "{}: {} gives rank {named}, distributedInfo.rank says {info}; using {named}",
-                path.display(),
+                crate::quote::quoted(path),
                 name("rank_regex")
             ),
             RankWarning::Note(text) => text.clone(),
@@ -357,7 +357,10 @@ fn assign_ranks(
             }
         };
         for w in trace.warnings() {
-            warnings.push(RankWarning::Note(format!("{}: {w}", c.path.display())));
+            warnings.push(RankWarning::Note(format!(
+                "{}: {w}",
+                crate::quote::quoted(&c.path)
+            )));
         }
         let rank = rank_of(c, *named, &trace, world, &name_rx, warnings)?;
         if let Some((j, _)) = by_rank.get(&rank) {
@@ -418,7 +421,7 @@ fn rank_of(
             {
                 warnings.push(RankWarning::Note(format!(
                     "{}: the file name says rank {r}, distributedInfo.rank says {info}; using {info}",
-                    c.path.display()
+                    crate::quote::quoted(&c.path)
                 )));
             }
             info

@@ -44,25 +44,12 @@ pub fn input_kind(path: &Path) -> Result<InputKind, Error> {
 }
 
 /// The reference's default tag, `splitext(basename(path))[0]`; for a trace,
-/// everything from `.json` on is dropped (`a.json.gz` → `a`).
+/// everything from `.json` on is dropped (`a.json.gz` → `a`)
+/// ([`super::default_paths::tag_name`], as text).
 pub fn default_tag(path: &Path, kind: InputKind) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
-    if kind == InputKind::Trace {
-        for ext in [".json", ".xplane.pb"] {
-            if let Some(i) = name.find(ext)
-                && i > 0
-            {
-                return name[..i].to_string();
-            }
-        }
-    }
-    match name.rfind('.') {
-        Some(i) if i > 0 => name[..i].to_string(),
-        _ => name,
-    }
+    super::default_paths::tag_name(path, kind)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Checks that `names` is empty (default tags) or names every input.
@@ -256,9 +243,9 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
             if let Err(p) = check_report_sheets(&sheets) {
                 let file = match kind {
                     InputKind::CsvDir => {
-                        path.join(format!("{}.csv", p.sheet)).display().to_string()
+                        crate::quote::quoted(&path.join(format!("{}.csv", p.sheet)))
                     }
-                    _ => format!("{} (sheet {})", path.display(), p.sheet),
+                    _ => format!("{} (sheet {})", crate::quote::quoted(path), p.sheet),
                 };
                 let msg = format!("{file}: {}", p.problem);
                 return Err(CompareInputError::BadSheet(msg).into());
@@ -275,7 +262,7 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 .quality
                 .notes()
                 .into_iter()
-                .map(|n| format!("{}: {n}", path.display()))
+                .map(|n| format!("{}: {n}", crate::quote::quoted(path)))
                 .collect();
             let keep = keep_trace && trace.info().profiler == Profiler::PyTorch;
             Ok(Read {

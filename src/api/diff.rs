@@ -74,8 +74,8 @@ fn load_for_diff(path: &Path) -> Result<(Trace, Tree), Error> {
 }
 
 /// The default output folder: `<base>_vs_<variant>_diff` from the two
-/// file names without their extensions.
+/// file names without their extensions
+/// ([`super::default_paths::default_diff_dir`]).
 pub fn default_out_dir(base: &Path, variant: &Path) -> PathBuf {
-    let tag = |p: &Path| super::compare::default_tag(p, super::InputKind::Trace);
-    PathBuf::from(format!("{}_vs_{}_diff", tag(base), tag(variant)))
+    super::default_paths::default_diff_dir(base, variant)
 }

@@ -13,10 +13,13 @@
 //! ```
 
 mod capture;
+pub mod checks;
 mod collectives;
 mod compare;
+pub mod default_paths;
 mod diff;
 mod fleet;
+pub mod output_paths;
 mod replay;
 mod report;
 mod roofline;
@@ -25,6 +28,7 @@ mod tree;
 pub use crate::analysis::commands::fleet::FleetReport;
 pub use crate::analysis::{InferenceOptions, Report, ReportOptions, common::quality::TraceQuality};
 pub use crate::error::Error;
+pub use checks::{SettingError, check_gate_options, check_percentage};
 pub use collectives::{
     CollectivesOptions, CollectivesRun, LoadProgress, RankWarning, collectives, discover_ranks,
     trace_files,
@@ -35,6 +39,7 @@ pub use compare::{
 };
 pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
 pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
+pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_paths};
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{
     AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,

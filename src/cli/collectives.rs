@@ -11,6 +11,7 @@ use clap::builder::PossibleValuesParser;
 
 use super::output_flags::SheetFlags;
 use tracelens::api::LoadProgress;
+use tracelens::api::output_paths::{self, Input};
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::collectives as view;
@@ -53,7 +54,12 @@ pub struct CollectivesArgs {
 }
 
 fn warn(msg: &str) {
-    eprintln!("tracelens: warning: {msg}");
+    super::print_warning(msg);
+}
+
+/// What `tracelens collectives` reads: the rank traces in `--trace-dir`.
+pub(super) fn collectives_inputs(a: &CollectivesArgs) -> Vec<Input> {
+    vec![Input::dir(&a.trace_dir, output_paths::TRACE_FILES)]
 }
 
 /// Finds, loads and analyses the rank traces, with a progress line on a
@@ -89,7 +95,7 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
         .workbook(false, || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")))
         .map_err(anyhow::Error::msg)?;
     super::outputs::check(
-        &[a.trace_dir.as_path()],
+        &collectives_inputs(&a),
         &a.outputs.outputs(xlsx_path.as_deref()),
         None,
     )

@@ -14,6 +14,7 @@ use super::output_flags::{SheetFlags, is_stdout};
 use super::outputs::Kind;
 use tracelens::CompareInputs;
 use tracelens::analysis::commands::compare::{self, Comparison, Gate, GateOptions, SheetGroup};
+use tracelens::api::output_paths::{self, Input};
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
@@ -69,7 +70,7 @@ pub fn run(a: CompareArgs) -> i32 {
     match run_inner(a) {
         Ok(code) => code,
         Err(msg) => {
-            eprintln!("tracelens: error: {msg}");
+            super::print_error(&msg);
             2
         }
     }
@@ -77,24 +78,30 @@ pub fn run(a: CompareArgs) -> i32 {
 
 /// Usage checks: nothing is read when the command line is wrong.
 fn check_usage(a: &CompareArgs) -> Result<(), String> {
-    if let Some(p) = a.fail_above
-        && !(p.is_finite() && p >= 0.0)
-    {
-        return Err(format!(
-            "--fail-above must be a percentage of 0 or more, got {p}"
-        ));
-    }
-    if !(a.min_ms.is_finite() && a.min_ms >= 0.0) {
-        return Err(format!(
-            "--min-ms must be a duration of 0 or more, got {}",
-            a.min_ms
-        ));
-    }
+    tracelens::check_gate_options(&gate_options(a))
+        .map_err(|e| super::chain(tracelens::Error::from(e)))?;
     tracelens::check_tag_count(a.inputs.len(), &a.names).map_err(super::chain)?;
-    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     let mut outputs = a.outputs.outputs(a.outputs.output.as_deref());
-    outputs.push(("--json", Kind::Stream, a.json.as_deref()));
-    super::outputs::check(&inputs, &outputs, Some("--json"))
+    outputs.push(("json", Kind::Stream, a.json.as_deref()));
+    super::outputs::check(&compare_inputs(a), &outputs, Some("--json"))
+}
+
+/// What `tracelens compare` reads: each input, a report folder's CSV
+/// sheets included.
+pub(super) fn compare_inputs(a: &CompareArgs) -> Vec<Input> {
+    a.inputs
+        .iter()
+        .map(|p| Input::dir(p, output_paths::CSV_FILES))
+        .collect()
+}
+
+/// The gate's options from the command line.
+fn gate_options(a: &CompareArgs) -> GateOptions {
+    GateOptions {
+        fail_above_pct: a.fail_above,
+        min_ms: a.min_ms,
+        ..GateOptions::default()
+    }
 }
 
 fn run_inner(a: CompareArgs) -> Result<i32, String> {
@@ -103,7 +110,7 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     let c = compute(&a, wants_tables)?;
     if !a.quiet {
         for (kind, msg) in &c.messages {
-            eprintln!("tracelens: {kind}: {msg}");
+            super::print_message(kind, msg);
         }
     }
     let written = stage_outputs(&a, c.comparison.as_ref(), &c.texts)?;
@@ -129,8 +136,10 @@ pub(super) struct Computed {
 }
 
 /// Loads the inputs and computes the verdict, and the comparison sheets
-/// when `with_tables`.
+/// when `with_tables`; refuses gate options out of range first.
 pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, String> {
+    let opts = gate_options(a);
+    tracelens::check_gate_options(&opts).map_err(|e| super::chain(tracelens::Error::from(e)))?;
     let groups: Vec<SheetGroup> = a
         .sheets
         .iter()
@@ -152,11 +161,6 @@ pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, St
         Some(c)
     } else {
         None
-    };
-    let opts = GateOptions {
-        fail_above_pct: a.fail_above,
-        min_ms: a.min_ms,
-        ..GateOptions::default()
     };
     let mut verdict = compare::gate(&inputs, &opts);
     for (v, m) in verdict.comparisons.iter_mut().zip(moved) {

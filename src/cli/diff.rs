@@ -13,10 +13,11 @@ use clap::Args;
 use super::output_flags::TableFlags;
 use super::outputs::Kind;
 use tracelens::analysis::commands::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::api::output_paths::{DirWrites, Input};
 use tracelens::report::markdown::truncate_text;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
-use tracelens::report::tracediff::TraceDiffFiles;
+use tracelens::report::tracediff::{self, TraceDiffFiles};
 use tracelens::report::view::diff::{DEFAULT_TOP, page};
 use tracelens::report::{Document, Writer};
 
@@ -48,6 +49,12 @@ pub struct DiffArgs {
     pub quiet: bool,
 }
 
+/// `--out DIR`: the reference's six files, under fixed names.
+const DIFF_DIR: Kind = Kind::Dir(DirWrites {
+    replaces: &[],
+    names: &tracediff::FILES,
+});
+
 /// Runs the subcommand.
 pub fn run(a: DiffArgs) -> Result<()> {
     let opts = DiffOptions {
@@ -58,10 +65,10 @@ pub fn run(a: DiffArgs) -> Result<()> {
         Ok(tracelens::default_out_dir(&a.base, &a.variant))
     })
     .map_err(anyhow::Error::msg)?;
-    let mut outputs = vec![("--out", Kind::Dir, out_dir.as_deref())];
+    let mut outputs = vec![("out", DIFF_DIR, out_dir.as_deref())];
     outputs.extend(a.outputs.outputs());
-    super::outputs::check(&[a.base.as_path(), a.variant.as_path()], &outputs, None)
-        .map_err(anyhow::Error::msg)?;
+    let inputs = [Input::file(&a.base), Input::file(&a.variant)];
+    super::outputs::check(&inputs, &outputs, None).map_err(anyhow::Error::msg)?;
     let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
     let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
     let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
@@ -70,7 +77,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
     if let Some(dir) = &out_dir {
         staging
             .create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+            .with_context(|| format!("cannot create {}", tracelens::quote::quoted(dir)))?;
         let doc = Document {
             trace_diff: Some(&d),
             ..Document::default()

@@ -6,9 +6,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::report::{analyze_options, gpu_arch, report_title, stage_report_sheets};
+use super::report::{analyze_options, gpu_arch, report_inputs, report_title, stage_report_sheets};
 use super::{Command, ParseFailure, SheetDirs, parse_args};
 use crate::Report;
+use crate::api::output_paths::Input;
 use crate::gpu_arch::GpuArch;
 use crate::report::Document;
 use crate::report::markdown::Markdown;
@@ -25,6 +26,8 @@ pub struct ReportRun {
     arch: Option<GpuArch>,
     /// The title of its Markdown page (the trace's file name).
     title: String,
+    /// What the report read, which no write may overwrite or remove.
+    inputs: Vec<Input>,
 }
 
 /// The error line of arguments that do not parse: clap's first line
@@ -58,6 +61,7 @@ where
             report,
             arch: opts.report.arch,
             title: report_title(a.trace()),
+            inputs: report_inputs(&a),
         })
     };
     run().map_err(|e| super::error_text(&e))
@@ -80,7 +84,8 @@ impl ReportRun {
         csv: Option<&Path>,
         parquet: Option<&Path>,
     ) -> Result<Vec<String>, String> {
-        write_all(xlsx, |staging| {
+        let outputs = Outputs { xlsx, csv, parquet };
+        write_all(&self.inputs, outputs, |staging| {
             let dirs = SheetDirs { csv, parquet };
             stage_report_sheets(staging, dirs, &self.report, self.arch.as_ref(), xlsx)
         })
@@ -98,6 +103,8 @@ pub struct SheetsRun {
     markdown: String,
     /// `compare`'s verdict as the JSON `--json` writes.
     verdict_json: Option<String>,
+    /// What the command read, which no write may overwrite or remove.
+    inputs: Vec<Input>,
 }
 
 /// Loads a trace with its call tree as `tracelens tree PATH` does.
@@ -152,6 +159,7 @@ where
         warnings: run.warnings.iter().map(|w| w.text(&super::flag)).collect(),
         markdown,
         verdict_json: None,
+        inputs: super::collectives::collectives_inputs(&a),
     })
 }
 
@@ -168,6 +176,7 @@ where
     };
     let c = super::compare::compute(&a, true)?;
     Ok(SheetsRun {
+        inputs: super::compare::compare_inputs(&a),
         sheets: c.comparison.map(|c| c.sheets).unwrap_or_default(),
         warnings: c
             .messages
@@ -201,7 +210,8 @@ impl SheetsRun {
         csv: Option<&Path>,
         parquet: Option<&Path>,
     ) -> Result<Vec<String>, String> {
-        write_all(xlsx, |staging| {
+        let outputs = Outputs { xlsx, csv, parquet };
+        write_all(&self.inputs, outputs, |staging| {
             let sheets = Document::of_tables(&self.sheets);
             let dirs = SheetDirs { csv, parquet };
             super::stage_sheets(staging, dirs, &sheets, xlsx, &sheets)
@@ -209,17 +219,30 @@ impl SheetsRun {
     }
 }
 
-/// Checks the workbook name, stages what `stage` stages and commits it
-/// all or nothing; returns what was written, or the error line.
+/// The outputs a `write` call asks for.
+struct Outputs<'a> {
+    xlsx: Option<&'a Path>,
+    csv: Option<&'a Path>,
+    parquet: Option<&'a Path>,
+}
+
+/// Checks the outputs as the command does (none may overwrite or remove
+/// one of `inputs` or another output; the workbook is a `.xlsx`), stages
+/// what `stage` stages and commits it all or nothing; returns what was
+/// written, or the error line.
 fn write_all(
-    xlsx: Option<&Path>,
+    inputs: &[Input],
+    outputs: Outputs,
     stage: impl FnOnce(&mut Staging) -> anyhow::Result<Vec<String>>,
 ) -> Result<Vec<String>, String> {
+    use super::outputs::{CSV_DIR, Kind, PARQUET_DIR};
+    let paths = [
+        ("output", Kind::File, outputs.xlsx),
+        ("csv", CSV_DIR, outputs.csv),
+        ("parquet", PARQUET_DIR, outputs.parquet),
+    ];
+    super::outputs::check(inputs, &paths, None)?;
     let run = || -> anyhow::Result<Vec<String>> {
-        if let Some(x) = xlsx {
-            let workbook = [("-o", super::outputs::Kind::File, Some(x))];
-            super::outputs::check(&[], &workbook, None).map_err(|e| anyhow::anyhow!(e))?;
-        }
         let mut staging = Staging::new();
         let written = stage(&mut staging)?;
         super::outputs::commit(staging)?;
@@ -297,6 +320,33 @@ mod tests {
         assert!(json.contains("\"verdict\""), "{json}");
         let e = compare([ex.as_str()]).err().unwrap();
         assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn the_commands_checks_of_settings_and_output_paths() {
+        let ex = example();
+        let e = compare([ex.as_str(), ex.as_str(), "--fail-above", "nan"])
+            .err()
+            .unwrap();
+        assert_eq!(e, "--fail-above must be a percentage of 0 or more, got NaN");
+        let e = compare([ex.as_str(), ex.as_str(), "--min-ms=-inf"])
+            .err()
+            .unwrap();
+        assert_eq!(e, "--min-ms must be a duration of 0 or more, got -inf");
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("run.csv");
+        std::fs::copy(&ex, &trace).unwrap();
+        let run = report([trace.to_str().unwrap()]).unwrap();
+        let e = run.write(None, Some(dir.path()), None).unwrap_err();
+        assert!(e.contains("run.csv") && e.contains("--csv"), "{e}");
+        let e = run.write(Some(&trace), None, None).unwrap_err();
+        assert!(e.contains("-o names an input"), "{e}");
+        let folder = dir.path().join("csv");
+        run.write(None, Some(&folder), None).unwrap();
+        let cmp = compare([folder.to_str().unwrap(), ex.as_str()]).unwrap();
+        let e = cmp.write(None, Some(&folder), None).unwrap_err();
+        assert!(e.contains("--csv names an input"), "{e}");
+        assert!(trace.is_file() && folder.join("ops_summary.csv").is_file());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! reduce: summaries → the fleet report, its heatmaps and the CI gate).
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -10,7 +11,11 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 use rayon::prelude::*;
 
+use super::outputs::{Kind, Output, PARQUET_DIR};
 use tracelens::analysis::commands::fleet::CompareOptions;
+use tracelens::api::default_paths::summary_name;
+use tracelens::api::output_paths::{self, DirWrites, Input};
+use tracelens::quote::quoted;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
@@ -79,19 +84,10 @@ pub struct FleetArgs {
     pub quiet: bool,
 }
 
-/// The summary folder name of a trace: its file name without the trace
-/// extensions.
-fn summary_name(path: &Path) -> String {
-    let base = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
-    super::trace_stem(Path::new(&base))
-}
-
 /// The traces named by the inputs (folders expanded), each with its
-/// summary name; two traces with one name are an error.
-fn traces_of(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, String)>> {
+/// summary folder name ([`summary_name`], one plain name, so the folder
+/// stays in `--out`); two traces with one name are an error.
+fn traces_of(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, OsString)>> {
     let mut traces = Vec::new();
     for i in inputs {
         if i.is_dir() {
@@ -99,23 +95,42 @@ fn traces_of(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, String)>> {
         } else if i.is_file() {
             traces.push(i.clone());
         } else {
-            return Err(anyhow!("{}: no such file or folder", i.display()));
+            return Err(anyhow!("{}: no such file or folder", quoted(i)));
         }
     }
-    let mut seen: HashMap<String, &Path> = HashMap::new();
+    let mut seen: HashMap<OsString, &Path> = HashMap::new();
     let mut out = Vec::new();
     for t in &traces {
         let name = summary_name(t);
         if let Some(other) = seen.insert(name.clone(), t) {
             return Err(anyhow!(
-                "{} and {} would both be summarised as {name}: give traces with distinct file names",
-                other.display(),
-                t.display()
+                "{} and {} would both be summarised as {}: give traces with distinct file names",
+                quoted(other),
+                quoted(t),
+                quoted(&name)
             ));
         }
         out.push((t.clone(), name));
     }
     Ok(out)
+}
+
+/// Refuses, before any work, a summary folder that would remove or
+/// overwrite an input (a trace, a folder of traces, the GPU spec file).
+fn check_summary_paths(a: &SummarizeArgs, traces: &[(PathBuf, OsString)]) -> Result<()> {
+    let mut inputs: Vec<Input> = a
+        .inputs
+        .iter()
+        .map(|i| Input::dir(i, output_paths::TRACE_FILES))
+        .collect();
+    inputs.extend(traces.iter().map(|(t, _)| Input::file(t)));
+    inputs.extend(super::gpu_arch_input(a.gpu_arch.as_deref()));
+    let dirs: Vec<PathBuf> = traces.iter().map(|(_, name)| a.out.join(name)).collect();
+    let outputs: Vec<Output> = dirs
+        .iter()
+        .map(|d| ("out", PARQUET_DIR, Some(d.as_path())))
+        .collect();
+    super::outputs::check(&inputs, &outputs, None).map_err(anyhow::Error::msg)
 }
 
 /// Summarises one trace and writes its folder (all files or none).
@@ -125,17 +140,20 @@ fn summarize_one(trace: &Path, dir: &Path, opts: &AnalyzeOptions) -> Result<()> 
     let mut staging = Staging::new();
     staging
         .put_all(dir, &files)
-        .with_context(|| format!("cannot write {}", dir.display()))?;
-    staging.replace_all(dir, "parquet");
+        .with_context(|| format!("cannot write {}", quoted(dir)))?;
+    staging.replace_all(dir, output_paths::PARQUET_FILES[0]);
     super::outputs::commit(staging)?;
     Ok(())
 }
 
 /// Runs `tracelens summarize`.
 pub fn summarize(a: SummarizeArgs) -> Result<()> {
-    let out = [("--out", super::outputs::Kind::Dir, Some(a.out.as_path()))];
+    // The summaries folder itself must be a folder (or absent); its
+    // per-trace folders are checked against the inputs below.
+    let out = [("out", PARQUET_DIR, Some(a.out.as_path()))];
     super::outputs::check_kinds(&out).map_err(anyhow::Error::msg)?;
     let traces = traces_of(&a.inputs)?;
+    check_summary_paths(&a, &traces)?;
     let arch = a
         .gpu_arch
         .as_deref()
@@ -145,8 +163,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
         arch,
         ..ReportOptions::default()
     };
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", quoted(&a.out)))?;
     let jobs = a
         .jobs
         .map_or_else(rayon::current_num_threads, |j| j as usize);
@@ -171,7 +188,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
                 ..AnalyzeOptions::default()
             };
             if let Err(e) = summarize_one(trace, &a.out.join(name), &opts) {
-                let say = || eprintln!("tracelens: error: {}", super::error_text(&e));
+                let say = || super::print_error(&super::error_text(&e));
                 match &bar {
                     Some(b) => b.suspend(say),
                     None => say(),
@@ -212,22 +229,17 @@ pub fn fleet(a: FleetArgs) -> i32 {
     match fleet_inner(&a) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("tracelens: error: {}", super::error_text(&e));
+            super::print_error(&super::error_text(&e));
             2
         }
     }
 }
 
 fn fleet_inner(a: &FleetArgs) -> Result<i32> {
-    let out = [("--out", super::outputs::Kind::Dir, Some(a.out.as_path()))];
-    super::outputs::check_kinds(&out).map_err(anyhow::Error::msg)?;
-    if let Some(p) = a.fail_above
-        && !(p.is_finite() && p >= 0.0)
-    {
-        return Err(anyhow!(
-            "--fail-above must be a percentage of 0 or more, got {p}"
-        ));
+    if let Some(p) = a.fail_above {
+        tracelens::check_percentage("fail_above", p).map_err(tracelens::Error::from)?;
     }
+    check_fleet_paths(a)?;
     let opts = FleetOptions {
         summaries: a.summaries.clone(),
         baseline: a.baseline.clone(),
@@ -263,6 +275,36 @@ fn fleet_inner(a: &FleetArgs) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
+/// What the report folder's writer does: its sheets (`*.csv`,
+/// `*.parquet`; stale Parquet sheets go even without `--parquet`) and
+/// heatmaps (`*.svg`) are replaced as a unit; the page is `fleet.md`.
+const REPORT_WRITES: DirWrites = DirWrites {
+    replaces: &["csv", "parquet", "svg"],
+    names: &[FLEET_PAGE],
+};
+
+/// The report folder's Markdown page.
+const FLEET_PAGE: &str = "fleet.md";
+
+/// Refuses, before any work, a report folder that would remove or
+/// overwrite the summaries read (`SUMMARIES`, `--baseline`, and the
+/// `*.parquet` tables of each summary folder in them).
+fn check_fleet_paths(a: &FleetArgs) -> Result<()> {
+    let mut inputs = Vec::new();
+    for d in std::iter::once(&a.summaries).chain(&a.baseline) {
+        inputs.push(Input::file(d));
+        // A folder without summaries fails when it is read, naming it.
+        let found = tracelens::find_summaries(d).unwrap_or_default();
+        inputs.extend(
+            found
+                .into_iter()
+                .map(|s| Input::dir(s, output_paths::PARQUET_FILES)),
+        );
+    }
+    let outputs = [("out", Kind::Dir(REPORT_WRITES), Some(a.out.as_path()))];
+    super::outputs::check(&inputs, &outputs, None).map_err(anyhow::Error::msg)
+}
+
 /// Writes the report folder: sheets (CSV, Parquet when asked), heatmaps
 /// and the Markdown page, all or nothing.
 fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
@@ -283,13 +325,13 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     files.extend(Svg { dir: dir.clone() }.render(&maps)?);
     let title = a.summaries.display().to_string();
     let page = Markdown {
-        path: dir.join("fleet.md"),
+        path: dir.join(FLEET_PAGE),
     };
     files.extend(page.render(&Document::of_page(view::page(report, &title)))?);
     staging
         .put_all(dir, &files)
-        .with_context(|| format!("cannot write {}", dir.display()))?;
-    for ext in ["csv", "parquet", "svg"] {
+        .with_context(|| format!("cannot write {}", quoted(dir)))?;
+    for ext in REPORT_WRITES.replaces {
         staging.replace_all(dir, ext);
     }
     super::outputs::commit(staging)?;

@@ -119,7 +119,7 @@ where
             code
         }
         ParseFailure::Refused(msg) => {
-            eprintln!("tracelens: error: {msg}");
+            print_error(&msg);
             2
         }
     })
@@ -157,7 +157,7 @@ where
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("tracelens: error: {}", error_text(&e));
+            print_error(&error_text(&e));
             1
         }
     }
@@ -193,6 +193,33 @@ pub(crate) fn flag(field: &str) -> String {
     format!("--{}", field.replace('_', "-"))
 }
 
+/// The flag of an output setting: `output` -> `-o`, `default_workbook` ->
+/// `the default workbook` (no flag named it), others as [`flag`].
+pub(crate) fn output_flag(setting: &str) -> String {
+    match setting {
+        "output" => "-o".to_string(),
+        "default_workbook" => "the default workbook".to_string(),
+        s => flag(s),
+    }
+}
+
+/// Prints `tracelens: error: MSG` as exactly one line: control, invisible
+/// and bidirectional characters in `msg` are escaped
+/// ([`tracelens::quote::one_line`]), so no name can start a line of its own.
+pub(crate) fn print_error(msg: &str) {
+    print_message("error", msg);
+}
+
+/// Prints `tracelens: warning: MSG` as one line, as [`print_error`] does.
+pub(crate) fn print_warning(msg: &str) {
+    print_message("warning", msg);
+}
+
+/// Prints `tracelens: KIND: MSG` as one line on stderr.
+pub(crate) fn print_message(kind: &str, msg: &str) {
+    eprintln!("tracelens: {kind}: {}", tracelens::quote::one_line(msg));
+}
+
 /// `e` with its causes, the flags of the settings its message names
 /// (`--gpu-arch`, `--capture-dir`, `--rank-regex`, …) and the remedy in
 /// the command line's terms (the flag to use, the command that writes
@@ -202,6 +229,8 @@ fn library_text(e: &tracelens::Error) -> String {
     let mut text = match e {
         Error::GpuArch(_) => format!("--gpu-arch: {e}"),
         Error::Capture { .. } => format!("--capture-dir {e}"),
+        Error::OutputPath(p) => p.text(&output_flag),
+        Error::Setting(s) => s.text(&flag),
         Error::Ranks(r) => r.text(&flag),
         Error::Compare(c) => c.text(&flag),
         Error::Roofline(r) => r.text(&flag),
@@ -213,7 +242,7 @@ fn library_text(e: &tracelens::Error) -> String {
         }
         Error::Fleet(FleetError::NoSummaries { dir, .. }) => format!(
             "{e}; write them with tracelens summarize TRACE… --out {}",
-            dir.display()
+            tracelens::quote::quoted(dir)
         ),
         _ => e.to_string(),
     };
@@ -224,6 +253,14 @@ fn library_text(e: &tracelens::Error) -> String {
         cause = c.source();
     }
     text
+}
+
+/// The GPU spec file `--gpu-arch` reads, as an input; none for a bundled
+/// name (which wins over a file of that name).
+pub(crate) fn gpu_arch_input(arg: Option<&str>) -> Option<tracelens::Input> {
+    let arg = arg?;
+    let is_file = tracelens::gpu_arch::GpuArch::builtin(arg).is_none() && Path::new(arg).is_file();
+    is_file.then(|| tracelens::Input::file(arg))
 }
 
 /// The single file `writer` makes of `doc`, as text (empty when it makes
@@ -265,18 +302,4 @@ pub(crate) fn print_results(
     } else {
         stdout::write(&text)
     }
-}
-
-/// The trace's path without its format suffix, for the default outputs
-/// beside it: `a/trace.json.gz` -> `a/trace` (everything from the last
-/// `.json` is dropped), `a/908_results.json` -> `a/908` (rocprofv3's
-/// `_results.json`), `a/p.xplane.pb` -> `a/p`.
-pub(crate) fn trace_stem(trace: &Path) -> String {
-    let s = trace.to_string_lossy();
-    let end = s
-        .rfind(".xplane.pb")
-        .or_else(|| s.rfind("_results.json"))
-        .or_else(|| s.rfind(".json"))
-        .unwrap_or(s.len());
-    s[..end].to_string()
 }

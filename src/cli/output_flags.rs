@@ -33,11 +33,11 @@ impl TableFlags {
         is_stdout(self.md.as_deref())
     }
 
-    /// The outputs, named by their flags, for [`outputs::check`].
+    /// The outputs, named by their settings, for [`outputs::check`].
     pub fn outputs(&self) -> [Output<'_>; 2] {
         [
-            ("--parquet", Kind::Dir, self.parquet.as_deref()),
-            ("--md", Kind::Stream, self.md.as_deref()),
+            ("parquet", outputs::PARQUET_DIR, self.parquet.as_deref()),
+            ("md", Kind::Stream, self.md.as_deref()),
         ]
     }
 }
@@ -96,17 +96,17 @@ impl SheetFlags {
         outputs::or_default(self.output.as_deref(), others, default)
     }
 
-    /// The outputs, named by their flags, for [`outputs::check`], with the
+    /// The outputs, named by their settings, for [`outputs::check`], with the
     /// workbook at `xlsx` (`-o`, or the command's default workbook).
     pub fn outputs<'a>(&'a self, xlsx: Option<&'a Path>) -> Vec<Output<'a>> {
-        let xlsx_flag = if self.output.is_some() {
-            "-o"
+        let xlsx_setting = if self.output.is_some() {
+            "output"
         } else {
-            "the default workbook"
+            "default_workbook"
         };
         let mut all = vec![
-            (xlsx_flag, Kind::File, xlsx),
-            ("--csv", Kind::Dir, self.csv.as_deref()),
+            (xlsx_setting, Kind::File, xlsx),
+            ("csv", outputs::CSV_DIR, self.csv.as_deref()),
         ];
         all.extend(self.tables.outputs());
         all

@@ -1,9 +1,11 @@
 //! Output safety around the staging: refuse output paths that would
-//! overwrite an input or each other (before any work), clean up on
-//! SIGINT/SIGTERM/SIGHUP, and the commit test hook.
+//! overwrite or remove an input or each other (before any work, through the
+//! library's [`check_output_paths`]), clean up on SIGINT/SIGTERM/SIGHUP, and
+//! the commit test hook.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use tracelens::api::output_paths::{self, DirWrites, Input, check_output_paths};
 use tracelens::report::WriteError;
 use tracelens::report::staging::{self, Staging};
 
@@ -14,100 +16,70 @@ pub(crate) enum Kind {
     File,
     /// One file, or standard output for `-` (`--md`, `--json`).
     Stream,
-    /// A folder of files (`--csv`, `--parquet`, `--plots`, `diff --out`).
-    Dir,
+    /// A folder, and what its writer does to the files in it (`--csv`,
+    /// `--parquet`, `--plots`, `diff --out`).
+    Dir(DirWrites),
 }
 
-/// One output of a run: the option naming it, its kind and its path.
+/// A folder whose `*.ext` files are replaced as a unit.
+pub(crate) const fn replacing(ext: &'static [&'static str]) -> Kind {
+    Kind::Dir(DirWrites {
+        replaces: ext,
+        names: &[],
+    })
+}
+
+/// `--csv DIR`: its `*.csv` sheets are replaced.
+pub(crate) const CSV_DIR: Kind = replacing(&["csv"]);
+/// `--parquet DIR` (and a summary folder): its `*.parquet` files are
+/// replaced.
+pub(crate) const PARQUET_DIR: Kind = replacing(output_paths::PARQUET_FILES);
+
+/// One output of a run: the library setting naming it (`output`, `csv`,
+/// `md`; [`super::output_flag`] spells its flag), its kind and its path.
 pub(crate) type Output<'a> = (&'a str, Kind, Option<&'a Path>);
 
-/// `p` made absolute and free of `.`/`..`, its folder resolved through
-/// links where it exists: two spellings of one path give one key.
-fn key(p: &Path) -> PathBuf {
-    let abs = std::env::current_dir()
-        .map(|cwd| cwd.join(p))
-        .unwrap_or_else(|_| p.to_path_buf());
-    let mut clean = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                clean.pop();
-            }
-            c => clean.push(c),
-        }
-    }
-    match (clean.parent(), clean.file_name()) {
-        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-            .map(|d| d.join(name))
-            .unwrap_or(clean.clone()),
-        _ => clean,
-    }
-}
-
 /// The one check of a command's outputs, before any work, as one line:
-/// two outputs on standard output, an output that is an input or another
-/// output ([`check_paths`]), and the name that `-o` gives the workbook
-/// ([`check_workbook_name`]; `json_flag` is the command's JSON output
-/// flag, if any).
+/// two outputs on standard output, an output that would overwrite or
+/// remove an input or another output ([`check_output_paths`]), and the
+/// name that `-o` gives the workbook ([`check_workbook_name`];
+/// `json_flag` is the command's JSON output flag, if any).
 pub(crate) fn check(
-    inputs: &[&Path],
+    inputs: &[Input],
     outputs: &[Output],
     json_flag: Option<&str>,
 ) -> Result<(), String> {
     let to_stdout: Vec<&str> = outputs
         .iter()
         .filter(|(_, kind, p)| *kind == Kind::Stream && p.is_some_and(|p| p.as_os_str() == "-"))
-        .map(|(flag, ..)| *flag)
+        .map(|(setting, ..)| *setting)
         .collect();
     if let [first, second, ..] = to_stdout[..] {
-        return Err(format!("{first} - and {second} - cannot both go to stdout"));
+        return Err(format!(
+            "{} - and {} - cannot both go to stdout",
+            super::output_flag(first),
+            super::output_flag(second)
+        ));
     }
-    check_paths(inputs, outputs)?;
+    let library: Vec<output_paths::Output> = outputs
+        .iter()
+        .filter_map(|&(setting, kind, path)| {
+            Some(output_paths::Output {
+                setting,
+                path: path?,
+                dir: match kind {
+                    Kind::Dir(writes) => Some(writes),
+                    Kind::File | Kind::Stream => None,
+                },
+            })
+        })
+        .collect();
+    check_output_paths(inputs, &library).map_err(|e| e.text(&super::output_flag))?;
     check_kinds(outputs)?;
-    match outputs.iter().find(|(flag, ..)| *flag == "-o") {
+    match outputs.iter().find(|(setting, ..)| *setting == "output") {
         Some((_, _, Some(o))) => check_workbook_name(o, json_flag),
         _ => Ok(()),
     }
-}
-
-/// Refuses, with one line naming the path, an output that is one of
-/// `inputs` (it would be overwritten) and two outputs on one path (one
-/// would silently win). Two folders may coincide (`--csv D --plots D`:
-/// their files differ by extension); `-` (stdout) is never a clash.
-fn check_paths(inputs: &[&Path], outputs: &[Output]) -> Result<(), String> {
-    let mut input_keys = Vec::new();
-    for i in inputs.iter().filter(|i| i.as_os_str() != "-") {
-        input_keys.push(key(i));
-        // The input read through a link is overwritten through its target.
-        if let Ok(real) = std::fs::canonicalize(i) {
-            input_keys.push(real);
-        }
-    }
-    let outs: Vec<(&str, Kind, &Path, PathBuf)> = outputs
-        .iter()
-        .filter_map(|&(flag, kind, p)| Some((flag, kind, p?)))
-        .filter(|(_, _, p)| p.as_os_str() != "-")
-        .map(|(flag, kind, p)| (flag, kind, p, key(p)))
-        .collect();
-    for (i, (flag, kind, path, k)) in outs.iter().enumerate() {
-        if input_keys.contains(k) {
-            return Err(format!(
-                "{}: {flag} names an input; refusing to overwrite it",
-                path.display()
-            ));
-        }
-        let clash = outs[..i]
-            .iter()
-            .find(|(_, k2, _, key2)| key2 == k && !(*kind == Kind::Dir && *k2 == Kind::Dir));
-        if let Some((other, ..)) = clash {
-            return Err(format!(
-                "{}: {other} and {flag} would both be written to this path",
-                path.display()
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Refuses, with one line naming the path, an output that exists and is
@@ -120,8 +92,8 @@ pub(crate) fn check_kinds(outputs: &[Output]) -> Result<(), String> {
         let Some(p) = path.filter(|p| !(kind == Kind::Stream && p.as_os_str() == "-")) else {
             continue;
         };
-        staging::check_output(p, kind == Kind::Dir)
-            .map_err(|why| format!("{}: {why}", p.display()))?;
+        staging::check_output(p, matches!(kind, Kind::Dir(_)))
+            .map_err(|why| format!("{}: {why}", tracelens::quote::quoted(p)))?;
     }
     Ok(())
 }
@@ -151,7 +123,7 @@ fn check_workbook_name(path: &Path, json_flag: Option<&str>) -> Result<(), Strin
     };
     Err(format!(
         "{}: -o writes an Excel workbook (.xlsx): {instead}",
-        path.display()
+        tracelens::quote::quoted(path)
     ))
 }
 
@@ -228,36 +200,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn same_path_in_two_spellings_clashes() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("x.md");
-        let b = dir.path().join("sub/../x.md");
-        let f = Kind::File;
-        let err = check_paths(&[], &[("-o", f, Some(&a)), ("--md", f, Some(&b))]).unwrap_err();
-        assert!(err.contains("-o and --md"), "{err}");
-        assert!(check_paths(&[&a], &[("-o", f, Some(&b))]).is_err());
-        let d = Kind::Dir;
-        let csv = dir.path().join("csv");
-        let inside = csv.join("r.xlsx");
-        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("-o", f, Some(&inside))]).is_ok());
-        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("--plots", d, Some(&csv))]).is_ok());
-        assert!(check_paths(&[], &[("--csv", d, Some(&csv)), ("--md", f, Some(&csv))]).is_err());
-        let dash = Path::new("-");
-        assert!(check_paths(&[dash], &[("--md", f, Some(dash)), ("--json", f, None)]).is_ok());
-    }
-
-    #[test]
     fn one_check_for_stdout_paths_and_the_workbook_name() {
         let dash = Some(Path::new("-"));
         let (s, f) = (Kind::Stream, Kind::File);
-        let both = check(&[], &[("--md", s, dash), ("--json", s, dash)], None).unwrap_err();
+        let both = check(&[], &[("md", s, dash), ("json", s, dash)], None).unwrap_err();
         assert_eq!(both, "--md - and --json - cannot both go to stdout");
-        assert!(check(&[], &[("--md", s, dash), ("--json", s, None)], None).is_ok());
+        assert!(check(&[], &[("md", s, dash), ("json", s, None)], None).is_ok());
         let csv = Some(Path::new("r.csv"));
-        let named = check(&[], &[("-o", f, csv)], Some("--json")).unwrap_err();
+        let named = check(&[], &[("output", f, csv)], Some("--json")).unwrap_err();
         assert!(named.contains("--csv DIR"), "{named}");
         // The default workbook is named by the command, not checked.
-        assert!(check(&[], &[("the default workbook", f, csv)], None).is_ok());
+        assert!(check(&[], &[("default_workbook", f, csv)], None).is_ok());
+        let two = check(&[], &[("output", f, csv), ("md", s, csv)], None).unwrap_err();
+        assert!(
+            two.ends_with("-o and --md would both be written to this path"),
+            "{two}"
+        );
     }
 
     #[test]

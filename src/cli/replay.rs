@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
+use super::outputs::Kind;
+use tracelens::api::output_paths::{DirWrites, Input};
 use tracelens::report::replay::{
     BATCHED_SCRIPT, OPS_JSON, ReplayScripts, Scripts, Traced, entry_json, script_name,
 };
@@ -65,8 +67,17 @@ const DEFAULT_TOP: usize = 10;
 /// `<trace stem>_replay` beside the trace (the stem of the default
 /// workbook).
 fn default_out(trace: &Path) -> PathBuf {
-    PathBuf::from(format!("{}_replay", super::trace_stem(trace)))
+    tracelens::api::default_paths::default_replay_dir(trace)
 }
+
+/// `--out DIR`: the scripts (`*.py`) are replaced as a unit; the batched
+/// runner and its list of ops have fixed names.
+const REPLAY_WRITES: DirWrites = DirWrites {
+    replaces: &["py"],
+    names: &[BATCHED_SCRIPT, OPS_JSON],
+};
+/// `--out DIR` as an output of the path check.
+const REPLAY_DIR: Kind = Kind::Dir(REPLAY_WRITES);
 
 /// The command line that wrote the scripts, for their headers.
 fn command_line(a: &ReplayArgs, selection: &ReplaySelection) -> String {
@@ -159,7 +170,7 @@ fn nothing_replayable(a: &ReplayArgs, plan: &ReplayPlan) -> anyhow::Error {
         .collect();
     anyhow::anyhow!(
         "{}: none of the {} selected ops can be replayed ({})",
-        a.trace.display(),
+        tracelens::quote::quoted(&a.trace),
         plan.ops.len(),
         why.join("; ")
     )
@@ -169,8 +180,8 @@ fn nothing_replayable(a: &ReplayArgs, plan: &ReplayPlan) -> anyhow::Error {
 pub fn run(a: ReplayArgs) -> Result<()> {
     let selection = selection(&a);
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.trace));
-    let outputs = [("--out", super::outputs::Kind::Dir, Some(out.as_path()))];
-    super::outputs::check(&[a.trace.as_path()], &outputs, None).map_err(anyhow::Error::msg)?;
+    let outputs = [("out", REPLAY_DIR, Some(out.as_path()))];
+    super::outputs::check(&[Input::file(&a.trace)], &outputs, None).map_err(anyhow::Error::msg)?;
     let plan = replay_plan(&a.trace, &selection).map_err(anyhow::Error::new)?;
     let device = match a.device {
         Device::Cuda => "cuda",
@@ -194,8 +205,10 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let mut staging = Staging::new();
     staging
         .create_dir_all(&out)
-        .with_context(|| format!("cannot create {}", out.display()))?;
-    staging.replace_all(&out, "py");
+        .with_context(|| format!("cannot create {}", tracelens::quote::quoted(&out)))?;
+    for ext in REPLAY_WRITES.replaces {
+        staging.replace_all(&out, ext);
+    }
     ReplayScripts { dir: out.clone() }.stage_files(&doc, &out, &mut staging)?;
     super::outputs::commit(staging)?;
     if !a.quiet {

@@ -12,7 +12,9 @@ use super::output_flags::SheetFlags;
 use super::progress::{self, Progress};
 use super::{SheetDirs, outputs, print_results, stage_markdown, stage_sheets, terminal_text};
 use tracelens::analysis::common::kernel_categories::KernelCategories;
+use tracelens::api::output_paths::{self, Input};
 use tracelens::gpu_arch::GpuArch;
+use tracelens::quote::quoted;
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
 use tracelens::report::svg::Svg;
@@ -143,12 +145,6 @@ impl From<InputFormat> for tracelens::load::Format {
     }
 }
 
-/// The reference's default workbook path: `<trace stem>_perf_report.xlsx`
-/// ([`trace_stem`]).
-fn default_xlsx_path(trace: &Path) -> PathBuf {
-    PathBuf::from(format!("{}_perf_report.xlsx", super::trace_stem(trace)))
-}
-
 /// Where the workbook goes: `-o`; none when another output is asked for;
 /// else beside the trace (which needs a trace file, not stdin).
 fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
@@ -159,7 +155,7 @@ fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
                     .into(),
             );
         }
-        Ok(default_xlsx_path(a.trace()))
+        Ok(tracelens::api::default_paths::default_workbook(a.trace()))
     })
     .map_err(|e| anyhow!(e))
 }
@@ -184,10 +180,10 @@ fn kernel_categories(a: &ReportArgs) -> Result<Option<KernelCategories>> {
     match &a.kernel_categories_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
+                .with_context(|| format!("cannot read {}", quoted(path)))?;
             KernelCategories::with_user_rules(&text)
                 .map(Some)
-                .map_err(|e| anyhow!("{}: invalid kernel-category rule: {e}", path.display()))
+                .map_err(|e| anyhow!("{}: invalid kernel-category rule: {e}", quoted(path)))
         }
         None => Ok(a.kernel_categories.then(KernelCategories::builtin)),
     }
@@ -208,21 +204,30 @@ fn inference_options(a: &ReportArgs) -> InferenceOptions {
     }
 }
 
-/// Refuses output paths that would overwrite an input or each other, and
-/// a workbook name that is not `.xlsx`.
-fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
-    let inputs: Vec<&Path> = [
-        Some(a.trace()),
-        a.kernel_categories_file.as_deref(),
-        a.capture_dir.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let mut outs = a.outputs.outputs(xlsx_path);
-    outs.push(("--plots", outputs::Kind::Dir, a.plots.as_deref()));
-    outputs::check(&inputs, &outs, None).map_err(|e| anyhow!(e))
+/// Everything `tracelens report` reads: the trace, the rule file, the
+/// capture folder and a GPU spec file.
+pub(crate) fn report_inputs(a: &ReportArgs) -> Vec<Input> {
+    let mut inputs = vec![Input::file(a.trace())];
+    inputs.extend(a.kernel_categories_file.as_deref().map(Input::file));
+    inputs.extend(
+        a.capture_dir
+            .as_deref()
+            .map(|d| Input::dir(d, output_paths::TRACE_FILES)),
+    );
+    inputs.extend(super::gpu_arch_input(a.gpu_arch.as_deref()));
+    inputs
 }
+
+/// Refuses output paths that would overwrite or remove an input or each
+/// other, and a workbook name that is not `.xlsx`.
+fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
+    let mut outs = a.outputs.outputs(xlsx_path);
+    outs.push(("plots", outputs::replacing(SVG_FILES), a.plots.as_deref()));
+    outputs::check(&report_inputs(a), &outs, None).map_err(|e| anyhow!(e))
+}
+
+/// The extension of the plots `--plots` replaces.
+const SVG_FILES: &[&str] = &["svg"];
 
 /// Runs the subcommand.
 pub(crate) fn run(a: ReportArgs) -> Result<()> {
@@ -270,11 +275,11 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
     progress.done();
     // Trace-quality notes always go to stderr, even with --quiet.
     for n in report.quality.notes() {
-        eprintln!("tracelens: warning: {}: {n}", a.trace().display());
+        super::print_warning(&format!("{}: {n}", quoted(a.trace())));
     }
     if no_plots {
-        eprintln!(
-            "tracelens: warning: --plots: no op of this trace has a roofline model (GEMM, attention, …): no plots written"
+        super::print_warning(
+            "--plots: no op of this trace has a roofline model (GEMM, attention, …): no plots written",
         );
     }
     let terminal = terminal_text(summary::terminal(&report))?;
@@ -366,9 +371,9 @@ fn stage_plots(
     }
     staging
         .create_dir_all(dir)
-        .with_context(|| format!("cannot write plots to {}", dir.display()))?;
+        .with_context(|| format!("cannot write plots to {}", quoted(dir)))?;
     // Like the CSV sheets, the folder's plots are replaced as a unit.
-    staging.replace_all(dir, "svg");
+    staging.replace_all(dir, SVG_FILES[0]);
     super::stage::stage_with(staging, &Svg { dir: dir.into() }, &plots)?;
     Ok(Some(format!(
         "{}/ ({} roofline plots)",

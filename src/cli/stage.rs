@@ -88,9 +88,12 @@ pub(crate) fn stage_sheet_dir(
     what: &str,
     doc: &Document,
 ) -> Result<String> {
-    let n = writer
-        .stage_files(doc, dir, staging)
-        .with_context(|| format!("cannot write {what} sheets to {}", dir.display()))?;
+    let n = writer.stage_files(doc, dir, staging).with_context(|| {
+        format!(
+            "cannot write {what} sheets to {}",
+            tracelens::quote::quoted(dir)
+        )
+    })?;
     // The folder's sheets are replaced as a unit: an earlier run's sheets
     // that this run does not write go too.
     staging.replace_all(dir, ext);

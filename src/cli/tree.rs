@@ -70,7 +70,7 @@ pub(crate) fn run(a: TreeArgs) -> Result<()> {
     if text.is_empty() && a.modules {
         return Err(anyhow!(
             "{}: no nn.Module frames with GPU work (profile with with_stack=True and with_modules=True)",
-            a.trace.display()
+            tracelens::quote::quoted(&a.trace)
         ));
     }
     if text.is_empty() {

@@ -220,3 +220,51 @@ def test_compare_sheets_and_verdict_match_the_command(binary, tmp_path):
     assert "**Verdict: pass**" in result.markdown()
     with pytest.raises(tracelens.TracelensError):
         tracelens.compare(trace)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), -1])
+def test_compare_refuses_a_threshold_the_command_refuses(bad):
+    trace = TESTDATA / "example.json"
+    # The command line refuses the same values with the same line.
+    with pytest.raises(tracelens.TracelensError, match="--fail-above must be a percentage of 0 or more"):
+        tracelens.compare(trace, trace, fail_above=bad)
+    with pytest.raises(tracelens.TracelensError, match="--min-ms must be a duration of 0 or more"):
+        tracelens.compare(trace, trace, min_ms=bad)
+
+
+def snapshot(folder):
+    """Every file under ``folder`` with its bytes."""
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_writers_refuse_to_overwrite_or_remove_an_input(binary, tmp_path):
+    trace = tmp_path / "t.json"
+    trace.write_bytes((TESTDATA / "example.json").read_bytes())
+    base = tmp_path / "base"
+    run(binary, "report", trace, "--csv", base, "-q")
+    (tmp_path / "link").symlink_to(base)
+    before = snapshot(tmp_path)
+    result = tracelens.compare(base, trace)
+    # The input folder, the same folder through a link, a folder in it.
+    for target in [base, tmp_path / "link", base / "sub"]:
+        with pytest.raises(tracelens.TracelensError, match="input"):
+            result.to_csv(target)
+    # The trace, as a workbook, from compare and from report.
+    with pytest.raises(tracelens.TracelensError, match="-o names an input"):
+        result.to_excel(trace)
+    named_xlsx = tmp_path / "t.xlsx"
+    named_xlsx.write_bytes(trace.read_bytes())
+    before[named_xlsx] = named_xlsx.read_bytes()
+    report = tracelens.report(named_xlsx)
+    with pytest.raises(tracelens.TracelensError, match="-o names an input"):
+        report.to_excel(named_xlsx)
+    # A report's trace that is a .csv in the CSV folder it is written to.
+    as_csv = tmp_path / "run.csv"
+    as_csv.write_bytes(trace.read_bytes())
+    before[as_csv] = as_csv.read_bytes()
+    with pytest.raises(tracelens.TracelensError, match="run.csv"):
+        tracelens.report(as_csv).to_csv(tmp_path)
+    assert snapshot(tmp_path) == before
+    # Elsewhere the writers still write.
+    assert result.to_csv(tmp_path / "cmp")
+    assert report.to_excel(tmp_path / "r.xlsx")
