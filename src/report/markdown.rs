@@ -172,32 +172,69 @@ fn one_line(s: &str) -> String {
 
 /// Whether `s` reads as itself in Markdown: letters, digits and
 /// punctuation that opens no inline construct (no emphasis, code, link,
-/// image, HTML, entity, autolink, escape or table pipe); at most one `_`
-/// outside a word, since two can make emphasis (`_foo_`).
+/// image, HTML, entity, autolink, escape or table pipe): a `<` only before
+/// what starts no tag or autolink (`kernel<4, 8>`), a `&` only before what
+/// starts no entity (`float const&`), and no `_` that could open emphasis
+/// before one that could close it, nor such a `*` ([`emphasis`]).
 fn is_plain(s: &str) -> bool {
     let plain_char = |c: char| {
         c.is_ascii_alphanumeric()
-            || " :.,-/()=+%;?'\"{}^>#_[]!".contains(c)
+            || " :.,-/()=+%;?'\"{}^<>&#_*[]!".contains(c)
             || (!c.is_ascii() && (c.is_alphanumeric() || "×µ…".contains(c)))
     };
-    let chars: Vec<char> = s.chars().collect();
-    let loose_underscores = (0..chars.len())
-        .filter(|&i| chars[i] == '_')
-        .filter(|&i| {
-            let word = |j: Option<usize>| {
-                j.and_then(|j| chars.get(j))
-                    .is_some_and(|c| c.is_alphanumeric())
-            };
-            !(word(i.checked_sub(1)) && word(Some(i + 1)))
-        })
-        .count();
-    chars.iter().all(|&c| plain_char(c))
-        && loose_underscores <= 1
+    let starts_markup = |(c, next): (char, Option<char>)| match c {
+        '<' => next.is_none_or(|n| n.is_ascii_alphabetic() || "/!?".contains(n)),
+        '&' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#'),
+        _ => false,
+    };
+    let mut pairs = s.chars().zip(s.chars().skip(1).map(Some).chain([None]));
+    s.chars().all(plain_char)
+        && !pairs.any(starts_markup)
+        && !emphasis(s)
         && !s.starts_with(' ')
         && !s.ends_with(' ')
         && !["](", "][", "![", "://", "www."]
             .iter()
             .any(|p| s.contains(p))
+}
+
+/// Whether some run of `_` or `*` in `s` can open emphasis and a later
+/// run of the same character can close it, by CommonMark's flanking rules
+/// (`aten::_foreach_add_` renders in italics without its underscores;
+/// `fused__to_copy`, inside a word, and `f(char*, int)`, with nothing to
+/// open, do not).
+fn emphasis(s: &str) -> bool {
+    let chars: Vec<char> = s.chars().collect();
+    let space = |c: Option<&char>| c.is_none_or(|c| c.is_whitespace());
+    let punct = |c: Option<&char>| c.is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace());
+    let mut opener = [false; 2];
+    let mut i = 0;
+    while i < chars.len() {
+        let d = chars[i];
+        let Some(k) = ['_', '*'].iter().position(|&x| x == d) else {
+            i += 1;
+            continue;
+        };
+        let end = i + chars[i..].iter().take_while(|&&c| c == d).count();
+        let (before, after) = (i.checked_sub(1).and_then(|j| chars.get(j)), chars.get(end));
+        let left = !space(after) && (!punct(after) || space(before) || punct(before));
+        let right = !space(before) && (!punct(before) || space(after) || punct(after));
+        // `_` inside a word neither opens nor closes; `*` does.
+        let (opens, closes) = if d == '_' {
+            (
+                left && (!right || punct(before)),
+                right && (!left || punct(after)),
+            )
+        } else {
+            (left, right)
+        };
+        if opener[k] && closes {
+            return true;
+        }
+        opener[k] |= opens;
+        i = end;
+    }
+    false
 }
 
 /// `s` as a CommonMark code span, shown exactly as it is (line breaks as
@@ -497,12 +534,17 @@ mod tests {
             "aten::addmm",
             "aten::copy_",
             "aten::_to_copy",
+            "triton_poi_fused__unsafe_view_mul_silu_2",
+            "hipGraphLaunch->triton_poi_fused__to_copy_1 (Synthetic Op)",
             "nn.Module: Linear_0",
             "Memcpy DtoH (Device -> Pinned)",
             "32, 4×16, 16×32",
             "((512,), [1, 2])",
             "t.json",
             "it's \"q\"",
+            "void k<4, relu_functor>(int)",
+            "f(float const&, int)",
+            "k<16, long>(char*, char const*)",
         ] {
             assert_eq!(name(plain, Place::Cell), plain);
         }
@@ -516,7 +558,13 @@ mod tests {
             ("a`b", "``a`b``"),
             ("*bold*", "`*bold*`"),
             ("_foo_", "`_foo_`"),
+            ("aten::_foreach_add_", "`aten::_foreach_add_`"),
+            ("__init__", "`__init__`"),
+            ("f(a *b* c)", "`f(a *b* c)`"),
             ("k<float>", "`k<float>`"),
+            ("k</b>", "`k</b>`"),
+            ("k<!--", "`k<!--`"),
+            ("a &#65;", "`a &#65;`"),
             ("a&amp;b", "`a&amp;b`"),
             ("a\\*b", "`a\\*b`"),
             ("x ", "`x `"),
