@@ -304,61 +304,110 @@ fn replay_scripts(path: &Path, name: &str) -> Vec<String> {
     scripts
 }
 
-/// Scripts waiting to be compiled, with the round and input they came
-/// from; compiled [`SCRIPT_BATCH`] at a time by one `python3`.
+/// A script with the round and the input (name, bytes) it came from.
+type Script = (u64, String, Vec<u8>, String);
+
+/// The replay scripts of the fuzzed traces: kept until [`SCRIPT_BATCH`]
+/// wait, then compiled by one `python3`; those that fail are kept too.
 #[derive(Default)]
-struct PendingScripts(Vec<(u64, String, Vec<u8>, String)>);
+struct ScriptCheck {
+    pending: Vec<Script>,
+    failed: Vec<Script>,
+    made: usize,
+}
 
 /// Scripts compiled by one `python3` process.
 const SCRIPT_BATCH: usize = 200;
 
-/// Compiles every script in one `python3` process (`compile()`, nothing
-/// runs); returns the rounds, inputs and errors of those that fail. With
-/// no `python3` at build time, nothing is compiled.
-fn compile_scripts(
-    dir: &Path,
-    pending: &mut PendingScripts,
-) -> Vec<(u64, String, Vec<u8>, String)> {
-    let batch = std::mem::take(&mut pending.0);
-    if cfg!(no_python3) || batch.is_empty() {
-        return Vec::new();
+impl ScriptCheck {
+    /// Writes the replay scripts of the trace at `path` (the mutant
+    /// `input` of round `round`, seed file `name`) under an odd trace
+    /// name; compiles a batch when enough wait (in `dir`). False when
+    /// writing them panicked.
+    fn replay(
+        &mut self,
+        rng: &mut Rng,
+        dir: &Path,
+        path: &Path,
+        input: (&str, &[u8]),
+        round: u64,
+    ) -> bool {
+        let odd = ODD_FILE_NAMES[rng.below(ODD_FILE_NAMES.len())];
+        let Ok(list) = catch_unwind(AssertUnwindSafe(|| replay_scripts(path, odd))) else {
+            return false;
+        };
+        self.made += list.len();
+        let (name, bytes) = input;
+        let made = list
+            .into_iter()
+            .map(|t| (round, name.to_string(), bytes.to_vec(), t));
+        self.pending.extend(made);
+        if self.pending.len() >= SCRIPT_BATCH {
+            self.compile(dir);
+        }
+        true
     }
-    let files: Vec<PathBuf> = batch
-        .iter()
-        .enumerate()
-        .map(|(i, (_, _, _, text))| {
-            let f = dir.join(format!("script{i}.py"));
-            write(&f, text.as_bytes());
-            f
-        })
-        .collect();
-    const CHECK: &str = "import sys\n\
-        for i, f in enumerate(sys.argv[1:]):\n\
-        \x20   try:\n\
-        \x20       compile(open(f, encoding='utf-8').read(), f, 'exec')\n\
-        \x20   except Exception as e:\n\
-        \x20       print(i, repr(e).replace(chr(10), ' '))\n";
-    let out = std::process::Command::new("python3")
-        .args(["-c", CHECK])
-        .args(&files)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut failed = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let (i, why) = line.split_once(' ').unwrap_or((line, ""));
-        if let Some((round, name, input, _)) = i.parse::<usize>().ok().and_then(|i| batch.get(i)) {
-            failed.push((*round, name.clone(), input.clone(), why.to_string()));
+
+    /// Compiles every waiting script in one `python3` process (`compile()`,
+    /// nothing runs) and keeps those that fail with their error. With no
+    /// `python3` at build time, nothing is compiled.
+    fn compile(&mut self, dir: &Path) {
+        let batch = std::mem::take(&mut self.pending);
+        if cfg!(no_python3) || batch.is_empty() {
+            return;
+        }
+        let files: Vec<PathBuf> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, _, text))| {
+                let f = dir.join(format!("script{i}.py"));
+                write(&f, text.as_bytes());
+                f
+            })
+            .collect();
+        const CHECK: &str = "import sys\n\
+            for i, f in enumerate(sys.argv[1:]):\n\
+            \x20   try:\n\
+            \x20       compile(open(f, encoding='utf-8').read(), f, 'exec')\n\
+            \x20   except Exception as e:\n\
+            \x20       print(i, repr(e).replace(chr(10), ' '))\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", CHECK])
+            .args(&files)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let (i, why) = line.split_once(' ').unwrap_or((line, ""));
+            if let Some((round, name, input, _)) =
+                i.parse::<usize>().ok().and_then(|i| batch.get(i))
+            {
+                self.failed
+                    .push((*round, name.clone(), input.clone(), why.to_string()));
+            }
+        }
+        for f in files {
+            let _ = std::fs::remove_file(f);
         }
     }
-    for f in files {
-        let _ = std::fs::remove_file(f);
+
+    /// Compiles what still waits and saves one crasher per round with a
+    /// script that does not compile; returns where.
+    fn finish(&mut self, dir: &Path, seed: u64) -> Vec<PathBuf> {
+        self.compile(dir);
+        self.failed.dedup_by_key(|b| b.0);
+        self.failed
+            .iter()
+            .map(|(round, name, input, why)| {
+                eprintln!("fuzz: round {round}: a replay script does not compile: {why}");
+                save("script", seed, *round, &[(name.clone(), input.clone())])
+            })
+            .collect()
     }
-    failed
 }
 
 /// Runs the multi-rank collective analysis of the job in `dir`.
@@ -486,7 +535,7 @@ fn mutated_inputs_never_panic() {
     let rank_seed = std::fs::read(common::testdata("example.json")).unwrap();
     write(&ranks.join("rank0.json"), &rank_seed);
     let (mut rounds, mut crashes) = (0u64, Vec::new());
-    let (mut pending, mut bad_scripts, mut scripts) = (PendingScripts::default(), Vec::new(), 0);
+    let mut scripts = ScriptCheck::default();
     // Inputs per target: traces, CSV reports, xlsx reports, rank sets.
     let mut per_target = [0u64; 4];
     while Instant::now() < deadline {
@@ -510,19 +559,8 @@ fn mutated_inputs_never_panic() {
                     crashes.push(save("trace", seed, rounds, &[(name.clone(), m.clone())]));
                 }
                 // The replay scripts of the mutant, under an odd file name.
-                let odd = ODD_FILE_NAMES[rng.below(ODD_FILE_NAMES.len())];
-                match catch_unwind(AssertUnwindSafe(|| replay_scripts(&p, odd))) {
-                    Ok(list) => {
-                        scripts += list.len();
-                        let made = list
-                            .into_iter()
-                            .map(|t| (rounds, name.clone(), m.clone(), t));
-                        pending.0.extend(made);
-                    }
-                    Err(_) => crashes.push(save("replay", seed, rounds, &[(name.clone(), m)])),
-                }
-                if pending.0.len() >= SCRIPT_BATCH {
-                    bad_scripts.extend(compile_scripts(tmp.path(), &mut pending));
+                if !scripts.replay(&mut rng, tmp.path(), &p, (name, &m), rounds) {
+                    crashes.push(save("replay", seed, rounds, &[(name.clone(), m)]));
                 }
             }
             14..=16 => {
@@ -567,19 +605,13 @@ fn mutated_inputs_never_panic() {
             }
         }
     }
-    bad_scripts.extend(compile_scripts(tmp.path(), &mut pending));
     let _ = std::panic::take_hook();
-    // One crasher per round, however many of its scripts failed.
-    bad_scripts.dedup_by_key(|b| b.0);
-    for (round, name, input, why) in &bad_scripts {
-        let at = save("script", seed, *round, &[(name.clone(), input.clone())]);
-        crashes.push(at);
-        eprintln!("fuzz: round {round}: a replay script does not compile: {why}");
-    }
+    crashes.extend(scripts.finish(tmp.path(), seed));
     let [t, c, x, r] = per_target;
     eprintln!(
         "fuzz: {rounds} inputs in {secs} s (seed {seed}): {t} traces, {c} CSV reports, \
-         {x} xlsx reports, {r} rank sets; {scripts} replay scripts compiled; {} crashes",
+         {x} xlsx reports, {r} rank sets; {} replay scripts; {} crashes",
+        scripts.made,
         crashes.len()
     );
     assert!(

@@ -296,12 +296,6 @@ pub fn text(s: &str) -> String {
     out
 }
 
-/// Text for prose: line breaks become spaces, nothing else changes (for
-/// text tracelens writes itself; names go through [`name`]).
-pub fn plain(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
-}
-
 /// Text for a table cell as inline code: one line, cut to `max_chars`,
 /// then a [`code_span`]. Empty text stays empty.
 pub fn code(s: &str, max_chars: usize) -> String {
@@ -507,7 +501,6 @@ mod tests {
 
     #[test]
     fn inline_helpers() {
-        assert_eq!(plain("a\r\nb|c"), "a  b|c");
         assert_eq!(code("", 5), "");
         assert_eq!(code("abcdefgh", 5), "`abcd…`");
     }
