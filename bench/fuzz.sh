@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation fuzzing for a given time (tests/fuzz.rs): trace loaders + report,
-# report readers + compare gate, tree diff; under a 4 GB address-space limit,
+# report readers + compare gate, tree diff, replay scripts (compiled by
+# python3 when it is on the PATH); under a 4 GB address-space limit,
 # with a fresh seed unless TRACELENS_FUZZ_SEED is set. Crashers are saved
 # under ${TRACELENS_FUZZ_OUT:-/tmp} as tracelens-crash-KIND-SEED-ROUND/.
 #

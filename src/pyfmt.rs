@@ -160,6 +160,45 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
+/// How [`block_literal`] lays a block of text out when it can be written
+/// verbatim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// `"""text"""`: a docstring.
+    Doc,
+    /// `r'''text'''`: text full of backslashes (JSON).
+    Raw,
+}
+
+/// A Python literal whose value is exactly `text`, laid out as a
+/// triple-quoted block (`layout`) when every character can stand there as
+/// it is, and as [`str_repr`] otherwise.
+///
+/// Verbatim means: only line breaks (`\n`) and characters `repr` keeps,
+/// no quote of the block's kind, and no backslash (a docstring) or no
+/// final backslash (a raw block, where it would escape the closing quote).
+/// Any other text (a name with `"""` and code after it, a `\N`, a
+/// carriage return) takes the escaped form, so no text can end the literal
+/// early or fail to parse.
+pub fn block_literal(text: &str, layout: Block) -> String {
+    let (open, quote) = match layout {
+        Block::Doc => ("\"\"\"", '"'),
+        Block::Raw => ("r'''", '\''),
+    };
+    let verbatim = text
+        .chars()
+        .all(|c| c == '\n' || (c != quote && is_printable(c)))
+        && match layout {
+            Block::Doc => !text.contains('\\'),
+            Block::Raw => !text.ends_with('\\'),
+        };
+    if !verbatim {
+        return str_repr(text);
+    }
+    let close = &open[open.len() - 3..];
+    format!("{open}{text}{close}")
+}
+
 /// `s` escaped as Python's `repr()` escapes a string quoted by `quote`.
 fn escape_into(out: &mut String, s: &str, quote: char) {
     for c in s.chars() {
@@ -478,6 +517,45 @@ mod tests {
         // Printable non-ASCII is kept.
         assert_eq!(str_repr("é µs 😀 中"), "'é µs 😀 中'");
         assert_eq!(str_repr(" "), "' '");
+    }
+
+    #[test]
+    fn block_literal_is_verbatim_only_when_nothing_needs_escaping() {
+        let doc = "Replays aten::mm (uid 3, trace t.json).\n\nWritten by `x`.\n";
+        assert_eq!(block_literal(doc, Block::Doc), format!("\"\"\"{doc}\"\"\""));
+        let json = "{\n  \"a\": \"b\\\"c\\\\N\"\n}";
+        assert_eq!(block_literal(json, Block::Raw), format!("r'''{json}'''"));
+        // Text that would end the block, escape its quote or not parse.
+        for (text, layout) in [
+            ("t\"\"\";open('PWNED','w');\"\"\"", Block::Doc),
+            ("a\"", Block::Doc),
+            ("t\\N", Block::Doc),
+            ("a\rb", Block::Doc),
+            ("a\u{0}b", Block::Doc),
+            ("a\u{2028}b", Block::Doc),
+            ("x''';import os;'''", Block::Raw),
+            ("ends with \\", Block::Raw),
+            ("tab\there", Block::Raw),
+        ] {
+            assert_eq!(block_literal(text, layout), str_repr(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn str_repr_never_holds_a_raw_line_break_or_control() {
+        // The code points below U+3000 and the plane ends: a repr is one
+        // line of printable text.
+        let mut text: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        text.extend([
+            '\u{feff}',
+            '\u{fffe}',
+            '\u{ffff}',
+            '\u{10ffff}',
+            '\u{1f600}',
+        ]);
+        let r = str_repr(&text);
+        assert!(r.chars().all(|c| c == ' ' || is_printable(c)), "{r}");
+        assert!(!r.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']));
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! (Kineto JSON, gzip, zip, XPlane, rocprofv3) followed by the whole
 //! report, the report readers `compare` uses (CSV folders, xlsx) followed by
 //! the gate, the tree diff, and the multi-rank collective analysis (one
-//! rank of a two-rank job mutated). Seeds are the hand-written traces of
-//! `testdata/` and reports written from them; each round mutates one seed
-//! (bit flips, byte runs, cuts, splices, JSON tokens, recompression) and
+//! rank of a two-rank job mutated), and the replay scripts of every
+//! mutated trace that has replayable ops (under odd trace names, compiled
+//! with Python's `compile()`, a batch per `python3`). Seeds are the
+//! hand-written traces of `testdata/` and reports written from them; each
+//! round mutates one seed
+//! (bit flips, byte runs, cuts, splices, JSON tokens, odd characters in
+//! op and kernel names, recompression) and
 //! runs it in process. A panic is a failure: the mutant is saved under
 //! `$TRACELENS_FUZZ_OUT` (default the system temp folder) with its seed and
 //! round, so it can become a regression test.
@@ -95,13 +99,73 @@ const TOKENS: &[&[u8]] = &[
     b"{}",
 ];
 
+/// Odd text for names, as it is written inside a JSON string: quotes,
+/// backslashes, line breaks, markup and Python string syntax.
+const ODD_NAME_PARTS: &[&str] = &[
+    r#"\"\"\""#,
+    "'''",
+    r#"\""#,
+    "'",
+    r"\\",
+    r"\\N",
+    r"\n",
+    r"\r",
+    "<",
+    ">",
+    "|",
+    "`",
+    "``",
+    "#",
+    "&",
+    "[x](y)",
+    r"\u2028",
+    r"\u0000",
+    r"\uffff",
+    "_x0041_",
+    "*",
+    r"\t",
+];
+
+/// Odd trace file names (the name reaches every replay script).
+const ODD_FILE_NAMES: &[&str] = &[
+    "t.json",
+    "t\"\"\";open('PWNED','w');\"\"\"x.json",
+    "t\\N.json",
+    "t.json\\",
+    "a\nb.json",
+    "it's \"q\" # <|`>.json",
+    "\r\u{2028}\u{0}.json",
+];
+
+/// `data` with odd characters put inside one of its `"name"` strings (an
+/// op or kernel name), when it has one.
+fn odd_name(rng: &mut Rng, data: &mut Vec<u8>) {
+    const KEY: &[u8] = b"\"name\": \"";
+    let starts: Vec<usize> = data
+        .windows(KEY.len())
+        .enumerate()
+        .filter(|(_, w)| *w == KEY)
+        .map(|(i, _)| i + KEY.len())
+        .collect();
+    if starts.is_empty() {
+        return;
+    }
+    let start = starts[rng.below(starts.len())];
+    // Inside the name, at most its length in: never past its closing quote.
+    let len = data[start..].iter().position(|&b| b == b'"').unwrap_or(0);
+    let at = start + rng.below(len + 1);
+    let part = ODD_NAME_PARTS[rng.below(ODD_NAME_PARTS.len())];
+    data.splice(at..at, part.bytes());
+}
+
 /// One mutation of `data`.
 fn mutate(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
     let mut out = data.to_vec();
     let rounds = 1 + rng.below(4);
     for _ in 0..rounds {
         let n = out.len();
-        match rng.below(8) {
+        match rng.below(9) {
+            8 => odd_name(rng, &mut out),
             0 if n > 0 => {
                 let i = rng.below(n);
                 out[i] ^= 1 << rng.below(8);
@@ -214,6 +278,136 @@ fn run_trace(path: &Path, seed_path: &Path) {
         }
     }
     let _ = tracelens::diff_traces(seed_path, path, Default::default());
+}
+
+/// The replay scripts of the trace at `path` as `tracelens replay` would
+/// write them for a trace named `name`: one per replayable op among the
+/// top ten, and the batched runner.
+fn replay_scripts(path: &Path, name: &str) -> Vec<String> {
+    use tracelens::report::replay::{Traced, batched_script, entry_json, op_script};
+    let Ok(plan) = tracelens::replay_plan(path, &tracelens::ReplaySelection::Top(10)) else {
+        return Vec::new();
+    };
+    let command = format!("tracelens replay {name} --top 10");
+    let mut scripts = vec![batched_script("cpu", &command)];
+    for op in &plan.ops {
+        let Ok(replay) = &op.replay else { continue };
+        let traced = Traced {
+            uid: op.uid,
+            kernel_us: op.traced_us,
+            count: op.count,
+            kernels: &op.kernels,
+            trace: name,
+        };
+        scripts.push(op_script(&entry_json(replay, &traced), "cuda", &command));
+    }
+    scripts
+}
+
+/// A script with the round and the input (name, bytes) it came from.
+type Script = (u64, String, Vec<u8>, String);
+
+/// The replay scripts of the fuzzed traces: kept until [`SCRIPT_BATCH`]
+/// wait, then compiled by one `python3`; those that fail are kept too.
+#[derive(Default)]
+struct ScriptCheck {
+    pending: Vec<Script>,
+    failed: Vec<Script>,
+    made: usize,
+}
+
+/// Scripts compiled by one `python3` process.
+const SCRIPT_BATCH: usize = 200;
+
+impl ScriptCheck {
+    /// Writes the replay scripts of the trace at `path` (the mutant
+    /// `input` of round `round`, seed file `name`) under an odd trace
+    /// name; compiles a batch when enough wait (in `dir`). False when
+    /// writing them panicked.
+    fn replay(
+        &mut self,
+        rng: &mut Rng,
+        dir: &Path,
+        path: &Path,
+        input: (&str, &[u8]),
+        round: u64,
+    ) -> bool {
+        let odd = ODD_FILE_NAMES[rng.below(ODD_FILE_NAMES.len())];
+        let Ok(list) = catch_unwind(AssertUnwindSafe(|| replay_scripts(path, odd))) else {
+            return false;
+        };
+        self.made += list.len();
+        let (name, bytes) = input;
+        let made = list
+            .into_iter()
+            .map(|t| (round, name.to_string(), bytes.to_vec(), t));
+        self.pending.extend(made);
+        if self.pending.len() >= SCRIPT_BATCH {
+            self.compile(dir);
+        }
+        true
+    }
+
+    /// Compiles every waiting script in one `python3` process (`compile()`,
+    /// nothing runs) and keeps those that fail with their error. With no
+    /// `python3` at build time, nothing is compiled.
+    fn compile(&mut self, dir: &Path) {
+        let batch = std::mem::take(&mut self.pending);
+        if cfg!(no_python3) || batch.is_empty() {
+            return;
+        }
+        let files: Vec<PathBuf> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, _, text))| {
+                let f = dir.join(format!("script{i}.py"));
+                write(&f, text.as_bytes());
+                f
+            })
+            .collect();
+        const CHECK: &str = "import sys\n\
+            for i, f in enumerate(sys.argv[1:]):\n\
+            \x20   try:\n\
+            \x20       compile(open(f, encoding='utf-8').read(), f, 'exec')\n\
+            \x20   except Exception as e:\n\
+            \x20       print(i, repr(e).replace(chr(10), ' '))\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", CHECK])
+            .args(&files)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let (i, why) = line.split_once(' ').unwrap_or((line, ""));
+            if let Some((round, name, input, _)) =
+                i.parse::<usize>().ok().and_then(|i| batch.get(i))
+            {
+                self.failed
+                    .push((*round, name.clone(), input.clone(), why.to_string()));
+            }
+        }
+        for f in files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+
+    /// Compiles what still waits and saves one crasher per round with a
+    /// script that does not compile; returns where.
+    fn finish(&mut self, dir: &Path, seed: u64) -> Vec<PathBuf> {
+        self.compile(dir);
+        self.failed.dedup_by_key(|b| b.0);
+        self.failed
+            .iter()
+            .map(|(round, name, input, why)| {
+                eprintln!("fuzz: round {round}: a replay script does not compile: {why}");
+                save("script", seed, *round, &[(name.clone(), input.clone())])
+            })
+            .collect()
+    }
 }
 
 /// Runs the multi-rank collective analysis of the job in `dir`.
@@ -341,6 +535,7 @@ fn mutated_inputs_never_panic() {
     let rank_seed = std::fs::read(common::testdata("example.json")).unwrap();
     write(&ranks.join("rank0.json"), &rank_seed);
     let (mut rounds, mut crashes) = (0u64, Vec::new());
+    let mut scripts = ScriptCheck::default();
     // Inputs per target: traces, CSV reports, xlsx reports, rank sets.
     let mut per_target = [0u64; 4];
     while Instant::now() < deadline {
@@ -361,7 +556,11 @@ fn mutated_inputs_never_panic() {
                 let p = tmp.path().join(name);
                 write(&p, &m);
                 if catch_unwind(AssertUnwindSafe(|| run_trace(&p, &seed_files[k]))).is_err() {
-                    crashes.push(save("trace", seed, rounds, &[(name.clone(), m)]));
+                    crashes.push(save("trace", seed, rounds, &[(name.clone(), m.clone())]));
+                }
+                // The replay scripts of the mutant, under an odd file name.
+                if !scripts.replay(&mut rng, tmp.path(), &p, (name, &m), rounds) {
+                    crashes.push(save("replay", seed, rounds, &[(name.clone(), m)]));
                 }
             }
             14..=16 => {
@@ -407,10 +606,12 @@ fn mutated_inputs_never_panic() {
         }
     }
     let _ = std::panic::take_hook();
+    crashes.extend(scripts.finish(tmp.path(), seed));
     let [t, c, x, r] = per_target;
     eprintln!(
         "fuzz: {rounds} inputs in {secs} s (seed {seed}): {t} traces, {c} CSV reports, \
-         {x} xlsx reports, {r} rank sets; {} crashes",
+         {x} xlsx reports, {r} rank sets; {} replay scripts; {} crashes",
+        scripts.made,
         crashes.len()
     );
     assert!(

@@ -148,28 +148,158 @@ fn is_numeric(cells: &[Value]) -> bool {
 }
 
 /// Text made safe for a table cell: line breaks become spaces, the result
-/// is cut to [`MAX_TEXT_CHARS`], then `|` is escaped (after cutting, so an
-/// escape is never split).
+/// is cut to [`MAX_TEXT_CHARS`], then shown by [`name`] (as it is, or as a
+/// code span when it holds markup; cut first, so an escape is never
+/// split).
 fn escape_text(s: &str) -> String {
-    let one_line = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
-    truncate_text(&one_line, MAX_TEXT_CHARS).replace('|', "\\|")
+    name(&truncate_text(&one_line(s), MAX_TEXT_CHARS), Place::Cell)
 }
 
-/// Text for prose: line breaks become spaces, nothing else changes.
-pub fn plain(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+/// Where Markdown text goes: in a table cell a `|` ends the cell unless
+/// escaped as `\|` (also inside a code span, as GitHub reads tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A table cell (or header).
+    Cell,
+    /// A heading, paragraph or bullet.
+    Prose,
+}
+
+/// `s` on one line: line breaks become spaces.
+fn one_line(s: &str) -> String {
+    s.replace("\r\n", " ").replace(['\n', '\r'], " ")
+}
+
+/// Whether `s` reads as itself in Markdown: letters, digits and
+/// punctuation that opens no inline construct (no emphasis, code, link,
+/// image, HTML, entity, autolink, escape or table pipe): a `<` only before
+/// what starts no tag or autolink (`kernel<4, 8>`), a `&` only before what
+/// starts no entity (`float const&`), and no `_` that could open emphasis
+/// before one that could close it, nor such a `*` ([`emphasis`]).
+fn is_plain(s: &str) -> bool {
+    let plain_char = |c: char| {
+        c.is_ascii_alphanumeric()
+            || " :.,-/()=+%;?'\"{}^<>&#_*[]!".contains(c)
+            || (!c.is_ascii() && (c.is_alphanumeric() || "×µ…".contains(c)))
+    };
+    let starts_markup = |(c, next): (char, Option<char>)| match c {
+        '<' => next.is_none_or(|n| n.is_ascii_alphabetic() || "/!?".contains(n)),
+        '&' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#'),
+        _ => false,
+    };
+    let mut pairs = s.chars().zip(s.chars().skip(1).map(Some).chain([None]));
+    s.chars().all(plain_char)
+        && !pairs.any(starts_markup)
+        && !emphasis(s)
+        && !s.starts_with(' ')
+        && !s.ends_with(' ')
+        && !["](", "][", "![", "://", "www."]
+            .iter()
+            .any(|p| s.contains(p))
+}
+
+/// Whether some run of `_` or `*` in `s` can open emphasis and a later
+/// run of the same character can close it, by CommonMark's flanking rules
+/// (`aten::_foreach_add_` renders in italics without its underscores;
+/// `fused__to_copy`, inside a word, and `f(char*, int)`, with nothing to
+/// open, do not).
+fn emphasis(s: &str) -> bool {
+    let chars: Vec<char> = s.chars().collect();
+    let space = |c: Option<&char>| c.is_none_or(|c| c.is_whitespace());
+    let punct = |c: Option<&char>| c.is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace());
+    let mut opener = [false; 2];
+    let mut i = 0;
+    while i < chars.len() {
+        let d = chars[i];
+        let Some(k) = ['_', '*'].iter().position(|&x| x == d) else {
+            i += 1;
+            continue;
+        };
+        let end = i + chars[i..].iter().take_while(|&&c| c == d).count();
+        let (before, after) = (i.checked_sub(1).and_then(|j| chars.get(j)), chars.get(end));
+        let left = !space(after) && (!punct(after) || space(before) || punct(before));
+        let right = !space(before) && (!punct(before) || space(after) || punct(after));
+        // `_` inside a word neither opens nor closes; `*` does.
+        let (opens, closes) = if d == '_' {
+            (
+                left && (!right || punct(before)),
+                right && (!left || punct(after)),
+            )
+        } else {
+            (left, right)
+        };
+        if opener[k] && closes {
+            return true;
+        }
+        opener[k] |= opens;
+        i = end;
+    }
+    false
+}
+
+/// `s` as a CommonMark code span, shown exactly as it is (line breaks as
+/// spaces): the fence is one backtick longer than the longest run of
+/// backticks inside, a space pads each side when the text starts or ends
+/// with a backtick or with spaces on both sides (CommonMark strips one
+/// from each side), and in a table cell `|` is escaped. Empty text stays
+/// empty. Every name views put in Markdown as code goes through here.
+pub fn code_span(s: &str, place: Place) -> String {
+    let one = one_line(s);
+    if one.is_empty() {
+        return String::new();
+    }
+    let (mut longest, mut run) = (0, 0);
+    for c in one.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = one.starts_with('`')
+        || one.ends_with('`')
+        || (one.starts_with(' ') && one.ends_with(' ') && one.chars().any(|c| c != ' '));
+    let pad = if pad { " " } else { "" };
+    let body = match place {
+        Place::Cell => one.replace('|', "\\|"),
+        Place::Prose => one,
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// A name (an op, kernel, file, tag, GPU, category: any text from a trace
+/// or a user) as Markdown that shows it literally: as it is when it holds
+/// no markup ([`is_plain`]; ordinary names), else as a [`code_span`].
+pub fn name(s: &str, place: Place) -> String {
+    let one = one_line(s);
+    if is_plain(&one) {
+        one
+    } else {
+        code_span(&one, place)
+    }
+}
+
+/// A sentence holding names (a gate's reason) shown literally: as it is
+/// when it holds no markup, else with each character that could start
+/// markup escaped by a backslash (CommonMark's escapes of ASCII
+/// punctuation).
+pub fn text(s: &str) -> String {
+    let one = one_line(s);
+    if is_plain(&one) {
+        return one;
+    }
+    let mut out = String::with_capacity(one.len() + 8);
+    for c in one.chars() {
+        if "\\`*_[]<>&|~$!#".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Text for a table cell as inline code: one line, cut to `max_chars`,
-/// with `|` escaped and backticks replaced (names like `foo<bar>` are not
-/// read as HTML). Empty text stays empty.
+/// then a [`code_span`]. Empty text stays empty.
 pub fn code(s: &str, max_chars: usize) -> String {
-    let one = s.replace("\r\n", " ").replace(['\n', '\r'], " ");
-    let cut = truncate_text(&one, max_chars);
-    if cut.is_empty() {
-        return String::new();
-    }
-    format!("`{}`", cut.replace('`', "'").replace('|', "\\|"))
+    code_span(&truncate_text(&one_line(s), max_chars), Place::Cell)
 }
 
 /// `s` limited to `max_chars` characters: longer text keeps its first
@@ -245,7 +375,7 @@ mod tests {
             md,
             "| name | count | ms | note |\n\
              | --- | ---: | ---: | --- |\n\
-             | aten::mm | 12 | 1.23 | a\\|b c |\n\
+             | aten::mm | 12 | 1.23 | `a\\|b c` |\n\
              | aten::add |  |  |  |\n"
         );
     }
@@ -309,8 +439,9 @@ mod tests {
     fn long_text_is_cut() {
         let mut s = Table::new("r", &["t"]);
         s.push_row(vec![t(&format!("{}|tail", "x".repeat(78)))]);
-        // 79 kept characters: 78 x and the `|`, which is then escaped.
-        let expected = format!("| t |\n| --- |\n| {}\\|… |\n", "x".repeat(78));
+        // 79 kept characters: 78 x and the `|`, which is then escaped
+        // inside a code span.
+        let expected = format!("| t |\n| --- |\n| `{}\\|…` |\n", "x".repeat(78));
         assert_eq!(table(&s, &["t"], 5), expected);
     }
 
@@ -348,7 +479,7 @@ mod tests {
             ],
             trailing_blank: false,
         };
-        let body = "## Title\n\na\nb\n\n\n#### T\n\n| | op | ms |\n|---|---|---:|\n|  | `a\\|b'c` | 1.000 |\n\n\n- x\n";
+        let body = "## Title\n\na\nb\n\n\n#### T\n\n| | op | ms |\n|---|---|---:|\n|  | ``a\\|b`c`` | 1.000 |\n\n\n- x\n";
         assert_eq!(page_text(&page), body);
         page.trailing_blank = true;
         assert_eq!(page_text(&page), format!("{body}\n"));
@@ -370,9 +501,79 @@ mod tests {
 
     #[test]
     fn inline_helpers() {
-        assert_eq!(plain("a\r\nb|c"), "a  b|c");
         assert_eq!(code("", 5), "");
         assert_eq!(code("abcdefgh", 5), "`abcd…`");
+    }
+
+    #[test]
+    fn code_spans_show_any_text_literally() {
+        let cell = |s| code_span(s, Place::Cell);
+        assert_eq!(cell("aten::mm"), "`aten::mm`");
+        assert_eq!(cell("a`b"), "``a`b``");
+        assert_eq!(cell("a``b`"), "``` a``b` ```");
+        assert_eq!(cell("`"), "`` ` ``");
+        assert_eq!(cell("``"), "``` `` ```");
+        assert_eq!(cell(" a "), "`  a  `");
+        assert_eq!(cell("   "), "`   `");
+        assert_eq!(cell("a|b"), "`a\\|b`");
+        assert_eq!(code_span("a|b", Place::Prose), "`a|b`");
+        assert_eq!(cell("a\nb\r\nc"), "`a b c`");
+        assert_eq!(cell(""), "");
+    }
+
+    #[test]
+    fn names_are_plain_unless_they_hold_markup() {
+        for plain in [
+            "aten::addmm",
+            "aten::copy_",
+            "aten::_to_copy",
+            "triton_poi_fused__unsafe_view_mul_silu_2",
+            "hipGraphLaunch->triton_poi_fused__to_copy_1 (Synthetic Op)",
+            "nn.Module: Linear_0",
+            "Memcpy DtoH (Device -> Pinned)",
+            "32, 4×16, 16×32",
+            "((512,), [1, 2])",
+            "t.json",
+            "it's \"q\"",
+            "void k<4, relu_functor>(int)",
+            "f(float const&, int)",
+            "k<16, long>(char*, char const*)",
+        ] {
+            assert_eq!(name(plain, Place::Cell), plain);
+        }
+        for (markup, shown) in [
+            (
+                "<img src=x onerror=alert(1)>",
+                "`<img src=x onerror=alert(1)>`",
+            ),
+            ("[x](https://e.com)", "`[x](https://e.com)`"),
+            ("a|b", "`a\\|b`"),
+            ("a`b", "``a`b``"),
+            ("*bold*", "`*bold*`"),
+            ("_foo_", "`_foo_`"),
+            ("aten::_foreach_add_", "`aten::_foreach_add_`"),
+            ("__init__", "`__init__`"),
+            ("f(a *b* c)", "`f(a *b* c)`"),
+            ("k<float>", "`k<float>`"),
+            ("k</b>", "`k</b>`"),
+            ("k<!--", "`k<!--`"),
+            ("a &#65;", "`a &#65;`"),
+            ("a&amp;b", "`a&amp;b`"),
+            ("a\\*b", "`a\\*b`"),
+            ("x ", "`x `"),
+            ("https://e.com", "`https://e.com`"),
+            ("~~gone~~", "`~~gone~~`"),
+        ] {
+            assert_eq!(name(markup, Place::Cell), shown, "{markup}");
+        }
+        assert_eq!(name("a\nb", Place::Prose), "a b");
+    }
+
+    #[test]
+    fn sentences_escape_markup_only_when_they_hold_some() {
+        let reason = "GPU busy time got slower: 1.000 ms → 2.000 ms (+1.000 ms, +100.0%)";
+        assert_eq!(text(reason), reason);
+        assert_eq!(text("op <b>|x* got slower"), "op \\<b\\>\\|x\\* got slower");
     }
 
     #[test]

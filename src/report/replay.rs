@@ -9,6 +9,7 @@ use serde_json::{Value as Json, json};
 
 use super::{Document, Rendered, WriteError, Writer};
 use crate::analysis::commands::replay::{DTYPES, IrArg, IrValue, ReplayOp};
+use crate::pyfmt::{Block, block_literal, str_repr};
 
 /// An argument value as the reference's IR JSON writes it.
 fn value_json(v: &IrValue) -> Json {
@@ -89,44 +90,46 @@ pub const BATCHED_SCRIPT: &str = "replay_batched.py";
 /// File name of the batched runner's op list.
 pub const OPS_JSON: &str = "replay_ops.json";
 
-/// A Python string literal holding `text` (single quotes escaped).
-fn py_str(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
 /// The runner with its dtype table and default device filled in.
 fn runner(device: &str) -> String {
     let dtypes: Vec<String> = DTYPES
         .iter()
-        .map(|(t, d)| format!("    {}: {},", py_str(t), py_str(d)))
+        .map(|(t, d)| format!("    {}: {},", str_repr(t), str_repr(d)))
         .collect();
     RUNNER
         .replace("__DTYPES__", &format!("{{\n{}\n}}", dtypes.join("\n")))
-        .replace("__DEVICE__", &py_str(device))
+        .replace("__DEVICE__", &str_repr(device))
 }
 
-/// The JSON text of `entry` as a raw Python string's content: a `'` can
-/// only sit inside a JSON string, where `\u0027` means the same.
+/// The JSON text of `entry` as a Python literal ([`block_literal`], a raw
+/// block for ordinary text): a `'` can only sit inside a JSON string, where
+/// `\u0027` means the same.
 fn json_literal(entry: &Json) -> String {
     let text = serde_json::to_string_pretty(entry).unwrap_or_default();
-    format!("r'''{}'''", text.replace('\'', "\\u0027"))
+    block_literal(&text.replace('\'', "\\u0027"), Block::Raw)
 }
 
 /// The script that replays one op: run it with `python3 SCRIPT [--device
 /// cpu] [--iters N]`.
+///
+/// Every text from the trace or the command line (the op and trace names,
+/// the command) reaches the script inside a literal built by
+/// [`block_literal`] or [`str_repr`], never as code.
 pub fn op_script(entry: &Json, device: &str, command: &str) -> String {
-    let name = entry["op_name"].as_str().unwrap_or("?");
-    format!(
-        "#!/usr/bin/env python3\n\
-         \"\"\"Replays {name} with the inputs it was traced with (uid {uid}, trace {trace}).\n\n\
+    let doc = format!(
+        "Replays {name} with the inputs it was traced with (uid {uid}, trace {trace}).\n\n\
          Written by `{command}`: random tensors of the recorded shapes, dtypes\n\
          and strides, the recorded scalar arguments, the same ATen overload.\n\
-         Needs only PyTorch: no model, code or weights.\n\
-         \"\"\"\n\n{runner}\n\
-         OP = json.loads({json})\n\n\
-         if __name__ == \"__main__\":\n    sys.exit(main_single(OP))\n",
+         Needs only PyTorch: no model, code or weights.\n",
+        name = entry["op_name"].as_str().unwrap_or("?"),
         uid = entry["uid"],
         trace = entry["trace"].as_str().unwrap_or("?"),
+    );
+    format!(
+        "#!/usr/bin/env python3\n{doc}\n\n{runner}\n\
+         OP = json.loads({json})\n\n\
+         if __name__ == \"__main__\":\n    sys.exit(main_single(OP))\n",
+        doc = block_literal(&doc, Block::Doc),
         runner = runner(device),
         json = json_literal(entry),
     )
@@ -135,13 +138,15 @@ pub fn op_script(entry: &Json, device: &str, command: &str) -> String {
 /// The batched runner: replays every op of `replay_ops.json` and writes a
 /// CSV of measured against traced times.
 pub fn batched_script(device: &str, command: &str) -> String {
-    format!(
-        "#!/usr/bin/env python3\n\
-         \"\"\"Replays every op listed in {OPS_JSON} (written with this script by\n\
+    let doc = format!(
+        "Replays every op listed in {OPS_JSON} (written with this script by\n\
          `{command}`) and writes measured against traced times to a CSV.\n\
-         Needs only PyTorch.\n\
-         \"\"\"\n\n{runner}\n\
+         Needs only PyTorch.\n"
+    );
+    format!(
+        "#!/usr/bin/env python3\n{doc}\n\n{runner}\n\
          if __name__ == \"__main__\":\n    sys.exit(main_batched())\n",
+        doc = block_literal(&doc, Block::Doc),
         runner = runner(device),
     )
 }
@@ -260,7 +265,6 @@ mod tests {
     #[test]
     fn names_and_literals() {
         assert_eq!(script_name(3, "aten::addmm", 48), "03_aten_addmm_uid48.py");
-        assert_eq!(py_str("it's"), r"'it\'s'");
         let e: Json = serde_json::json!({"op_name": "a'b"});
         assert!(json_literal(&e).contains(r"a\u0027b"));
         let r = runner("cuda");

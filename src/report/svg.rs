@@ -712,8 +712,11 @@ fn sig(v: f64) -> String {
     }
 }
 
-/// `text` with the XML special characters replaced by entities, and control
-/// characters other than tab and newline (invalid in XML 1.0) dropped.
+/// `text` as XML 1.0 character data or attribute text (every SVG text and
+/// attribute from a trace, a GPU spec or a user goes through here): the
+/// XML special characters replaced by entities; control characters other
+/// than tab and newline, and the non-characters U+FFFE and U+FFFF (none of
+/// them allowed in XML 1.0, so a parser would refuse the file) dropped.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
@@ -724,7 +727,7 @@ pub(crate) fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\t' | '\n' => out.push(ch),
-            c if c.is_control() => {}
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
             c => out.push(c),
         }
     }
@@ -974,5 +977,9 @@ mod tests {
         assert_eq!(decade_label(2, true), "100");
         assert_eq!(decade_label(2, false), "1e2");
         assert_eq!(escape("a<b>&'\""), "a&lt;b&gt;&amp;&apos;&quot;");
+        assert_eq!(
+            escape("H\u{ffff}1\u{fffe}0\u{0}\u{1b}\u{7f}\u{85}\r0\u{fffd}"),
+            "H100\u{fffd}"
+        );
     }
 }

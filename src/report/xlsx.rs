@@ -325,7 +325,8 @@ fn column_widths(sheet: &Table, styles: &[ColumnStyle]) -> Vec<usize> {
 /// Excel-valid, case-insensitively unique worksheet names for `names`.
 ///
 /// A name that is already valid and not taken by an earlier sheet is kept as
-/// it is. Otherwise the characters `[]:*?/\` become `_`, leading and trailing
+/// it is. Otherwise the characters `[]:*?/\`, control characters, U+FFFE
+/// and U+FFFF become `_`, leading and trailing
 /// apostrophes are dropped, an empty name becomes `Sheet`, the reserved
 /// `History` gets a `_` appended, the name is cut to 31 UTF-16 units, and a
 /// suffix `_2`, `_3`, ... is added when it clashes with another sheet.
@@ -358,11 +359,21 @@ pub fn worksheet_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Stri
     out.into_iter().map(Option::unwrap_or_default).collect()
 }
 
+/// Whether `c` may not be in a worksheet name: Excel's forbidden
+/// characters, and those XML 1.0 cannot hold (a sheet name is an XML
+/// attribute, which has no `_xHHHH_` escape).
+fn is_bad_name_char(c: char) -> bool {
+    matches!(
+        c,
+        '[' | ']' | ':' | '*' | '?' | '/' | '\\' | '\u{fffe}' | '\u{ffff}'
+    ) || c.is_control()
+}
+
 /// Whether Excel accepts `name` as a worksheet name as it is.
 fn is_valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.encode_utf16().count() <= MAX_NAME_UNITS
-        && !name.contains(['[', ']', ':', '*', '?', '/', '\\'])
+        && !name.contains(is_bad_name_char)
         && !name.starts_with('\'')
         && !name.ends_with('\'')
         && !name.eq_ignore_ascii_case("history")
@@ -372,10 +383,7 @@ fn is_valid_name(name: &str) -> bool {
 fn repair_name(name: &str) -> String {
     let replaced: String = name
         .chars()
-        .map(|c| match c {
-            '[' | ']' | ':' | '*' | '?' | '/' | '\\' => '_',
-            c => c,
-        })
+        .map(|c| if is_bad_name_char(c) { '_' } else { c })
         .collect();
     let mut s = cut_units(replaced.trim_matches('\''), MAX_NAME_UNITS)
         .trim_end_matches('\'')
@@ -657,11 +665,17 @@ mod tests {
     #[test]
     fn names_repaired() {
         let long = "abcdefghijklmnopqrstuvwxyz0123456789";
-        let n = worksheet_names(["a[b]:c*d?e/f\\g", "", "'quoted'", "History", long]);
+        let n = worksheet_names([
+            "a[b]:c*d?e/f\\g\u{1}\u{ffff}\n",
+            "",
+            "'quoted'",
+            "History",
+            long,
+        ]);
         assert_eq!(
             n,
             [
-                "a_b__c_d_e_f_g",
+                "a_b__c_d_e_f_g___",
                 "Sheet",
                 "quoted",
                 "History_",

@@ -4,6 +4,7 @@
 use super::{heading, line, lines_page, section, shown};
 use crate::analysis::commands::collectives::{CollectiveReport, Mode};
 use crate::names::{col, sheet};
+use crate::report::markdown::{Place, name};
 use crate::report::{Block, Page};
 use crate::table::Value;
 
@@ -11,7 +12,10 @@ use crate::table::Value;
 /// latency, bus bandwidth, skew, slowest ranks) and the stragglers.
 pub fn page(report: &CollectiveReport, title: &str) -> Page {
     let mut p = Page {
-        blocks: vec![heading(2, format!("tracelens collectives: {title}"))],
+        blocks: vec![heading(
+            2,
+            format!("tracelens collectives: {}", name(title, Place::Prose)),
+        )],
         trailing_blank: true,
     };
     let mode = match report.mode {

@@ -5,7 +5,7 @@
 use super::verdict::MARKDOWN_LIMIT;
 use super::{heading, line};
 use crate::analysis::commands::diff::{DivergencePoint, PointTotals, TraceDiff};
-use crate::report::markdown::{code, plain};
+use crate::report::markdown::{Place, code, name};
 use crate::report::{Align, Block, Grid, Page, Record};
 
 /// Default number of points listed.
@@ -39,13 +39,17 @@ fn full_page(d: &TraceDiff, base: &str, variant: &str, top: usize) -> Page {
     let mut blocks = vec![
         heading(
             2,
-            format!("tracelens diff: {} vs {}", plain(base), plain(variant)),
+            format!(
+                "tracelens diff: {} vs {}",
+                name(base, Place::Prose),
+                name(variant, Place::Prose)
+            ),
         ),
         line(format!(
             "Merged call tree: {} nodes — {both} matched, {only1} in **{}** only, {only2} in **{}** only.",
             d.merged.nodes.len(),
-            plain(base),
-            plain(variant)
+            name(base, Place::Prose),
+            name(variant, Place::Prose)
         )),
     ];
     if d.identical {
@@ -104,8 +108,8 @@ fn points_grid(shown: &[DivergencePoint], base: &str, variant: &str) -> Grid {
             ]
         })
         .collect();
-    let b = plain(base).replace('|', "\\|");
-    let v = plain(variant).replace('|', "\\|");
+    let b = name(base, Place::Cell);
+    let v = name(variant, Place::Cell);
     Grid {
         header: vec![
             "#".into(),

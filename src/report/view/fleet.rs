@@ -5,6 +5,7 @@ use super::{heading, line, lines_page, section, shown};
 use crate::analysis::commands::fleet::{FleetReport, MetricChange, Outlier, StepMetric};
 use crate::names::fleet::sheet;
 use crate::report::heatmap::Heatmap;
+use crate::report::markdown::{Place, name, text};
 use crate::report::{Align, Block, Grid, Page};
 
 /// The heatmaps of the grid: busy, idle and exposed communication per rank
@@ -38,9 +39,10 @@ pub fn heatmaps(r: &FleetReport) -> Vec<Heatmap> {
         .collect()
 }
 
-fn describe(o: &Outlier) -> String {
+/// An outlier in one line, its trace's name shown by `show`.
+fn describe(o: &Outlier, show: impl Fn(&str) -> String) -> String {
     let what = match (o.kind, o.rank, o.step) {
-        ("rank", Some(r), _) => format!("rank {r} ({})", o.trace.as_deref().unwrap_or("?")),
+        ("rank", Some(r), _) => format!("rank {r} ({})", show(o.trace.as_deref().unwrap_or("?"))),
         (_, _, Some(s)) => format!("step {s}"),
         _ => o.kind.to_string(),
     };
@@ -94,7 +96,10 @@ fn change_grid(changes: &[MetricChange]) -> Grid {
 /// the slowest ops and kernels across traces, and the job's stragglers.
 pub fn page(r: &FleetReport, title: &str) -> Page {
     let mut p = Page {
-        blocks: vec![heading(2, format!("tracelens fleet: {title}"))],
+        blocks: vec![heading(
+            2,
+            format!("tracelens fleet: {}", name(title, Place::Prose)),
+        )],
         trailing_blank: true,
     };
     p.blocks.push(line(format!(
@@ -114,7 +119,11 @@ pub fn page(r: &FleetReport, title: &str) -> Page {
         ));
     } else {
         p.blocks.push(Block::Bullets(
-            r.outliers.iter().take(20).map(describe).collect(),
+            r.outliers
+                .iter()
+                .take(20)
+                .map(|o| describe(o, |t| name(t, Place::Prose)))
+                .collect(),
         ));
     }
     if let Some(c) = &r.changes {
@@ -154,7 +163,7 @@ pub fn page(r: &FleetReport, title: &str) -> Page {
             // Its heading is the command's; the rest is the section.
             p.blocks.extend(sub.blocks.into_iter().skip(1));
         }
-        (None, Some(why)) => p.blocks.push(line(format!("Left out: {why}."))),
+        (None, Some(why)) => p.blocks.push(line(format!("Left out: {}.", text(why)))),
         (None, None) => {}
     }
     p
@@ -173,7 +182,7 @@ pub fn terminal(r: &FleetReport) -> Page {
         r.outliers
             .iter()
             .take(5)
-            .map(|o| format!("  {}", describe(o))),
+            .map(|o| format!("  {}", describe(o, str::to_string))),
     );
     if let Some(c) = &r.collectives {
         lines.push(format!(

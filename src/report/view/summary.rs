@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use super::{heading, line, lines_page, section, shown};
 use crate::analysis::Report;
 use crate::names::{col, row, sheet};
+use crate::report::markdown::{Place, code_span, name as md_name};
 use crate::report::{Block, Page};
 use crate::table::{Column, RowRef, Table, Value};
 
@@ -119,8 +120,10 @@ fn gpus_phrase(n: usize) -> String {
 /// keep them whole.
 pub fn page(report: &Report, title: &str) -> Page {
     let mut p = Page::default();
-    p.blocks
-        .push(heading(2, format!("tracelens report: {title}")));
+    p.blocks.push(heading(
+        2,
+        format!("tracelens report: {}", md_name(title, Place::Prose)),
+    ));
     timeline_section(&mut p, report);
     if let Some((c, t)) = categories(report) {
         let cols = [
@@ -180,8 +183,12 @@ fn replay_hint(p: &mut Page, report: &Report, title: &str) {
             let uid = r.get(uid).as_f64()?;
             let shape = shape_text(r.get(dims).as_str().unwrap_or(""));
             Some(format!(
-                "`tracelens replay {title} --uid {uid}`: {} {shape}",
-                r.get(name).as_str()?
+                "{}: {} {shape}",
+                code_span(
+                    &format!("tracelens replay {title} --uid {uid}"),
+                    Place::Prose
+                ),
+                md_name(r.get(name).as_str()?, Place::Prose)
             ))
         })
         .collect();
@@ -189,7 +196,8 @@ fn replay_hint(p: &mut Page, report: &Report, title: &str) {
         return;
     }
     p.blocks.push(line(format!(
-        "Reproduce the top ops without the model (random inputs of the recorded shapes through the same ATen call): `tracelens replay {title} --top 10`, or one op:"
+        "Reproduce the top ops without the model (random inputs of the recorded shapes through the same ATen call): {}, or one op:",
+        code_span(&format!("tracelens replay {title} --top 10"), Place::Prose)
     )));
     p.blocks.push(Block::Bullets(items));
 }
@@ -300,10 +308,11 @@ fn above_roofline(top: &Table) -> Vec<String> {
                 .get_named(col::NAME)
                 .map_or(String::new(), Value::csv_text);
             let shape = r.get_named(SHAPE).map_or(String::new(), Value::csv_text);
+            let name = code_span(&name, Place::Prose);
             if shape.is_empty() {
-                format!("`{name}`")
+                name
             } else {
-                format!("`{name}` ({shape})")
+                format!("{name} ({})", md_name(&shape, Place::Prose))
             }
         })
         .collect()

@@ -8,7 +8,7 @@ use crate::analysis::commands::compare::{
     Verdict, fmt_pct,
 };
 use crate::names::row;
-use crate::report::markdown::{code, page_text, plain};
+use crate::report::markdown::{Place, code, name, page_text, text as md_text};
 use crate::report::{Align, Block, Grid, Page, Record};
 
 /// Upper bound on the size of the Markdown of [`page`], in bytes (GitHub
@@ -67,9 +67,9 @@ fn verdict_badge(v: Verdict) -> &'static str {
     }
 }
 
-/// A report's tag for a table header: one line, `|` escaped.
+/// A report's tag for a table header, shown literally.
 fn header_tag(tag: &str) -> String {
-    plain(tag).replace('|', "\\|")
+    name(tag, Place::Cell)
 }
 
 fn opt_ms(x: Option<f64>) -> String {
@@ -104,8 +104,12 @@ fn full_page(g: &Gate, rows: usize) -> Page {
             format!(
                 "**Verdict: {}** — baseline **{}** vs **{}**.",
                 g.verdict.as_str(),
-                plain(&g.baseline.name),
-                plain(&names.join("**, **"))
+                name(&g.baseline.name, Place::Prose),
+                names
+                    .iter()
+                    .map(|n| name(n, Place::Prose))
+                    .collect::<Vec<_>>()
+                    .join("**, **")
             ),
             gate_line,
         ]),
@@ -126,21 +130,21 @@ fn variant_blocks(blocks: &mut Vec<Block>, c: &VariantGate, base: &str, rows: us
         3,
         format!(
             "{} vs {}: {}",
-            plain(var),
-            plain(base),
+            name(var, Place::Prose),
+            name(base, Place::Prose),
             verdict_badge(c.verdict)
         ),
     ));
-    let mut bullets: Vec<String> = c.reasons.iter().map(|r| plain(r)).collect();
+    let mut bullets: Vec<String> = c.reasons.iter().map(|r| md_text(r)).collect();
     if let Some(ops) = &c.ops {
         let u = &ops.unmatched;
         bullets.push(format!(
             "ops compared: {}; only in {}: {} ({:.1}% of its op time), only in {}: {} ({:.1}%)",
             ops.compared,
-            plain(base),
+            name(base, Place::Prose),
             u.baseline_only_count,
             u.baseline_only_pct,
-            plain(var),
+            name(var, Place::Prose),
             u.variant_only_count,
             u.variant_only_pct
         ));
