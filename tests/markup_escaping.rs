@@ -385,6 +385,7 @@ fn svg_and_xlsx_are_well_formed_with_odd_gpu_op_and_kernel_names() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&plots)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
         .collect();
     files.sort();
     let gemm = std::fs::read_to_string(plots.join("GEMM.svg")).unwrap();
