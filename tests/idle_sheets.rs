@@ -365,3 +365,104 @@ fn idle_gaps_only_with_idle_details() {
     assert!(csv.join("idle_breakdown.csv").is_file());
     assert!(!csv.join("idle_gaps.csv").exists());
 }
+
+/// The `.item()` pattern: K0 [4, 150]; aten::_local_scalar_dense [5, 159]
+/// queues a copy to pinned memory ([150, 155]) and waits in
+/// cudaStreamSynchronize [9, 158]; K2 is launched at 165 and runs at 172.
+/// K0 → copy: 0 µs, launched early: kernel wait. Copy → K2: 155 → 172 =
+/// 17 µs host wait, the host in the stream sync: sync, in the op.
+#[test]
+fn a_stream_sync_inside_an_op_is_a_sync() {
+    let mut t = Trace::default();
+    t.op("aten::a", 0.0, 4.0).kernel((1.0, 1.0), (4.0, 146.0));
+    t.op("aten::_local_scalar_dense", 5.0, 154.0).gpu(
+        ("cudaMemcpyAsync", 6.0, 3.0),
+        "gpu_memcpy",
+        "Memcpy DtoH (Device -> Pinned)",
+        (150.0, 5.0),
+    );
+    t.call("cudaStreamSynchronize", 9.0, 149.0);
+    t.op("aten::b", 160.0, 20.0)
+        .kernel((165.0, 3.0), (172.0, 8.0));
+    let [b, c, top, _] = t.sheets();
+    assert_eq!(
+        b.column("idle_category"),
+        ["host_wait", "kernel_wait", "other"]
+    );
+    assert_eq!(causes(&c), [cause("sync", "1", "0.017")]);
+    assert_eq!(top.cell(0, "host_call"), "cudaStreamSynchronize");
+    assert_eq!(top.cell(0, "host_op"), "aten::_local_scalar_dense");
+}
+
+/// An async copy that blocks because its memory is pageable: the host is
+/// in cudaMemcpyAsync [6, 157] when its copy [150, 155] ends; K2 launched
+/// at 165 runs at 172: 17 µs host wait, a blocking copy. The same trace
+/// with pinned memory (the copy does not block) reads as a long launch.
+#[test]
+fn an_async_copy_blocks_only_with_pageable_memory() {
+    for (memory, want) in [("Pageable", "blocking_copy"), ("Pinned", "long_launch")] {
+        let mut t = Trace::default();
+        t.op("aten::a", 0.0, 4.0).kernel((1.0, 1.0), (4.0, 146.0));
+        t.op("aten::copy_", 5.0, 154.0).gpu(
+            ("cudaMemcpyAsync", 6.0, 151.0),
+            "gpu_memcpy",
+            &format!("Memcpy DtoH (Device -> {memory})"),
+            (150.0, 5.0),
+        );
+        t.op("aten::b", 160.0, 20.0)
+            .kernel((165.0, 3.0), (172.0, 8.0));
+        let [_, c, top, _] = t.sheets();
+        assert_eq!(causes(&c), [cause(want, "1", "0.017")], "{memory}");
+        assert_eq!(top.cell(0, "host_call"), "cudaMemcpyAsync", "{memory}");
+    }
+}
+
+/// Another runtime call: K1 [3, 10]; the host is in cudaMalloc [6, 90]
+/// (inside aten::empty) at 10; K2 launched at 105 runs at 110: 100 µs,
+/// other_runtime_call.
+#[test]
+fn an_allocation_is_another_runtime_call() {
+    let mut t = Trace::default();
+    t.op("aten::a", 0.0, 5.0).kernel((1.0, 1.0), (3.0, 7.0));
+    t.op("aten::empty", 5.0, 95.0).call("cudaMalloc", 6.0, 84.0);
+    t.op("aten::b", 100.0, 20.0)
+        .kernel((105.0, 3.0), (110.0, 5.0));
+    let [_, c, top, _] = t.sheets();
+    assert_eq!(causes(&c), [cause("other_runtime_call", "1", "0.1")]);
+    assert_eq!(top.cell(0, "host_call"), "cudaMalloc");
+    assert_eq!(top.cell(0, "host_op"), "aten::empty");
+}
+
+/// Ops that cover little of the window are no evidence: K1 [3, 10] ends
+/// inside aten::a [0, 12]; nothing runs until aten::b [90, 100], whose
+/// launch at 92 (2 µs) starts K2 at 95. Gap 85 µs; the ops cover 2 + 2 of
+/// the 82 µs from 10 to 92: unknown (the host was in aten::a at 10).
+#[test]
+fn untraced_host_time_is_unknown() {
+    let mut t = Trace::default();
+    t.op("aten::a", 0.0, 12.0).kernel((1.0, 2.0), (3.0, 7.0));
+    t.op("aten::b", 90.0, 10.0).kernel((92.0, 2.0), (95.0, 5.0));
+    let [_, c, top, _] = t.sheets();
+    assert_eq!(causes(&c), [cause("unknown", "1", "0.085")]);
+    assert_eq!(top.cell(0, "host_op"), "aten::a");
+}
+
+/// `idle_top_gaps` keeps the 10 longest host-wait gaps, longest first:
+/// 13 kernels of 5 µs, each launched 2 µs before it starts and 40 + i µs
+/// after the previous one ended (gap i = 42 + i µs, i = 1..12).
+#[test]
+fn top_gaps_are_the_ten_longest() {
+    let mut t = Trace::default();
+    t.op("aten::a", 0.0, 2000.0);
+    let mut start = 10.0;
+    for i in 0..13 {
+        if i > 0 {
+            start += 5.0 + 42.0 + i as f64;
+        }
+        t.kernel((start - 2.0, 1.0), (start, 5.0));
+    }
+    let [_, c, top, _] = t.sheets();
+    assert_eq!(c.cell(0, "gaps"), "12");
+    let want: Vec<String> = (3..=12).rev().map(|i| format!("{}.0", 42 + i)).collect();
+    assert_eq!(top.column("gap (µs)"), want);
+}
