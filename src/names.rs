@@ -34,6 +34,15 @@ pub mod sheet {
     /// The reference's per-op table (not written by `report`; a `compare`
     /// input when a reference report has it).
     pub const OPS_ALL: &str = "ops_all";
+    /// Idle time per GPU stream by HTA's categories (host wait, kernel
+    /// wait, other), HTA's figures and exact ones.
+    pub const IDLE_BREAKDOWN: &str = "idle_breakdown";
+    /// Host-wait idle time per stream by cause.
+    pub const IDLE_CAUSES: &str = "idle_causes";
+    /// The longest host-wait gaps, with what the host was doing.
+    pub const IDLE_TOP_GAPS: &str = "idle_top_gaps";
+    /// One row per gap between GPU events (`--idle-details`).
+    pub const IDLE_GAPS: &str = "idle_gaps";
 
     // --- The JAX report (also `gpu_timeline`) ---
 
@@ -473,6 +482,61 @@ pub mod col {
     pub const OUT_SPLIT_SIZE: &str = "Out split size";
     /// CUDA/HIP stream.
     pub const STREAM: &str = "stream";
+
+    // --- The idle sheets (`idle_breakdown`, `idle_causes`, the gap rows) ---
+
+    /// HTA's idle category of a gap (`host_wait`, `kernel_wait`, `other`).
+    pub const IDLE_CATEGORY: &str = "idle_category";
+    /// HTA's idle time, µs, from events rounded to whole µs.
+    pub const HTA_IDLE_TIME: &str = "idle_time";
+    /// HTA's share of the stream's idle time (2 decimals).
+    pub const IDLE_TIME_RATIO: &str = "idle_time_ratio";
+    /// GPU events charged with the category under HTA's rules.
+    pub const IDLE_KERNELS: &str = "kernels";
+    /// Our idle time, µs, from exact times over the whole trace.
+    pub const IDLE_TIME_EXACT_US: &str = "idle_time_exact (µs)";
+    /// Our share of the stream's idle time.
+    pub const IDLE_TIME_RATIO_EXACT: &str = "idle_time_ratio_exact";
+    /// GPU events charged with the category under our rules.
+    pub const IDLE_KERNELS_EXACT: &str = "kernels_exact";
+    /// Why the host was late (`sync`, `blocking_copy`, …).
+    pub const IDLE_CAUSE: &str = "cause";
+    /// Number of gaps.
+    pub const IDLE_GAPS: &str = "gaps";
+    /// Idle time, ms.
+    pub const IDLE_TIME_MS: &str = "idle_time (ms)";
+    /// Share of the stream's host-wait time, %.
+    pub const PCT_OF_HOST_WAIT: &str = "pct_of_host_wait";
+    /// The gap's category under HTA's rules.
+    pub const IDLE_CATEGORY_HTA: &str = "idle_category_hta";
+    /// Where the gap starts, trace time, µs.
+    pub const GAP_START_TS_US: &str = "gap_start_ts (µs)";
+    /// The gap's length, µs, exact.
+    pub const GAP_US: &str = "gap (µs)";
+    /// The gap's length, µs, under HTA's rules.
+    pub const GAP_HTA_US: &str = "gap_hta (µs)";
+    /// UID of the GPU event before the gap.
+    pub const PREV_KERNEL_UID: &str = "prev_kernel_uid";
+    /// The GPU event after the gap.
+    pub const NEXT_KERNEL: &str = "next_kernel";
+    /// Its UID.
+    pub const NEXT_KERNEL_UID: &str = "next_kernel_uid";
+    /// Its launch call.
+    pub const LAUNCH: &str = "launch";
+    /// The launch call's UID.
+    pub const LAUNCH_UID: &str = "launch_uid";
+    /// The runtime call that shows the cause.
+    pub const HOST_CALL: &str = "host_call";
+    /// Its UID.
+    pub const HOST_CALL_UID: &str = "host_call_uid";
+    /// The CPU op the host was in when the gap began.
+    pub const HOST_OP: &str = "host_op";
+    /// Its UID.
+    pub const HOST_OP_UID: &str = "host_op_uid";
+    /// The Python frame the host was in when the gap began.
+    pub const PYTHON_FRAME: &str = "python_frame";
+    /// Its UID.
+    pub const PYTHON_FRAME_UID: &str = "python_frame_uid";
     /// Kernel start, µs.
     pub const TS: &str = "ts";
     /// Kernel duration, µs.
@@ -892,6 +956,10 @@ mod tests {
             sheet::SHORT_KERNELS_SUMMARY,
             sheet::COLL_ANALYSIS,
             sheet::OPS_ALL,
+            sheet::IDLE_BREAKDOWN,
+            sheet::IDLE_CAUSES,
+            sheet::IDLE_TOP_GAPS,
+            sheet::IDLE_GAPS,
             sheet::GEMM,
             sheet::SDPA_FWD,
             sheet::SDPA_BWD,

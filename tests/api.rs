@@ -35,6 +35,9 @@ fn analyze_returns_the_report_sheets_in_order() {
             "kernel_summary",
             "short_kernel_histogram",
             "short_kernels_summary",
+            "idle_breakdown",
+            "idle_causes",
+            "idle_top_gaps",
         ]
     );
     assert!(report.timeline.is_some());

@@ -41,7 +41,7 @@ fn inference_layout_sheets_and_op_headers() {
     r.assert_ok();
     // Oracle: the same ten sheets; no kernel summaries, no coll_analysis,
     // `Normalization_fwd`, and no `CONV_bwd` (the inference script writes
-    // no backward sheet).
+    // no backward sheet); plus our idle sheets, in every PyTorch report.
     assert_eq!(
         sheets(&csv),
         [
@@ -51,6 +51,9 @@ fn inference_layout_sheets_and_op_headers() {
             "InferenceAttention_fwd",
             "Normalization_fwd",
             "gpu_timeline",
+            "idle_breakdown",
+            "idle_causes",
+            "idle_top_gaps",
             "ops_summary",
             "ops_summary_by_category",
             "ops_unique_args",

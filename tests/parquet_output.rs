@@ -195,7 +195,7 @@ fn parquet_alone_writes_only_the_parquet_folder() {
         .current_dir(tmp.path())
         .args(["report", "t.json", "--parquet", "pq"]));
     r.assert_ok();
-    assert!(r.stdout.contains("pq/ (10 Parquet sheets)"), "{}", r.stdout);
+    assert!(r.stdout.contains("pq/ (13 Parquet sheets)"), "{}", r.stdout);
     assert_eq!(entries(tmp.path()), ["pq", "t.json"]);
     assert!(stems(&tmp.path().join("pq"), "parquet").len() >= 7);
 }

@@ -59,6 +59,10 @@ pub struct ReportOptions {
     /// the report; anything that reads cells must call
     /// [`crate::table::Table::held`] first. Off by default.
     pub deferred_sheets: bool,
+    /// Add `idle_gaps`, one row per gap between a stream's GPU events
+    /// (`--idle-details`); the trace is then loaded with its Python frames
+    /// for the gap rows' `python_frame`. Off by default.
+    pub idle_details: bool,
 }
 
 /// Options of the reference's inference report
@@ -128,6 +132,7 @@ impl Default for ReportOptions {
             inference: InferenceOptions::default(),
             kernel_categories: None,
             deferred_sheets: false,
+            idle_details: false,
         }
     }
 }

@@ -63,6 +63,13 @@ impl AnalyzeOptions<'_> {
         self.capture_dir.is_some() || self.report.inference.needs_python_frames()
     }
 
+    /// Whether the loaded trace keeps its python frames: the call tree's
+    /// and the idle gap rows' (`--idle-details`), which read them without
+    /// putting them in the tree.
+    fn load_python_frames(&self) -> bool {
+        self.python_frames() || self.report.idle_details
+    }
+
     fn step(&self, step: Step) {
         if let Some(p) = self.progress {
             p(step);
@@ -112,6 +119,11 @@ fn analyze_loaded(
     opts.step(Step::Loading);
     let needs = if opts.python_frames() {
         Needs::ALL
+    } else if opts.load_python_frames() {
+        Needs {
+            python_frames: true,
+            ..report_needs()
+        }
     } else {
         report_needs()
     };

@@ -56,6 +56,11 @@ pub(crate) struct ReportArgs {
     /// Count GPU events without a host launch in gpu_timeline too.
     #[arg(long)]
     include_unlinked_kernels: bool,
+    /// Add the idle_gaps sheet: one row per gap between a stream's GPU
+    /// events, with its category, cause and what the host was doing (the
+    /// trace's Python frames are read for it).
+    #[arg(long)]
+    idle_details: bool,
     /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
     /// or a JSON file in the reference's schema.
     #[arg(long, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
@@ -172,6 +177,7 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
         inference: inference_options(a),
         kernel_categories: kernel_categories(a)?,
         deferred_sheets: false,
+        idle_details: a.idle_details,
     })
 }
 

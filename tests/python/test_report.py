@@ -102,6 +102,21 @@ def test_options_are_the_commands_flags(tmp_path):
     assert "ops_summary" in tracelens.report(trace, include_unlinked_kernels=True)
 
 
+def test_idle_breakdown_is_a_sheet(tmp_path):
+    # example.json's stream 7: HTA's split (events rounded to whole µs)
+    # beside the exact one; the gap rows only with idle_details.
+    trace = TESTDATA / "example.json"
+    report = tracelens.report(trace)
+    idle = report["idle_breakdown"]
+    assert list(idle.columns[:4]) == ["stream", "idle_category", "idle_time", "idle_time_ratio"]
+    assert list(idle["idle_category"]) == ["host_wait", "kernel_wait", "other"]
+    assert list(idle["idle_time"]) == [149.0, 2.0, 0.0]
+    assert list(idle["idle_time_exact (µs)"]) == [148.5, 3.0, 0.0]
+    assert "idle_gaps" not in report.sheet_names
+    detailed = tracelens.report(trace, idle_details=True)
+    assert len(detailed["idle_gaps"]) == 4
+
+
 def test_errors_are_the_commands_lines(tmp_path):
     with pytest.raises(tracelens.TracelensError, match="no such file"):
         tracelens.report(tmp_path / "missing.json")

@@ -12,11 +12,17 @@
 //! - [`op_metrics`]: an op instance's kernel time, FLOPs, bytes and
 //!   roofline figures;
 //! - [`pseudo`]: the pseudo ops of `--pseudo-ops`;
-//! - [`callstack`]: module chains and frame chains of the inference options.
+//! - [`callstack`]: module chains and frame chains of the inference options;
+//! - [`idle`]: the gaps of each GPU stream, split as HTA splits them;
+//! - [`idle_causes`]: why the host was late for each host-wait gap;
+//! - [`idle_sheets`]: the idle sheets.
 
 pub mod attribution;
 pub mod callstack;
 pub mod context;
+pub mod idle;
+pub mod idle_causes;
+pub mod idle_sheets;
 pub mod kernel_category_sheet;
 pub mod kernels;
 pub mod op_metrics;
@@ -45,7 +51,7 @@ use ops::LauncherRow;
 pub const REPORT_NEEDS: Needs = Needs::EVENTS;
 
 /// The passes of the PyTorch report, in the order of their sheets.
-fn report_passes<'a>() -> [Pass<Context<'a>>; 9] {
+fn report_passes<'a>() -> [Pass<Context<'a>>; 10] {
     [
         Pass {
             name: sheet::GPU_TIMELINE,
@@ -82,6 +88,10 @@ fn report_passes<'a>() -> [Pass<Context<'a>>; 9] {
         Pass {
             name: sheet::COLL_ANALYSIS,
             run: coll_analysis_pass,
+        },
+        Pass {
+            name: sheet::IDLE_BREAKDOWN,
+            run: idle_pass,
         },
     ]
 }
@@ -178,4 +188,9 @@ fn coll_analysis_pass(cx: &Context) -> PassOutput {
         return PassOutput::default();
     }
     collectives::coll_analysis(cx.trace).into()
+}
+
+/// The idle sheets, when there are GPU events on streams.
+fn idle_pass(cx: &Context) -> PassOutput {
+    idle_sheets::sheets(cx).into()
 }
