@@ -267,7 +267,7 @@ pub fn code_span(s: &str, place: Place) -> String {
 
 /// A name (an op, kernel, file, tag, GPU, category: any text from a trace
 /// or a user) as Markdown that shows it literally: as it is when it holds
-/// no markup ([`is_plain`]; ordinary names), else as a [`code_span`].
+/// no markup (ordinary names), else as a [`code_span`].
 pub fn name(s: &str, place: Place) -> String {
     let one = one_line(s);
     if is_plain(&one) {
