@@ -10,20 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Run, files_under, run, testdata, tracelens};
-
-/// A fresh folder holding a copy of `testdata/example.json` as `t.json`.
-fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let trace = tmp.path().join("t.json");
-    fs::copy(testdata("example.json"), &trace).unwrap();
-    (tmp, trace)
-}
-
-/// `tracelens ARGS` run in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    run(tracelens().current_dir(dir).args(args))
-}
+use common::{example_in_tempdir, files_under, run, run_in, testdata, tracelens};
 
 /// Every path under `dir` that a run must never leave behind.
 fn leftovers(dir: &Path) -> Vec<PathBuf> {
@@ -52,7 +39,7 @@ fn names(dir: &Path) -> Vec<String> {
 #[test]
 fn a_directory_target_fails_the_run_before_any_file_moves() {
     // The reproducer: `mkdir t/x.xlsx; report --csv t/csv -o t/x.xlsx`.
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     fs::create_dir(d.join("x.xlsx")).unwrap();
     run_in(d, &["report", "t.json", "--csv", "csv", "-o", "x.xlsx"])
@@ -67,7 +54,7 @@ fn a_directory_target_fails_the_run_before_any_file_moves() {
 
 #[test]
 fn a_failed_rerun_keeps_the_previous_outputs_intact() {
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     let args = ["report", "t.json", "--csv", "csv", "-o", "r.xlsx", "-q"];
     run_in(d, &args).assert_ok();
@@ -85,7 +72,7 @@ fn a_failed_rerun_keeps_the_previous_outputs_intact() {
 
 #[test]
 fn a_rerun_into_a_csv_folder_replaces_its_sheets_as_a_unit() {
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     let csv = d.join("csv");
     // The earlier run writes ten sheets; this one, on a CPU-only trace,
@@ -117,7 +104,7 @@ fn a_rerun_into_a_csv_folder_replaces_its_sheets_as_a_unit() {
 
 #[test]
 fn outputs_overwriting_an_input_or_each_other_are_refused() {
-    let (tmp, trace) = setup();
+    let (tmp, trace) = example_in_tempdir();
     let d = tmp.path();
     let original = fs::read(&trace).unwrap();
     let report = |extra: &[&str]| {
@@ -207,7 +194,7 @@ fn interrupt_report(d: &Path, signal: &str) -> Option<i32> {
 #[cfg(unix)]
 #[test]
 fn sigterm_and_sigint_leave_no_staged_file_and_no_new_output() {
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     assert_eq!(interrupt_report(d, "TERM"), Some(143));
     assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));

@@ -8,7 +8,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{csv_text, run, testdata, tracelens};
 
@@ -26,19 +25,14 @@ const COLLECTIVE_SHEETS: [&str; 6] = [
 /// `tools/synth_fleet.py SRC OUT ARGS…`.
 #[cfg(not(no_python3))]
 fn synth(src: &Path, out: &Path, args: &[&str]) {
-    let o = Command::new("python3")
-        .arg(common::root().join("tools/synth_fleet.py"))
-        .arg(src)
-        .arg(out)
-        .args(args)
-        .args(["--jobs", "2"])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        o.status.success(),
-        "synth_fleet.py failed: {}",
-        String::from_utf8_lossy(&o.stderr)
+    let mut all: Vec<std::ffi::OsString> = vec![common::root().join("tools/synth_fleet.py").into()];
+    all.extend([src.into(), out.into()]);
+    all.extend(
+        args.iter()
+            .chain(&["--jobs", "2"])
+            .map(std::ffi::OsString::from),
     );
+    common::python3(&all);
 }
 
 /// `tracelens summarize DIR --out SUMMARIES`; returns the summaries folder.

@@ -22,6 +22,7 @@ mod common;
 #[path = "common/hostile_zip.rs"]
 mod hostile_zip;
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -371,17 +372,9 @@ impl ScriptCheck {
             \x20       compile(open(f, encoding='utf-8').read(), f, 'exec')\n\
             \x20   except Exception as e:\n\
             \x20       print(i, repr(e).replace(chr(10), ' '))\n";
-        let out = std::process::Command::new("python3")
-            .args(["-c", CHECK])
-            .args(&files)
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut args: Vec<OsString> = vec!["-c".into(), CHECK.into()];
+        args.extend(files.iter().map(|f| f.as_os_str().to_owned()));
+        for line in common::python3(&args).lines() {
             let (i, why) = line.split_once(' ').unwrap_or((line, ""));
             if let Some((round, name, input, _)) =
                 i.parse::<usize>().ok().and_then(|i| batch.get(i))

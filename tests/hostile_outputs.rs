@@ -24,18 +24,13 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{MANIFEST, Run, all_entries, entries, run, testdata, tracelens};
-
-/// `tracelens ARGS` run in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    run(tracelens().current_dir(dir).args(args))
-}
+use common::{
+    MANIFEST, Run, all_entries, entries, example_in_tempdir, run, run_in, testdata, tracelens,
+};
 
 /// A fresh folder holding `testdata/example.json` as `t.json`.
 fn setup() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    fs::copy(testdata("example.json"), tmp.path().join("t.json")).unwrap();
-    tmp
+    example_in_tempdir().0
 }
 
 fn c_path(p: &Path) -> CString {
@@ -426,6 +421,22 @@ fn sheets_of(trace: &str) -> BTreeMap<String, Vec<u8>> {
     common::read_dir_bytes(&csv)
 }
 
+/// `tracelens report testdata/TRACE --csv OUT -q` started with `env` set.
+fn report_csv_child(trace: &str, out: &Path, env: &[(&str, &str)]) -> Child {
+    tracelens()
+        .arg("report")
+        .arg(testdata(trace))
+        .arg("--csv")
+        .arg(out)
+        .arg("-q")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn concurrent_reports_into_one_folder_leave_one_runs_sheets() {
     let a = sheets_of("example.json");
@@ -444,19 +455,14 @@ fn concurrent_reports_into_one_folder_leave_one_runs_sheets() {
                 } else {
                     "cpu_only.json"
                 };
-                tracelens()
-                    .arg("report")
-                    .arg(testdata(trace))
-                    .arg("--csv")
-                    .arg(&out)
-                    .arg("-q")
-                    .env("TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS", "300")
-                    .env("TRACELENS_TEST_PAUSE_IN_COMMIT_MS", "100")
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                report_csv_child(
+                    trace,
+                    &out,
+                    &[
+                        ("TRACELENS_TEST_PAUSE_BEFORE_COMMIT_MS", "300"),
+                        ("TRACELENS_TEST_PAUSE_IN_COMMIT_MS", "100"),
+                    ],
+                )
             })
             .collect();
         for c in children {
@@ -482,19 +488,7 @@ fn concurrent_reports_into_a_fresh_nested_folder_all_succeed() {
     for round in 0..10 {
         let out: PathBuf = tmp.path().join(format!("r{round}/a/b/csv"));
         let children: Vec<Child> = (0..8)
-            .map(|_| {
-                tracelens()
-                    .arg("report")
-                    .arg(testdata("cpu_only.json"))
-                    .arg("--csv")
-                    .arg(&out)
-                    .arg("-q")
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
+            .map(|_| report_csv_child("cpu_only.json", &out, &[]))
             .collect();
         for c in children {
             finish(c, 120).assert_ok();

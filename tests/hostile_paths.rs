@@ -9,20 +9,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{Run, run, testdata, tracelens};
-
-/// A fresh folder holding a copy of `testdata/example.json` as `t.json`.
-fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let trace = tmp.path().join("t.json");
-    fs::copy(testdata("example.json"), &trace).unwrap();
-    (tmp, trace)
-}
-
-/// `tracelens ARGS` run in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    run(tracelens().current_dir(dir).args(args))
-}
+use common::{Run, example_in_tempdir, run, run_in, testdata, tracelens};
 
 /// The run failed with exit `code` and one stderr line naming `what`.
 fn refused(r: &Run, code: i32, what: &str) -> String {
@@ -56,7 +43,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, usize, u64)> {
 #[cfg(unix)]
 #[test]
 fn compare_refuses_an_output_folder_linked_to_its_baseline() {
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     run_in(d, &["report", "t.json", "--csv", "base", "-q"]).assert_ok();
     std::os::unix::fs::symlink(d.join("base"), d.join("link")).unwrap();
@@ -73,7 +60,7 @@ fn compare_refuses_an_output_folder_linked_to_its_baseline() {
 
 #[test]
 fn a_folder_replacement_never_removes_an_input_file() {
-    let (tmp, trace) = setup();
+    let (tmp, trace) = example_in_tempdir();
     let d = tmp.path();
     fs::copy(&trace, d.join("run.csv")).unwrap();
     fs::write(d.join("rules.csv"), "gemm: Cijk\n").unwrap();
@@ -133,7 +120,7 @@ fn a_folder_replacement_never_removes_an_input_file() {
 
 #[test]
 fn an_output_inside_an_input_folder_may_not_replace_what_is_read() {
-    let (tmp, _) = setup();
+    let (tmp, _) = example_in_tempdir();
     let d = tmp.path();
     run_in(d, &["report", "t.json", "--csv", "base", "-q"]).assert_ok();
     let before = snapshot(d);
@@ -157,7 +144,7 @@ fn an_output_inside_an_input_folder_may_not_replace_what_is_read() {
 
 #[test]
 fn summaries_stay_in_their_folder_and_fleet_keeps_them() {
-    let (tmp, trace) = setup();
+    let (tmp, trace) = example_in_tempdir();
     let d = tmp.path();
     let traces = d.join("traces");
     fs::create_dir(&traces).unwrap();

@@ -6,8 +6,8 @@
 
 mod common;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{run, testdata, tracelens};
 use serde_json::{Value as Json, json};
@@ -350,16 +350,9 @@ for f in sys.argv[1:]:
 
 fn assert_well_formed(files: &[PathBuf]) {
     assert!(!files.is_empty());
-    let out = Command::new("python3")
-        .args(["-c", XML_CHECK])
-        .args(files)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut args: Vec<OsString> = vec!["-c".into(), XML_CHECK.into()];
+    args.extend(files.iter().map(|f| f.as_os_str().to_owned()));
+    common::python3(&args);
 }
 
 #[test]

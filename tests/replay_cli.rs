@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{run, testdata, tracelens};
 
@@ -40,16 +39,9 @@ fn scripts(dir: &Path) -> Vec<PathBuf> {
 fn compile_all(dir: &Path) {
     let files = scripts(dir);
     assert!(!files.is_empty(), "no scripts in {}", dir.display());
-    let out = Command::new("python3")
-        .args(["-m", "py_compile"])
-        .args(&files)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "py_compile failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut args: Vec<std::ffi::OsString> = vec!["-m".into(), "py_compile".into()];
+    args.extend(files.iter().map(|f| f.as_os_str().to_owned()));
+    common::python3(&args);
 }
 
 #[cfg(no_python3)]

@@ -129,6 +129,35 @@ pub fn run(cmd: &mut Command) -> Run {
     run_with_stdin(cmd, &[])
 }
 
+/// Runs `python3 ARGS`, asserts that it exits 0 (its stderr in the
+/// message), and returns its stdout.
+pub fn python3<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let out = Command::new("python3")
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `tracelens ARGS` run to completion in `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    run(tracelens().current_dir(dir).args(args))
+}
+
+/// A fresh folder holding a copy of `testdata/example.json` as `t.json`,
+/// and that copy's path.
+pub fn example_in_tempdir() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("t.json");
+    std::fs::copy(testdata("example.json"), &trace).unwrap();
+    (tmp, trace)
+}
+
 /// Runs `tracelens` with the arguments of `line` (split on whitespace).
 pub fn run_cli(line: &str) -> Run {
     run(tracelens().args(line.split_whitespace()))
