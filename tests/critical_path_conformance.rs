@@ -126,9 +126,10 @@ fn span(meta: &HashMap<String, String>) -> Span {
     }
 }
 
-/// A cell as a number.
+/// A cell as a number (the reference CSVs end lines with CR LF).
 fn num(s: &str) -> f64 {
-    s.parse()
+    s.trim()
+        .parse()
         .unwrap_or_else(|_| panic!("{s:?} is not a number"))
 }
 
@@ -151,7 +152,10 @@ fn problems(
     let mut out = Vec::new();
     let count = |k: &str| -> usize { meta[k].parse().unwrap() };
     if cp.graph_nodes != count("graph_nodes") {
-        out.push(format!("graph nodes: {} vs HTA {}", cp.graph_nodes, meta["graph_nodes"]));
+        out.push(format!(
+            "graph nodes: {} vs HTA {}",
+            cp.graph_nodes, meta["graph_nodes"]
+        ));
     }
     let want: Vec<usize> = EDGE_TYPES
         .iter()
@@ -215,7 +219,12 @@ fn path_problems(cp: &CriticalPath, dir: &Path) -> Vec<String> {
         .iter()
         .map(|r| {
             let t = |n| num(&r[c(n)]);
-            (r[c("type")].clone(), t("weight"), t("begin_ts"), t("end_ts"))
+            (
+                r[c("type")].clone(),
+                t("weight"),
+                t("begin_ts"),
+                t("end_ts"),
+            )
         })
         .collect();
     let got: Vec<(String, f64, f64, f64)> = cp
