@@ -288,6 +288,9 @@ pub enum Error {
     #[error(transparent)]
     OutputPath(#[from] OutputPathError),
     /// A setting out of its range (a NaN threshold).
+    /// The critical path could not be found.
+    #[error(transparent)]
+    CriticalPath(#[from] crate::analysis::pytorch::critical_path::Failure),
     #[error(transparent)]
     Setting(#[from] SettingError),
     /// The capture folder could not be read or merged.

@@ -43,6 +43,11 @@ pub mod sheet {
     pub const IDLE_TOP_GAPS: &str = "idle_top_gaps";
     /// One row per gap between GPU events (`--idle-details`).
     pub const IDLE_GAPS: &str = "idle_gaps";
+    /// The time on a step's critical path by what bounds it (HTA's
+    /// columns; `critical-path`, `report --critical-path`).
+    pub const CRITICAL_PATH_SUMMARY: &str = "critical_path_summary";
+    /// The critical path, one row per edge.
+    pub const CRITICAL_PATH: &str = "critical_path";
 
     // --- The JAX report (also `gpu_timeline`) ---
 
@@ -482,6 +487,27 @@ pub mod col {
     pub const OUT_SPLIT_SIZE: &str = "Out split size";
     /// CUDA/HIP stream.
     pub const STREAM: &str = "stream";
+
+    // --- The critical-path sheets ---
+
+    /// What bounds the time (HTA's `bound_by`).
+    pub const BOUND_BY: &str = "bound_by";
+    /// Time, µs (HTA's rounded clock).
+    pub const CP_DURATION_US: &str = "duration_us";
+    /// Share of the path's time, %.
+    pub const PCT_OF_PATH_DURATION: &str = "pct_of_path_duration";
+    /// Position on the path.
+    pub const CP_POSITION: &str = "position";
+    /// HTA's edge type.
+    pub const CP_EDGE_TYPE: &str = "edge_type";
+    /// The event the edge's time is charged to.
+    pub const CP_EVENT: &str = "event";
+    /// Where the edge begins, µs, trace time.
+    pub const CP_BEGIN_US: &str = "begin (µs)";
+    /// Where it ends, µs, trace time.
+    pub const CP_END_US: &str = "end (µs)";
+    /// A GPU event replayed by a graph launch.
+    pub const CP_GRAPH_REPLAY: &str = "graph_replay";
 
     // --- The idle sheets (`idle_breakdown`, `idle_causes`, the gap rows) ---
 

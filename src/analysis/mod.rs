@@ -63,6 +63,10 @@ pub struct ReportOptions {
     /// (`--idle-details`); the trace is then loaded with its Python frames
     /// for the gap rows' `python_frame`. Off by default.
     pub idle_details: bool,
+    /// Add the critical-path sheets of the longest profiler step (the
+    /// whole trace without steps); the trace is then loaded with its GPU
+    /// synchronisation records. Off by default.
+    pub critical_path: bool,
 }
 
 /// Options of the reference's inference report
@@ -133,6 +137,7 @@ impl Default for ReportOptions {
             kernel_categories: None,
             deferred_sheets: false,
             idle_details: false,
+            critical_path: false,
         }
     }
 }

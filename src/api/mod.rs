@@ -16,6 +16,7 @@ mod capture;
 pub mod checks;
 mod collectives;
 mod compare;
+mod critical_path;
 pub mod default_paths;
 mod diff;
 mod fleet;
@@ -37,6 +38,7 @@ pub use compare::{
     CompareInputs, CompareLoadOptions, InputKind, check_tag_count, default_tag, input_kind,
     load_compare_inputs, load_compare_inputs_with,
 };
+pub use critical_path::{CriticalPathRun, critical_path};
 pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
 pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
 pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_paths};

@@ -6,6 +6,7 @@
 pub(crate) mod collectives;
 pub(crate) mod compare;
 mod compat;
+mod critical_path;
 mod diff;
 pub mod embed;
 mod fleet;
@@ -48,6 +49,11 @@ enum Command {
     Report(report::ReportArgs),
     /// Print the call tree: Python frames and ops down to GPU kernels.
     Tree(tree::TreeArgs),
+    /// The critical path of a profiler step: the longest chain of host
+    /// work, launches and GPU events, and its time by what bounds it.
+    ///
+    /// Without an output flag (--csv, --json) the summary is printed.
+    CriticalPath(critical_path::CriticalPathArgs),
     /// FLOPs, bytes and roofline of one GEMM, attention or convolution,
     /// without a trace.
     Roofline(roofline::RooflineArgs),
@@ -146,6 +152,7 @@ where
     let result = match cli.command {
         Command::Report(a) => report::run(a),
         Command::Tree(a) => tree::run(a),
+        Command::CriticalPath(a) => critical_path::run(a),
         Command::Roofline(a) => roofline::run(a),
         Command::Collectives(a) => collectives::run(a),
         Command::Compare(a) => return compare::run(a),

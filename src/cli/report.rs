@@ -61,6 +61,11 @@ pub(crate) struct ReportArgs {
     /// trace's Python frames are read for it).
     #[arg(long)]
     idle_details: bool,
+    /// Add the critical_path_summary and critical_path sheets: the
+    /// critical path of the longest profiler step (the whole trace when it
+    /// has none), found as Holistic Trace Analysis finds it.
+    #[arg(long)]
+    critical_path: bool,
     /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
     /// or a JSON file in the reference's schema.
     #[arg(long, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
@@ -178,6 +183,7 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
         kernel_categories: kernel_categories(a)?,
         deferred_sheets: false,
         idle_details: a.idle_details,
+        critical_path: a.critical_path,
     })
 }
 

@@ -15,11 +15,13 @@
 //! - [`callstack`]: module chains and frame chains of the inference options;
 //! - [`idle`]: the gaps of each GPU stream, split as HTA splits them;
 //! - [`idle_causes`]: why the host was late for each host-wait gap;
-//! - [`idle_sheets`]: the idle sheets.
+//! - [`idle_sheets`]: the idle sheets;
+//! - [`critical_path`]: the critical path of a step and its sheets.
 
 pub mod attribution;
 pub mod callstack;
 pub mod context;
+pub mod critical_path;
 pub mod idle;
 pub mod idle_causes;
 pub mod idle_sheets;
@@ -51,7 +53,7 @@ use ops::LauncherRow;
 pub const REPORT_NEEDS: Needs = Needs::EVENTS;
 
 /// The passes of the PyTorch report, in the order of their sheets.
-fn report_passes<'a>() -> [Pass<Context<'a>>; 10] {
+fn report_passes<'a>() -> [Pass<Context<'a>>; 11] {
     [
         Pass {
             name: sheet::GPU_TIMELINE,
@@ -92,6 +94,10 @@ fn report_passes<'a>() -> [Pass<Context<'a>>; 10] {
         Pass {
             name: sheet::IDLE_BREAKDOWN,
             run: idle_pass,
+        },
+        Pass {
+            name: sheet::CRITICAL_PATH_SUMMARY,
+            run: critical_path_pass,
         },
     ]
 }
@@ -193,4 +199,19 @@ fn coll_analysis_pass(cx: &Context) -> PassOutput {
 /// The idle sheets, when there are GPU events on streams.
 fn idle_pass(cx: &Context) -> PassOutput {
     idle_sheets::sheets(cx).into()
+}
+
+/// The critical-path sheets (`--critical-path`) of the longest step; a
+/// graph that is not valid gives a warning instead.
+fn critical_path_pass(cx: &Context) -> PassOutput {
+    if !cx.opts.critical_path {
+        return PassOutput::default();
+    }
+    match critical_path::analyse(cx.trace, critical_path::Span::Auto) {
+        Ok(cp) => critical_path::sheets::sheets(cx.trace, &cp).into(),
+        Err(e) => PassOutput {
+            sheets: Vec::new(),
+            warnings: vec![format!("critical path: {e}")],
+        },
+    }
 }
