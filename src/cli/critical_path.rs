@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow};
 use clap::Args;
 
+use super::outputs::{CSV_DIR, Kind};
 use tracelens::analysis::pytorch::critical_path::Span;
+use tracelens::api::output_paths::Input;
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
 
@@ -79,6 +81,13 @@ pub(crate) fn run(a: CriticalPathArgs) -> Result<()> {
         (None, Some(n)) => Span::Step(n),
         (None, None) => Span::Auto,
     };
+    // Outputs are checked against the trace and each other before any work.
+    let outputs = [
+        ("csv", CSV_DIR, a.csv.as_deref()),
+        ("json", Kind::Stream, a.json.as_deref()),
+    ];
+    super::outputs::check(&[Input::file(&a.trace)], &outputs, Some("--json"))
+        .map_err(anyhow::Error::msg)?;
     let run = tracelens::critical_path(&a.trace, span)?;
     let mut staging = Staging::new();
     let doc = Document::of_tables(&run.sheets);
