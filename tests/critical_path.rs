@@ -12,44 +12,18 @@ use tracelens::analysis::pytorch::critical_path::{
     BoundBy, CriticalPath, NEEDS, Span, analyse, graph::EdgeKind,
 };
 
-/// A trace file's events, written as a Kineto trace.
-#[derive(Default)]
-struct Trace {
-    events: Vec<String>,
-    corr: i64,
-}
+use common::KinetoTrace as Trace;
 
-impl Trace {
-    fn push(&mut self, cat: &str, name: &str, ts: f64, dur: f64, args: &str) {
-        let (pid, tid) = if args.contains("\"stream\"") {
-            (0, 7)
-        } else {
-            (1, 1)
-        };
-        self.events.push(format!(
-            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{{args}}}}}"#
-        ));
-    }
-
-    /// A CPU op.
-    fn op(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
-        self.push("cpu_op", name, ts, dur, "");
-        self
-    }
-
-    /// A `cudaLaunchKernel` at `l` and its kernel at `k` (start, duration).
-    fn kernel(&mut self, l: (f64, f64), k: (f64, f64)) -> &mut Self {
-        self.corr += 1;
-        let c = self.corr;
-        let args = format!("\"correlation\":{c}");
-        self.push("cuda_runtime", "cudaLaunchKernel", l.0, l.1, &args);
-        let args = format!("\"correlation\":{c},\"stream\":7,\"device\":0");
-        self.push("kernel", &format!("k{c}"), k.0, k.1, &args);
-        self
-    }
-
+/// What these tests add to the shared trace builder.
+trait CriticalPathTrace {
     /// A `cudaDeviceSynchronize` at `s` and the GPU's `Context Sync`
     /// record of it, ending at `sync_end`.
+    fn device_sync(&mut self, s: (f64, f64), sync_end: f64) -> &mut Self;
+    /// The critical path of `span`.
+    fn path(&self, span: Span) -> CriticalPath;
+}
+
+impl CriticalPathTrace for Trace {
     fn device_sync(&mut self, s: (f64, f64), sync_end: f64) -> &mut Self {
         self.corr += 1;
         let c = self.corr;
@@ -60,12 +34,6 @@ impl Trace {
         self
     }
 
-    /// The file's text.
-    fn json(&self) -> String {
-        format!("{{\"traceEvents\":[{}]}}", self.events.join(","))
-    }
-
-    /// The critical path of `span`.
     fn path(&self, span: Span) -> CriticalPath {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("t.json");

@@ -22,9 +22,9 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{gunzip, parse_csv, shared};
+use common::{csv_file, hta_traces};
 use tracelens::analysis::pytorch::critical_path::{CriticalPath, NEEDS, Span, analyse};
 
 /// The traces whose graph (as [`problems`] checks it), summary and path
@@ -76,40 +76,9 @@ const EDGE_TYPES: [&str; 5] = [
     "critical_path_sync_dependency",
 ];
 
-/// Every trace HTA produced a critical path for: (name, HTA folder, trace).
-fn hta_traces() -> Vec<(String, PathBuf, PathBuf)> {
-    let root = shared().join("corpus");
-    let mut out: Vec<_> = std::fs::read_dir(root.join("hta"))
-        .unwrap()
-        .filter_map(|e| {
-            let dir = e.unwrap().path();
-            let name = dir.file_name()?.to_str()?.to_string();
-            let trace = root.join("pytorch").join(format!("{name}.json.gz"));
-            (dir.join("critical_path_summary.csv").is_file() && trace.is_file())
-                .then_some((name, dir, trace))
-        })
-        .collect();
-    out.sort();
-    assert!(out.len() >= 14, "only {} HTA traces found", out.len());
-    out
-}
-
-/// A CSV file's header and rows.
-fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let bytes = std::fs::read(path).unwrap();
-    let text = if path.extension().is_some_and(|e| e == "gz") {
-        gunzip(&bytes)
-    } else {
-        bytes
-    };
-    let mut rows = parse_csv(&String::from_utf8(text).unwrap());
-    let header = rows.remove(0);
-    (header, rows)
-}
-
 /// `critical_path_meta.csv` as a map.
 fn meta(dir: &Path) -> HashMap<String, String> {
-    let (_, rows) = csv(&dir.join("critical_path_meta.csv"));
+    let (_, rows) = csv_file(&dir.join("critical_path_meta.csv"));
     rows.into_iter()
         .map(|r| {
             let v = r.get(1).map_or("", |v| v.trim());
@@ -175,7 +144,7 @@ fn problems(
     if !types_ok {
         out.push(format!("edges per type: {got:?} vs HTA {want:?}"));
     }
-    let (h, rows) = csv(&dir.join("critical_path_summary.csv"));
+    let (h, rows) = csv_file(&dir.join("critical_path_summary.csv"));
     let c = |n: &str| h.iter().position(|x| x == n).unwrap();
     let want: Vec<(String, f64, f64)> = rows
         .iter()
@@ -207,13 +176,13 @@ fn problems(
 /// How our path differs from HTA's, edge by edge (type, weight, begin
 /// and end in HTA's clock: µs from its first event).
 fn path_problems(cp: &CriticalPath, dir: &Path) -> Vec<String> {
-    let (_, load) = csv(&dir.join("load_meta.csv"));
+    let (_, load) = csv_file(&dir.join("load_meta.csv"));
     let base: f64 = load
         .iter()
         .find(|r| r[0] == "hta_min_ts_us")
         .map(|r| num(&r[1]))
         .unwrap();
-    let (h, rows) = csv(&dir.join("critical_path_edges.csv"));
+    let (h, rows) = csv_file(&dir.join("critical_path_edges.csv"));
     let c = |n: &str| h.iter().position(|x| x == n).unwrap();
     let want: Vec<(String, f64, f64, f64)> = rows
         .iter()
@@ -249,7 +218,7 @@ fn path_problems(cp: &CriticalPath, dir: &Path) -> Vec<String> {
 fn critical_path_matches_hta_on_the_conforming_traces() {
     let mut failures = Vec::new();
     let mut others = Vec::new();
-    for (name, dir, trace) in hta_traces() {
+    for (name, dir, trace) in hta_traces("critical_path_summary.csv") {
         let m = meta(&dir);
         let cp = ours(&trace, &m);
         let exact = EXACT_EDGE_TYPES.contains(&name.as_str());

@@ -19,9 +19,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{Table, gunzip, parse_csv, report_csv, shared};
+use common::{Table, csv_file, hta_traces, report_csv};
 use tracelens::analysis::pytorch::idle::{Links, Rules, totals};
 use tracelens::numeric::np_round2;
 use tracelens::trace::Needs;
@@ -36,37 +36,6 @@ const HTA_DEPARTS: &[&str] = &[
     "mi300_qwen15_05b",
     "mi300_normalization_layers",
 ];
-
-/// Every trace HTA produced an idle breakdown for: (name, HTA folder, trace).
-fn hta_traces() -> Vec<(String, PathBuf, PathBuf)> {
-    let root = shared().join("corpus");
-    let mut out: Vec<_> = std::fs::read_dir(root.join("hta"))
-        .unwrap()
-        .filter_map(|e| {
-            let dir = e.unwrap().path();
-            let name = dir.file_name()?.to_str()?.to_string();
-            let trace = root.join("pytorch").join(format!("{name}.json.gz"));
-            (dir.join("idle_time_breakdown.csv").is_file() && trace.is_file())
-                .then_some((name, dir, trace))
-        })
-        .collect();
-    out.sort();
-    assert!(out.len() >= 14, "only {} HTA traces found", out.len());
-    out
-}
-
-/// A CSV file's header and rows.
-fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let bytes = std::fs::read(path).unwrap();
-    let text = if path.extension().is_some_and(|e| e == "gz") {
-        gunzip(&bytes)
-    } else {
-        bytes
-    };
-    let mut rows = parse_csv(&String::from_utf8(text).unwrap());
-    let header = rows.remove(0);
-    (header, rows)
-}
 
 /// A cell as a number (empty: NaN).
 fn num(s: &str) -> f64 {
@@ -85,7 +54,7 @@ fn same(a: f64, b: f64, tol: f64) -> bool {
 
 /// HTA's breakdown rows as (stream, category, idle_time, ratio).
 fn hta_rows(path: &Path) -> Vec<(String, String, f64, f64)> {
-    let (h, rows) = csv(path);
+    let (h, rows) = csv_file(path);
     let c = |n: &str| h.iter().position(|x| x == n).unwrap();
     rows.iter()
         .map(|r| {
@@ -132,7 +101,7 @@ fn breakdown_problems(
 
 /// The problems of `idle_gaps` against HTA's per-kernel frame.
 fn gap_problems(gaps: &Table, hta_dir: &Path) -> Vec<String> {
-    let (h, rows) = csv(&hta_dir.join("idle_time_per_gap.csv.gz"));
+    let (h, rows) = csv_file(&hta_dir.join("idle_time_per_gap.csv.gz"));
     let c = |n: &str| h.iter().position(|x| x == n).unwrap();
     let ours: std::collections::HashMap<&str, usize> = (0..gaps.rows.len())
         .map(|i| (gaps.cell(i, "next_kernel_uid"), i))
@@ -196,7 +165,7 @@ fn unrounded_rows(trace: &Path) -> Vec<(String, String, f64, f64)> {
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn idle_sheets_match_hta_on_every_corpus_trace() {
     let mut failures = Vec::new();
-    for (name, dir, trace) in hta_traces() {
+    for (name, dir, trace) in hta_traces("idle_time_breakdown.csv") {
         let (_tmp, out, r) = report_csv(&trace, &["--idle-details"]);
         r.assert_ok();
         let got = Table::load(&out, "idle_breakdown");
@@ -223,7 +192,7 @@ fn idle_sheets_match_hta_on_every_corpus_trace() {
 #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
 fn unrounded_hta_rules_match_hta_without_rounding() {
     let mut failures = Vec::new();
-    for (name, dir, trace) in hta_traces() {
+    for (name, dir, trace) in hta_traces("idle_time_breakdown.csv") {
         let got = unrounded_rows(&trace);
         let want = hta_rows(&dir.join("no_ns_rounding/idle_time_breakdown.csv"));
         let ok = got.len() == want.len()

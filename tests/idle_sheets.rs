@@ -7,75 +7,20 @@
 
 mod common;
 
-use common::{Table, report_csv};
+use common::{KinetoTrace as Trace, Table, report_csv};
 
-/// A trace file's events, written as a Kineto trace.
-#[derive(Default)]
-struct Trace {
-    events: Vec<String>,
-    corr: i64,
-}
-
-impl Trace {
-    fn push(&mut self, cat: &str, name: &str, ts: f64, dur: f64, args: &str) {
-        let (pid, tid) = if args.contains("\"stream\"") {
-            (0, 7)
-        } else {
-            (1, 1)
-        };
-        self.events.push(format!(
-            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{{args}}}}}"#
-        ));
-    }
-
-    /// A CPU op.
-    fn op(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
-        self.push("cpu_op", name, ts, dur, "");
-        self
-    }
-
-    /// A runtime call without GPU work (a sync).
-    fn call(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
-        self.push("cuda_runtime", name, ts, dur, "");
-        self
-    }
-
-    /// A runtime call `launch` at `[ts, ts+dur]` and the GPU event
-    /// `kernel` of category `cat` it launches at `[kts, kts+kdur]`.
-    fn gpu(
-        &mut self,
-        launch: (&str, f64, f64),
-        cat: &str,
-        kernel: &str,
-        k: (f64, f64),
-    ) -> &mut Self {
-        self.corr += 1;
-        let c = self.corr;
-        self.push(
-            "cuda_runtime",
-            launch.0,
-            launch.1,
-            launch.2,
-            &format!("\"correlation\":{c}"),
-        );
-        let args = format!("\"correlation\":{c},\"stream\":7,\"device\":0");
-        self.push(cat, kernel, k.0, k.1, &args);
-        self
-    }
-
-    /// A kernel launched by `cudaLaunchKernel` at `[lts, lts+ldur]`.
-    fn kernel(&mut self, l: (f64, f64), k: (f64, f64)) -> &mut Self {
-        let n = format!("k{}", self.corr + 1);
-        self.gpu(("cudaLaunchKernel", l.0, l.1), "kernel", &n, k)
-    }
-
+/// The report's idle sheets, read back.
+trait IdleSheets {
     /// The report's idle sheets (`--idle-details`): breakdown, causes,
     /// top gaps, gaps.
+    fn sheets(&self) -> [Table; 4];
+}
+
+impl IdleSheets for Trace {
     fn sheets(&self) -> [Table; 4] {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("t.json");
-        let body = format!("{{\"traceEvents\":[{}]}}", self.events.join(","));
-        std::fs::write(&path, body).unwrap();
+        std::fs::write(&path, self.json()).unwrap();
         let (_t, csv, r) = report_csv(&path, &["--idle-details"]);
         r.assert_ok();
         [
@@ -355,11 +300,7 @@ fn idle_gaps_only_with_idle_details() {
         .kernel((10.0, 5.0), (20.0, 10.0));
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("t.json");
-    std::fs::write(
-        &path,
-        format!("{{\"traceEvents\":[{}]}}", t.events.join(",")),
-    )
-    .unwrap();
+    std::fs::write(&path, t.json()).unwrap();
     let (_t, csv, r) = report_csv(&path, &[]);
     r.assert_ok();
     assert!(csv.join("idle_breakdown.csv").is_file());

@@ -450,3 +450,102 @@ pub fn xlsx_sheet_names(path: &Path) -> Vec<String> {
         })
         .collect()
 }
+
+/// Every corpus PyTorch trace that Holistic Trace Analysis's outputs in
+/// `../shared/corpus/hta/` include `file` for: (name, HTA folder, trace),
+/// sorted by name.
+pub fn hta_traces(file: &str) -> Vec<(String, PathBuf, PathBuf)> {
+    let root = shared().join("corpus");
+    let mut out: Vec<_> = std::fs::read_dir(root.join("hta"))
+        .unwrap()
+        .filter_map(|e| {
+            let dir = e.unwrap().path();
+            let name = dir.file_name()?.to_str()?.to_string();
+            let trace = root.join("pytorch").join(format!("{name}.json.gz"));
+            (dir.join(file).is_file() && trace.is_file()).then_some((name, dir, trace))
+        })
+        .collect();
+    out.sort();
+    assert!(out.len() >= 14, "only {} HTA traces found", out.len());
+    out
+}
+
+/// A CSV file's header and rows (gzip-packed when its name ends in `.gz`).
+pub fn csv_file(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let bytes = std::fs::read(path).unwrap();
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        gunzip(&bytes)
+    } else {
+        bytes
+    };
+    let mut rows = parse_csv(&String::from_utf8(text).unwrap());
+    let header = rows.remove(0);
+    (header, rows)
+}
+
+/// A Kineto trace built event by event for tests: host events on pid 1 /
+/// tid 1, GPU events on stream 7 of device 0, each launch linked to its
+/// GPU event by the next correlation id.
+#[derive(Default)]
+pub struct KinetoTrace {
+    /// The events as JSON objects.
+    pub events: Vec<String>,
+    /// The last correlation id given.
+    pub corr: i64,
+}
+
+impl KinetoTrace {
+    /// A complete event; one whose args name a stream runs on the GPU.
+    pub fn push(&mut self, cat: &str, name: &str, ts: f64, dur: f64, args: &str) {
+        let (pid, tid) = if args.contains("\"stream\"") {
+            (0, 7)
+        } else {
+            (1, 1)
+        };
+        self.events.push(format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{{args}}}}}"#
+        ));
+    }
+
+    /// A CPU op.
+    pub fn op(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.push("cpu_op", name, ts, dur, "");
+        self
+    }
+
+    /// A runtime call without GPU work (a sync).
+    pub fn call(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.push("cuda_runtime", name, ts, dur, "");
+        self
+    }
+
+    /// A runtime call `launch` at `[ts, ts+dur]` and the GPU event
+    /// `kernel` of category `cat` it launches at `[kts, kts+kdur]`.
+    pub fn gpu(
+        &mut self,
+        launch: (&str, f64, f64),
+        cat: &str,
+        kernel: &str,
+        k: (f64, f64),
+    ) -> &mut Self {
+        self.corr += 1;
+        let c = self.corr;
+        let args = format!("\"correlation\":{c}");
+        self.push("cuda_runtime", launch.0, launch.1, launch.2, &args);
+        let args = format!("\"correlation\":{c},\"stream\":7,\"device\":0");
+        self.push(cat, kernel, k.0, k.1, &args);
+        self
+    }
+
+    /// A kernel `kN` (N its correlation id) launched by `cudaLaunchKernel`
+    /// at `l`, running at `k` (start, duration).
+    pub fn kernel(&mut self, l: (f64, f64), k: (f64, f64)) -> &mut Self {
+        let n = format!("k{}", self.corr + 1);
+        self.gpu(("cudaLaunchKernel", l.0, l.1), "kernel", &n, k)
+    }
+
+    /// The file's text.
+    pub fn json(&self) -> String {
+        format!("{{\"traceEvents\":[{}]}}", self.events.join(","))
+    }
+}
