@@ -13,8 +13,14 @@ pub struct CriticalPathRun {
     pub path: CriticalPath,
     /// `critical_path_summary` and `critical_path`.
     pub sheets: Vec<Table>,
-    /// The same as a JSON document.
-    pub json: serde_json::Value,
+}
+
+impl CriticalPathRun {
+    /// The same as a JSON document (built only when asked for: the path
+    /// can have tens of thousands of rows).
+    pub fn json(&self) -> serde_json::Value {
+        json(&self.path, &self.sheets)
+    }
 }
 
 /// The critical path of `span` in the trace at `path` (`-` for stdin).
@@ -22,12 +28,7 @@ pub fn critical_path(path: &Path, span: Span) -> Result<CriticalPathRun, Error> 
     let trace = load_trace(path, NEEDS)?;
     let cp = critical_path::analyse(&trace, span)?;
     let sheets = sheets::sheets(&trace, &cp);
-    let json = json(&cp, &sheets);
-    Ok(CriticalPathRun {
-        path: cp,
-        sheets,
-        json,
-    })
+    Ok(CriticalPathRun { path: cp, sheets })
 }
 
 /// A cell as JSON (non-finite floats as null).

@@ -96,7 +96,10 @@ pub(crate) fn run(a: CriticalPathArgs) -> Result<()> {
         parquet: None,
     };
     let mut written = stage_sheets(&mut staging, dirs, &doc, None, &doc)?;
-    let json = serde_json::to_string_pretty(&run.json)? + "\n";
+    let json = match &a.json {
+        Some(_) => serde_json::to_string_pretty(&run.json())? + "\n",
+        None => String::new(),
+    };
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if let Some(p) = a.json.as_ref().filter(|_| !json_to_stdout) {
         staging.put(p, json.as_bytes())?;
