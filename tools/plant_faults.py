@@ -251,40 +251,37 @@ def dropped_kernels(doc, rng, amount):
 
 
 def overlapping_kernels(doc, rng, amount):
-    """On the busiest stream, moves up to `amount` (default 50) kernels
-    earlier so that each starts half-way through the previous kernel of the
-    stream (every other kernel, so the previous one is never moved). A kernel
-    is only moved if it still starts after its launch ends."""
+    """On the busiest stream, makes up to `amount` (default 50) pairs of
+    neighbour kernels overlap by half the first one's duration: the second is
+    moved earlier, or, where that would start it before its launch call, the
+    first is moved later (the pairs are disjoint, so no move undoes another).
+    The flow ends on the moved kernels move with them."""
     count = 50 if amount is None else int(amount)
-    ks = xs(doc, {"kernel"})
     by = {}
-    for k in ks:
+    for k in xs(doc, {"kernel"}):
         by.setdefault((k["pid"], (k.get("args") or {}).get("stream")), []).append(k)
     key = max(sorted(by, key=str), key=lambda s: len(by[s]))
     line = sorted(by[key], key=lambda e: e["ts"])
     lm = launch_map(doc)
-    cands = []
-    i = 1
-    while i < len(line):
-        prev, k = line[i - 1], line[i]
-        new_ts = prev["ts"] + prev["dur"] / 2
-        la = lm.get(corr(k))
-        if prev["dur"] > 0 and new_ts < k["ts"] and (la is None or new_ts >= end(la)):
-            cands.append((k, new_ts, prev))
-            i += 2
-        else:
-            i += 1
-    rng.shuffle(cands)
-    chosen = sorted(cands[:count], key=lambda c: c[0]["ts"])
+    pairs = [(line[i - 1], line[i]) for i in range(1, len(line), 2)
+             if line[i - 1]["dur"] > 0 and line[i]["ts"] >= end(line[i - 1])]
+    rng.shuffle(pairs)
+    chosen = sorted(pairs[:count], key=lambda p: p[0]["ts"])
     flows = {e["id"]: e for e in evs(doc) if e.get("ph") == "f" and e.get("pid") == key[0]}
     moved = []
-    for k, new_ts, prev in chosen:
-        f = flows.get(corr(k))
-        if f is not None and f["ts"] == k["ts"]:
-            f["ts"] = r3(new_ts)
-        moved.append({"correlation": corr(k), "name": k["name"], "moved_us": r3(k["ts"] - new_ts),
-                      "overlap_us": r3(end(prev) - new_ts)})
-        k["ts"] = r3(new_ts)
+    for prev, k in chosen:
+        half = prev["dur"] / 2
+        la = lm.get(corr(k))
+        if la is None or prev["ts"] + half > la["ts"]:
+            who, new_ts = k, r3(prev["ts"] + half)
+        else:
+            who, new_ts = prev, r3(k["ts"] - half)
+        f = flows.get(corr(who))
+        if f is not None and f["ts"] == who["ts"]:
+            f["ts"] = new_ts
+        moved.append({"correlation": corr(who), "name": who["name"],
+                      "moved_us": r3(new_ts - who["ts"]), "overlap_us": r3(half)})
+        who["ts"] = new_ts
     return {"stream": key[1], "pid": key[0], "kernels_moved": len(moved), "kernels": moved}
 
 
@@ -386,7 +383,7 @@ def host_gaps(doc, rng, amount):
                      "args": {"External id": ext, "Record function id": 0}})
     sort_events(doc)
     return {"step": st[-1]["name"] if st else None, "at_us": t0, "before_op": at["name"],
-            "stall_us": delta, "gpu_idle_us": r3(max(0.0, t0 + delta - drain)),
+            "stall_us": delta, "gpu_idle_us": r3(t0 + delta - max(drain, t0)),
             "gpu_events_moved": len(moved), "external_id": ext}
 
 
