@@ -390,8 +390,9 @@ def host_gaps(doc, rng, amount):
 def inserted_syncs(doc, rng, amount):
     """After `amount` (default 5) kernel launches of the last step, inserts a
     cudaDeviceSynchronize (hipDeviceSynchronize on ROCm) on the launching
-    thread that lasts until the GPU queue drains, plus 30 us in which the GPU
-    idles while the host waits; everything later moves by the sync."""
+    thread, 1 us after the launch returns, that lasts until the GPU queue
+    drains plus 30 us in which the GPU idles while the host waits; everything
+    later moves by the sync."""
     n = 5 if amount is None else int(amount)
     tail = 30.0
     st = steps(doc)
@@ -404,7 +405,7 @@ def inserted_syncs(doc, rng, amount):
     name = "hipDeviceSynchronize" if hip(doc) else "cudaDeviceSynchronize"
     added = []
     for la in chosen:
-        t = end(la)
+        t = r3(end(la) + 1.0)
         wait = max(0.0, drain_time(doc, t) - t)
         dur = r3(wait + tail)
         shift(doc, t, dur)
