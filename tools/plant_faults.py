@@ -26,6 +26,7 @@ enclosing ops) grow, GPU events move with their launch (by correlation), and
 the ac2g flows move with the event they sit on. Standard library only.
 """
 import argparse
+import bisect
 import copy
 import glob
 import gzip
@@ -192,17 +193,25 @@ def stretch(doc, kernel, factor):
     return r3(extra)
 
 
-def op_kernels(doc, op, lm=None, gpu=None):
-    """GPU work events whose launch lies inside op (same thread)."""
-    lm = launch_map(doc) if lm is None else lm
-    gpu = xs(doc, WORK_CATS) if gpu is None else gpu
-    out = []
-    for g in gpu:
-        la = lm.get(corr(g))
-        if la and la["pid"] == op["pid"] and la["tid"] == op["tid"] \
-                and op["ts"] <= la["ts"] <= end(op):
-            out.append(g)
-    return out
+def kernel_index(doc):
+    """For op_kernels: per host thread, its launches sorted by time, and the
+    kernels of each correlation id."""
+    by_c = {}
+    for g in xs(doc, {"kernel"}):
+        by_c.setdefault(corr(g), []).append(g)
+    lanes = {}
+    for la in sorted(xs(doc, LAUNCH_CATS), key=lambda e: e["ts"]):
+        if corr(la) in by_c:
+            lanes.setdefault((la["pid"], la["tid"]), []).append(la)
+    return {k: ([e["ts"] for e in v], v) for k, v in lanes.items()}, by_c
+
+
+def op_kernels(op, index):
+    """The kernels whose launch lies inside op (same thread)."""
+    lanes, by_c = index
+    ts, lane = lanes.get((op["pid"], op["tid"]), ([], []))
+    lo, hi = bisect.bisect_left(ts, op["ts"]), bisect.bisect_right(ts, end(op))
+    return [g for la in lane[lo:hi] for g in by_c[corr(la)]]
 
 
 def shape_groups(doc, names=None):
@@ -422,7 +431,7 @@ def inserted_syncs(doc, rng, amount):
 
 
 def split_kernels(doc, rng, amount):
-    """Splits a quarter of the kernels (at least 10) into `amount` (default
+    """Splits a quarter of the kernels (at least 10, at most 200) into `amount` (default
     8) kernels of 2 us each, each with its own launch (launches 5-10 us
     apart), correlation id and flow: many kernels shorter than their launch
     overhead. Later events move by the time the extra launches take."""
@@ -430,9 +439,10 @@ def split_kernels(doc, rng, amount):
     ks = sorted(xs(doc, {"kernel"}), key=lambda e: e["ts"])
     lm = launch_map(doc)
     ks = [k for k in ks if corr(k) in lm]
-    count = min(len(ks), max(10, len(ks) // 4))
+    count = min(len(ks), max(10, len(ks) // 4), 200)
     chosen = sorted(rng.sample(ks, count), key=lambda e: -e["ts"])
     out, total_host = [], 0.0
+    next_c, _ = new_ids(doc)
     for k in chosen:
         la = lm[corr(k)]
         gaps = [r3(rng.uniform(5, 10)) for _ in range(pieces - 1)]
@@ -450,7 +460,7 @@ def split_kernels(doc, rng, amount):
         la["dur"], k["dur"] = ldur, 2.0
         cids = [corr(k)]
         for s, t in zip(starts[1:], kts[1:]):
-            c, _ = new_ids(doc)
+            c, next_c = next_c, next_c + 1
             nl, nk = copy.deepcopy(la), copy.deepcopy(k)
             nl["ts"], nl["args"]["correlation"] = s, c
             nk["ts"], nk["args"]["correlation"] = t, c
@@ -490,11 +500,11 @@ def slowed_gemm(doc, rng, amount):
     longer; later GPU events of the stream move, and host syncs that waited
     on them wait longer."""
     factor = 4.0 if amount is None else amount
-    lm, gpu = launch_map(doc), xs(doc, {"kernel"})
+    index = kernel_index(doc)
     groups = {}
     for names in (GEMM_OPS[:3], GEMM_OPS[3:]):
         for key, calls in sorted(shape_groups(doc, names).items()):
-            if all(op_kernels(doc, c, lm, gpu) for c in calls):
+            if all(op_kernels(c, index) for c in calls):
                 groups[key] = calls
         if groups:
             break
@@ -502,7 +512,7 @@ def slowed_gemm(doc, rng, amount):
         raise SystemExit("slowed_gemm: no GEMM op with shapes and kernels in the trace")
     key = rng.choice(sorted(groups))
     before = sync_deficits(doc)
-    ks = sorted({id(k): k for c in groups[key] for k in op_kernels(doc, c, lm, gpu)}.values(),
+    ks = sorted({id(k): k for c in groups[key] for k in op_kernels(c, index)}.values(),
                 key=lambda e: e["ts"])
     added = sum(stretch(doc, k, factor) for k in ks)
     host = resync(doc, before)
@@ -589,9 +599,9 @@ def op_variance(doc, rng, amount):
     durations of a random half of its calls by factors drawn in [2, 6]
     (`amount` sets the top factor)."""
     top = 6.0 if amount is None else amount
-    lm, gpu = launch_map(doc), xs(doc, {"kernel"})
+    index = kernel_index(doc)
     groups = [(k, c) for k, c in sorted(shape_groups(doc).items())
-              if len(c) >= 6 and all(op_kernels(doc, x, lm, gpu) for x in c)]
+              if len(c) >= 6 and all(op_kernels(x, index) for x in c)]
     if not groups:
         raise SystemExit("op_variance: no op with 6 or more calls of one shape")
     groups.sort(key=lambda g: -len(g[1]))
@@ -602,7 +612,7 @@ def op_variance(doc, rng, amount):
     before = sync_deficits(doc)
     added, per = 0.0, []
     for i, f in zip(slow, factors):
-        ks = sorted(op_kernels(doc, calls[i], lm, gpu), key=lambda e: e["ts"])
+        ks = sorted(op_kernels(calls[i], index), key=lambda e: e["ts"])
         added += sum(stretch(doc, k, f) for k in ks)
         per.append({"external_id": calls[i]["args"].get("External id"), "factor": f,
                     "kernels": [k["name"] for k in ks]})
