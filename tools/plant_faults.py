@@ -117,6 +117,8 @@ def main_thread(doc):
     count = {}
     for e in xs(doc, {"cpu_op"}):
         count[(e["pid"], e["tid"])] = count.get((e["pid"], e["tid"]), 0) + 1
+    if not count:
+        raise SystemExit("plant_faults: the trace has no cpu_op events")
     return max(sorted(count, key=str), key=lambda k: count[k])
 
 
@@ -132,6 +134,19 @@ def top_ops(doc, lo, hi):
             if lo <= e["ts"] and end(e) <= hi:
                 out.append(e)
     return out
+
+
+def step_ops(doc):
+    """The last ProfilerStep#N holding top-level ops (None: the whole trace)
+    and its top-level ops."""
+    for st in reversed(steps(doc)):
+        ops = top_ops(doc, st["ts"], end(st))
+        if ops:
+            return st, ops
+    ops = top_ops(doc, float("-inf"), float("inf"))
+    if not ops:
+        raise SystemExit("plant_faults: the trace has no top-level cpu_op")
+    return None, ops
 
 
 def shift(doc, t0, delta, gpu_delta=None):
@@ -378,9 +393,7 @@ def host_gaps(doc, rng, amount):
     GPU runs out of work and idles; everything later moves by the stall."""
     ms = 5.0 if amount is None else amount
     delta = r3(ms * 1000)
-    st = steps(doc)
-    lo, hi = (st[-1]["ts"], end(st[-1])) if st else (float("-inf"), float("inf"))
-    ops = top_ops(doc, lo, hi)
+    st, ops = step_ops(doc)
     ops = ops[len(ops) // 5: max(len(ops) // 5 + 1, 4 * len(ops) // 5)]
     at = rng.choice(ops)
     t0 = at["ts"]
@@ -391,7 +404,7 @@ def host_gaps(doc, rng, amount):
                      "pid": at["pid"], "tid": at["tid"], "ts": t0, "dur": delta,
                      "args": {"External id": ext, "Record function id": 0}})
     sort_events(doc)
-    return {"step": st[-1]["name"] if st else None, "at_us": t0, "before_op": at["name"],
+    return {"step": st["name"] if st else None, "at_us": t0, "before_op": at["name"],
             "stall_us": delta, "gpu_idle_us": r3(t0 + delta - max(drain, t0)),
             "gpu_events_moved": len(moved), "external_id": ext}
 
@@ -531,9 +544,7 @@ def blocking_copies(doc, rng, amount):
     mib = 16.0 if amount is None else amount
     nbytes = int(mib * (1 << 20))
     gdur = r3(nbytes / 1e4)
-    st = steps(doc)
-    lo, hi = (st[-1]["ts"], end(st[-1])) if st else (float("-inf"), float("inf"))
-    ops = top_ops(doc, lo, hi)
+    st, ops = step_ops(doc)
     chosen = sorted(rng.sample(ops, min(3, len(ops))), key=lambda e: -e["ts"])
     ks = xs(doc, {"kernel"})
     streams = {}
