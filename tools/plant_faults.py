@@ -62,6 +62,33 @@ def dump(doc, path):
         f.write(data)
 
 
+BASE = [0]  # the time subtracted while planting (see rebase)
+
+
+def rebase(doc):
+    """Subtracts the trace's first whole microsecond from every timestamp, so
+    that shifts add and round exactly (a double near 1e12 us holds only about
+    1 ns); unbase adds it back. Returns it."""
+    stamps = [e["ts"] for e in evs(doc) if isinstance(e.get("ts"), (int, float))]
+    base = int(min(stamps)) if stamps else 0
+    for e in evs(doc):
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] -= base
+    BASE[0] = base
+    return base
+
+
+def unbase(doc, base):
+    for e in evs(doc):
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] += base
+
+
+def absolute(t):
+    """A rebased time as in the input, for the manifest."""
+    return round(t + BASE[0], 3)
+
+
 def evs(doc):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
@@ -269,7 +296,7 @@ def dropped_kernels(doc, rng, amount):
     ids = {id(e) for e in gone}
     doc["traceEvents"] = [e for e in evs(doc) if id(e) not in ids]
     return {"kernels_before": len(ks), "removed": n,
-            "window_us": [gone[0]["ts"], end(gone[-1])],
+            "window_us": [absolute(gone[0]["ts"]), absolute(end(gone[-1]))],
             "correlation_ids": [corr(e) for e in gone],
             "kernel_names": sorted({e["name"] for e in gone})}
 
@@ -382,7 +409,7 @@ def truncated(doc, rng, amount):
             e["dur"] = r3(cut - e["ts"])
             clipped += 1
     doc["traceEvents"] = keep
-    return {"step": step["name"], "cut_us": cut, "step_end_us": r3(end(step)),
+    return {"step": step["name"], "cut_us": absolute(cut), "step_end_us": absolute(end(step)),
             "events_dropped": dropped, "events_clipped": clipped,
             "kernels_dropped": len(gone_k)}
 
@@ -404,7 +431,7 @@ def host_gaps(doc, rng, amount):
                      "pid": at["pid"], "tid": at["tid"], "ts": t0, "dur": delta,
                      "args": {"External id": ext, "Record function id": 0}})
     sort_events(doc)
-    return {"step": st["name"] if st else None, "at_us": t0, "before_op": at["name"],
+    return {"step": st["name"] if st else None, "at_us": absolute(t0), "before_op": at["name"],
             "stall_us": delta, "gpu_idle_us": r3(t0 + delta - max(drain, t0)),
             "gpu_events_moved": len(moved), "external_id": ext}
 
@@ -435,7 +462,7 @@ def inserted_syncs(doc, rng, amount):
         sync = {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": la["pid"],
                 "tid": la["tid"], "ts": t, "dur": dur, "args": {"cbid": 165, "correlation": c}}
         evs(doc).extend([sync, flow("s", c, sync)])
-        added.append({"after_launch": la["name"], "launch_correlation": corr(la), "ts": t,
+        added.append({"after_launch": la["name"], "launch_correlation": corr(la), "ts": absolute(t),
                       "dur_us": dur, "gpu_idle_us": tail, "correlation": c})
     sort_events(doc)
     added.reverse()
@@ -444,14 +471,21 @@ def inserted_syncs(doc, rng, amount):
 
 
 def split_kernels(doc, rng, amount):
-    """Splits a quarter of the kernels (at least 10, at most 200) into `amount` (default
-    8) kernels of 2 us each, each with its own launch (launches 5-10 us
-    apart), correlation id and flow: many kernels shorter than their launch
-    overhead. Later events move by the time the extra launches take."""
+    """Splits a quarter of the kernels that have a launch of their own (at
+    least 10, at most 200; kernels of a graph launch are left alone) into
+    `amount` (default 8) kernels of 2 us each, each with its own launch
+    (launches 5-10 us apart), correlation id and flow: many kernels shorter
+    than their launch overhead. Later events move by the time the extra
+    launches take."""
     pieces = 8 if amount is None else int(amount)
     ks = sorted(xs(doc, {"kernel"}), key=lambda e: e["ts"])
     lm = launch_map(doc)
-    ks = [k for k in ks if corr(k) in lm]
+    per = {}
+    for g in xs(doc, WORK_CATS):
+        per[corr(g)] = per.get(corr(g), 0) + 1
+    ks = [k for k in ks if corr(k) in lm and per[corr(k)] == 1]  # not in a graph launch
+    if not ks:
+        raise SystemExit("split_kernels: no kernel has a launch of its own")
     count = min(len(ks), max(10, len(ks) // 4), 200)
     chosen = sorted(rng.sample(ks, count), key=lambda e: -e["ts"])
     out, total_host = [], 0.0
@@ -572,7 +606,7 @@ def blocking_copies(doc, rng, amount):
                         "correlation": c, "bytes": nbytes,
                         "memory bandwidth (GB/s)": nbytes / (gdur * 1e3)}}
         evs(doc).extend([cop, call, mem, flow("s", c, call), flow("f", c, mem)])
-        out.append({"before_op": op["name"], "ts": t0, "host_us": delta, "gpu_us": gdur,
+        out.append({"before_op": op["name"], "ts": absolute(t0), "host_us": delta, "gpu_us": gdur,
                     "correlation": c, "external_id": x})
     sort_events(doc)
     out.reverse()
@@ -719,12 +753,14 @@ def main(argv=None):
     rng = random.Random(a.seed)
     if a.fault == "slow_rank":
         docs = [load(p) for p in ins]
+        bases = [rebase(d) for d in docs]
         details = fn(docs, rng, a.amount)
         details["file"] = os.path.basename(ins[details["rank_index"]])
         os.makedirs(out, exist_ok=True)
         for i, p in enumerate(ins):
             dst = os.path.join(out, os.path.basename(p))
             if i == details["rank_index"]:
+                unbase(docs[i], bases[i])
                 dump(docs[i], dst)
             else:
                 with open(p, "rb") as f, open(dst, "wb") as g:
@@ -732,7 +768,9 @@ def main(argv=None):
         source = os.path.basename(os.path.normpath(a.input))
     else:
         doc = load(ins[0])
+        base = rebase(doc)
         details = fn(doc, rng, a.amount)
+        unbase(doc, base)
         dump(doc, out)
         source = os.path.basename(ins[0])
     with open(manifest, "w") as f:
