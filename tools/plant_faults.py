@@ -257,7 +257,7 @@ def op_kernels(op, index):
 
 
 def shape_groups(doc, names=None):
-    """(op name, Input Dims) -> calls, for main-thread cpu_ops with shapes."""
+    """(op name, Input Dims) -> its calls, for the cpu_ops with shapes."""
     groups = {}
     for e in xs(doc, {"cpu_op"}):
         dims = (e.get("args") or {}).get("Input Dims")

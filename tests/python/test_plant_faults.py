@@ -228,7 +228,8 @@ def test_split_kernels(planted):
     lm = launches(doc)
     tiny = [k for k in x(doc, "kernel") if k["dur"] <= 2.0]
     assert len(tiny) >= 80
-    flows = collections.Counter((e["ph"], e["id"]) for e in doc["traceEvents"] if e.get("ph") in "sf")
+    flows = collections.Counter((e["ph"], e["id"]) for e in doc["traceEvents"]
+                                if e.get("ph") in ("s", "f"))
     cids = [cid(k) for k in tiny]
     assert len(set(cids)) == len(cids)
     for k in tiny:
