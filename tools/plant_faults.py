@@ -522,21 +522,49 @@ def split_kernels(doc, rng, amount):
 
 
 def sync_deficits(doc):
-    """host sync call -> how far it ends before the GPU work before it."""
+    """Before GPU work is made longer: each host sync call with how far it
+    ends before the GPU work launched before it, and each GPU event's lag
+    behind its launch."""
     sy = [e for e in xs(doc, LAUNCH_CATS)
           if "Synchronize" in e["name"] or e["name"] in ("cudaMemcpy", "hipMemcpy")]
-    return [(e, drain_time(doc, e["ts"]) - end(e)) for e in sorted(sy, key=lambda e: e["ts"])]
+    lm = launch_map(doc)
+    lags = {id(g): g["ts"] - lm[corr(g)]["ts"] for g in xs(doc, WORK_CATS) if corr(g) in lm}
+    return [(e, drain_time(doc, e["ts"]) - end(e)) for e in sorted(sy, key=lambda e: e["ts"])], lags
+
+
+def settle(doc, lags):
+    """Moves each GPU event no earlier than its launch plus its first lag,
+    and after the previous event of its stream; its flow end moves along."""
+    lm, lanes = launch_map(doc), {}
+    for g in xs(doc, WORK_CATS):
+        lanes.setdefault((g["pid"], (g.get("args") or {}).get("stream")), []).append(g)
+    flows = {(e["pid"], e["id"]): e for e in evs(doc) if e.get("ph") == "f"}
+    for key in sorted(lanes, key=str):
+        edge = float("-inf")
+        for g in sorted(lanes[key], key=lambda e: e["ts"]):
+            la = lm.get(corr(g))
+            want = max(g["ts"], edge, la["ts"] + lags[id(g)] if la and id(g) in lags else edge)
+            if want > g["ts"]:
+                f = flows.get((g["pid"], corr(g)))
+                if f is not None and f["ts"] == g["ts"]:
+                    f["ts"] = r3(want)
+                g["ts"] = r3(want)
+            edge = end(g)
 
 
 def resync(doc, before):
     """Lengthens the host syncs that the GPU work now outlasts (compared to
-    `before`, from sync_deficits), moving later host events. Returns us added."""
+    `before`, from sync_deficits), moving later host events; the GPU work
+    launched after a sync then starts no earlier than its launch allows
+    (settle). Returns the host time added (us)."""
+    syncs, lags = before
     added = 0.0
-    for e, d0 in before:
+    for e, d0 in syncs:
         extra = r3(drain_time(doc, e["ts"]) - end(e) - max(d0, 0.0))
         if extra > 0:
-            shift(doc, end(e), extra)
+            shift(doc, end(e), extra, gpu_delta=0.0)
             e["dur"] = r3(e["dur"] + extra)
+            settle(doc, lags)
             added += extra
     return r3(added)
 
