@@ -147,12 +147,6 @@ impl DetectedGpu {
         }
     }
 
-    /// The bundled spec the trace's devices name, if they all name one
-    /// ([`GpuArch::for_device`]), whatever was chosen.
-    pub fn trace_spec(devices: &[(String, Option<u64>)]) -> Option<GpuArch> {
-        detected_spec(devices)
-    }
-
     /// The spec detection picked, as a [`GpuArch`]; None unless
     /// [`GpuSource::Detected`].
     pub fn detected_arch(&self) -> Option<GpuArch> {
