@@ -41,6 +41,8 @@ const BUILTIN: &[(&str, &str)] = &[
 /// are listed (an `H100 PCIe` is a different, slower GPU).
 const ALIASES: &[(&str, &str)] = &[
     ("amdinstinctmi300x", "MI300X"),
+    // An SR-IOV virtual function of the whole GPU (as cloud VMs name it).
+    ("amdinstinctmi300xvf", "MI300X"),
     ("amdinstinctmi325x", "MI325X"),
     ("amdinstinctmi250x", "MI250X"),
     ("amdinstinctmi355x", "MI355X"),
@@ -62,6 +64,126 @@ const ALIASES: &[(&str, &str)] = &[
     ("hgxb200", "B200"),
     ("nvidiab200", "B200"),
 ];
+
+/// Spellings that name a family of parts rather than one part (an
+/// `NVIDIA H100` may be the SXM or the PCIe card): `--gpu-arch` accepts
+/// them, a trace's device name never picks a spec by them.
+const FAMILY_NAMES: &[&str] = &[
+    "a100",
+    "h100",
+    "h200",
+    "nvidiaa100",
+    "nvidiah100",
+    "a10080gb",
+];
+
+/// How far a device's memory may be from its spec's `memory_gb` (as a
+/// fraction) for the name to pick the spec.
+const MEMORY_TOLERANCE: f64 = 0.1;
+
+/// `--gpu-arch none`: no GPU spec, and none picked from the trace.
+pub const NO_ARCH: &str = "none";
+
+/// How a report's GPU spec was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuSource {
+    /// Given with `--gpu-arch NAME|FILE`.
+    Given,
+    /// Picked from the trace's device name.
+    Detected,
+    /// The trace names a GPU no bundled spec matches (or several GPUs).
+    Unknown,
+    /// The trace names no GPU.
+    Unnamed,
+    /// Turned off (`--gpu-arch none`, or detection not asked for).
+    Off,
+}
+
+/// The GPU a report's trace names and the spec its roofline columns use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectedGpu {
+    /// The device name the trace gives (Kineto's `deviceProperties`
+    /// `name`), distinct names joined by `", "`; None when it names none.
+    pub device_name: Option<String>,
+    /// The name of the spec the report used; None without one.
+    pub spec: Option<String>,
+    /// How the spec was chosen.
+    pub source: GpuSource,
+}
+
+impl DetectedGpu {
+    /// The choice for a trace whose devices are `devices` (name, memory in
+    /// bytes): `given` when set (`--gpu-arch`), else, with `detect`, the
+    /// spec [`GpuArch::for_device`] matches when every named device
+    /// matches the same one.
+    pub fn choose(
+        devices: &[(String, Option<u64>)],
+        given: Option<&GpuArch>,
+        detect: bool,
+    ) -> DetectedGpu {
+        let mut names: Vec<&str> = Vec::new();
+        for (n, _) in devices {
+            if !n.trim().is_empty() && !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        let device_name = (!names.is_empty()).then(|| names.join(", "));
+        let (spec, source) = if let Some(g) = given {
+            (Some(g.name.clone()), GpuSource::Given)
+        } else if !detect {
+            (None, GpuSource::Off)
+        } else if names.is_empty() {
+            (None, GpuSource::Unnamed)
+        } else {
+            match detected_spec(devices) {
+                Some(a) => (Some(a.name), GpuSource::Detected),
+                None => (None, GpuSource::Unknown),
+            }
+        };
+        DetectedGpu {
+            device_name,
+            spec,
+            source,
+        }
+    }
+
+    /// The spec detection picked, as a [`GpuArch`]; None unless
+    /// [`GpuSource::Detected`].
+    pub fn detected_arch(&self) -> Option<GpuArch> {
+        match self.source {
+            GpuSource::Detected => self.spec.as_deref().and_then(GpuArch::builtin),
+            _ => None,
+        }
+    }
+
+    /// The note for people: which spec was picked and why, or why none
+    /// was; None when there is nothing to say.
+    pub fn note(&self) -> Option<String> {
+        let name = self.device_name.as_deref()?;
+        match (self.source, self.spec.as_deref()) {
+            (GpuSource::Detected, Some(spec)) => Some(format!(
+                "GPU spec {spec} picked from the trace's deviceProperties name \"{name}\" (`--gpu-arch` overrides)"
+            )),
+            (GpuSource::Unknown, _) => Some(format!(
+                "the trace's GPU \"{name}\" has no bundled spec: roofline columns are left out; pass --gpu-arch FILE"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The one bundled spec every named device in `devices` matches.
+fn detected_spec(devices: &[(String, Option<u64>)]) -> Option<GpuArch> {
+    let mut found: Option<GpuArch> = None;
+    for (name, mem) in devices.iter().filter(|(n, _)| !n.trim().is_empty()) {
+        let a = GpuArch::for_device(name, *mem)?;
+        if found.as_ref().is_some_and(|f| f.name != a.name) {
+            return None;
+        }
+        found = Some(a);
+    }
+    found
+}
 
 /// `name` lowercased with `-`, `_`, spaces and dots removed, for matching
 /// bundled names and [`ALIASES`].
@@ -100,6 +222,31 @@ impl GpuArch {
             .iter()
             .find(|(n, _)| canonical == Some(*n) || normalize_name(n) == key)
             .and_then(|(_, text)| GpuArch::from_json(text).ok())
+    }
+
+    /// The bundled spec a trace's device name (`deviceProperties` `name`,
+    /// e.g. `NVIDIA H100 80GB HBM3`) names, conservatively: the name,
+    /// compared as [`GpuArch::builtin`] compares (case and separators
+    /// ignored), must be a bundled name or an alias of one part; family
+    /// names that fit several parts (`NVIDIA H100`, `A100`) and other
+    /// parts (`NVIDIA H100 PCIe`, `NVIDIA A100-PG509-200`) match nothing.
+    /// When the device's memory (`totalGlobalMem`, bytes) is known it must
+    /// be within 10% of the spec's `memory_gb` read as GiB, which tells a
+    /// 40 GB A100 from the 80 GB one and one MI250X die (64 GiB) from the
+    /// whole card the spec describes.
+    pub fn for_device(name: &str, memory_bytes: Option<u64>) -> Option<GpuArch> {
+        if FAMILY_NAMES.contains(&normalize_name(name).as_str()) {
+            return None;
+        }
+        let a = GpuArch::builtin(name)?;
+        let fits = match (memory_bytes, a.memory_gb) {
+            (Some(bytes), Some(gb)) => {
+                let gib = bytes as f64 / (1u64 << 30) as f64;
+                (gib - gb).abs() <= gb * MEMORY_TOLERANCE
+            }
+            _ => true,
+        };
+        fits.then_some(a)
     }
 
     /// `--gpu-arch NAME|FILE`: a bundled name, else a JSON file path.
@@ -206,5 +353,87 @@ mod tests {
         // A different part is not silently mapped to the SXM one.
         assert!(GpuArch::builtin("H100-PCIe").is_none());
         assert!(GpuArch::builtin("").is_none());
+    }
+
+    #[test]
+    fn corpus_device_names_match_conservatively() {
+        let gib = |g: f64| Some((g * (1u64 << 30) as f64) as u64);
+        let spec = |n: &str, m| GpuArch::for_device(n, m).map(|a| a.name);
+        // The names and memory sizes of the corpus's traces.
+        assert_eq!(
+            spec("NVIDIA H100 80GB HBM3", Some(85018279936)).as_deref(),
+            Some("H100")
+        );
+        assert_eq!(
+            spec("AMD Instinct MI300X", Some(206141652992)).as_deref(),
+            Some("MI300X")
+        );
+        assert_eq!(
+            spec("AMD Instinct MI300X VF", Some(205571227648)).as_deref(),
+            Some("MI300X")
+        );
+        assert_eq!(spec("NVIDIA A100-PG509-200", Some(42297524224)), None);
+        assert_eq!(spec("AMD Instinct MI210", Some(68702699520)), None);
+        assert_eq!(spec("AMD Radeon Graphics", Some(68702699520)), None);
+        assert_eq!(spec("Tesla V100-SXM2-32GB", Some(34079899648)), None);
+        assert_eq!(spec("", Some(206141652992)), None);
+        // Other parts and family names pick nothing.
+        assert_eq!(spec("NVIDIA H100 PCIe", gib(79.6)), None);
+        assert_eq!(spec("NVIDIA H100 NVL", gib(93.0)), None);
+        assert_eq!(spec("NVIDIA H100", gib(79.6)), None);
+        assert_eq!(spec("NVIDIA A100 80GB PCIe", gib(79.2)), None);
+        // Memory tells sizes apart; without it the name decides.
+        assert_eq!(
+            spec("NVIDIA A100-SXM4-80GB", gib(79.2)).as_deref(),
+            Some("A100")
+        );
+        assert_eq!(spec("A100-SXM4-80GB", gib(39.4)), None);
+        assert_eq!(spec("AMD Instinct MI250X", gib(64.0)), None);
+        assert_eq!(spec("NVIDIA H200", gib(139.8)).as_deref(), Some("H200"));
+        assert_eq!(spec("NVIDIA H100 80GB HBM3", None).as_deref(), Some("H100"));
+    }
+
+    #[test]
+    fn choice_and_notes() {
+        let dev = |n: &str| vec![(n.to_string(), None)];
+        let h100 = DetectedGpu::choose(&dev("NVIDIA H100 80GB HBM3"), None, true);
+        assert_eq!(
+            (h100.spec.as_deref(), h100.source),
+            (Some("H100"), GpuSource::Detected)
+        );
+        assert_eq!(
+            h100.detected_arch().map(|a| a.name).as_deref(),
+            Some("H100")
+        );
+        let note = h100.note().unwrap();
+        assert!(note.starts_with("GPU spec H100 picked"), "{note}");
+        let pcie = DetectedGpu::choose(&dev("NVIDIA H100 PCIe"), None, true);
+        assert_eq!(
+            (pcie.spec.as_deref(), pcie.source),
+            (None, GpuSource::Unknown)
+        );
+        assert!(pcie.note().unwrap().contains("no bundled spec"));
+        let off = DetectedGpu::choose(&dev("NVIDIA H100 80GB HBM3"), None, false);
+        assert_eq!((off.spec.as_deref(), off.note()), (None, None));
+        let mi = GpuArch::builtin("MI300X").unwrap();
+        let given = DetectedGpu::choose(&dev("NVIDIA H100 80GB HBM3"), Some(&mi), true);
+        assert_eq!(
+            (given.spec.as_deref(), given.source),
+            (Some("MI300X"), GpuSource::Given)
+        );
+        assert_eq!(given.detected_arch(), None);
+        let none = DetectedGpu::choose(&[], None, true);
+        assert_eq!((none.source, none.note()), (GpuSource::Unnamed, None));
+        // Two different GPUs: no guess.
+        let mixed = vec![
+            ("NVIDIA H100 80GB HBM3".to_string(), None),
+            ("AMD Instinct MI300X".to_string(), None),
+        ];
+        let m = DetectedGpu::choose(&mixed, None, true);
+        assert_eq!(m.source, GpuSource::Unknown);
+        assert_eq!(
+            m.device_name.as_deref(),
+            Some("NVIDIA H100 80GB HBM3, AMD Instinct MI300X")
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Conformance with the reference implementation: for every
 //! `NAME.json.gz` in `../shared/corpus/pytorch`, run
-//! `tracelens report NAME.json.gz --csv TMP -q` and compare every sheet that
+//! `tracelens report NAME.json.gz --csv TMP -q --gpu-arch none` (the
+//! reference ran without a GPU spec) and compare every sheet that
 //! the reference wrote into `NAME.ref/` (except those of [`NOT_YET`]) with
 //! `../shared/tools/conform.py`; where a `NAME.ref_mi300x/` exists, do the
 //! same with `--gpu-arch MI300X` against it. The plain report of each
@@ -166,6 +167,12 @@ fn corpus_and_conform() -> (PathBuf, PathBuf) {
 /// One check: a trace, its reference folder and the extra report flags.
 type Job = (PathBuf, PathBuf, Vec<OsString>);
 
+/// `--gpu-arch none`: the reference ran these reports without a GPU spec,
+/// so none is picked from the trace's device name either.
+fn no_arch() -> Vec<OsString> {
+    flags(&["--gpu-arch", "none"])
+}
+
 /// Report flags as the command line takes them.
 fn flags(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
@@ -193,7 +200,7 @@ fn pytorch_jobs(corpus: &Path) -> Vec<Job> {
     for t in &traces {
         let file = t.file_name().unwrap().to_string_lossy();
         let stem = file.strip_suffix(".json.gz").unwrap();
-        jobs.push((t.clone(), dir.join(format!("{stem}.ref")), Vec::new()));
+        jobs.push((t.clone(), dir.join(format!("{stem}.ref")), no_arch()));
         let mi300x = dir.join(format!("{stem}.ref_mi300x"));
         if mi300x.is_dir() {
             jobs.push((t.clone(), mi300x, flags(&["--gpu-arch", "MI300X"])));
@@ -210,7 +217,7 @@ fn inference_plain_reports_conform() {
     let (corpus, conform) = corpus_and_conform();
     let jobs: Vec<Job> = inference_folders(&corpus, "ref_plain")
         .into_iter()
-        .map(|(folder, trace)| (trace, folder.join("ref_plain"), Vec::new()))
+        .map(|(folder, trace)| (trace, folder.join("ref_plain"), no_arch()))
         .collect();
     run_jobs(&jobs, &conform);
 }
@@ -228,6 +235,7 @@ fn inference_reports_conform() {
             let mut extra = vec![OsString::from("--capture-dir")];
             extra.push(folder.join("capture_traces").into_os_string());
             extra.push(OsString::from("--inference"));
+            extra.extend(no_arch());
             (trace, folder.join("ref"), extra)
         })
         .collect();

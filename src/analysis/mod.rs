@@ -46,6 +46,11 @@ pub struct ReportOptions {
     pub include_unlinked_kernels: bool,
     /// GPU spec for roofline columns (`--gpu-arch`).
     pub arch: Option<crate::gpu_arch::GpuArch>,
+    /// Without `arch`, pick the spec from the trace's device name
+    /// ([`crate::gpu_arch::GpuArch::for_device`]) when [`crate::analyze`]
+    /// runs. Off by default; `tracelens report` turns it on unless
+    /// `--gpu-arch` is given.
+    pub detect_arch: bool,
     /// The inference report's options (the reference's inference script).
     pub inference: InferenceOptions,
     /// Kernel-name categories (`--kernel-categories`): a `kernel_category`
@@ -133,6 +138,7 @@ impl Default for ReportOptions {
             micro_idle_thresh_us: None,
             include_unlinked_kernels: false,
             arch: None,
+            detect_arch: false,
             inference: InferenceOptions::default(),
             kernel_categories: None,
             deferred_sheets: false,

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::report::{analyze_keeping_trace, read_report};
+use super::report::{AnalyzeOptions, analyze_keeping_trace, read_report};
+use crate::analysis::ReportOptions;
 use crate::analysis::commands::compare::{
     Input, check_report_sheets, comparable_sheets, reads_sheet,
 };
@@ -113,6 +114,7 @@ pub fn load_compare_inputs_with(
         moved: Vec::new(),
     };
     let mut traces = Vec::with_capacity(paths.len());
+    let mut devices: Vec<(String, String)> = Vec::new();
     for (i, ((res, tag), path)) in read_all(paths, &kinds, opts.tree_diff)
         .into_iter()
         .zip(tags)
@@ -124,6 +126,7 @@ pub fn load_compare_inputs_with(
             msg: error_chain(&e),
         })?;
         out.warnings.extend(read.notes);
+        devices.extend(read.device.map(|d| (tag.clone(), d)));
         out.inputs.push(Input {
             tag,
             source: path.display().to_string(),
@@ -131,8 +134,26 @@ pub fn load_compare_inputs_with(
         });
         traces.push(read.trace);
     }
+    out.warnings.extend(different_gpus(&devices));
     out.moved = tree_diffs(paths, &traces);
     Ok(out)
+}
+
+/// A note when the trace inputs name different GPUs (`devices`: tag and
+/// device name of each trace that names one).
+fn different_gpus(devices: &[(String, String)]) -> Option<String> {
+    let first = &devices.first()?.1;
+    if devices.iter().all(|(_, d)| d == first) {
+        return None;
+    }
+    let each: Vec<String> = devices
+        .iter()
+        .map(|(tag, d)| format!("{tag}: \"{d}\""))
+        .collect();
+    Some(format!(
+        "the traces ran on different GPUs ({}); each side's roofline columns use its own spec",
+        each.join(", ")
+    ))
 }
 
 /// Where the time moved between the baseline trace and each variant
@@ -200,6 +221,8 @@ struct Read {
     sheets: Vec<Table>,
     notes: Vec<String>,
     trace: Option<Trace>,
+    /// The GPU a trace input names (see [`crate::gpu_arch::DetectedGpu`]).
+    device: Option<String>,
 }
 
 type Loaded = Result<Read, Error>;
@@ -254,10 +277,24 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 sheets,
                 notes: Vec::new(),
                 trace: None,
+                device: None,
             })
         }
         InputKind::Trace => {
-            let (trace, report) = analyze_keeping_trace(path, &Default::default())?;
+            // As `tracelens report` does: the spec the trace names.
+            let opts = AnalyzeOptions {
+                report: ReportOptions {
+                    detect_arch: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let (trace, report) = analyze_keeping_trace(path, &opts)?;
+            let device = report
+                .quality
+                .gpu
+                .as_ref()
+                .and_then(|g| g.device_name.clone());
             let notes = report
                 .quality
                 .notes()
@@ -269,6 +306,7 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 sheets: report.sheets,
                 notes,
                 trace: keep.then_some(trace),
+                device,
             })
         }
     }
@@ -277,6 +315,28 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn different_gpus_are_noted() {
+        let d = |v: &[(&str, &str)]| {
+            let v: Vec<(String, String)> = v
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            different_gpus(&v)
+        };
+        assert_eq!(d(&[]), None);
+        assert_eq!(d(&[("a", "X"), ("b", "X")]), None);
+        let n = d(&[
+            ("h100", "NVIDIA H100 80GB HBM3"),
+            ("mi300", "AMD Instinct MI300X"),
+        ])
+        .unwrap();
+        assert!(
+            n.contains("h100: \"NVIDIA H100 80GB HBM3\", mi300: \"AMD Instinct MI300X\""),
+            "{n}"
+        );
+    }
 
     #[test]
     fn repeated_default_tags_get_suffixes() {

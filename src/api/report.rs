@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::analysis::{self, Report, ReportOptions, pytorch::run_report};
 use crate::error::{Error, ReadError};
-use crate::gpu_arch::GpuArch;
+use crate::gpu_arch::{DetectedGpu, GpuArch};
 use crate::load;
 use crate::report::read;
 use crate::table::Table;
@@ -163,6 +163,28 @@ fn analyze_trace_with_tree(
     trace: &mut Trace,
     opts: &AnalyzeOptions,
 ) -> Result<(Report, Option<Tree>), Error> {
+    let gpu = DetectedGpu::choose(
+        &trace.info().devices,
+        opts.report.arch.as_ref(),
+        opts.report.detect_arch,
+    );
+    let detected = gpu.detected_arch().map(|arch| AnalyzeOptions {
+        report: ReportOptions {
+            arch: Some(arch),
+            ..opts.report.clone()
+        },
+        ..opts.clone()
+    });
+    let (mut report, tree) = analyze_with_arch(trace, detected.as_ref().unwrap_or(opts))?;
+    report.quality.gpu = Some(gpu);
+    Ok((report, tree))
+}
+
+/// [`analyze_trace_with_tree`] once the GPU spec is chosen.
+fn analyze_with_arch(
+    trace: &mut Trace,
+    opts: &AnalyzeOptions,
+) -> Result<(Report, Option<Tree>), Error> {
     // These reports read no call tree of ours and no capture traces.
     let direct: Option<fn(&Trace, &analysis::ReportOptions) -> Report> = match trace.info().profiler
     {
@@ -204,7 +226,8 @@ pub(crate) fn load_trace(path: &Path, needs: Needs) -> Result<Trace, Error> {
 }
 
 /// The GPU spec `name`: a bundled name (MI300X, H100, …) or a JSON file in
-/// the reference's schema.
+/// the reference's schema. (`none`, which turns detection off, is the
+/// caller's to handle: it is no spec.)
 pub fn resolve_gpu_arch(name: &str) -> Result<GpuArch, Error> {
     GpuArch::resolve(name).map_err(Error::GpuArch)
 }

@@ -22,7 +22,7 @@ use crate::table::Table;
 pub struct ReportRun {
     /// The report: its sheets, timeline and trace-quality notes.
     pub report: Report,
-    /// The GPU spec of `--gpu-arch`, when given.
+    /// The GPU spec of `--gpu-arch`, else the one picked from the trace.
     arch: Option<GpuArch>,
     /// The title of its Markdown page (the trace's file name).
     title: String,
@@ -58,8 +58,8 @@ where
         let opts = analyze_options(&a, gpu_arch(&a)?, None, None)?;
         let report = crate::analyze(a.trace(), &opts)?;
         Ok(ReportRun {
+            arch: super::report::used_arch(opts.report.arch, &report),
             report,
-            arch: opts.report.arch,
             title: report_title(a.trace()),
             inputs: report_inputs(&a),
         })

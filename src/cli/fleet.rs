@@ -40,7 +40,9 @@ pub struct SummarizeArgs {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// GPU spec for the roofline columns of the report sheets: a bundled
-    /// name (MI300X, H100, …) or a JSON file.
+    /// name (MI300X, H100, …) or a JSON file. Fleet picks no spec from the
+    /// traces (every trace is summarised alike); `none` is the same as
+    /// leaving it out.
     #[arg(long, value_name = "NAME|FILE")]
     pub gpu_arch: Option<String>,
     /// Print nothing but warnings and errors.
@@ -157,6 +159,7 @@ pub fn summarize(a: SummarizeArgs) -> Result<()> {
     let arch = a
         .gpu_arch
         .as_deref()
+        .filter(|n| !super::is_no_arch(n))
         .map(tracelens::resolve_gpu_arch)
         .transpose()?;
     let report = ReportOptions {

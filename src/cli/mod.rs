@@ -262,10 +262,15 @@ fn library_text(e: &tracelens::Error) -> String {
     text
 }
 
+/// Whether `--gpu-arch` is `none` (no spec, no detection), in any case.
+pub(crate) fn is_no_arch(arg: &str) -> bool {
+    arg.eq_ignore_ascii_case(tracelens::gpu_arch::NO_ARCH)
+}
+
 /// The GPU spec file `--gpu-arch` reads, as an input; none for a bundled
 /// name (which wins over a file of that name).
 pub(crate) fn gpu_arch_input(arg: Option<&str>) -> Option<tracelens::Input> {
-    let arg = arg?;
+    let arg = arg.filter(|a| !is_no_arch(a))?;
     let is_file = tracelens::gpu_arch::GpuArch::builtin(arg).is_none() && Path::new(arg).is_file();
     is_file.then(|| tracelens::Input::file(arg))
 }

@@ -67,7 +67,9 @@ pub(crate) struct ReportArgs {
     #[arg(long)]
     critical_path: bool,
     /// GPU spec for roofline columns: a bundled name (MI300X, MI325X, H100, …)
-    /// or a JSON file in the reference's schema.
+    /// or a JSON file in the reference's schema. Without it the spec is
+    /// picked from the trace's device name (Kineto's deviceProperties) when
+    /// it names a bundled GPU exactly; `none` turns that off.
     #[arg(long, value_name = "NAME|FILE", aliases = ["gpu_arch_json_path", "gpu_arch_platform"])]
     gpu_arch: Option<String>,
     /// With --gpu-arch: write one roofline SVG per roofline category sheet into DIR.
@@ -178,6 +180,7 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
         topk_short_kernels: a.topk_short_kernels,
         micro_idle_thresh_us: a.micro_idle_thresh_us.map(|v| v as f64),
         include_unlinked_kernels: a.include_unlinked_kernels,
+        detect_arch: a.gpu_arch.is_none(),
         arch,
         inference: inference_options(a),
         kernel_categories: kernel_categories(a)?,
@@ -262,7 +265,8 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
     let md_to_stdout = a.outputs.md_to_stdout();
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
-    let arch = opts.report.arch.as_ref();
+    let arch = used_arch(opts.report.arch.clone(), &report);
+    let arch = arch.as_ref();
     let mut written = stage_report_sheets(
         &mut staging,
         a.outputs.dirs(),
@@ -304,12 +308,22 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
     )
 }
 
-/// The GPU spec `--gpu-arch` names, if any.
+/// The GPU spec `--gpu-arch` names, if any (none for `none`).
 pub(crate) fn gpu_arch(a: &ReportArgs) -> Result<Option<GpuArch>> {
+    if a.plots.is_some() && a.gpu_arch.as_deref().is_some_and(super::is_no_arch) {
+        return Err(anyhow!("--plots needs a GPU spec: not --gpu-arch none"));
+    }
     Ok(a.gpu_arch
         .as_deref()
+        .filter(|n| !super::is_no_arch(n))
         .map(tracelens::resolve_gpu_arch)
         .transpose()?)
+}
+
+/// The GPU spec the report used: `--gpu-arch`'s, else the one picked
+/// from the trace.
+pub(crate) fn used_arch(given: Option<GpuArch>, report: &Report) -> Option<GpuArch> {
+    given.or_else(|| report.quality.gpu.as_ref()?.detected_arch())
 }
 
 /// The analysis options of `tracelens report` arguments, with the GPU

@@ -633,13 +633,43 @@ impl Sink for Decoder {
                 }
             }
             "deviceProperties" => {
-                if let Ok(v) = serde_json::from_slice::<Vec<IgnoredAny>>(json) {
-                    self.builder.info_mut().device_count = v.len();
+                if let Ok(v) = serde_json::from_slice::<Vec<DeviceProperties>>(json) {
+                    let info = self.builder.info_mut();
+                    info.device_count = v.len();
+                    info.devices = v.into_iter().map(DeviceProperties::into_pair).collect();
                 }
             }
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// One `deviceProperties` entry: only what picks a GPU spec is read; any
+/// entry shape is accepted (a non-object reads as a nameless device).
+#[derive(Default)]
+struct DeviceProperties {
+    name: String,
+    total_global_mem: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for DeviceProperties {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(DeviceProperties {
+            name: v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            total_global_mem: v.get("totalGlobalMem").and_then(Value::as_u64),
+        })
+    }
+}
+
+impl DeviceProperties {
+    fn into_pair(self) -> (String, Option<u64>) {
+        (self.name, self.total_global_mem)
     }
 }
 

@@ -634,6 +634,26 @@ mod tests {
       ]}"#;
 
     #[test]
+    fn device_names_and_memory_are_read() {
+        let doc = r#"{"deviceProperties": [
+            {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936},
+            {"id": 1}, 7, {"name": 3, "totalGlobalMem": "big"}],
+          "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "f", "ts": 1, "dur": 1}]}"#;
+        let t = load_str(doc, &Needs::ALL).unwrap();
+        assert_eq!(t.info().device_count, 4);
+        let none = (String::new(), None);
+        assert_eq!(
+            t.info().devices,
+            [
+                ("NVIDIA H100 80GB HBM3".to_string(), Some(85018279936)),
+                none.clone(),
+                none.clone(),
+                none
+            ]
+        );
+    }
+
+    #[test]
     fn collectives_only_keeps_only_linked_collective_kernels() {
         let t = load_str(RANK, &Needs::collectives_only()).unwrap();
         assert_eq!(t.info().rank, Some(3));

@@ -236,6 +236,10 @@ pub struct TraceInfo {
     pub world_size: Option<i64>,
     /// Number of devices described (`deviceProperties` entries; 0 when absent).
     pub device_count: usize,
+    /// The described devices' (name, memory in bytes): Kineto's
+    /// `deviceProperties` `name` (empty when absent) and `totalGlobalMem`.
+    /// Empty for the other formats.
+    pub devices: Vec<(String, Option<u64>)>,
     /// Size of the decoded (uncompressed) input in bytes.
     pub input_bytes: u64,
     /// Which profiler wrote the trace (it decides the report's sheets).

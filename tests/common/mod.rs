@@ -548,4 +548,10 @@ impl KinetoTrace {
     pub fn json(&self) -> String {
         format!("{{\"traceEvents\":[{}]}}", self.events.join(","))
     }
+
+    /// The file's text with `top` (`"key": value` pairs) before the
+    /// events, e.g. a `deviceProperties` list.
+    pub fn json_with(&self, top: &str) -> String {
+        format!("{{{top},\"traceEvents\":[{}]}}", self.events.join(","))
+    }
 }

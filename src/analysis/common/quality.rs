@@ -49,6 +49,9 @@ pub struct TraceQuality {
     pub warnings: Vec<String>,
     /// What the capture merge (`--capture-dir`) did; None without one.
     pub capture: Option<CaptureNotes>,
+    /// The GPU the trace names and the spec the report used; None when
+    /// the report was not made by [`crate::analyze`].
+    pub gpu: Option<crate::gpu_arch::DetectedGpu>,
 }
 
 /// The capture merge's notes: the outcome and every warning.
@@ -115,6 +118,7 @@ impl TraceQuality {
             busy_us: timeline.map_or(0.0, |t| t.busy),
             warnings: trace.warnings().to_vec(),
             capture: None,
+            gpu: None,
         }
     }
 
@@ -124,6 +128,7 @@ impl TraceQuality {
         if let Some(c) = &self.capture {
             out.extend(c.notes.iter().cloned());
         }
+        out.extend(self.gpu.as_ref().and_then(|g| g.note()));
         if self.gpu_events == 0 {
             out.push(
                 "the trace has no GPU events (kernels, copies, fills): GPU sheets are empty".into(),
