@@ -29,7 +29,8 @@ create_exception!(
 enum Run {
     /// `tracelens report`.
     Report(Box<ReportRun>),
-    /// `tracelens collectives`, `tracelens compare`.
+    /// `tracelens collectives`, `tracelens compare`,
+    /// `tracelens critical-path`.
     Sheets(SheetsRun),
 }
 
@@ -131,6 +132,17 @@ fn collectives(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
         .map_err(TracelensError::new_err)
 }
 
+/// `tracelens critical-path ARGS` without writing: `args` follow
+/// `critical-path`.
+#[pyfunction]
+fn critical_path(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
+    py.detach(|| embed::critical_path(args))
+        .map(|s| Report {
+            run: Run::Sheets(s),
+        })
+        .map_err(TracelensError::new_err)
+}
+
 /// `tracelens compare ARGS` without writing: `args` follow `compare`.
 #[pyfunction]
 fn compare(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
@@ -155,6 +167,7 @@ fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(critical_path, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_class::<tree::Tree>()?;
     m.add_class::<tree::Node>()?;

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _tracelens
 from ._tracelens import Node, TracelensError
@@ -30,6 +30,7 @@ __all__ = [
     "Tree",
     "collectives",
     "compare",
+    "critical_path",
     "fleet",
     "report",
     "roofline",
@@ -182,6 +183,32 @@ def compare(*inputs: PathLike, names: Optional[List[str]] = None, **options: Any
     args = [os.fspath(p) for p in inputs]
     args += _flags({"names": names, **options})
     return Report(_tracelens.compare(args))
+
+
+def critical_path(
+    path: PathLike,
+    step: Optional[int] = None,
+    window: Optional[Tuple[float, float]] = None,
+) -> Report:
+    """The critical path of one profiler step of the PyTorch trace at
+    ``path``, as ``tracelens critical-path`` finds it: sheets
+    ``critical_path_summary`` (µs and share of the path per ``bound_by``)
+    and ``critical_path`` (one row per edge: event, UID, begin and end in
+    µs, what bounds it), and ``.markdown()`` (the terminal summary).
+
+    ``step=N`` analyses ``ProfilerStep#N``; ``window=(a, b)`` the time
+    from ``a`` to ``b`` (µs, trace time). Without either the longest step
+    is used, or the whole trace when it has no step annotation.
+    """
+    if step is not None and window is not None:
+        raise TracelensError("critical_path: give step or window, not both")
+    args = [os.fspath(path)]
+    if step is not None:
+        args.append(f"--step={int(step)}")
+    if window is not None:
+        a, b = window
+        args.append(f"--window={float(a)!r}:{float(b)!r}")
+    return Report(_tracelens.critical_path(args))
 
 
 class Tree:

@@ -18,7 +18,7 @@ use super::{SheetDirs, stage_sheets};
 #[derive(Args)]
 pub(crate) struct CriticalPathArgs {
     /// Trace file: .json, .json.gz or .zip; - for stdin.
-    trace: PathBuf,
+    pub(crate) trace: PathBuf,
     /// The ProfilerStep#N annotation to analyse [default: the longest
     /// step, or the whole trace when it has no step].
     #[arg(long, value_name = "N", conflicts_with = "window")]
@@ -50,8 +50,20 @@ fn parse_window(w: &str) -> Result<(f64, f64)> {
     }
 }
 
+/// The part of the trace the options ask for.
+pub(crate) fn span(a: &CriticalPathArgs) -> Result<Span> {
+    Ok(match (&a.window, a.step) {
+        (Some(w), _) => {
+            let (x, y) = parse_window(w)?;
+            Span::Window(x, y)
+        }
+        (None, Some(n)) => Span::Step(n),
+        (None, None) => Span::Auto,
+    })
+}
+
 /// The summary as terminal text.
-fn summary_text(run: &tracelens::CriticalPathRun) -> String {
+pub(crate) fn summary_text(run: &tracelens::CriticalPathRun) -> String {
     let cp = &run.path;
     let total: f64 = cp.edges.iter().map(|e| e.duration_us).sum();
     let mut text = format!(
@@ -73,14 +85,7 @@ fn summary_text(run: &tracelens::CriticalPathRun) -> String {
 
 /// Runs the subcommand.
 pub(crate) fn run(a: CriticalPathArgs) -> Result<()> {
-    let span = match (&a.window, a.step) {
-        (Some(w), _) => {
-            let (x, y) = parse_window(w)?;
-            Span::Window(x, y)
-        }
-        (None, Some(n)) => Span::Step(n),
-        (None, None) => Span::Auto,
-    };
+    let span = span(&a)?;
     // Outputs are checked against the trace and each other before any work.
     let outputs = [
         ("csv", CSV_DIR, a.csv.as_deref()),

@@ -163,6 +163,28 @@ where
     })
 }
 
+/// Computes what `tracelens critical-path ARGS` would write (`args`: what
+/// follows `critical-path`, the trace first): `critical_path_summary` and
+/// `critical_path`, with the terminal summary as the Markdown text.
+pub fn critical_path<I, T>(args: I) -> Result<SheetsRun, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::CriticalPath(a) = parse_command("critical-path", args)? else {
+        return Err("not a critical-path command".to_string());
+    };
+    let span = super::critical_path::span(&a).map_err(|e| super::error_text(&e))?;
+    let run = crate::critical_path(&a.trace, span).map_err(super::chain)?;
+    Ok(SheetsRun {
+        markdown: super::critical_path::summary_text(&run),
+        sheets: run.sheets,
+        warnings: Vec::new(),
+        verdict_json: None,
+        inputs: vec![Input::file(&a.trace)],
+    })
+}
+
 /// Computes what `tracelens compare ARGS` would write (`args`: what
 /// follows `compare`): the comparison sheets, and the verdict as Markdown
 /// and JSON. Warnings and notes are returned, prefixed `note: ` for notes.

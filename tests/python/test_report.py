@@ -283,3 +283,22 @@ def test_writers_refuse_to_overwrite_or_remove_an_input(binary, tmp_path):
     # Elsewhere the writers still write.
     assert result.to_csv(tmp_path / "cmp")
     assert report.to_excel(tmp_path / "r.xlsx")
+
+
+def test_critical_path_equals_the_commands_csv(binary, tmp_path):
+    trace = TESTDATA / "example.json"
+    out = tmp_path / "cp"
+    run(binary, "critical-path", trace, "--csv", out)
+    cp = tracelens.critical_path(trace)
+    assert cp.sheet_names == ["critical_path_summary", "critical_path"]
+    assert_sheets_equal_csv(cp, out)
+    assert cp.markdown().startswith("critical path of ")
+    # A window is a part of the trace: its path is no longer than the whole.
+    path = cp["critical_path"]
+    a, b = path["begin (µs)"].min(), path["end (µs)"].max()
+    half = tracelens.critical_path(trace, window=(a, (a + b) / 2))
+    assert half["critical_path"]["duration_us"].sum() < path["duration_us"].sum()
+    with pytest.raises(tracelens.TracelensError, match="ProfilerStep#99"):
+        tracelens.critical_path(trace, step=99)
+    with pytest.raises(tracelens.TracelensError, match="not both"):
+        tracelens.critical_path(trace, step=1, window=(0, 1))
