@@ -129,7 +129,6 @@ fn analyze_loaded(
     };
     let needs = Needs {
         dispatch_events,
-        other_events: needs.other_events || opts.report.critical_path,
         ..needs
     };
     let mut trace = load::load_as(path, &needs, opts.format).map_err(|error| Error::Load {

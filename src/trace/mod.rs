@@ -89,6 +89,9 @@ pub enum Cat {
     UserAnnotation,
     /// `gpu_user_annotation`: record_function ranges on GPU rows.
     GpuUserAnnotation,
+    /// `cuda_sync`: the GPU's side of a synchronisation (`Stream Sync`,
+    /// `Context Sync`, `Event Sync`, `Stream Wait Event`).
+    CudaSync,
     /// Any other category.
     Other,
     /// No `cat` field.
@@ -121,6 +124,7 @@ impl Cat {
             b"ac2g" => Cat::Ac2g,
             b"user_annotation" => Cat::UserAnnotation,
             b"gpu_user_annotation" => Cat::GpuUserAnnotation,
+            b"cuda_sync" => Cat::CudaSync,
             _ => return None,
         })
     }
@@ -138,6 +142,7 @@ impl Cat {
             Cat::Ac2g => "ac2g",
             Cat::UserAnnotation => "user_annotation",
             Cat::GpuUserAnnotation => "gpu_user_annotation",
+            Cat::CudaSync => "cuda_sync",
             Cat::Other => "other",
             Cat::Missing => "None",
         }
@@ -272,7 +277,7 @@ pub(crate) const NOT_KEPT: u32 = u32::MAX;
 const STUB_SLOT: u32 = u32::MAX - 16;
 
 /// Every category, in declaration order (`Cat as usize` indexes it).
-const CATS: [Cat; 12] = [
+const CATS: [Cat; 13] = [
     Cat::CpuOp,
     Cat::CudaRuntime,
     Cat::CudaDriver,
@@ -283,6 +288,7 @@ const CATS: [Cat; 12] = [
     Cat::Ac2g,
     Cat::UserAnnotation,
     Cat::GpuUserAnnotation,
+    Cat::CudaSync,
     Cat::Other,
     Cat::Missing,
 ];
@@ -306,8 +312,8 @@ const fn stub_event(cat: Cat) -> Event {
 }
 
 /// The stub events, one per category (indexed like [`CATS`]).
-static STUB_EVENTS: [Event; 12] = {
-    let mut out = [stub_event(Cat::Missing); 12];
+static STUB_EVENTS: [Event; CATS.len()] = {
+    let mut out = [stub_event(Cat::Missing); CATS.len()];
     let mut i = 0;
     while i < CATS.len() {
         out[i] = stub_event(CATS[i]);

@@ -128,12 +128,14 @@ pub struct Gap {
 }
 
 /// HTA's "GPU side" of the correlation join: events with a stream and a
-/// correlation id, and the GPU synchronisation events (`cuda_sync`, which
-/// no category of ours names).
+/// correlation id, and the GPU's `Event Sync` and `Context Sync` records
+/// (`cuda_sync`; any category HTA does not know reads the same).
 fn is_gpu_side(trace: &Trace, e: &Event, links: Option<LinkIds>) -> bool {
     let linked = links
         .is_some_and(|a| a.stream.is_some_and(|s| s >= 0) && a.correlation.is_some_and(|c| c >= 0));
-    linked || (e.cat == Cat::Other && matches!(trace.name_of(e), "Event Sync" | "Context Sync"))
+    linked
+        || (matches!(e.cat, Cat::CudaSync | Cat::Other)
+            && matches!(trace.name_of(e), "Event Sync" | "Context Sync"))
 }
 
 /// Whether each interned name is a profiler step's, worked out once per

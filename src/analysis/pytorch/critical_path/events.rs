@@ -188,12 +188,8 @@ fn queue_lengths(trace: &Trace, rows: &[Row], launcher: &[Option<u32>]) -> Vec<O
         points.push((r.stream, rows[l as usize].ts, 0, i as u32));
         points.push((r.stream, r.ts, 1, i as u32));
     }
-    points.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(a.1.total_cmp(&b.1))
-            .then(a.2.cmp(&b.2))
-            .then(a.3.cmp(&b.3))
-    });
+    // (stream, time, kind, row) is unique per point.
+    points.sort_unstable_by_key(|&(s, t, kind, row)| (s, super::time_key(t), kind, row));
     let mut out = vec![None; rows.len()];
     let mut after_launch = vec![0i32; rows.len()];
     let mut level = 0i32;

@@ -7,6 +7,7 @@
 use rustc_hash::FxHashMap;
 
 use super::events::{Row, View};
+use super::time_key;
 use crate::trace::{Cat, IdentId, StrId, Trace};
 
 /// A gap from a stream's previous GPU event shorter than this (µs) is a
@@ -142,7 +143,7 @@ impl Names {
     /// For a stream synchronisation Some(false), for a device one
     /// Some(true); event waits are not modelled.
     fn sync(&self, r: &Row) -> Option<bool> {
-        if r.cat != Cat::Other {
+        if !matches!(r.cat, Cat::CudaSync | Cat::Other) {
             None
         } else if Names::is(&self.context_sync, r) {
             Some(true)
@@ -200,26 +201,30 @@ impl Graph {
     /// Two nodes per kept row that has nodes, by (time, event, start
     /// first).
     fn nodes(view: &View, kept: &[u32]) -> Graph {
-        let mut nodes: Vec<Node> = Vec::with_capacity(kept.len() * 2);
+        // One integer per node, (time, row, start first), unique and
+        // sorted as integers: rows are in event order, so the row breaks
+        // ties as the event would.
+        let mut keys: Vec<u128> = Vec::with_capacity(kept.len() * 2);
         for &i in kept.iter().filter(|&&i| has_nodes(view, i)) {
             let r = &view.rows[i as usize];
-            nodes.push(Node {
-                row: i,
-                ts: r.ts,
-                start: true,
-            });
-            nodes.push(Node {
-                row: i,
-                ts: r.end,
-                start: false,
-            });
+            let row = u128::from(i) << 1;
+            keys.push(u128::from(time_key(r.ts)) << 64 | row);
+            keys.push(u128::from(time_key(r.end)) << 64 | row | 1);
         }
-        // Rows are in event order, so the row breaks ties as the event would.
-        nodes.sort_by(|a, b| {
-            a.ts.total_cmp(&b.ts)
-                .then(a.row.cmp(&b.row))
-                .then(b.start.cmp(&a.start))
-        });
+        keys.sort_unstable();
+        let nodes: Vec<Node> = keys
+            .into_iter()
+            .map(|k| {
+                let row = (k as u64 >> 1) as u32;
+                let start = k & 1 == 0;
+                let r = &view.rows[row as usize];
+                Node {
+                    row,
+                    ts: if start { r.ts } else { r.end },
+                    start,
+                }
+            })
+            .collect();
         let mut start_of = vec![NONE; view.rows.len()];
         let mut end_of = vec![NONE; view.rows.len()];
         for (k, n) in nodes.iter().enumerate() {
@@ -360,15 +365,15 @@ struct Step {
 
 /// HTA's order of the walk's steps at equal times: ends before starts
 /// (host events here all last a while), shorter ends and longer starts
-/// first, then the later event's end and the earlier event's start.
-fn walk_order(a: &Step, b: &Step) -> std::cmp::Ordering {
-    a.ts.total_cmp(&b.ts)
-        .then_with(|| match (a.enter, b.enter) {
-            (false, true) => std::cmp::Ordering::Less,
-            (true, false) => std::cmp::Ordering::Greater,
-            (true, true) => b.dur.total_cmp(&a.dur).then(a.row.cmp(&b.row)),
-            (false, false) => a.dur.total_cmp(&b.dur).then(b.row.cmp(&a.row)),
-        })
+/// first, then the later event's end and the earlier event's start. The
+/// key is unique per step.
+fn walk_key(s: &Step) -> (u64, bool, u64, u32) {
+    let dur = time_key(s.dur);
+    if s.enter {
+        (time_key(s.ts), true, !dur, s.row)
+    } else {
+        (time_key(s.ts), false, dur, !s.row)
+    }
 }
 
 impl Graph {
@@ -376,25 +381,37 @@ impl Graph {
     /// chaining every start and end to the node before it; between
     /// top-level events the chain costs nothing.
     fn stack_pass(&mut self, trace: &Trace, view: &View, kept: &[u32], names: &Names) {
-        for rows in cpu_threads(trace, view, kept) {
-            let mut steps: Vec<Step> = Vec::with_capacity(rows.len() * 2);
-            for &i in rows.iter().filter(|&&i| has_nodes(view, i)) {
-                let r = &view.rows[i as usize];
-                steps.push(Step {
-                    row: i,
-                    ts: r.ts,
-                    dur: r.dur(),
-                    enter: true,
-                });
-                steps.push(Step {
-                    row: i,
-                    ts: r.end,
-                    dur: r.dur(),
-                    enter: false,
+        let threads = cpu_threads(trace, view, kept);
+        let mut thread_of = vec![NONE; view.rows.len()];
+        for (t, rows) in threads.iter().enumerate() {
+            for &i in rows {
+                thread_of[i as usize] = t as u32;
+            }
+        }
+        // The nodes are in time order already: each thread's steps are
+        // taken from them, and only runs at one time are put in walk order.
+        let mut steps: Vec<Vec<Step>> = threads
+            .iter()
+            .map(|rows| Vec::with_capacity(rows.len() * 2))
+            .collect();
+        for n in &self.nodes {
+            let t = thread_of[n.row as usize];
+            if t != NONE {
+                steps[t as usize].push(Step {
+                    row: n.row,
+                    ts: n.ts,
+                    dur: view.rows[n.row as usize].dur(),
+                    enter: n.start,
                 });
             }
-            steps.sort_by(walk_order);
-            self.walk(view, &steps, names);
+        }
+        for mut thread in steps {
+            for run in thread.chunk_by_mut(|a, b| a.ts == b.ts) {
+                if run.len() > 1 {
+                    run.sort_unstable_by_key(walk_key);
+                }
+            }
+            self.walk(view, &thread, names);
         }
     }
 
@@ -453,7 +470,7 @@ impl Graph {
                 (if names.sync(r).is_some() { r.end } else { r.ts }, i)
             })
             .collect();
-        gpu.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        gpu.sort_unstable_by_key(|&(t, i)| (time_key(t), i));
         let mut last: FxHashMap<i64, u32> = FxHashMap::default();
         for (_, i) in gpu {
             let r = view.rows[i as usize];

@@ -17,14 +17,14 @@ pub mod sheets;
 use events::View;
 use graph::{EdgeKind, Graph};
 
+use std::time::Instant;
+
+use crate::timings;
 use crate::trace::{Cat, EventId, IdentId, Needs, Trace};
 
-/// What the loader must keep: the report's events and the GPU's
-/// synchronisation records (events of other categories).
-pub const NEEDS: Needs = Needs {
-    other_events: true,
-    ..Needs::EVENTS
-};
+/// What the loader must keep: the report's events (the GPU's
+/// synchronisation records, `cuda_sync`, are among them).
+pub const NEEDS: Needs = Needs::EVENTS;
 
 /// Which part of the trace to analyse.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,12 +187,18 @@ fn window(trace: &Trace, view: &View, span: Span) -> Result<(f64, f64, String), 
 /// The critical path of `span` in `trace`, found as HTA finds it (times
 /// rounded inwards to whole µs when the trace has fractional ones).
 pub fn analyse(trace: &Trace, span: Span) -> Result<CriticalPath, Failure> {
+    let start = Instant::now();
     let view = View::of(trace, true);
+    timings::stage("critical path: events", start);
     let (from, to, label) = window(trace, &view, span)?;
     let kept = graph::clip(&view, from, to);
+    let start = Instant::now();
     let g = Graph::build(trace, &view, &kept);
+    timings::stage("critical path: graph", start);
+    let start = Instant::now();
     let nodes =
         path::longest(&g, |row| view.rows[row as usize].stream).map_err(Failure::Invalid)?;
+    timings::stage("critical path: longest path", start);
     let mut counts = [0usize; 5];
     for e in &g.edges {
         counts[kind_index(e.kind)] += 1;
@@ -209,6 +215,14 @@ pub fn analyse(trace: &Trace, span: Span) -> Result<CriticalPath, Failure> {
         unlinked_kernels: g.unlinked_kernels,
         edges,
     })
+}
+
+/// A key that orders times as [`f64::total_cmp`] does: sorting by
+/// integer keys costs far less than by chained float comparisons, and the
+/// graph sorts every node and step of a window.
+pub fn time_key(t: f64) -> u64 {
+    let b = t.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
 }
 
 /// The position of an edge kind in [`CriticalPath::graph_edges`].
@@ -276,4 +290,30 @@ pub fn short_name(name: &str) -> String {
 /// HTA's communication kernels.
 fn is_communication(short: &str) -> bool {
     ["nccl", "hip", "hccl"].iter().any(|p| short.starts_with(p)) || short.contains("ncclKernel")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_key;
+
+    #[test]
+    fn time_keys_order_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e12,
+            -1.5,
+            -0.0,
+            0.0,
+            1e-300,
+            0.5,
+            1.0,
+            1e12 + 0.25,
+            f64::INFINITY,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(time_key(a).cmp(&time_key(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+    }
 }

@@ -3,8 +3,8 @@
 
 use super::CriticalPath;
 use crate::names::{col, sheet};
-use crate::table::{Table, Value};
-use crate::trace::{Ident, Trace};
+use crate::table::{Column, SharedTexts, Table, Value, empty_columns};
+use crate::trace::{Ident, IdentId, Trace};
 
 /// Both sheets of `cp`.
 pub fn sheets(trace: &Trace, cp: &CriticalPath) -> Vec<Table> {
@@ -33,48 +33,57 @@ pub fn summary(cp: &CriticalPath) -> Table {
 }
 
 /// An id as a cell.
-fn ident(trace: &Trace, id: crate::trace::IdentId) -> Value {
+fn ident(trace: &Trace, id: IdentId, texts: &mut SharedTexts) -> Value {
     match trace.ident(id) {
         Ident::Null => Value::Null,
         Ident::Int(v) => Value::Int(*v),
-        Ident::Str(s) => Value::from(&**s),
+        Ident::Str(s) => texts.text(s),
     }
 }
 
 /// `critical_path`: the path's edges in order.
 pub fn path(trace: &Trace, cp: &CriticalPath) -> Table {
-    let mut out = Table::new(
-        sheet::CRITICAL_PATH,
-        &[
-            col::CP_POSITION,
-            col::CP_EDGE_TYPE,
-            col::BOUND_BY,
-            col::CP_EVENT,
-            col::UID,
-            col::CP_BEGIN_US,
-            col::CP_END_US,
-            col::CP_DURATION_US,
-            col::STREAM,
-            col::PID,
-            col::TID,
-            col::CP_GRAPH_REPLAY,
-        ],
-    );
+    const NAMES: [&str; 12] = [
+        col::CP_POSITION,
+        col::CP_EDGE_TYPE,
+        col::BOUND_BY,
+        col::CP_EVENT,
+        col::UID,
+        col::CP_BEGIN_US,
+        col::CP_END_US,
+        col::CP_DURATION_US,
+        col::STREAM,
+        col::PID,
+        col::TID,
+        col::CP_GRAPH_REPLAY,
+    ];
+    let mut cols = empty_columns(NAMES.len(), cp.edges.len());
+    // A path of tens of thousands of edges names a few hundred events:
+    // each text is allocated once.
+    let mut texts = SharedTexts::default();
     for (i, e) in cp.edges.iter().enumerate() {
-        out.push_row(vec![
+        let row = [
             Value::Int(i as i64),
-            Value::from(e.kind.as_str()),
-            Value::from(e.bound_by.as_str()),
-            Value::from(trace.name(e.event)),
+            texts.text(e.kind.as_str()),
+            texts.text(e.bound_by.as_str()),
+            texts.text(trace.name(e.event)),
             Value::Int(e.event.index() as i64),
             Value::Float(e.begin_us),
             Value::Float(e.end_us),
             Value::Float(e.duration_us),
             Value::Int(e.stream),
-            ident(trace, e.pid),
-            ident(trace, e.tid),
+            ident(trace, e.pid, &mut texts),
+            ident(trace, e.tid, &mut texts),
             Value::Bool(e.graph_replay),
-        ]);
+        ];
+        for (c, v) in cols.iter_mut().zip(row) {
+            c.push(v);
+        }
     }
-    out
+    let columns = NAMES
+        .iter()
+        .zip(cols)
+        .map(|(n, v)| Column::new(n, v))
+        .collect();
+    Table::from_columns(sheet::CRITICAL_PATH, columns)
 }
