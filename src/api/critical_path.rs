@@ -5,7 +5,8 @@ use std::path::Path;
 use super::report::load_trace;
 use crate::analysis::pytorch::critical_path::{self, CriticalPath, NEEDS, Span, sheets};
 use crate::error::Error;
-use crate::table::{Table, Value};
+use crate::report::Record;
+use crate::table::Table;
 
 /// A trace's critical path and its sheets.
 pub struct CriticalPathRun {
@@ -16,10 +17,10 @@ pub struct CriticalPathRun {
 }
 
 impl CriticalPathRun {
-    /// The same as a JSON document (built only when asked for: the path
-    /// can have tens of thousands of rows).
-    pub fn json(&self) -> serde_json::Value {
-        json(&self.path, &self.sheets)
+    /// The same as one JSON-shaped record (built only when asked for: the
+    /// path can have tens of thousands of rows).
+    pub fn record(&self) -> Record {
+        record(&self.path, &self.sheets)
     }
 }
 
@@ -31,50 +32,44 @@ pub fn critical_path(path: &Path, span: Span) -> Result<CriticalPathRun, Error> 
     Ok(CriticalPathRun { path: cp, sheets })
 }
 
-/// A cell as JSON (non-finite floats as null).
-fn cell(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Null => serde_json::Value::Null,
-        Value::Int(i) => (*i).into(),
-        Value::Float(f) => {
-            serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into)
-        }
-        Value::Bool(b) => (*b).into(),
-        Value::Text(s) | Value::Py(s) => serde_json::Value::String(s.to_string()),
-    }
-}
-
-/// A table as a list of objects, one per row.
-fn rows(t: &Table) -> serde_json::Value {
-    let names = t.column_names();
-    (0..t.nrows())
-        .map(|r| {
-            let obj: serde_json::Map<String, serde_json::Value> = names
-                .iter()
-                .enumerate()
-                .map(|(c, n)| (n.to_string(), cell(t.value(r, c))))
-                .collect();
-            serde_json::Value::Object(obj)
-        })
-        .collect()
-}
-
-/// The critical path as one JSON document: the window, the graph's size,
-/// the summary and the path.
-pub fn json(cp: &CriticalPath, sheets: &[Table]) -> serde_json::Value {
-    let finite =
-        |x: f64| serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, Into::into);
-    let mut edges = serde_json::Map::new();
-    for (k, n) in critical_path::graph::EdgeKind::ALL
+/// The critical path as one record: the window, the graph's size, the
+/// summary and the path.
+pub fn record(cp: &CriticalPath, sheets: &[Table]) -> Record {
+    let map = |fields: Vec<(&str, Record)>| {
+        Record::Map(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    };
+    let edges = critical_path::graph::EdgeKind::ALL
         .iter()
         .zip(cp.graph_edges)
-    {
-        edges.insert(k.as_str().to_string(), n.into());
-    }
-    serde_json::json!({
-        "window": {"label": cp.label, "begin_us": finite(cp.window.0), "end_us": finite(cp.window.1)},
-        "graph": {"nodes": cp.graph_nodes, "edges": edges, "kernels_without_incoming_edge": cp.unlinked_kernels},
-        "critical_path_summary": sheets.first().map(rows),
-        "critical_path": sheets.get(1).map(rows),
-    })
+        .map(|(k, n)| (k.as_str(), Record::UInt(n as u64)))
+        .collect();
+    let sheet = |i: usize| sheets.get(i).map_or(Record::Null, Record::rows_of);
+    map(vec![
+        (
+            "window",
+            map(vec![
+                ("label", Record::Str(cp.label.clone())),
+                ("begin_us", Record::Float(cp.window.0)),
+                ("end_us", Record::Float(cp.window.1)),
+            ]),
+        ),
+        (
+            "graph",
+            map(vec![
+                ("nodes", Record::UInt(cp.graph_nodes as u64)),
+                ("edges", map(edges)),
+                (
+                    "kernels_without_incoming_edge",
+                    Record::UInt(cp.unlinked_kernels as u64),
+                ),
+            ]),
+        ),
+        ("critical_path_summary", sheet(0)),
+        ("critical_path", sheet(1)),
+    ])
 }

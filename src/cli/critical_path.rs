@@ -102,7 +102,7 @@ pub(crate) fn run(a: CriticalPathArgs) -> Result<()> {
     };
     let mut written = stage_sheets(&mut staging, dirs, &doc, None, &doc)?;
     let json = match &a.json {
-        Some(_) => serde_json::to_string_pretty(&run.json())? + "\n",
+        Some(_) => tracelens::report::json::record_text(&run.record()) + "\n",
         None => String::new(),
     };
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");

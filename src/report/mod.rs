@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::commands::diff::TraceDiff;
 use crate::analysis::commands::tree_view::TreeNode;
 pub use crate::error::WriteError;
-use crate::table::Table;
+use crate::table::{Table, Value};
 
 /// Turns a [`Document`] into output files.
 pub trait Writer {
@@ -345,6 +345,37 @@ pub enum Record {
 impl From<Option<f64>> for Record {
     fn from(x: Option<f64>) -> Record {
         x.map_or(Record::Null, Record::Float)
+    }
+}
+
+impl Record {
+    /// A sheet's cell (texts and Python reprs as text).
+    pub fn of_cell(v: &Value) -> Record {
+        match v {
+            Value::Null => Record::Null,
+            Value::Int(i) => Record::Int(*i),
+            Value::Float(f) => Record::Float(*f),
+            Value::Bool(b) => Record::Bool(*b),
+            Value::Text(s) | Value::Py(s) => Record::Str(s.to_string()),
+        }
+    }
+
+    /// A held sheet as a list of maps, one per row, keyed by column name.
+    pub fn rows_of(t: &Table) -> Record {
+        let names = t.column_names();
+        Record::List(
+            (0..t.nrows())
+                .map(|r| {
+                    Record::Map(
+                        names
+                            .iter()
+                            .enumerate()
+                            .map(|(c, n)| (n.to_string(), Record::of_cell(t.value(r, c))))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        )
     }
 }
 
