@@ -1,0 +1,405 @@
+//! Whether a trace can be trusted: checks of the trace itself, each
+//! `pass`, `warn`, `fail` or `cannot_tell`, with the numbers and events
+//! behind its status. A failed check names the figures it invalidates.
+//!
+//! Each check reads the trace and its call tree only (no sheet), so that
+//! every command that loads a trace can run the same gate.
+
+use crate::analysis::common::intervals::{Interval, length, union};
+use crate::trace::tree::Tree;
+use crate::trace::{EventId, Trace};
+
+/// A check's outcome, from best to worst (`cannot_tell` ranks between
+/// `warn` and `fail`: the trace lacks what the check needs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Nothing wrong found.
+    Pass,
+    /// Something is off; the figures stand, with the caveat.
+    Warn,
+    /// The trace does not hold what the check needs.
+    CannotTell,
+    /// Figures named by the check are wrong or meaningless.
+    Fail,
+}
+
+impl Status {
+    /// The status as written in sheets and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::CannotTell => "cannot_tell",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One number a check's status rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// What it counts or measures, e.g. `unlinked_gpu_events`.
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// Its unit (`count`, `ms`, `%`).
+    pub unit: &'static str,
+}
+
+/// A check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// Stable id, e.g. `health.unlinked_kernels`.
+    pub id: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// One sentence for people, with the numbers.
+    pub summary: String,
+    /// The numbers.
+    pub evidence: Vec<Evidence>,
+    /// Up to [`MAX_EVENTS`] events behind it (their UIDs in the sheets).
+    pub events: Vec<EventId>,
+    /// What a failure invalidates (sheet or figure names); empty on pass.
+    pub invalidates: Vec<&'static str>,
+}
+
+/// Events listed per check: enough to find them with `tree`.
+pub const MAX_EVENTS: usize = 10;
+
+/// Two GPU events of one stream overlapping by less than this (µs) are
+/// taken as timestamp rounding, not overlap.
+pub const OVERLAP_TOLERANCE_US: f64 = 1.0;
+
+/// GPU work starting before its launch by less than this (µs) is taken as
+/// timestamp rounding, not clock skew.
+pub const SKEW_TOLERANCE_US: f64 = 1.0;
+
+/// A share (%) of the GPU's busy time at or above which an affected part
+/// makes a check fail rather than warn.
+pub const FAIL_SHARE_PCT: f64 = 5.0;
+
+/// Every check of the trace and its tree, in a fixed order.
+pub fn checks(trace: &Trace, tree: &Tree) -> Vec<Check> {
+    let gpu = GpuEvents::of(trace);
+    vec![
+        no_gpu(&gpu),
+        unlinked_kernels(tree, &gpu),
+        overlapping_kernels(&gpu),
+        clock_skew(trace, tree, &gpu),
+    ]
+}
+
+/// The worst status of `checks` (pass when there is none).
+pub fn verdict(checks: &[Check]) -> Status {
+    checks
+        .iter()
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Pass)
+}
+
+/// The trace's GPU events (kernels, copies, fills) with their streams.
+struct GpuEvents {
+    /// (stream, start µs, end µs, event), by stream then start.
+    by_stream: Vec<(i64, f64, f64, EventId)>,
+    /// Union of all their intervals, µs.
+    busy_us: f64,
+}
+
+impl GpuEvents {
+    fn of(trace: &Trace) -> GpuEvents {
+        let mut by_stream = Vec::new();
+        for (id, e) in trace.events() {
+            if e.cat.is_gpu() && e.ts.is_finite() && e.dur.is_finite() {
+                let stream = trace.args(id).and_then(|a| a.links().stream).unwrap_or(-1);
+                by_stream.push((stream, e.ts, e.t_end(), id));
+            }
+        }
+        by_stream.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let busy_us = length(&union(by_stream.iter().map(|g| (g.1, g.2)).collect()));
+        GpuEvents { by_stream, busy_us }
+    }
+
+    fn share_pct(&self, us: f64) -> f64 {
+        if self.busy_us > 0.0 {
+            100.0 * us / self.busy_us
+        } else {
+            0.0
+        }
+    }
+}
+
+/// An evidence entry.
+fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
+    Evidence { name, value, unit }
+}
+
+/// A check with its fields.
+fn check(id: &'static str, status: Status, summary: String, evidence: Vec<Evidence>) -> Check {
+    Check {
+        id,
+        status,
+        summary,
+        evidence,
+        events: Vec::new(),
+        invalidates: Vec::new(),
+    }
+}
+
+/// `health.no_gpu`: a trace without GPU events has no GPU figures.
+fn no_gpu(gpu: &GpuEvents) -> Check {
+    let n = gpu.by_stream.len();
+    let mut c = check(
+        "health.no_gpu",
+        if n == 0 { Status::Fail } else { Status::Pass },
+        if n == 0 {
+            "the trace has no GPU events (kernels, copies, fills): no GPU figure can be given"
+                .into()
+        } else {
+            format!("{n} GPU events")
+        },
+        vec![ev("gpu_events", n as f64, "count")],
+    );
+    if n == 0 {
+        c.invalidates = vec!["gpu_timeline", "kernel sheets", "idle_breakdown"];
+    }
+    c
+}
+
+/// `health.unlinked_kernels`: GPU work no host launch in the trace claims
+/// (launched before profiling began, or its host side missing). Its time
+/// is idle in the timeline and absent from the op sheets.
+fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
+    let (mut all, mut linked): (Vec<Interval>, Vec<Interval>) = (Vec::new(), Vec::new());
+    let mut events = Vec::new();
+    for &(_, a, b, id) in &gpu.by_stream {
+        all.push((a, b));
+        if tree.parent(id).is_some() {
+            linked.push((a, b));
+        } else if events.len() < MAX_EVENTS {
+            events.push(id);
+        }
+    }
+    let n = gpu.by_stream.len() - linked.len();
+    let us = length(&union(all)) - length(&union(linked));
+    let pct = gpu.share_pct(us);
+    let status = match (n, pct >= FAIL_SHARE_PCT) {
+        (0, _) => Status::Pass,
+        (_, false) => Status::Warn,
+        (_, true) => Status::Fail,
+    };
+    let mut c = check(
+        "health.unlinked_kernels",
+        status,
+        format!(
+            "{n} of {} GPU events have no host launch in the trace: {:.3} ms, {pct:.2}% of GPU busy time",
+            gpu.by_stream.len(),
+            us / 1e3
+        ),
+        vec![
+            ev("unlinked_gpu_events", n as f64, "count"),
+            ev("unlinked_gpu_time", us / 1e3, "ms"),
+            ev("share_of_gpu_busy", pct, "%"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["gpu_timeline idle", "ops_summary", "idle_breakdown"];
+    }
+    c
+}
+
+/// `health.overlapping_kernels`: GPU events of one stream overlapping in
+/// time, which a stream cannot do: a corrupted or merged trace. Sheets
+/// that sum kernel times then count the overlap twice.
+fn overlapping_kernels(gpu: &GpuEvents) -> Check {
+    let mut pairs = 0usize;
+    let mut overlap_us = 0.0;
+    let mut events = Vec::new();
+    for w in gpu.by_stream.windows(2) {
+        let (prev, next) = (w[0], w[1]);
+        if prev.0 != next.0 || prev.0 < 0 {
+            continue;
+        }
+        let o = prev.2.min(next.2) - next.1;
+        if o > OVERLAP_TOLERANCE_US {
+            pairs += 1;
+            overlap_us += o;
+            if events.len() < MAX_EVENTS {
+                events.extend([prev.3, next.3]);
+            }
+        }
+    }
+    let pct = gpu.share_pct(overlap_us);
+    let status = match (pairs, pct >= FAIL_SHARE_PCT) {
+        (0, _) => Status::Pass,
+        (_, false) => Status::Warn,
+        (_, true) => Status::Fail,
+    };
+    let mut c = check(
+        "health.overlapping_kernels",
+        status,
+        format!(
+            "{pairs} pairs of GPU events on one stream overlap by more than {OVERLAP_TOLERANCE_US} µs: {:.3} ms, {pct:.2}% of GPU busy time",
+            overlap_us / 1e3
+        ),
+        vec![
+            ev("overlapping_pairs", pairs as f64, "count"),
+            ev("overlap_time", overlap_us / 1e3, "ms"),
+            ev("share_of_gpu_busy", pct, "%"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["kernel sheets (summed times)", "ops_summary"];
+    }
+    c
+}
+
+/// `health.clock_skew`: GPU work starting before the host call that
+/// launched it: the host and GPU clocks disagree, and every launch delay
+/// and idle cause read from the two is off by as much.
+fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
+    let (mut linked, mut early, mut worst) = (0usize, 0usize, 0.0f64);
+    let mut events = Vec::new();
+    for &(_, a, _, id) in &gpu.by_stream {
+        let Some(p) = tree.parent(id) else { continue };
+        let launch = trace.event(p);
+        if !launch.cat.is_runtime() {
+            continue;
+        }
+        linked += 1;
+        let lead = launch.ts - a;
+        if lead > SKEW_TOLERANCE_US {
+            early += 1;
+            worst = worst.max(lead);
+            if events.len() < MAX_EVENTS {
+                events.push(id);
+            }
+        }
+    }
+    let pct = if linked > 0 {
+        100.0 * early as f64 / linked as f64
+    } else {
+        0.0
+    };
+    let status = match (linked, early) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.clock_skew",
+        status,
+        format!(
+            "{early} of {linked} launched GPU events start before their launch call (by up to {:.3} ms)",
+            worst / 1e3
+        ),
+        vec![
+            ev("early_gpu_events", early as f64, "count"),
+            ev("linked_gpu_events", linked as f64, "count"),
+            ev("worst_lead", worst / 1e3, "ms"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["launch delays", "idle_causes", "critical path"];
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::trace_of_json;
+    use crate::trace::tree::{TreeOptions, build};
+
+    /// A launch at `ts` (correlation `c`) and its kernel on stream 7.
+    fn launch(ts: f64, c: u32, k_ts: f64, k_dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": {ts}, "dur": 2, "pid": 1, "tid": 1, "args": {{"correlation": {c}}}}},
+            {{"ph": "X", "cat": "kernel", "name": "k{c}", "ts": {k_ts}, "dur": {k_dur}, "pid": 0, "tid": 7, "args": {{"correlation": {c}, "stream": 7}}}},
+            {{"ph": "s", "cat": "ac2g", "id": {c}, "ts": {ts}, "pid": 1, "tid": 1}},
+            {{"ph": "f", "cat": "ac2g", "id": {c}, "ts": {k_ts}, "pid": 0, "tid": 7, "bp": "e"}}"#
+        )
+    }
+
+    fn run(events: &[String]) -> Vec<Check> {
+        let trace = trace_of_json(&events.join(","));
+        let tree = build(&trace, TreeOptions::default());
+        checks(&trace, &tree)
+    }
+
+    fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
+        checks.iter().find(|c| c.id == id).unwrap()
+    }
+
+    fn value(c: &Check, name: &str) -> f64 {
+        c.evidence.iter().find(|e| e.name == name).unwrap().value
+    }
+
+    #[test]
+    fn a_clean_trace_passes_every_check() {
+        let checks = run(&[launch(0.0, 1, 10.0, 20.0), launch(5.0, 2, 30.0, 20.0)]);
+        for c in &checks {
+            assert_eq!(c.status, Status::Pass, "{c:?}");
+        }
+        assert_eq!(verdict(&checks), Status::Pass);
+    }
+
+    #[test]
+    fn no_gpu_events_fail_the_gate() {
+        let checks = run(&[
+            r#"{"ph": "X", "cat": "cpu_op", "name": "op", "ts": 0, "dur": 10, "pid": 1, "tid": 1}"#
+                .to_string(),
+        ]);
+        assert_eq!(find(&checks, "health.no_gpu").status, Status::Fail);
+        // Nothing was launched: whether launches ran early cannot be told.
+        assert_eq!(
+            find(&checks, "health.clock_skew").status,
+            Status::CannotTell
+        );
+        assert_eq!(verdict(&checks), Status::Fail);
+    }
+
+    #[test]
+    fn unlinked_kernels_are_counted_with_their_share() {
+        // k1 [10, 30) linked; an unlinked kernel [40, 45): 5 of 25 µs busy.
+        let orphan = r#"{"ph": "X", "cat": "kernel", "name": "orphan", "ts": 40, "dur": 5, "pid": 0, "tid": 7, "args": {"stream": 7}}"#;
+        let checks = run(&[launch(0.0, 1, 10.0, 20.0), orphan.to_string()]);
+        let c = find(&checks, "health.unlinked_kernels");
+        assert_eq!(c.status, Status::Fail, "20% is above the fail share");
+        assert_eq!(value(c, "unlinked_gpu_events"), 1.0);
+        assert!((value(c, "unlinked_gpu_time") - 0.005).abs() < 1e-12);
+        assert!((value(c, "share_of_gpu_busy") - 20.0).abs() < 1e-9);
+        assert_eq!(c.events.len(), 1);
+    }
+
+    #[test]
+    fn same_stream_overlap_beyond_rounding_is_found() {
+        // k1 [10, 30), k2 [25, 45): 5 µs overlap of 35 µs busy; a 0.5 µs
+        // overlap (k3 [44.5, 50)) is rounding.
+        let checks = run(&[
+            launch(0.0, 1, 10.0, 20.0),
+            launch(5.0, 2, 25.0, 20.0),
+            launch(8.0, 3, 44.5, 5.5),
+        ]);
+        let c = find(&checks, "health.overlapping_kernels");
+        assert_eq!(value(c, "overlapping_pairs"), 1.0);
+        assert!((value(c, "overlap_time") - 0.005).abs() < 1e-12);
+        assert_eq!(c.status, Status::Fail);
+        assert_eq!(c.events.len(), 2);
+    }
+
+    #[test]
+    fn gpu_work_before_its_launch_is_clock_skew() {
+        // k2 starts 3 µs before its launch at 20; k1 is fine.
+        let checks = run(&[launch(0.0, 1, 10.0, 5.0), launch(20.0, 2, 17.0, 5.0)]);
+        let c = find(&checks, "health.clock_skew");
+        assert_eq!(value(c, "early_gpu_events"), 1.0);
+        assert_eq!(value(c, "linked_gpu_events"), 2.0);
+        assert!((value(c, "worst_lead") - 0.003).abs() < 1e-12);
+        assert_eq!(c.status, Status::Fail, "1 of 2 is above the fail share");
+    }
+}
