@@ -86,8 +86,22 @@ pub fn checks(trace: &Trace, tree: &Tree) -> Vec<Check> {
         unlinked_kernels(tree, &gpu),
         overlapping_kernels(&gpu),
         clock_skew(trace, tree, &gpu),
+        dropped_kernels(trace, tree),
+        no_shapes(trace),
+        truncated(trace),
     ]
 }
+
+/// Host calls that launch one kernel each.
+const KERNEL_LAUNCHES: &[&str] = &[
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "hipLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipModuleLaunchKernel",
+];
 
 /// The worst status of `checks` (pass when there is none).
 pub fn verdict(checks: &[Check]) -> Status {
@@ -309,6 +323,140 @@ fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
     c
 }
 
+/// `health.dropped_kernels`: kernel launches with no GPU work in the
+/// trace, before the last launch that has some (launches at the very end
+/// may run after the profiler stopped). The GPU did work the trace does
+/// not show, so its idle time is overstated.
+fn dropped_kernels(trace: &Trace, tree: &Tree) -> Check {
+    let launches: Vec<(f64, EventId, bool)> = trace
+        .events()
+        .filter(|(_, e)| e.cat.is_runtime() && KERNEL_LAUNCHES.contains(&trace.name_of(e)))
+        .map(|(id, e)| (e.ts, id, tree.gpu_count(id) > 0))
+        .collect();
+    let last_served = launches
+        .iter()
+        .filter(|l| l.2)
+        .map(|l| l.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let dropped: Vec<EventId> = launches
+        .iter()
+        .filter(|l| !l.2 && l.0 < last_served)
+        .map(|l| l.1)
+        .collect();
+    let n = launches.len();
+    let pct = if n > 0 {
+        100.0 * dropped.len() as f64 / n as f64
+    } else {
+        0.0
+    };
+    let status = match (n, dropped.len()) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.dropped_kernels",
+        status,
+        format!(
+            "{} of {n} kernel launches have no GPU work in the trace ({pct:.2}%), before its last launch that has some",
+            dropped.len()
+        ),
+        vec![
+            ev("launches_without_gpu_work", dropped.len() as f64, "count"),
+            ev("kernel_launches", n as f64, "count"),
+            ev("share_of_launches", pct, "%"),
+        ],
+    );
+    c.events = dropped.into_iter().take(MAX_EVENTS).collect();
+    if status == Status::Fail {
+        c.invalidates = vec!["gpu_timeline idle", "idle_breakdown", "kernel sheets"];
+    }
+    c
+}
+
+/// `health.no_shapes`: host ops without `Input Dims` (a trace recorded
+/// without `record_shapes=True`): no FLOP or byte model can be applied,
+/// so roofline columns and shape rows cannot be given.
+fn no_shapes(trace: &Trace) -> Check {
+    let (mut ops, mut shaped) = (0usize, 0usize);
+    for (id, e) in trace.events() {
+        if e.cat == crate::trace::Cat::CpuOp {
+            ops += 1;
+            shaped += usize::from(trace.op_args(id).dims.is_some());
+        }
+    }
+    let status = match (ops, shaped) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Warn,
+        _ => Status::Pass,
+    };
+    let mut c = check(
+        "health.no_shapes",
+        status,
+        format!("{shaped} of {ops} host ops carry Input Dims"),
+        vec![
+            ev("ops", ops as f64, "count"),
+            ev("ops_with_shapes", shaped as f64, "count"),
+        ],
+    );
+    if status == Status::Warn {
+        c.invalidates = vec!["roofline sheets", "op.low_efficiency"];
+    }
+    c
+}
+
+/// `health.truncated`: a `ProfilerStep#N` that ends after every other
+/// event of the trace ends: the trace was cut inside the step, whose
+/// figures cover only part of it.
+fn truncated(trace: &Trace) -> Check {
+    let mut last_end = f64::NEG_INFINITY;
+    let mut steps: Vec<(f64, EventId)> = Vec::new();
+    for (id, e) in trace.events() {
+        if !(e.ts.is_finite() && e.dur.is_finite()) {
+            continue;
+        }
+        if e.cat == crate::trace::Cat::UserAnnotation
+            && trace.name_of(e).starts_with("ProfilerStep#")
+        {
+            steps.push((e.t_end(), id));
+        } else {
+            last_end = last_end.max(e.t_end());
+        }
+    }
+    let cut: Vec<(f64, EventId)> = steps
+        .iter()
+        .copied()
+        .filter(|s| s.0 > last_end + SKEW_TOLERANCE_US)
+        .collect();
+    let beyond = cut.iter().map(|s| s.0 - last_end).fold(0.0, f64::max);
+    let status = match (steps.len(), cut.len()) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.truncated",
+        status,
+        format!(
+            "{} of {} profiler steps end after the trace's last event (by up to {:.3} ms)",
+            cut.len(),
+            steps.len(),
+            beyond / 1e3
+        ),
+        vec![
+            ev("steps_cut", cut.len() as f64, "count"),
+            ev("steps", steps.len() as f64, "count"),
+            ev("past_last_event", beyond / 1e3, "ms"),
+        ],
+    );
+    c.events = cut.into_iter().map(|s| s.1).take(MAX_EVENTS).collect();
+    if status == Status::Warn {
+        c.invalidates = vec!["per-step figures of the cut step"];
+    }
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,13 +487,78 @@ mod tests {
         c.evidence.iter().find(|e| e.name == name).unwrap().value
     }
 
+    /// A host op with shapes around `[ts, ts + dur)`.
+    fn op(ts: f64, dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1, "args": {{"Input Dims": [[2, 3], [3, 4]]}}}}"#
+        )
+    }
+
+    /// `ProfilerStep#1` over `[ts, ts + dur)`.
+    fn step(ts: f64, dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1}}"#
+        )
+    }
+
     #[test]
     fn a_clean_trace_passes_every_check() {
-        let checks = run(&[launch(0.0, 1, 10.0, 20.0), launch(5.0, 2, 30.0, 20.0)]);
+        let checks = run(&[
+            step(0.0, 50.0),
+            op(0.0, 8.0),
+            launch(0.0, 1, 10.0, 20.0),
+            launch(5.0, 2, 30.0, 20.0),
+        ]);
         for c in &checks {
             assert_eq!(c.status, Status::Pass, "{c:?}");
         }
         assert_eq!(verdict(&checks), Status::Pass);
+    }
+
+    #[test]
+    fn a_launch_without_its_kernel_before_a_served_one_is_dropped() {
+        // Launch 2 at 5 has no kernel and launch 3 at 9 has one; launch 4
+        // at 50 has none but comes after the last served launch.
+        let bare = |ts: f64, c: u32| {
+            format!(
+                r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": {ts}, "dur": 2, "pid": 1, "tid": 1, "args": {{"correlation": {c}}}}}"#
+            )
+        };
+        let checks = run(&[
+            launch(0.0, 1, 10.0, 5.0),
+            bare(5.0, 2),
+            launch(9.0, 3, 20.0, 5.0),
+            bare(50.0, 4),
+        ]);
+        let c = find(&checks, "health.dropped_kernels");
+        assert_eq!(value(c, "launches_without_gpu_work"), 1.0);
+        assert_eq!(value(c, "kernel_launches"), 4.0);
+        assert_eq!(c.status, Status::Fail, "25% of launches");
+        assert_eq!(c.events.len(), 1);
+    }
+
+    #[test]
+    fn ops_without_input_dims_warn_and_name_the_roofline() {
+        let bare = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 8, "pid": 1, "tid": 1}"#;
+        let checks = run(&[bare.to_string(), launch(0.0, 1, 10.0, 20.0)]);
+        let c = find(&checks, "health.no_shapes");
+        assert_eq!(c.status, Status::Warn);
+        assert_eq!(value(c, "ops_with_shapes"), 0.0);
+        assert!(c.invalidates.contains(&"roofline sheets"));
+        // Without any host op there is nothing to tell.
+        let c = run(&[launch(0.0, 1, 10.0, 20.0)]);
+        assert_eq!(find(&c, "health.no_shapes").status, Status::CannotTell);
+    }
+
+    #[test]
+    fn a_step_ending_after_the_last_event_is_truncated() {
+        // The last event ends at 30; the step runs to 100.
+        let checks = run(&[step(0.0, 100.0), op(0.0, 8.0), launch(0.0, 1, 10.0, 20.0)]);
+        let c = find(&checks, "health.truncated");
+        assert_eq!(c.status, Status::Warn);
+        assert!((value(c, "past_last_event") - 0.070).abs() < 1e-12);
+        let c = run(&[op(0.0, 8.0), launch(0.0, 1, 10.0, 20.0)]);
+        assert_eq!(find(&c, "health.truncated").status, Status::CannotTell);
     }
 
     #[test]
