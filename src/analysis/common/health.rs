@@ -197,9 +197,11 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
         }
     }
     let n = gpu.by_stream.len() - linked.len();
-    let span = linked.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |s, iv| {
-        (s.0.min(iv.0), s.1.max(iv.1))
-    });
+    let span = linked
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |s, iv| {
+            (s.0.min(iv.0), s.1.max(iv.1))
+        });
     let inside: Vec<Interval> = all
         .iter()
         .map(|&(a, b)| (a.max(span.0), b.min(span.1)))
@@ -662,13 +664,74 @@ mod tests {
             let checks = checks(&trace, &tree);
             let line: Vec<String> = checks
                 .iter()
-                .map(|c| format!("{}={}", c.id.trim_start_matches("health."), c.status.as_str()))
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        c.id.trim_start_matches("health."),
+                        c.status.as_str()
+                    )
+                })
                 .collect();
-            eprintln!("{}: {}", p.file_name().unwrap().to_string_lossy(), line.join(" "));
+            eprintln!(
+                "{}: {}",
+                p.file_name().unwrap().to_string_lossy(),
+                line.join(" ")
+            );
             for c in checks.iter().filter(|c| c.status == Status::Fail) {
                 failed.push(format!("{}: {}", p.display(), c.summary));
             }
         }
         assert!(failed.is_empty(), "{}", failed.join("\n"));
+    }
+
+    /// Each planted fault (tools/plant_faults.py on a corpus trace) is
+    /// found by the check its manifest names.
+    #[test]
+    #[cfg_attr(
+        any(no_shared_corpus, no_python3),
+        ignore = "needs ../shared/corpus and python3"
+    )]
+    fn planted_faults_are_found() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let src = root.join("../shared/corpus/pytorch/h100_bert_small.json.gz");
+        let tmp = tempfile::tempdir().unwrap();
+        for fault in [
+            "dropped_kernels",
+            "overlapping_kernels",
+            "stripped_shapes",
+            "broken_links",
+            "clock_skew",
+            "truncated",
+        ] {
+            let out = tmp.path().join(format!("{fault}.json.gz"));
+            let done = std::process::Command::new("python3")
+                .arg(root.join("tools/plant_faults.py"))
+                .args([fault, &src.to_string_lossy(), &out.to_string_lossy()])
+                .output()
+                .unwrap();
+            assert!(
+                done.status.success(),
+                "{fault}: {}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            let manifest: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{}.planted.json", out.display())).unwrap(),
+            )
+            .unwrap();
+            let trace = crate::test_support::load_file(&out);
+            let tree = build(&trace, TreeOptions::default());
+            let checks = checks(&trace, &tree);
+            for id in manifest["expected"].as_array().unwrap() {
+                let c = find(&checks, id.as_str().unwrap());
+                assert!(
+                    matches!(c.status, Status::Warn | Status::Fail),
+                    "{fault}: {} is {}: {}",
+                    c.id,
+                    c.status.as_str(),
+                    c.summary
+                );
+                eprintln!("{fault}: {} {}: {}", c.id, c.status.as_str(), c.summary);
+            }
+        }
     }
 }
