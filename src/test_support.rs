@@ -31,6 +31,13 @@ pub(crate) fn trace_of_json(events: &str) -> Trace {
     .unwrap_or_else(|e| panic!("test trace must load: {e}"))
 }
 
+/// The trace at `path`, loaded as the report loads it (python frames and
+/// other events as stubs).
+pub(crate) fn load_file(path: &std::path::Path) -> Trace {
+    crate::load::load_as(path, &Needs::EVENTS, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// `arg!([[1, 2], [], "x"])`: the argument value written as JSON tokens
 /// (see [`arg_value`]).
 macro_rules! arg {

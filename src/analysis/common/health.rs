@@ -1,0 +1,737 @@
+//! Whether a trace can be trusted: checks of the trace itself, each
+//! `pass`, `warn`, `fail` or `cannot_tell`, with the numbers and events
+//! behind its status. A failed check names the figures it invalidates.
+//!
+//! Each check reads the trace and its call tree only (no sheet), so that
+//! every command that loads a trace can run the same gate.
+
+use crate::analysis::common::intervals::{Interval, length, union};
+use crate::trace::tree::Tree;
+use crate::trace::{EventId, Trace};
+
+/// A check's outcome, from best to worst (`cannot_tell` ranks between
+/// `warn` and `fail`: the trace lacks what the check needs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Nothing wrong found.
+    Pass,
+    /// Something is off; the figures stand, with the caveat.
+    Warn,
+    /// The trace does not hold what the check needs.
+    CannotTell,
+    /// Figures named by the check are wrong or meaningless.
+    Fail,
+}
+
+impl Status {
+    /// The status as written in sheets and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::CannotTell => "cannot_tell",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One number a check's status rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// What it counts or measures, e.g. `unlinked_gpu_events`.
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// Its unit (`count`, `ms`, `%`).
+    pub unit: &'static str,
+}
+
+/// A check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// Stable id, e.g. `health.unlinked_kernels`.
+    pub id: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// One sentence for people, with the numbers.
+    pub summary: String,
+    /// The numbers.
+    pub evidence: Vec<Evidence>,
+    /// Up to [`MAX_EVENTS`] events behind it (their UIDs in the sheets).
+    pub events: Vec<EventId>,
+    /// What a failure invalidates (sheet or figure names); empty on pass.
+    pub invalidates: Vec<&'static str>,
+}
+
+/// Events listed per check: enough to find them with `tree`.
+pub const MAX_EVENTS: usize = 10;
+
+/// Two GPU events of one stream overlapping by less than this (µs) are
+/// taken as timestamp rounding, not overlap.
+pub const OVERLAP_TOLERANCE_US: f64 = 1.0;
+
+/// GPU work starting before its launch by less than this (µs) is taken as
+/// timestamp rounding, not clock skew.
+pub const SKEW_TOLERANCE_US: f64 = 1.0;
+
+/// A share (%) of the GPU's busy time at or above which an affected part
+/// makes a check fail rather than warn.
+pub const FAIL_SHARE_PCT: f64 = 5.0;
+
+/// Every check of the trace and its tree, in a fixed order.
+pub fn checks(trace: &Trace, tree: &Tree) -> Vec<Check> {
+    let gpu = GpuEvents::of(trace);
+    vec![
+        no_gpu(&gpu),
+        unlinked_kernels(tree, &gpu),
+        overlapping_kernels(&gpu),
+        clock_skew(trace, tree, &gpu),
+        dropped_kernels(trace, tree),
+        no_shapes(trace),
+        truncated(trace),
+    ]
+}
+
+/// Host calls that launch one kernel each.
+const KERNEL_LAUNCHES: &[&str] = &[
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "hipLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipModuleLaunchKernel",
+];
+
+/// The worst status of `checks` (pass when there is none).
+pub fn verdict(checks: &[Check]) -> Status {
+    checks
+        .iter()
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Pass)
+}
+
+/// The trace's GPU events (kernels, copies, fills) with their streams.
+struct GpuEvents {
+    /// (stream, start µs, end µs, event), by stream then start.
+    by_stream: Vec<(i64, f64, f64, EventId)>,
+    /// Union of all their intervals, µs.
+    busy_us: f64,
+}
+
+impl GpuEvents {
+    fn of(trace: &Trace) -> GpuEvents {
+        let mut by_stream = Vec::new();
+        for (id, e) in trace.events() {
+            if e.cat.is_gpu() && e.ts.is_finite() && e.dur.is_finite() {
+                let stream = trace.args(id).and_then(|a| a.links().stream).unwrap_or(-1);
+                by_stream.push((stream, e.ts, e.t_end(), id));
+            }
+        }
+        by_stream.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let busy_us = length(&union(by_stream.iter().map(|g| (g.1, g.2)).collect()));
+        GpuEvents { by_stream, busy_us }
+    }
+
+    fn share_pct(&self, us: f64) -> f64 {
+        if self.busy_us > 0.0 {
+            100.0 * us / self.busy_us
+        } else {
+            0.0
+        }
+    }
+}
+
+/// An evidence entry.
+fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
+    Evidence { name, value, unit }
+}
+
+/// A check with its fields.
+fn check(id: &'static str, status: Status, summary: String, evidence: Vec<Evidence>) -> Check {
+    Check {
+        id,
+        status,
+        summary,
+        evidence,
+        events: Vec::new(),
+        invalidates: Vec::new(),
+    }
+}
+
+/// `health.no_gpu`: a trace without GPU events has no GPU figures.
+fn no_gpu(gpu: &GpuEvents) -> Check {
+    let n = gpu.by_stream.len();
+    let mut c = check(
+        "health.no_gpu",
+        if n == 0 { Status::Fail } else { Status::Pass },
+        if n == 0 {
+            "the trace has no GPU events (kernels, copies, fills): no GPU figure can be given"
+                .into()
+        } else {
+            format!("{n} GPU events")
+        },
+        vec![ev("gpu_events", n as f64, "count")],
+    );
+    if n == 0 {
+        c.invalidates = vec!["gpu_timeline", "kernel sheets", "idle_breakdown"];
+    }
+    c
+}
+
+/// `health.unlinked_kernels`: GPU work no host launch in the trace claims
+/// (launched before profiling began, or its host side missing). Outside
+/// the span of the linked GPU work it only leaves work out (warn); inside
+/// it, the timeline reports that time as idle and the op sheets miss it
+/// (fail from [`FAIL_SHARE_PCT`] of the GPU's busy time).
+fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
+    let (mut all, mut linked): (Vec<Interval>, Vec<Interval>) = (Vec::new(), Vec::new());
+    let mut events = Vec::new();
+    for &(_, a, b, id) in &gpu.by_stream {
+        all.push((a, b));
+        if tree.parent(id).is_some() {
+            linked.push((a, b));
+        } else if events.len() < MAX_EVENTS {
+            events.push(id);
+        }
+    }
+    let n = gpu.by_stream.len() - linked.len();
+    let span = linked
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |s, iv| {
+            (s.0.min(iv.0), s.1.max(iv.1))
+        });
+    let inside: Vec<Interval> = all
+        .iter()
+        .map(|&(a, b)| (a.max(span.0), b.min(span.1)))
+        .filter(|(a, b)| a < b)
+        .collect();
+    let linked_us = length(&union(linked));
+    let us = length(&union(all)) - linked_us;
+    let inside_us = (length(&union(inside)) - linked_us).max(0.0);
+    let pct = gpu.share_pct(inside_us);
+    let status = match (n, pct >= FAIL_SHARE_PCT) {
+        (0, _) => Status::Pass,
+        (_, false) => Status::Warn,
+        (_, true) => Status::Fail,
+    };
+    let mut c = check(
+        "health.unlinked_kernels",
+        status,
+        format!(
+            "{n} of {} GPU events have no host launch in the trace: {:.3} ms, of which {:.3} ms ({pct:.2}% of GPU busy time) among the linked work, where it reads as idle",
+            gpu.by_stream.len(),
+            us / 1e3,
+            inside_us / 1e3
+        ),
+        vec![
+            ev("unlinked_gpu_events", n as f64, "count"),
+            ev("unlinked_gpu_time", us / 1e3, "ms"),
+            ev("unlinked_inside_linked_span", inside_us / 1e3, "ms"),
+            ev("share_of_gpu_busy", pct, "%"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["gpu_timeline idle", "ops_summary", "idle_breakdown"];
+    }
+    c
+}
+
+/// `health.overlapping_kernels`: GPU events of one stream overlapping in
+/// time, which a stream cannot do: a corrupted or merged trace. Sheets
+/// that sum kernel times then count the overlap twice.
+fn overlapping_kernels(gpu: &GpuEvents) -> Check {
+    let mut pairs = 0usize;
+    let mut overlap_us = 0.0;
+    let mut events = Vec::new();
+    for w in gpu.by_stream.windows(2) {
+        let (prev, next) = (w[0], w[1]);
+        if prev.0 != next.0 || prev.0 < 0 {
+            continue;
+        }
+        let o = prev.2.min(next.2) - next.1;
+        if o > OVERLAP_TOLERANCE_US {
+            pairs += 1;
+            overlap_us += o;
+            if events.len() < MAX_EVENTS {
+                events.extend([prev.3, next.3]);
+            }
+        }
+    }
+    let pct = gpu.share_pct(overlap_us);
+    let status = match (pairs, pct >= FAIL_SHARE_PCT) {
+        (0, _) => Status::Pass,
+        (_, false) => Status::Warn,
+        (_, true) => Status::Fail,
+    };
+    let mut c = check(
+        "health.overlapping_kernels",
+        status,
+        format!(
+            "{pairs} pairs of GPU events on one stream overlap by more than {OVERLAP_TOLERANCE_US} µs: {:.3} ms, {pct:.2}% of GPU busy time",
+            overlap_us / 1e3
+        ),
+        vec![
+            ev("overlapping_pairs", pairs as f64, "count"),
+            ev("overlap_time", overlap_us / 1e3, "ms"),
+            ev("share_of_gpu_busy", pct, "%"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["kernel sheets (summed times)", "ops_summary"];
+    }
+    c
+}
+
+/// `health.clock_skew`: GPU work starting before the host call that
+/// launched it: the host and GPU clocks disagree, and every launch delay
+/// and idle cause read from the two is off by as much.
+fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
+    let (mut linked, mut early, mut worst) = (0usize, 0usize, 0.0f64);
+    let mut events = Vec::new();
+    for &(_, a, _, id) in &gpu.by_stream {
+        let Some(p) = tree.parent(id) else { continue };
+        let launch = trace.event(p);
+        if !launch.cat.is_runtime() {
+            continue;
+        }
+        linked += 1;
+        let lead = launch.ts - a;
+        if lead > SKEW_TOLERANCE_US {
+            early += 1;
+            worst = worst.max(lead);
+            if events.len() < MAX_EVENTS {
+                events.push(id);
+            }
+        }
+    }
+    let pct = if linked > 0 {
+        100.0 * early as f64 / linked as f64
+    } else {
+        0.0
+    };
+    let status = match (linked, early) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.clock_skew",
+        status,
+        format!(
+            "{early} of {linked} launched GPU events start before their launch call (by up to {:.3} ms)",
+            worst / 1e3
+        ),
+        vec![
+            ev("early_gpu_events", early as f64, "count"),
+            ev("linked_gpu_events", linked as f64, "count"),
+            ev("worst_lead", worst / 1e3, "ms"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Fail {
+        c.invalidates = vec!["launch delays", "idle_causes", "critical path"];
+    }
+    c
+}
+
+/// `health.dropped_kernels`: kernel launches with no GPU work in the
+/// trace, before the last launch that has some (launches at the very end
+/// may run after the profiler stopped). The GPU did work the trace does
+/// not show, so its idle time is overstated.
+fn dropped_kernels(trace: &Trace, tree: &Tree) -> Check {
+    let launches: Vec<(f64, EventId, bool)> = trace
+        .events()
+        .filter(|(_, e)| e.cat.is_runtime() && KERNEL_LAUNCHES.contains(&trace.name_of(e)))
+        .map(|(id, e)| (e.ts, id, tree.gpu_count(id) > 0))
+        .collect();
+    let last_served = launches
+        .iter()
+        .filter(|l| l.2)
+        .map(|l| l.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let dropped: Vec<EventId> = launches
+        .iter()
+        .filter(|l| !l.2 && l.0 < last_served)
+        .map(|l| l.1)
+        .collect();
+    let n = launches.len();
+    let pct = if n > 0 {
+        100.0 * dropped.len() as f64 / n as f64
+    } else {
+        0.0
+    };
+    let status = match (n, dropped.len()) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.dropped_kernels",
+        status,
+        format!(
+            "{} of {n} kernel launches have no GPU work in the trace ({pct:.2}%), before its last launch that has some",
+            dropped.len()
+        ),
+        vec![
+            ev("launches_without_gpu_work", dropped.len() as f64, "count"),
+            ev("kernel_launches", n as f64, "count"),
+            ev("share_of_launches", pct, "%"),
+        ],
+    );
+    c.events = dropped.into_iter().take(MAX_EVENTS).collect();
+    if status == Status::Fail {
+        c.invalidates = vec!["gpu_timeline idle", "idle_breakdown", "kernel sheets"];
+    }
+    c
+}
+
+/// `health.no_shapes`: host ops without `Input Dims` (a trace recorded
+/// without `record_shapes=True`): no FLOP or byte model can be applied,
+/// so roofline columns and shape rows cannot be given.
+fn no_shapes(trace: &Trace) -> Check {
+    let (mut ops, mut shaped) = (0usize, 0usize);
+    for (id, e) in trace.events() {
+        if e.cat == crate::trace::Cat::CpuOp {
+            ops += 1;
+            shaped += usize::from(trace.op_args(id).dims.is_some());
+        }
+    }
+    let status = match (ops, shaped) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Warn,
+        _ => Status::Pass,
+    };
+    let mut c = check(
+        "health.no_shapes",
+        status,
+        format!("{shaped} of {ops} host ops carry Input Dims"),
+        vec![
+            ev("ops", ops as f64, "count"),
+            ev("ops_with_shapes", shaped as f64, "count"),
+        ],
+    );
+    if status == Status::Warn {
+        c.invalidates = vec!["roofline sheets", "op.low_efficiency"];
+    }
+    c
+}
+
+/// `health.truncated`: a `ProfilerStep#N` that ends after every other
+/// event of the trace ends: the trace was cut inside the step, whose
+/// figures cover only part of it.
+fn truncated(trace: &Trace) -> Check {
+    let mut last_end = f64::NEG_INFINITY;
+    let mut steps: Vec<(f64, EventId)> = Vec::new();
+    for (id, e) in trace.events() {
+        if !(e.ts.is_finite() && e.dur.is_finite()) {
+            continue;
+        }
+        if e.cat == crate::trace::Cat::UserAnnotation
+            && trace.name_of(e).starts_with("ProfilerStep#")
+        {
+            steps.push((e.t_end(), id));
+        } else {
+            last_end = last_end.max(e.t_end());
+        }
+    }
+    let cut: Vec<(f64, EventId)> = steps
+        .iter()
+        .copied()
+        .filter(|s| s.0 > last_end + SKEW_TOLERANCE_US)
+        .collect();
+    let beyond = cut.iter().map(|s| s.0 - last_end).fold(0.0, f64::max);
+    let status = match (steps.len(), cut.len()) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.truncated",
+        status,
+        format!(
+            "{} of {} profiler steps end after the trace's last event (by up to {:.3} ms)",
+            cut.len(),
+            steps.len(),
+            beyond / 1e3
+        ),
+        vec![
+            ev("steps_cut", cut.len() as f64, "count"),
+            ev("steps", steps.len() as f64, "count"),
+            ev("past_last_event", beyond / 1e3, "ms"),
+        ],
+    );
+    c.events = cut.into_iter().map(|s| s.1).take(MAX_EVENTS).collect();
+    if status == Status::Warn {
+        c.invalidates = vec!["per-step figures of the cut step"];
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::trace_of_json;
+    use crate::trace::tree::{TreeOptions, build};
+
+    /// A launch at `ts` (correlation `c`) and its kernel on stream 7.
+    fn launch(ts: f64, c: u32, k_ts: f64, k_dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": {ts}, "dur": 2, "pid": 1, "tid": 1, "args": {{"correlation": {c}}}}},
+            {{"ph": "X", "cat": "kernel", "name": "k{c}", "ts": {k_ts}, "dur": {k_dur}, "pid": 0, "tid": 7, "args": {{"correlation": {c}, "stream": 7}}}},
+            {{"ph": "s", "cat": "ac2g", "id": {c}, "ts": {ts}, "pid": 1, "tid": 1}},
+            {{"ph": "f", "cat": "ac2g", "id": {c}, "ts": {k_ts}, "pid": 0, "tid": 7, "bp": "e"}}"#
+        )
+    }
+
+    fn run(events: &[String]) -> Vec<Check> {
+        let trace = trace_of_json(&events.join(","));
+        let tree = build(&trace, TreeOptions::default());
+        checks(&trace, &tree)
+    }
+
+    fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
+        checks.iter().find(|c| c.id == id).unwrap()
+    }
+
+    fn value(c: &Check, name: &str) -> f64 {
+        c.evidence.iter().find(|e| e.name == name).unwrap().value
+    }
+
+    /// A host op with shapes around `[ts, ts + dur)`.
+    fn op(ts: f64, dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1, "args": {{"Input Dims": [[2, 3], [3, 4]]}}}}"#
+        )
+    }
+
+    /// `ProfilerStep#1` over `[ts, ts + dur)`.
+    fn step(ts: f64, dur: f64) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1}}"#
+        )
+    }
+
+    #[test]
+    fn a_clean_trace_passes_every_check() {
+        let checks = run(&[
+            step(0.0, 50.0),
+            op(0.0, 8.0),
+            launch(0.0, 1, 10.0, 20.0),
+            launch(5.0, 2, 30.0, 20.0),
+        ]);
+        for c in &checks {
+            assert_eq!(c.status, Status::Pass, "{c:?}");
+        }
+        assert_eq!(verdict(&checks), Status::Pass);
+    }
+
+    #[test]
+    fn a_launch_without_its_kernel_before_a_served_one_is_dropped() {
+        // Launch 2 at 5 has no kernel and launch 3 at 9 has one; launch 4
+        // at 50 has none but comes after the last served launch.
+        let bare = |ts: f64, c: u32| {
+            format!(
+                r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": {ts}, "dur": 2, "pid": 1, "tid": 1, "args": {{"correlation": {c}}}}}"#
+            )
+        };
+        let checks = run(&[
+            launch(0.0, 1, 10.0, 5.0),
+            bare(5.0, 2),
+            launch(9.0, 3, 20.0, 5.0),
+            bare(50.0, 4),
+        ]);
+        let c = find(&checks, "health.dropped_kernels");
+        assert_eq!(value(c, "launches_without_gpu_work"), 1.0);
+        assert_eq!(value(c, "kernel_launches"), 4.0);
+        assert_eq!(c.status, Status::Fail, "25% of launches");
+        assert_eq!(c.events.len(), 1);
+    }
+
+    #[test]
+    fn ops_without_input_dims_warn_and_name_the_roofline() {
+        let bare = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 8, "pid": 1, "tid": 1}"#;
+        let checks = run(&[bare.to_string(), launch(0.0, 1, 10.0, 20.0)]);
+        let c = find(&checks, "health.no_shapes");
+        assert_eq!(c.status, Status::Warn);
+        assert_eq!(value(c, "ops_with_shapes"), 0.0);
+        assert!(c.invalidates.contains(&"roofline sheets"));
+        // Without any host op there is nothing to tell.
+        let c = run(&[launch(0.0, 1, 10.0, 20.0)]);
+        assert_eq!(find(&c, "health.no_shapes").status, Status::CannotTell);
+    }
+
+    #[test]
+    fn a_step_ending_after_the_last_event_is_truncated() {
+        // The last event ends at 30; the step runs to 100.
+        let checks = run(&[step(0.0, 100.0), op(0.0, 8.0), launch(0.0, 1, 10.0, 20.0)]);
+        let c = find(&checks, "health.truncated");
+        assert_eq!(c.status, Status::Warn);
+        assert!((value(c, "past_last_event") - 0.070).abs() < 1e-12);
+        let c = run(&[op(0.0, 8.0), launch(0.0, 1, 10.0, 20.0)]);
+        assert_eq!(find(&c, "health.truncated").status, Status::CannotTell);
+    }
+
+    #[test]
+    fn no_gpu_events_fail_the_gate() {
+        let checks = run(&[
+            r#"{"ph": "X", "cat": "cpu_op", "name": "op", "ts": 0, "dur": 10, "pid": 1, "tid": 1}"#
+                .to_string(),
+        ]);
+        assert_eq!(find(&checks, "health.no_gpu").status, Status::Fail);
+        // Nothing was launched: whether launches ran early cannot be told.
+        assert_eq!(
+            find(&checks, "health.clock_skew").status,
+            Status::CannotTell
+        );
+        assert_eq!(verdict(&checks), Status::Fail);
+    }
+
+    #[test]
+    fn unlinked_kernels_are_counted_with_their_share() {
+        // k1 [10, 30) and k2 [50, 60) linked; an unlinked kernel [40, 45)
+        // between them: 5 of 35 µs busy, inside the linked span.
+        let orphan = |ts: f64| {
+            format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "orphan", "ts": {ts}, "dur": 5, "pid": 0, "tid": 7, "args": {{"stream": 7}}}}"#
+            )
+        };
+        let linked = [launch(0.0, 1, 10.0, 20.0), launch(5.0, 2, 50.0, 10.0)];
+        let checks = run(&[linked[0].clone(), linked[1].clone(), orphan(40.0)]);
+        let c = find(&checks, "health.unlinked_kernels");
+        assert_eq!(c.status, Status::Fail, "14% is above the fail share");
+        assert_eq!(value(c, "unlinked_gpu_events"), 1.0);
+        assert!((value(c, "unlinked_gpu_time") - 0.005).abs() < 1e-12);
+        assert!((value(c, "share_of_gpu_busy") - 500.0 / 35.0).abs() < 1e-9);
+        assert_eq!(c.events.len(), 1);
+        // The same kernel before the first linked one (launched before
+        // profiling began) leaves work out but corrupts no figure.
+        let checks = run(&[linked[0].clone(), linked[1].clone(), orphan(1.0)]);
+        let c = find(&checks, "health.unlinked_kernels");
+        assert_eq!(c.status, Status::Warn);
+        assert_eq!(value(c, "unlinked_inside_linked_span"), 0.0);
+    }
+
+    #[test]
+    fn same_stream_overlap_beyond_rounding_is_found() {
+        // k1 [10, 30), k2 [25, 45): 5 µs overlap of 35 µs busy; a 0.5 µs
+        // overlap (k3 [44.5, 50)) is rounding.
+        let checks = run(&[
+            launch(0.0, 1, 10.0, 20.0),
+            launch(5.0, 2, 25.0, 20.0),
+            launch(8.0, 3, 44.5, 5.5),
+        ]);
+        let c = find(&checks, "health.overlapping_kernels");
+        assert_eq!(value(c, "overlapping_pairs"), 1.0);
+        assert!((value(c, "overlap_time") - 0.005).abs() < 1e-12);
+        assert_eq!(c.status, Status::Fail);
+        assert_eq!(c.events.len(), 2);
+    }
+
+    #[test]
+    fn gpu_work_before_its_launch_is_clock_skew() {
+        // k2 starts 3 µs before its launch at 20; k1 is fine.
+        let checks = run(&[launch(0.0, 1, 10.0, 5.0), launch(20.0, 2, 17.0, 5.0)]);
+        let c = find(&checks, "health.clock_skew");
+        assert_eq!(value(c, "early_gpu_events"), 1.0);
+        assert_eq!(value(c, "linked_gpu_events"), 2.0);
+        assert!((value(c, "worst_lead") - 0.003).abs() < 1e-12);
+        assert_eq!(c.status, Status::Fail, "1 of 2 is above the fail share");
+    }
+
+    /// No check fails on an unmodified corpus trace (each trace's statuses
+    /// are printed for the record).
+    #[test]
+    #[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+    fn no_check_fails_on_the_corpus() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/pytorch");
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+            .collect();
+        paths.sort();
+        assert!(!paths.is_empty());
+        let mut failed = Vec::new();
+        for p in paths {
+            let trace = crate::test_support::load_file(&p);
+            let tree = build(&trace, TreeOptions::default());
+            let checks = checks(&trace, &tree);
+            let line: Vec<String> = checks
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        c.id.trim_start_matches("health."),
+                        c.status.as_str()
+                    )
+                })
+                .collect();
+            eprintln!(
+                "{}: {}",
+                p.file_name().unwrap().to_string_lossy(),
+                line.join(" ")
+            );
+            for c in checks.iter().filter(|c| c.status == Status::Fail) {
+                failed.push(format!("{}: {}", p.display(), c.summary));
+            }
+        }
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+    }
+
+    /// Each planted fault (tools/plant_faults.py on a corpus trace) is
+    /// found by the check its manifest names.
+    #[test]
+    #[cfg_attr(
+        any(no_shared_corpus, no_python3),
+        ignore = "needs ../shared/corpus and python3"
+    )]
+    fn planted_faults_are_found() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let src = root.join("../shared/corpus/pytorch/h100_bert_small.json.gz");
+        let tmp = tempfile::tempdir().unwrap();
+        for fault in [
+            "dropped_kernels",
+            "overlapping_kernels",
+            "stripped_shapes",
+            "broken_links",
+            "clock_skew",
+            "truncated",
+        ] {
+            let out = tmp.path().join(format!("{fault}.json.gz"));
+            let done = std::process::Command::new("python3")
+                .arg(root.join("tools/plant_faults.py"))
+                .args([fault, &src.to_string_lossy(), &out.to_string_lossy()])
+                .output()
+                .unwrap();
+            assert!(
+                done.status.success(),
+                "{fault}: {}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            let manifest: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{}.planted.json", out.display())).unwrap(),
+            )
+            .unwrap();
+            let trace = crate::test_support::load_file(&out);
+            let tree = build(&trace, TreeOptions::default());
+            let checks = checks(&trace, &tree);
+            for id in manifest["expected"].as_array().unwrap() {
+                let c = find(&checks, id.as_str().unwrap());
+                assert!(
+                    matches!(c.status, Status::Warn | Status::Fail),
+                    "{fault}: {} is {}: {}",
+                    c.id,
+                    c.status.as_str(),
+                    c.summary
+                );
+                eprintln!("{fault}: {} {}: {}", c.id, c.status.as_str(), c.summary);
+            }
+        }
+    }
+}
