@@ -135,11 +135,28 @@ impl GpuEvents {
     }
 
     fn share_pct(&self, us: f64) -> f64 {
-        if self.busy_us > 0.0 {
-            100.0 * us / self.busy_us
-        } else {
-            0.0
-        }
+        share(us, self.busy_us)
+    }
+}
+
+/// `part` as a share (%) of `whole`; 0 when `whole` is.
+fn share(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+/// The status of a check that found `affected` of `total` items faulty,
+/// the fault weighing `share_pct` (%): nothing to look at cannot tell,
+/// no fault passes, a fault from [`FAIL_SHARE_PCT`] on fails.
+fn graded(total: usize, affected: usize, share_pct: f64) -> Status {
+    match (total, affected) {
+        (0, _) => Status::CannotTell,
+        (_, 0) => Status::Pass,
+        _ if share_pct >= FAIL_SHARE_PCT => Status::Fail,
+        _ => Status::Warn,
     }
 }
 
@@ -211,11 +228,7 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
     let us = length(&union(all)) - linked_us;
     let inside_us = (length(&union(inside)) - linked_us).max(0.0);
     let pct = gpu.share_pct(inside_us);
-    let status = match (n, pct >= FAIL_SHARE_PCT) {
-        (0, _) => Status::Pass,
-        (_, false) => Status::Warn,
-        (_, true) => Status::Fail,
-    };
+    let status = graded(gpu.by_stream.len(), n, pct);
     let mut c = check(
         "health.unlinked_kernels",
         status,
@@ -261,11 +274,7 @@ fn overlapping_kernels(gpu: &GpuEvents) -> Check {
         }
     }
     let pct = gpu.share_pct(overlap_us);
-    let status = match (pairs, pct >= FAIL_SHARE_PCT) {
-        (0, _) => Status::Pass,
-        (_, false) => Status::Warn,
-        (_, true) => Status::Fail,
-    };
+    let status = graded(gpu.by_stream.len(), pairs, pct);
     let mut c = check(
         "health.overlapping_kernels",
         status,
@@ -308,17 +317,7 @@ fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
             }
         }
     }
-    let pct = if linked > 0 {
-        100.0 * early as f64 / linked as f64
-    } else {
-        0.0
-    };
-    let status = match (linked, early) {
-        (0, _) => Status::CannotTell,
-        (_, 0) => Status::Pass,
-        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
-        _ => Status::Warn,
-    };
+    let status = graded(linked, early, share(early as f64, linked as f64));
     let mut c = check(
         "health.clock_skew",
         status,
@@ -360,17 +359,8 @@ fn dropped_kernels(trace: &Trace, tree: &Tree) -> Check {
         .map(|l| l.1)
         .collect();
     let n = launches.len();
-    let pct = if n > 0 {
-        100.0 * dropped.len() as f64 / n as f64
-    } else {
-        0.0
-    };
-    let status = match (n, dropped.len()) {
-        (0, _) => Status::CannotTell,
-        (_, 0) => Status::Pass,
-        _ if pct >= FAIL_SHARE_PCT => Status::Fail,
-        _ => Status::Warn,
-    };
+    let pct = share(dropped.len() as f64, n as f64);
+    let status = graded(n, dropped.len(), pct);
     let mut c = check(
         "health.dropped_kernels",
         status,
