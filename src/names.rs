@@ -48,6 +48,10 @@ pub mod sheet {
     pub const CRITICAL_PATH_SUMMARY: &str = "critical_path_summary";
     /// The critical path, one row per edge.
     pub const CRITICAL_PATH: &str = "critical_path";
+    /// The health checks: whether the trace can be trusted.
+    pub const HEALTH: &str = "health";
+    /// The ranked findings: where GPU time goes and what to do about it.
+    pub const FINDINGS: &str = "findings";
 
     // --- The JAX report (also `gpu_timeline`) ---
 
@@ -775,6 +779,48 @@ pub mod fleet {
     ];
 }
 
+/// Names of the `health` and `findings` sheets' columns.
+pub mod diagnosis {
+    /// Column names of the two sheets.
+    pub mod col {
+        /// Row position, from 1 (findings: by mid impact).
+        pub const RANK: &str = "rank";
+        /// A check's or finding's stable id.
+        pub const ID: &str = "id";
+        /// A check's outcome: pass, warn, cannot_tell, fail.
+        pub const STATUS: &str = "status";
+        /// A finding's severity: high, medium, low, info; cannot_tell for
+        /// a rule that abstained.
+        pub const SEVERITY: &str = "severity";
+        /// How sure a finding is of its cause: high, medium, low.
+        pub const CONFIDENCE: &str = "confidence";
+        /// One sentence with the numbers.
+        pub const SUMMARY: &str = "summary";
+        /// The op or kernel a finding is about.
+        pub const SUBJECT: &str = "subject";
+        /// The op's input shapes.
+        pub const SHAPE: &str = "shape";
+        /// The least GPU time a fix gives back, ms.
+        pub const IMPACT_LOW_MS: &str = "impact_low_ms";
+        /// The likely GPU time a fix gives back, ms.
+        pub const IMPACT_MID_MS: &str = "impact_mid_ms";
+        /// The most GPU time a fix gives back, ms.
+        pub const IMPACT_HIGH_MS: &str = "impact_high_ms";
+        /// The mid impact as a share of the GPU span, %.
+        pub const IMPACT_MID_PCT: &str = "impact_mid_pct";
+        /// The numbers, `name=value unit; …`.
+        pub const EVIDENCE: &str = "evidence";
+        /// UIDs of the events behind it, `; `-separated.
+        pub const UIDS: &str = "uids";
+        /// The figures a check invalidates, `; `-separated.
+        pub const INVALIDATES: &str = "invalidates";
+        /// What to try, `; `-separated.
+        pub const ACTIONS: &str = "actions";
+        /// Commands that verify it, `; `-separated.
+        pub const COMMANDS: &str = "commands";
+    }
+}
+
 /// The names of TraceDiff's outputs (`tracelens diff`).
 pub mod diff {
     /// File stems of the two tables.
@@ -986,6 +1032,8 @@ mod tests {
             sheet::IDLE_CAUSES,
             sheet::IDLE_TOP_GAPS,
             sheet::IDLE_GAPS,
+            sheet::HEALTH,
+            sheet::FINDINGS,
             sheet::GEMM,
             sheet::SDPA_FWD,
             sheet::SDPA_BWD,

@@ -15,6 +15,7 @@
 
 pub mod commands;
 pub mod common;
+pub mod diagnosis;
 pub mod jax;
 pub mod perf_model;
 pub mod pytorch;
@@ -237,6 +238,22 @@ pub struct Report {
     pub timeline: Option<Timeline>,
     /// Trace-quality facts.
     pub quality: TraceQuality,
+    /// The health checks and findings (PyTorch traces).
+    pub diagnosis: Option<diagnosis::Diagnosis>,
+}
+
+impl Report {
+    /// Appends the `health` and `findings` sheets of the diagnosis, if
+    /// there is one; `trace` is how the findings' commands name the trace.
+    pub fn push_diagnosis_sheets(&mut self, trace: &str) {
+        if let Some(d) = &self.diagnosis {
+            let sheets = [
+                diagnosis::sheets::health(d),
+                diagnosis::sheets::findings(d, trace),
+            ];
+            self.sheets.extend(sheets);
+        }
+    }
 }
 
 /// The report sheets whose row counts are known as soon as the trace is

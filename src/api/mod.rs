@@ -45,6 +45,7 @@ pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_p
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{
     AnalyzeOptions, Step, analyze, analyze_trace, read_report, report_needs, resolve_gpu_arch,
+    trace_title,
 };
 pub use roofline::{Roofline, RooflineOp, RooflineQuery, roofline};
 pub use tree::{CallTree, load_tree};

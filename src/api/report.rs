@@ -145,7 +145,8 @@ fn analyze_loaded(
             limit,
         });
     }
-    let (report, tree) = analyze_trace_with_tree(&mut trace, opts)?;
+    let (mut report, tree) = analyze_trace_with_tree(&mut trace, opts)?;
+    report.push_diagnosis_sheets(&trace_title(path));
     Ok((trace, tree, report))
 }
 
@@ -214,6 +215,17 @@ fn analyze_with_arch(
     let mut report = run_report(trace, &tree, &opts.report);
     report.quality.capture = capture;
     Ok((report, Some(tree)))
+}
+
+/// How a report names the trace at `path`: its file name (`stdin` for
+/// `-`).
+pub fn trace_title(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        return "stdin".to_string();
+    }
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// Loads `path` keeping what `needs` asks for; the error names the path.

@@ -346,13 +346,7 @@ pub(crate) fn analyze_options<'a>(
 /// The title of a report's Markdown page: the trace's file name (`stdin`
 /// for `-`).
 pub(crate) fn report_title(trace: &Path) -> String {
-    if trace.as_os_str() == "-" {
-        return "stdin".to_string();
-    }
-    trace
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| trace.display().to_string())
+    tracelens::api::trace_title(trace)
 }
 
 /// Stages the report's CSVs, Parquet files and workbook; with a GPU spec

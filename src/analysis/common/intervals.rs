@@ -69,6 +69,21 @@ pub fn length(v: &[Interval]) -> f64 {
     v.iter().fold(0.0, |acc, (s, e)| acc + (e - s))
 }
 
+/// How much of `iv` the sorted, disjoint intervals `union` cover.
+pub fn covered(union: &[Interval], iv: Interval) -> f64 {
+    let (a, b) = iv;
+    // The first interval ending after `a`; the rest start in order.
+    let first = union.partition_point(|&(_, e)| e <= a);
+    let mut total = 0.0;
+    for &(s, e) in &union[first..] {
+        if s >= b {
+            break;
+        }
+        total += e.min(b) - s.max(a);
+    }
+    total.max(0.0)
+}
+
 /// Busy time: the length of the union of the intervals.
 pub fn busy_time(v: Vec<Interval>) -> f64 {
     // As `length(&union(v))`, the same sum in the same order, without
@@ -94,6 +109,16 @@ pub fn events_busy_time(trace: &crate::trace::Trace, events: &[crate::trace::Eve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn covered_counts_the_overlap_only() {
+        let u = [(0.0, 3.0), (5.0, 9.0), (12.0, 13.0)];
+        assert_eq!(covered(&u, (2.0, 6.0)), 2.0);
+        assert_eq!(covered(&u, (3.0, 5.0)), 0.0);
+        assert_eq!(covered(&u, (-1.0, 20.0)), 8.0);
+        assert_eq!(covered(&u, (6.0, 7.0)), 1.0);
+        assert_eq!(covered(&[], (0.0, 1.0)), 0.0);
+    }
 
     #[test]
     fn union_merges_overlapping_and_touching() {

@@ -4,7 +4,6 @@
 //! argument cells and trace-quality facts.
 
 pub mod arg_cells;
-pub mod health;
 pub mod intervals;
 pub mod kernel_categories;
 pub mod kernel_stats;

@@ -170,6 +170,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
             ..Default::default()
         },
         timeline,
+        diagnosis: None,
     }
 }
 

@@ -57,7 +57,7 @@ impl Cause {
 
 /// A host-wait gap's cause and the host events that show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Finding {
+pub struct WaitCause {
     /// The cause.
     pub cause: Cause,
     /// The runtime call that shows it (the sync, the copy, the launch).
@@ -67,6 +67,24 @@ pub struct Finding {
     /// The innermost Python frame the host was in then (when the trace
     /// was loaded with its Python frames).
     pub frame: Option<EventId>,
+}
+
+/// A host-wait gap of one stream, with its cause: what the diagnosis
+/// reads of the idle analysis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostWait {
+    /// The stream.
+    pub stream: i64,
+    /// Gap start, µs (trace time).
+    pub start: f64,
+    /// Gap end: the next GPU event's start, µs.
+    pub end: f64,
+    /// The GPU event after the gap.
+    pub next: EventId,
+    /// Its launch call, when linked.
+    pub launch: Option<EventId>,
+    /// Why the host was late, and the events that show it.
+    pub cause: WaitCause,
 }
 
 /// The runtime call kinds, by name.
@@ -173,7 +191,7 @@ pub fn classify(
     gaps: &[&Gap],
     copies: &FxHashMap<EventId, EventId>,
     frames: bool,
-) -> Vec<Option<Finding>> {
+) -> Vec<Option<WaitCause>> {
     let thread_of = |g: &Gap| {
         let r = trace.event(g.runtime?);
         Some((r.pid, r.tid))
@@ -242,7 +260,7 @@ fn finding(
     thread: &Thread,
     chain: &[EventId],
     copies: &FxHashMap<EventId, EventId>,
-) -> Finding {
+) -> WaitCause {
     let innermost = |cat: fn(Cat) -> bool| {
         chain
             .iter()
@@ -252,7 +270,7 @@ fn finding(
     };
     let op = innermost(|c| c == Cat::CpuOp);
     let frame = innermost(|c| c == Cat::PythonFunction);
-    let with = |cause, call| Finding {
+    let with = |cause, call| WaitCause {
         cause,
         call,
         op,

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::Context;
 use super::idle::{Category, Gap, Links, Rules, Total, totals};
-use super::idle_causes::{Cause, Finding, classify};
+use super::idle_causes::{Cause, HostWait, WaitCause, classify};
 use crate::names::{col, sheet};
 use crate::numeric::{np_round, np_round2};
 use crate::table::{Table, Value};
@@ -32,6 +32,22 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
         .filter_map(|g| Some((g.runtime?, g.next)))
         .collect();
     let findings = classify(trace, &flat, &copies, cx.opts.idle_details);
+    let waits = flat
+        .iter()
+        .zip(&findings)
+        .filter_map(|(g, f)| {
+            Some(HostWait {
+                stream: g.stream,
+                start: g.start,
+                end: g.end,
+                next: g.next,
+                launch: g.runtime,
+                cause: (*f)?,
+            })
+        })
+        .collect();
+    // Set once: this pass runs once per report.
+    let _ = cx.host_waits.set(waits);
     let hta_by_event: FxHashMap<EventId, &Gap> = hta
         .iter()
         .flat_map(|(_, g)| g)
@@ -120,7 +136,7 @@ fn side(t: Option<Total>, stream: f64, time: fn(f64) -> f64, ratio: fn(f64) -> f
 
 /// `idle_causes`: per stream, each cause's host-wait gaps, time (ms) and
 /// share of the stream's host-wait time (%).
-fn causes(gaps: &[&Gap], findings: &[Option<Finding>]) -> Table {
+fn causes(gaps: &[&Gap], findings: &[Option<WaitCause>]) -> Table {
     let mut out = Table::new(
         sheet::IDLE_CAUSES,
         &[
@@ -193,7 +209,7 @@ impl GapRows<'_> {
         name: &str,
         which: Vec<usize>,
         gaps: &[&Gap],
-        findings: &[Option<Finding>],
+        findings: &[Option<WaitCause>],
     ) -> Table {
         let mut out = Table::new(
             name,
@@ -225,7 +241,7 @@ impl GapRows<'_> {
     }
 
     /// One gap's row.
-    fn row(&self, g: &Gap, f: Option<Finding>) -> Vec<Value> {
+    fn row(&self, g: &Gap, f: Option<WaitCause>) -> Vec<Value> {
         let hta = self.hta.get(&g.next).filter(|h| h.prev.is_some());
         let mut row = vec![
             Value::Int(g.stream),

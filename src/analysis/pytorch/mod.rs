@@ -39,6 +39,7 @@ pub use context::{Context, Prepared};
 
 use super::common::quality::TraceQuality;
 use super::common::timeline;
+use super::diagnosis;
 use super::{Pass, PassOutput, Report, ReportOptions, run_passes};
 use crate::analysis::commands::collectives;
 use crate::names::sheet;
@@ -118,10 +119,22 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
     quality
         .warnings
         .extend(prepared.pseudo.warnings.iter().cloned());
+    let start = Instant::now();
+    let diagnosis = diagnosis::diagnose(&diagnosis::Inputs {
+        trace,
+        tree,
+        sheets: &sheets,
+        timeline: prepared.timeline.as_ref(),
+        quality: &quality,
+        arch: opts.arch.as_ref(),
+        host_waits: cx.host_waits.get().map_or(&[], Vec::as_slice),
+    });
+    timings::stage("diagnosis", start);
     Report {
         sheets,
         timeline: prepared.timeline,
         quality,
+        diagnosis: Some(diagnosis),
     }
 }
 

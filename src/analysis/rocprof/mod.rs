@@ -99,6 +99,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     Report {
         sheets,
         timeline: None,
+        diagnosis: None,
         quality: TraceQuality {
             gpu_events: d.kernels.len() + d.copies.len(),
             warnings: trace.warnings().to_vec(),

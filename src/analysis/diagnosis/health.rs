@@ -5,8 +5,9 @@
 //! Each check reads the trace and its call tree only (no sheet), so that
 //! every command that loads a trace can run the same gate.
 
+use super::Figure;
 use crate::analysis::common::intervals::{Interval, length, union};
-use crate::trace::tree::Tree;
+use crate::trace::tree::{Tree, is_graph_launch};
 use crate::trace::{EventId, Trace};
 
 /// A check's outcome, from best to worst (`cannot_tell` ranks between
@@ -59,8 +60,8 @@ pub struct Check {
     pub evidence: Vec<Evidence>,
     /// Up to [`MAX_EVENTS`] events behind it (their UIDs in the sheets).
     pub events: Vec<EventId>,
-    /// What a failure invalidates (sheet or figure names); empty on pass.
-    pub invalidates: Vec<&'static str>,
+    /// The figures it invalidates; empty on pass.
+    pub invalidates: Vec<Figure>,
 }
 
 /// Events listed per check: enough to find them with `tree`.
@@ -80,13 +81,18 @@ pub const FAIL_SHARE_PCT: f64 = 5.0;
 
 /// Every check of the trace and its tree, in a fixed order.
 pub fn checks(trace: &Trace, tree: &Tree) -> Vec<Check> {
-    let gpu = GpuEvents::of(trace);
+    checks_of(trace, tree, &GpuEvents::of(trace))
+}
+
+/// [`checks`], with the trace's GPU events already gathered.
+pub fn checks_of(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Vec<Check> {
     vec![
-        no_gpu(&gpu),
-        unlinked_kernels(tree, &gpu),
-        overlapping_kernels(&gpu),
-        clock_skew(trace, tree, &gpu),
+        no_gpu(gpu),
+        unlinked_kernels(tree, gpu),
+        overlapping_kernels(gpu),
+        clock_skew(trace, tree, gpu),
         dropped_kernels(trace, tree),
+        graph_hidden(trace, tree, gpu),
         no_shapes(trace),
         truncated(trace),
     ]
@@ -113,15 +119,18 @@ pub fn verdict(checks: &[Check]) -> Status {
 }
 
 /// The trace's GPU events (kernels, copies, fills) with their streams.
-struct GpuEvents {
+pub struct GpuEvents {
     /// (stream, start µs, end µs, event), by stream then start.
     by_stream: Vec<(i64, f64, f64, EventId)>,
-    /// Union of all their intervals, µs.
+    /// Union of all their intervals, in order.
+    pub busy: Vec<Interval>,
+    /// Its length, µs.
     busy_us: f64,
 }
 
 impl GpuEvents {
-    fn of(trace: &Trace) -> GpuEvents {
+    /// The GPU events of `trace` with finite times.
+    pub fn of(trace: &Trace) -> GpuEvents {
         let mut by_stream = Vec::new();
         for (id, e) in trace.events() {
             if e.cat.is_gpu() && e.ts.is_finite() && e.dur.is_finite() {
@@ -130,8 +139,13 @@ impl GpuEvents {
             }
         }
         by_stream.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let busy_us = length(&union(by_stream.iter().map(|g| (g.1, g.2)).collect()));
-        GpuEvents { by_stream, busy_us }
+        let busy = union(by_stream.iter().map(|g| (g.1, g.2)).collect());
+        let busy_us = length(&busy);
+        GpuEvents {
+            by_stream,
+            busy,
+            busy_us,
+        }
     }
 
     fn share_pct(&self, us: f64) -> f64 {
@@ -192,7 +206,7 @@ fn no_gpu(gpu: &GpuEvents) -> Check {
         vec![ev("gpu_events", n as f64, "count")],
     );
     if n == 0 {
-        c.invalidates = vec!["gpu_timeline", "kernel sheets", "idle_breakdown"];
+        c.invalidates = vec![Figure::Timeline, Figure::Idle, Figure::KernelSheets];
     }
     c
 }
@@ -247,7 +261,7 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
     );
     c.events = events;
     if status == Status::Fail {
-        c.invalidates = vec!["gpu_timeline idle", "ops_summary", "idle_breakdown"];
+        c.invalidates = vec![Figure::Idle, Figure::OpSheets];
     }
     c
 }
@@ -290,7 +304,7 @@ fn overlapping_kernels(gpu: &GpuEvents) -> Check {
     );
     c.events = events;
     if status == Status::Fail {
-        c.invalidates = vec!["kernel sheets (summed times)", "ops_summary"];
+        c.invalidates = vec![Figure::KernelSheets, Figure::OpSheets];
     }
     c
 }
@@ -333,7 +347,7 @@ fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
     );
     c.events = events;
     if status == Status::Fail {
-        c.invalidates = vec!["launch delays", "idle_causes", "critical path"];
+        c.invalidates = vec![Figure::LaunchDelays, Figure::CriticalPath];
     }
     c
 }
@@ -376,7 +390,7 @@ fn dropped_kernels(trace: &Trace, tree: &Tree) -> Check {
     );
     c.events = dropped.into_iter().take(MAX_EVENTS).collect();
     if status == Status::Fail {
-        c.invalidates = vec!["gpu_timeline idle", "idle_breakdown", "kernel sheets"];
+        c.invalidates = vec![Figure::Idle, Figure::KernelSheets];
     }
     c
 }
@@ -407,7 +421,7 @@ fn no_shapes(trace: &Trace) -> Check {
         ],
     );
     if status == Status::Warn {
-        c.invalidates = vec!["roofline sheets", "op.low_efficiency"];
+        c.invalidates = vec![Figure::Roofline];
     }
     c
 }
@@ -441,15 +455,20 @@ fn truncated(trace: &Trace) -> Check {
         (_, 0) => Status::Pass,
         _ => Status::Warn,
     };
-    let mut c = check(
-        "health.truncated",
-        status,
+    let summary = if steps.is_empty() {
+        "the trace names no profiler step: whether one was cut cannot be told".to_string()
+    } else {
         format!(
             "{} of {} profiler steps end after the trace's last event (by up to {:.3} ms)",
             cut.len(),
             steps.len(),
             beyond / 1e3
-        ),
+        )
+    };
+    let mut c = check(
+        "health.truncated",
+        status,
+        summary,
         vec![
             ev("steps_cut", cut.len() as f64, "count"),
             ev("steps", steps.len() as f64, "count"),
@@ -458,7 +477,53 @@ fn truncated(trace: &Trace) -> Check {
     );
     c.events = cut.into_iter().map(|s| s.1).take(MAX_EVENTS).collect();
     if status == Status::Warn {
-        c.invalidates = vec!["per-step figures of the cut step"];
+        c.invalidates = vec![Figure::Steps];
+    }
+    c
+}
+
+/// `health.graph_hidden`: GPU work booked to CUDA/HIP graph launches
+/// because the ops that captured it are in another trace (not merged
+/// with `--capture-dir`). The timeline stands; the op sheets show the
+/// launch instead of the ops (warn from [`FAIL_SHARE_PCT`] of the GPU's
+/// busy time, which then invalidates the op and roofline figures).
+fn graph_hidden(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
+    let mut ivs: Vec<Interval> = Vec::new();
+    let mut events = Vec::new();
+    for &(_, a, b, id) in &gpu.by_stream {
+        let Some(p) = tree.parent(id) else { continue };
+        let pe = trace.event(p);
+        if pe.cat.is_runtime() && is_graph_launch(trace.name_of(pe)) {
+            ivs.push((a, b));
+            if !events.contains(&p) && events.len() < MAX_EVENTS {
+                events.push(p);
+            }
+        }
+    }
+    let n = ivs.len();
+    let us = length(&union(ivs));
+    let pct = gpu.share_pct(us);
+    let status = match gpu.by_stream.len() {
+        0 => Status::CannotTell,
+        _ if n == 0 => Status::Pass,
+        _ => Status::Warn,
+    };
+    let mut c = check(
+        "health.graph_hidden",
+        status,
+        format!(
+            "{n} GPU events ({:.3} ms, {pct:.2}% of GPU busy time) ran under graph launches whose capturing ops are not in the trace: the op sheets book them to the launch (merge the capture traces with --capture-dir)",
+            us / 1e3
+        ),
+        vec![
+            ev("gpu_events_under_graph_launches", n as f64, "count"),
+            ev("gpu_time_under_graph_launches", us / 1e3, "ms"),
+            ev("share_of_gpu_busy", pct, "%"),
+        ],
+    );
+    c.events = events;
+    if status == Status::Warn && pct >= FAIL_SHARE_PCT {
+        c.invalidates = vec![Figure::OpSheets, Figure::Roofline];
     }
     c
 }
@@ -550,7 +615,7 @@ mod tests {
         let c = find(&checks, "health.no_shapes");
         assert_eq!(c.status, Status::Warn);
         assert_eq!(value(c, "ops_with_shapes"), 0.0);
-        assert!(c.invalidates.contains(&"roofline sheets"));
+        assert!(c.invalidates.contains(&Figure::Roofline));
         // Without any host op there is nothing to tell.
         let c = run(&[launch(0.0, 1, 10.0, 20.0)]);
         assert_eq!(find(&c, "health.no_shapes").status, Status::CannotTell);

@@ -1,0 +1,53 @@
+//! Communication the GPU waits on: collective time not hidden under
+//! compute.
+
+use super::super::health::{Evidence, GpuEvents};
+use super::super::{Confidence, Finding, Inputs};
+use super::{impact, worth};
+
+/// Communication not overlapped with computation.
+pub const EXPOSED: &str = "comm.exposed";
+
+fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
+    Evidence { name, value, unit }
+}
+
+/// `comm.exposed`: the timeline's exposed communication, with the share
+/// of communication that compute hides.
+pub fn exposed(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
+    let Some(t) = inputs.timeline else {
+        return Ok(Vec::new());
+    };
+    let ms = t.exposed_comm / 1e3;
+    let total_ms = t.total_comm / 1e3;
+    if !worth(inputs, ms) {
+        return Ok(Vec::new());
+    }
+    let overlap_pct = if total_ms > 0.0 {
+        100.0 * (1.0 - ms / total_ms)
+    } else {
+        0.0
+    };
+    // Overlap rarely hides all of it: data dependencies keep some exposed.
+    let imp = impact(inputs, ms, 0.25, 0.5, 1.0);
+    let summary = format!(
+        "{ms:.3} ms of communication ({:.1}% of the GPU span) ran with no compute beside it; compute hid {overlap_pct:.1}% of the {total_ms:.3} ms of communication",
+        imp.share_pct(ms)
+    );
+    let mut f = Finding::new(
+        EXPOSED,
+        Confidence::High,
+        summary,
+        imp,
+        vec![
+            ev("exposed_comm", ms, "ms"),
+            ev("total_comm", total_ms, "ms"),
+            ev("overlap_ratio", overlap_pct, "%"),
+        ],
+    );
+    f.actions = vec![
+        "overlap collectives with compute: DDP/FSDP bucketing and prefetch (forward/backward prefetch, limit_all_gathers), async tensor-parallel collectives",
+        "compare the ranks: a slow rank makes the others wait inside their collectives (`tracelens collectives` on the rank traces)",
+    ];
+    Ok(vec![f])
+}
