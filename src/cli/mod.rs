@@ -150,7 +150,10 @@ where
     };
     outputs::clean_up_on_signals();
     let result = match cli.command {
-        Command::Report(a) => report::run(a),
+        Command::Report(a) => match report::run(a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Tree(a) => tree::run(a),
         Command::CriticalPath(a) => critical_path::run(a),
         Command::Roofline(a) => roofline::run(a),

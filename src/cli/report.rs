@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 
-use super::output_flags::SheetFlags;
+use super::output_flags::{self, SheetFlags};
 use super::progress::{self, Progress};
 use super::{SheetDirs, outputs, print_results, stage_markdown, stage_sheets, terminal_text};
 use tracelens::analysis::common::kernel_categories::KernelCategories;
@@ -18,7 +18,7 @@ use tracelens::quote::quoted;
 use tracelens::report::Document;
 use tracelens::report::staging::Staging;
 use tracelens::report::svg::Svg;
-use tracelens::report::view::{roofline, summary};
+use tracelens::report::view::{findings, roofline, summary};
 use tracelens::{AnalyzeOptions, InferenceOptions, Report, ReportOptions, Step};
 
 /// Options of `tracelens report`.
@@ -116,6 +116,14 @@ pub(crate) struct ReportArgs {
         alias = "disable_coll_analysis"
     )]
     no_coll_analysis: bool,
+    /// Write the report's health checks and ranked findings as one JSON
+    /// document (docs/json.md) to FILE; - for stdout.
+    #[arg(long, value_name = "FILE", help_heading = "Diagnosis")]
+    json: Option<PathBuf>,
+    /// Exit with status 3 when a health check fails (the trace cannot back
+    /// some of its figures); the outputs are written all the same.
+    #[arg(long, help_heading = "Diagnosis")]
+    strict: bool,
     /// Print the start time, CPU time and memory of each phase on stderr
     /// (as TRACELENS_TIMINGS=1 does).
     #[arg(long)]
@@ -160,10 +168,10 @@ impl From<InputFormat> for tracelens::load::Format {
 /// Where the workbook goes: `-o`; none when another output is asked for;
 /// else beside the trace (which needs a trace file, not stdin).
 fn report_xlsx_path(a: &ReportArgs) -> Result<Option<PathBuf>> {
-    a.outputs.workbook(a.plots.is_some(), || {
+    a.outputs.workbook(a.plots.is_some() || a.json.is_some(), || {
         if a.trace().as_os_str() == "-" {
             return Err(
-                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR, --parquet DIR or --md FILE|-"
+                "reading the trace from stdin: name an output: -o FILE.xlsx, --csv DIR, --parquet DIR, --md FILE|- or --json FILE|-"
                     .into(),
             );
         }
@@ -238,14 +246,19 @@ pub(crate) fn report_inputs(a: &ReportArgs) -> Vec<Input> {
 fn check_report_paths(a: &ReportArgs, xlsx_path: Option<&Path>) -> Result<()> {
     let mut outs = a.outputs.outputs(xlsx_path);
     outs.push(("plots", outputs::replacing(SVG_FILES), a.plots.as_deref()));
-    outputs::check(&report_inputs(a), &outs, None).map_err(|e| anyhow!(e))
+    outs.push(("json", outputs::Kind::Stream, a.json.as_deref()));
+    outputs::check(&report_inputs(a), &outs, Some("--json")).map_err(|e| anyhow!(e))
 }
 
 /// The extension of the plots `--plots` replaces.
 const SVG_FILES: &[&str] = &["svg"];
 
-/// Runs the subcommand.
-pub(crate) fn run(a: ReportArgs) -> Result<()> {
+/// The exit status of `--strict` when a health check fails.
+pub(crate) const STRICT_FAIL_EXIT: i32 = 3;
+
+/// Runs the subcommand; returns the exit status (0, or
+/// [`STRICT_FAIL_EXIT`] under `--strict` when a health check fails).
+pub(crate) fn run(a: ReportArgs) -> Result<i32> {
     let xlsx_path = report_xlsx_path(&a)?;
     check_report_paths(&a, xlsx_path.as_deref())?;
     let arch = gpu_arch(&a)?;
@@ -285,6 +298,7 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
     let md_text = stage_markdown(&mut staging, a.outputs.md(), &mut written, || {
         summary::page(&report, &title)
     })?;
+    let json_text = stage_json(&mut staging, a.json.as_ref(), &mut written, &report, &title)?;
     outputs::commit(staging)?;
     let mut progress = progress.into_inner();
     progress.step("done", false);
@@ -299,13 +313,50 @@ pub(crate) fn run(a: ReportArgs) -> Result<()> {
         );
     }
     let terminal = terminal_text(summary::terminal(&report))?;
+    if let Some(text) = json_text.filter(|_| output_flags::is_stdout(a.json.as_deref())) {
+        super::stdout::write_line(&text)?;
+    }
     print_results(
         a.quiet,
-        md_to_stdout,
+        md_to_stdout || output_flags::is_stdout(a.json.as_deref()),
         md_text.as_deref(),
         &terminal,
         &written,
-    )
+    )?;
+    Ok(strict_exit(a.strict, &report))
+}
+
+/// The exit status: [`STRICT_FAIL_EXIT`] under `--strict` when a health
+/// check fails, else 0.
+fn strict_exit(strict: bool, report: &Report) -> i32 {
+    let failed = report
+        .diagnosis
+        .as_ref()
+        .is_some_and(|d| d.verdict() == tracelens::analysis::diagnosis::Status::Fail);
+    if strict && failed {
+        super::print_warning("--strict: a health check failed (exit 3)");
+        STRICT_FAIL_EXIT
+    } else {
+        0
+    }
+}
+
+/// Stages the JSON document at `path` (unless it is `-`); returns its
+/// text when asked for.
+fn stage_json(
+    staging: &mut Staging,
+    path: Option<&PathBuf>,
+    written: &mut Vec<String>,
+    report: &Report,
+    title: &str,
+) -> Result<Option<String>> {
+    let Some(path) = path else { return Ok(None) };
+    let text = tracelens::report::json::record_text(&findings::report_record(report, title));
+    if path.as_os_str() != "-" {
+        staging.put(path, format!("{text}\n").as_bytes())?;
+        written.push(path.display().to_string());
+    }
+    Ok(Some(text))
 }
 
 /// The GPU spec `--gpu-arch` names, if any (none for `none`).

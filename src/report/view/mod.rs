@@ -8,6 +8,7 @@
 pub mod calculator;
 pub mod collectives;
 pub mod diff;
+pub mod findings;
 pub mod fleet;
 pub mod roofline;
 pub mod summary;

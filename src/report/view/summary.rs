@@ -124,6 +124,9 @@ pub fn page(report: &Report, title: &str) -> Page {
         2,
         format!("tracelens report: {}", md_name(title, Place::Prose)),
     ));
+    if let Some(d) = &report.diagnosis {
+        super::findings::section(&mut p, d, title);
+    }
     timeline_section(&mut p, report);
     if let Some((c, t)) = categories(report) {
         let cols = [
@@ -458,6 +461,9 @@ pub fn terminal(report: &Report) -> Page {
                 float(&r, col::PERCENTAGE)
             ));
         }
+    }
+    if let Some(d) = &report.diagnosis {
+        out.extend(super::findings::terminal_lines(d));
     }
     lines_page(out)
 }
