@@ -38,6 +38,8 @@ fn analyze_returns_the_report_sheets_in_order() {
             "idle_breakdown",
             "idle_causes",
             "idle_top_gaps",
+            "health",
+            "findings",
         ]
     );
     assert!(report.timeline.is_some());
@@ -50,9 +52,17 @@ fn gpu_less_trace_keeps_only_the_short_kernel_sheets() {
         tracelens::analyze(&testdata("cpu_only.json"), &AnalyzeOptions::default()).unwrap();
     assert_eq!(
         names(&report.sheets),
-        ["short_kernel_histogram", "short_kernels_summary"]
+        [
+            "short_kernel_histogram",
+            "short_kernels_summary",
+            "health",
+            "findings"
+        ]
     );
     assert_eq!(report.quality.gpu_events, 0);
+    // No GPU events: the health gate fails.
+    let d = report.diagnosis.as_ref().unwrap();
+    assert_eq!(d.verdict(), tracelens::analysis::diagnosis::Status::Fail);
 }
 
 #[test]
@@ -77,9 +87,11 @@ fn report_needs_are_the_events_and_a_full_load_agrees() {
     assert_eq!(needs, Needs::EVENTS);
     // A full load gives the same report as the lean one.
     let mut full = load(&testdata("example.json"), &Needs::ALL).unwrap();
+    let mut lean = load(&testdata("example.json"), &needs).unwrap();
     let a = tracelens::analyze_trace(&mut full, &AnalyzeOptions::default()).unwrap();
-    let b = tracelens::analyze(&testdata("example.json"), &AnalyzeOptions::default()).unwrap();
+    let b = tracelens::analyze_trace(&mut lean, &AnalyzeOptions::default()).unwrap();
     assert_eq!(a.sheets, b.sheets);
+    assert!(a.sheets.iter().any(|s| s.name == "findings"));
 }
 
 #[test]

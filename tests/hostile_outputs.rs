@@ -377,6 +377,8 @@ fn report_csv_keeps_the_users_sheets_and_drops_its_own_stale_ones() {
         all_entries(&d.join("csv")),
         [
             MANIFEST,
+            "findings.csv",
+            "health.csv",
             "mine.csv",
             "short_kernel_histogram.csv",
             "short_kernels_summary.csv"
@@ -387,7 +389,12 @@ fn report_csv_keeps_the_users_sheets_and_drops_its_own_stale_ones() {
     let listed: Vec<&str> = manifest.lines().skip(1).collect();
     assert_eq!(
         listed,
-        ["short_kernel_histogram.csv", "short_kernels_summary.csv"]
+        [
+            "findings.csv",
+            "health.csv",
+            "short_kernel_histogram.csv",
+            "short_kernels_summary.csv"
+        ]
     );
 }
 
@@ -498,7 +505,12 @@ fn concurrent_reports_into_a_fresh_nested_folder_all_succeed() {
         }
         assert_eq!(
             entries(&out),
-            ["short_kernel_histogram.csv", "short_kernels_summary.csv"]
+            [
+                "findings.csv",
+                "health.csv",
+                "short_kernel_histogram.csv",
+                "short_kernels_summary.csv"
+            ]
         );
     }
 }

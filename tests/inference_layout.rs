@@ -41,7 +41,8 @@ fn inference_layout_sheets_and_op_headers() {
     r.assert_ok();
     // Oracle: the same ten sheets; no kernel summaries, no coll_analysis,
     // `Normalization_fwd`, and no `CONV_bwd` (the inference script writes
-    // no backward sheet); plus our idle sheets, in every PyTorch report.
+    // no backward sheet); plus our idle, health and findings sheets, in
+    // every PyTorch report.
     assert_eq!(
         sheets(&csv),
         [
@@ -50,7 +51,9 @@ fn inference_layout_sheets_and_op_headers() {
             "GEMM",
             "InferenceAttention_fwd",
             "Normalization_fwd",
+            "findings",
             "gpu_timeline",
+            "health",
             "idle_breakdown",
             "idle_causes",
             "idle_top_gaps",

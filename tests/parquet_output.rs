@@ -195,7 +195,7 @@ fn parquet_alone_writes_only_the_parquet_folder() {
         .current_dir(tmp.path())
         .args(["report", "t.json", "--parquet", "pq"]));
     r.assert_ok();
-    assert!(r.stdout.contains("pq/ (13 Parquet sheets)"), "{}", r.stdout);
+    assert!(r.stdout.contains("pq/ (15 Parquet sheets)"), "{}", r.stdout);
     assert_eq!(entries(tmp.path()), ["pq", "t.json"]);
     assert!(stems(&tmp.path().join("pq"), "parquet").len() >= 7);
 }
@@ -224,6 +224,8 @@ fn a_rerun_replaces_the_sheets_as_a_unit() {
         common::all_entries(&pq),
         [
             common::MANIFEST,
+            "findings.parquet",
+            "health.parquet",
             "mine.parquet",
             "notes.txt",
             "short_kernel_histogram.parquet",

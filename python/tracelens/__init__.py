@@ -112,6 +112,30 @@ class Report:
         text = self._inner.verdict_json()
         return None if text is None else json.loads(text)
 
+    @property
+    def health(self) -> Optional["pandas.DataFrame"]:
+        """The trace's health checks (the ``health`` sheet: one row per
+        check with its ``status`` and ``evidence``); None for a report
+        without a diagnosis (JAX, rocprofv3, other commands)."""
+        return self["health"] if "health" in self else None
+
+    @property
+    def findings(self) -> Optional["pandas.DataFrame"]:
+        """The ranked findings (the ``findings`` sheet), then the rules that
+        could not tell (``severity`` ``cannot_tell``); None without a
+        diagnosis."""
+        return self["findings"] if "findings" in self else None
+
+    def health_records(self) -> List[Dict[str, Any]]:
+        """:attr:`health` as a list of dicts, one per check ([] without)."""
+        h = self.health
+        return [] if h is None else h.to_dict("records")
+
+    def finding_records(self) -> List[Dict[str, Any]]:
+        """:attr:`findings` as a list of dicts, ranked ([] without)."""
+        f = self.findings
+        return [] if f is None else f.to_dict("records")
+
     def markdown(self) -> str:
         """The Markdown summary (``--md``) for a pull request."""
         return self._inner.markdown()

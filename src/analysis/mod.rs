@@ -244,12 +244,13 @@ pub struct Report {
 
 impl Report {
     /// Appends the `health` and `findings` sheets of the diagnosis, if
-    /// there is one; `trace` is how the findings' commands name the trace.
-    pub fn push_diagnosis_sheets(&mut self, trace: &str) {
+    /// there is one. The sheets' commands name the trace `TRACE`, so that
+    /// a trace gives the same sheets under any file name.
+    pub fn push_diagnosis_sheets(&mut self) {
         if let Some(d) = &self.diagnosis {
             let sheets = [
                 diagnosis::sheets::health(d),
-                diagnosis::sheets::findings(d, trace),
+                diagnosis::sheets::findings(d, "TRACE"),
             ];
             self.sheets.extend(sheets);
         }

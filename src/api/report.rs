@@ -146,7 +146,7 @@ fn analyze_loaded(
         });
     }
     let (mut report, tree) = analyze_trace_with_tree(&mut trace, opts)?;
-    report.push_diagnosis_sheets(&trace_title(path));
+    report.push_diagnosis_sheets();
     Ok((trace, tree, report))
 }
 
@@ -155,7 +155,9 @@ fn analyze_loaded(
 /// and `--pseudo-ops` renames change the trace: copied capture events are
 /// appended after its loaded events.
 pub fn analyze_trace(trace: &mut Trace, opts: &AnalyzeOptions) -> Result<Report, Error> {
-    analyze_trace_with_tree(trace, opts).map(|(report, _)| report)
+    let (mut report, _) = analyze_trace_with_tree(trace, opts)?;
+    report.push_diagnosis_sheets();
+    Ok(report)
 }
 
 /// [`analyze_trace`], also returning the call tree the report read.

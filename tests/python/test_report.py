@@ -3,6 +3,7 @@ sheet `tracelens report --csv` writes, read back with `pandas.read_csv`
 (values and dtypes); Parquet files read back equal; errors are the
 command's lines."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -115,6 +116,25 @@ def test_idle_breakdown_is_a_sheet(tmp_path):
     assert "idle_gaps" not in report.sheet_names
     detailed = tracelens.report(trace, idle_details=True)
     assert len(detailed["idle_gaps"]) == 4
+
+
+def test_health_and_findings_are_the_commands_json(binary, tmp_path):
+    # The same checks and findings as `report --json`, as DataFrames and
+    # as lists of dicts.
+    trace = corpus("pytorch/h100_bert_small.json.gz")
+    out = tmp_path / "r.json"
+    run(binary, "report", trace, "--json", out, "-q")
+    doc = json.loads(out.read_text())
+    report = tracelens.report(trace)
+    health = report.health
+    assert list(health["id"]) == [c["id"] for c in doc["health"]["checks"]]
+    assert list(health["status"]) == [c["status"] for c in doc["health"]["checks"]]
+    ranked = [f for f in report.finding_records() if f["severity"] != "cannot_tell"]
+    assert [f["id"] for f in ranked] == [f["id"] for f in doc["findings"]]
+    for got, want in zip(ranked, doc["findings"]):
+        assert got["impact_mid_ms"] == pytest.approx(want["impact"]["mid_ms"])
+        assert got["summary"] == want["summary"]
+    assert len(report.health_records()) == len(doc["health"]["checks"])
 
 
 def test_errors_are_the_commands_lines(tmp_path):

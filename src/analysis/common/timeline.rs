@@ -31,6 +31,9 @@ pub struct Timeline {
     pub macro_idle: Option<f64>,
     /// From the first start to the last end of GPU activity.
     pub total: f64,
+    /// Where it starts: the first start of GPU activity (trace time; an
+    /// average of timelines: the earliest).
+    pub start: f64,
     /// Union of communication.
     pub total_comm: f64,
     /// Union of copies.
@@ -210,6 +213,7 @@ pub fn from_intervals(
         micro_idle,
         macro_idle,
         total,
+        start: u[0].0,
         total_comm: length(&m),
         total_memcpy: length(&y),
     })

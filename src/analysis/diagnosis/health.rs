@@ -109,13 +109,21 @@ const KERNEL_LAUNCHES: &[&str] = &[
     "hipModuleLaunchKernel",
 ];
 
-/// The worst status of `checks` (pass when there is none).
+/// The trace's verdict: the worst status among the checks that could
+/// tell (a check that cannot tell, such as `truncated` on a trace without
+/// profiler steps, finds nothing wrong); `cannot_tell` only when no check
+/// could tell, pass when there is no check.
 pub fn verdict(checks: &[Check]) -> Status {
-    checks
+    let told = checks
         .iter()
         .map(|c| c.status)
-        .max()
-        .unwrap_or(Status::Pass)
+        .filter(|&s| s != Status::CannotTell)
+        .max();
+    match told {
+        Some(s) => s,
+        None if checks.is_empty() => Status::Pass,
+        None => Status::CannotTell,
+    }
 }
 
 /// The trace's GPU events (kernels, copies, fills) with their streams.
@@ -570,6 +578,22 @@ mod tests {
         format!(
             r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1}}"#
         )
+    }
+
+    #[test]
+    fn the_verdict_is_the_worst_of_the_checks_that_could_tell() {
+        let of = |st: &[Status]| {
+            let v: Vec<Check> = st
+                .iter()
+                .map(|&s| check("x", s, String::new(), vec![]))
+                .collect();
+            verdict(&v)
+        };
+        assert_eq!(of(&[Status::Pass, Status::CannotTell]), Status::Pass);
+        assert_eq!(of(&[Status::Warn, Status::CannotTell]), Status::Warn);
+        assert_eq!(of(&[Status::Fail, Status::Warn]), Status::Fail);
+        assert_eq!(of(&[Status::CannotTell]), Status::CannotTell);
+        assert_eq!(of(&[]), Status::Pass);
     }
 
     #[test]

@@ -101,6 +101,7 @@ impl Diagnosis {
 }
 
 /// What the finding rules read: the report's results and the trace.
+#[derive(Clone, Copy)]
 pub struct Inputs<'a> {
     /// The trace.
     pub trace: &'a Trace,
@@ -133,6 +134,14 @@ impl Inputs<'_> {
 
 /// Runs the health checks, then every finding rule whose figures stand.
 pub fn diagnose(inputs: &Inputs) -> Diagnosis {
+    // Gaps count only inside the timeline's window, which the shares are
+    // of (work outside it, such as GPU events launched before profiling
+    // began, is not in the span).
+    let clipped = clip(inputs.host_waits, inputs.timeline);
+    let inputs = &Inputs {
+        host_waits: &clipped,
+        ..*inputs
+    };
     let gpu = health::GpuEvents::of(inputs.trace);
     let checks = health::checks_of(inputs.trace, inputs.tree, &gpu);
     let mut d = Diagnosis {
@@ -162,4 +171,19 @@ pub fn diagnose(inputs: &Inputs) -> Diagnosis {
     }
     finding::rank(&mut d.findings);
     d
+}
+
+/// The host-wait gaps cut to the timeline's window (none without one).
+fn clip(waits: &[HostWait], timeline: Option<&Timeline>) -> Vec<HostWait> {
+    let Some(t) = timeline else {
+        return Vec::new();
+    };
+    let (lo, hi) = (t.start, t.start + t.total);
+    waits
+        .iter()
+        .filter_map(|w| {
+            let (start, end) = (w.start.max(lo), w.end.min(hi));
+            (start < end).then_some(HostWait { start, end, ..*w })
+        })
+        .collect()
 }

@@ -209,6 +209,7 @@ pub fn average(ts: &[Timeline]) -> Option<Timeline> {
         micro_idle: None,
         macro_idle: None,
         total: sum.total / n,
+        start: ts.iter().map(|t| t.start).fold(f64::INFINITY, f64::min),
         total_comm: sum.total_comm / n,
         total_memcpy: sum.total_memcpy / n,
     })

@@ -9,6 +9,13 @@ use crate::analysis::diagnosis::{Check, Diagnosis, Evidence, Finding, Status};
 use crate::report::markdown::{Place, code_span, text as md_text};
 use crate::report::{Align, Block, Grid, Page, Record};
 
+/// How commands name a trace called `title` on the page: by its file
+/// name, or `TRACE` for a trace read from stdin (there is no file to
+/// name).
+fn command_trace(title: &str) -> &str {
+    if title == "stdin" { "TRACE" } else { title }
+}
+
 /// Findings the Markdown table lists.
 pub const PAGE_FINDINGS: usize = 10;
 
@@ -45,6 +52,7 @@ fn round3(x: f64) -> f64 {
 /// pass, the ranked findings, each with its commands, and the rules that
 /// could not tell. `trace` names the trace in commands.
 pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
+    let trace = command_trace(trace);
     p.blocks.push(heading(3, "Findings"));
     p.blocks.push(line(format!(
         "Trace health: **{}**",
@@ -278,6 +286,7 @@ pub fn health_record(d: &Diagnosis) -> Record {
 
 /// The `findings` list of the JSON document, ranked.
 pub fn findings_record(d: &Diagnosis, trace: &str) -> Record {
+    let trace = command_trace(trace);
     Record::List(
         d.findings
             .iter()
