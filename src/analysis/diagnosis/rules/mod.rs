@@ -100,3 +100,6 @@ pub fn worth(inputs: &Inputs, ms: f64) -> bool {
     let base = inputs.base_ms();
     base > 0.0 && 100.0 * ms / base >= MIN_SHARE_PCT
 }
+
+#[cfg(test)]
+mod tests;
