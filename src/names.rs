@@ -810,7 +810,7 @@ pub mod diagnosis {
         pub const IMPACT_MID_PCT: &str = "impact_mid_pct";
         /// The numbers, `name=value unit; …`.
         pub const EVIDENCE: &str = "evidence";
-        /// UIDs of the events behind it, `; `-separated.
+        /// UIDs of the events behind it, as a list `[12, 40]`.
         pub const UIDS: &str = "uids";
         /// The figures a check invalidates, `; `-separated.
         pub const INVALIDATES: &str = "invalidates";

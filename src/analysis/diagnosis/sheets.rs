@@ -26,9 +26,9 @@ pub fn health(d: &Diagnosis) -> Table {
             Value::from(c.id),
             Value::from(c.status.as_str()),
             Value::from(c.summary.as_str()),
-            Value::from(evidence_text(&c.evidence).as_str()),
-            Value::from(uids_text(&c.events).as_str()),
-            Value::from(invalidates.join("; ").as_str()),
+            cell(&evidence_text(&c.evidence)),
+            cell(&uids_text(&c.events)),
+            cell(&invalidates.join("; ")),
         ]);
     }
     t
@@ -73,10 +73,10 @@ pub fn findings(d: &Diagnosis, trace: &str) -> Table {
             Value::Float(f.impact.mid_ms),
             Value::Float(f.impact.high_ms),
             Value::Float(f.impact.share_pct(f.impact.mid_ms)),
-            Value::from(evidence_text(&f.evidence).as_str()),
-            Value::from(uids_text(&f.events).as_str()),
-            Value::from(f.actions.join("; ").as_str()),
-            Value::from(commands.join("; ").as_str()),
+            cell(&evidence_text(&f.evidence)),
+            cell(&uids_text(&f.events)),
+            cell(&f.actions.join("; ")),
+            cell(&commands.join("; ")),
         ]);
     }
     for a in &d.abstained {
@@ -87,6 +87,16 @@ pub fn findings(d: &Diagnosis, trace: &str) -> Table {
         t.push_row(row);
     }
     t
+}
+
+/// A text cell; empty text is an empty cell (as pandas reads an empty
+/// CSV field).
+fn cell(text: &str) -> Value {
+    if text.is_empty() {
+        Value::Null
+    } else {
+        Value::from(text)
+    }
 }
 
 /// Evidence as `name=value unit; …` (values to at most 4 decimals).
@@ -108,13 +118,14 @@ pub fn number_text(x: f64) -> String {
     if s == "-0" { "0".into() } else { s.into() }
 }
 
-/// UIDs `; `-separated.
+/// UIDs as a list, `[12, 40]` (empty: no list); never read back as a
+/// number.
 fn uids_text(events: &[EventId]) -> String {
-    events
-        .iter()
-        .map(|e| e.index().to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
+    if events.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = events.iter().map(|e| e.index().to_string()).collect();
+    format!("[{}]", ids.join(", "))
 }
 
 #[cfg(test)]

@@ -114,7 +114,8 @@ pub fn tree_command(name: &str) -> Command {
 /// Whether the trace links GPU work to host launches at all: without,
 /// what the GPU waited for cannot be told.
 pub fn has_host_side(inputs: &Inputs) -> Result<(), String> {
-    if inputs.host_waits.iter().any(|w| w.launch.is_some()) {
+    let q = inputs.quality;
+    if q.gpu_events == 0 || q.gpu_events > q.unlinked_gpu_events {
         Ok(())
     } else {
         Err("no GPU work is linked to a host launch: what the GPU waited for cannot be told".into())
@@ -155,7 +156,7 @@ pub fn host_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, Stri
     let top = top_name(inputs, gpu, &gaps, |w| w.cause.op).filter(|t| t.1 >= SUBJECT_SHARE * ms);
     let imp = impact(inputs, ms, 0.25, 0.5, 1.0);
     let mut summary = format!(
-        "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) waiting for the host to launch work, in {} gaps; CPU ops covered {busy_ms:.3} ms of it",
+        "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) waiting for the host to launch work, in {} gap(s); CPU ops covered {busy_ms:.3} ms of it",
         imp.share_pct(ms),
         gaps.len()
     );
@@ -203,7 +204,7 @@ pub fn sync(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
     let caller = top_name(inputs, gpu, &gaps, |w| w.cause.op);
     let imp = impact(inputs, ms, 0.5, 0.75, 1.0);
     let mut summary = format!(
-        "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) while the host waited in synchronisation calls ({} gaps)",
+        "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) while the host waited in synchronisation calls ({} gap(s))",
         imp.share_pct(ms),
         gaps.len()
     );

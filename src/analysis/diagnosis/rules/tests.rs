@@ -140,7 +140,6 @@ fn idle_host_bound_counts_the_idle_in_cpu_ops() {
 fn idle_host_bound_is_silent_when_kernels_are_back_to_back() {
     // k2 is launched long before k1 ends and starts as it ends; k3 waits
     // 2 µs for its launch, 0.2% of the 1200 µs span: below the threshold.
-    // (Without any host-wait gap the rule abstains instead.)
     let d = diagnose(&[
         launch(0.0, 1, 10.0, 100.0),
         op("aten::foo", 20.0, 30.0),
@@ -148,6 +147,11 @@ fn idle_host_bound_is_silent_when_kernels_are_back_to_back() {
         launch(211.0, 3, 212.0, 998.0),
     ]);
     silent(&d, "idle.host_bound");
+    // Without any host-wait gap, the linked trace has nothing to find.
+    let d = diagnose(&[launch(0.0, 1, 10.0, 100.0), launch(50.0, 2, 110.0, 100.0)]);
+    for id in ["idle.host_bound", "idle.sync", "kernels.launch_bound"] {
+        silent(&d, id);
+    }
 }
 
 /// A copy `name` at [10, 60) on stream 7 and kernel k2 at [60, 110).
