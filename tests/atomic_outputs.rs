@@ -76,7 +76,7 @@ fn a_rerun_into_a_csv_folder_replaces_its_sheets_as_a_unit() {
     let d = tmp.path();
     let csv = d.join("csv");
     // The earlier run writes ten sheets; this one, on a CPU-only trace,
-    // two of the same names.
+    // four (two of the same names, and the health and findings sheets).
     run_in(d, &["report", "t.json", "--csv", "csv", "-q"]).assert_ok();
     assert!(names(&csv).contains(&"kernel_summary.csv".to_string()));
     fs::copy(testdata("cpu_only.json"), d.join("c.json")).unwrap();
@@ -90,6 +90,8 @@ fn a_rerun_into_a_csv_folder_replaces_its_sheets_as_a_unit() {
         common::all_entries(&csv),
         [
             common::MANIFEST,
+            "findings.csv",
+            "health.csv",
             "mine.csv",
             "notes.txt",
             "short_kernel_histogram.csv",
