@@ -47,6 +47,13 @@ pub struct Evidence {
     pub unit: &'static str,
 }
 
+impl Evidence {
+    /// The number `value` of `name`, in `unit`.
+    pub fn new(name: &'static str, value: f64, unit: &'static str) -> Evidence {
+        Evidence { name, value, unit }
+    }
+}
+
 /// A check's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
@@ -182,11 +189,6 @@ fn graded(total: usize, affected: usize, share_pct: f64) -> Status {
     }
 }
 
-/// An evidence entry.
-fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-    Evidence { name, value, unit }
-}
-
 /// A check with its fields.
 fn check(id: &'static str, status: Status, summary: String, evidence: Vec<Evidence>) -> Check {
     Check {
@@ -211,7 +213,7 @@ fn no_gpu(gpu: &GpuEvents) -> Check {
         } else {
             format!("{n} GPU events")
         },
-        vec![ev("gpu_events", n as f64, "count")],
+        vec![Evidence::new("gpu_events", n as f64, "count")],
     );
     if n == 0 {
         c.invalidates = vec![Figure::Timeline, Figure::Idle, Figure::KernelSheets];
@@ -261,10 +263,10 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
             inside_us / 1e3
         ),
         vec![
-            ev("unlinked_gpu_events", n as f64, "count"),
-            ev("unlinked_gpu_time", us / 1e3, "ms"),
-            ev("unlinked_inside_linked_span", inside_us / 1e3, "ms"),
-            ev("share_of_gpu_busy", pct, "%"),
+            Evidence::new("unlinked_gpu_events", n as f64, "count"),
+            Evidence::new("unlinked_gpu_time", us / 1e3, "ms"),
+            Evidence::new("unlinked_inside_linked_span", inside_us / 1e3, "ms"),
+            Evidence::new("share_of_gpu_busy", pct, "%"),
         ],
     );
     c.events = events;
@@ -305,9 +307,9 @@ fn overlapping_kernels(gpu: &GpuEvents) -> Check {
             overlap_us / 1e3
         ),
         vec![
-            ev("overlapping_pairs", pairs as f64, "count"),
-            ev("overlap_time", overlap_us / 1e3, "ms"),
-            ev("share_of_gpu_busy", pct, "%"),
+            Evidence::new("overlapping_pairs", pairs as f64, "count"),
+            Evidence::new("overlap_time", overlap_us / 1e3, "ms"),
+            Evidence::new("share_of_gpu_busy", pct, "%"),
         ],
     );
     c.events = events;
@@ -348,9 +350,9 @@ fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
             worst / 1e3
         ),
         vec![
-            ev("early_gpu_events", early as f64, "count"),
-            ev("linked_gpu_events", linked as f64, "count"),
-            ev("worst_lead", worst / 1e3, "ms"),
+            Evidence::new("early_gpu_events", early as f64, "count"),
+            Evidence::new("linked_gpu_events", linked as f64, "count"),
+            Evidence::new("worst_lead", worst / 1e3, "ms"),
         ],
     );
     c.events = events;
@@ -391,9 +393,9 @@ fn dropped_kernels(trace: &Trace, tree: &Tree) -> Check {
             dropped.len()
         ),
         vec![
-            ev("launches_without_gpu_work", dropped.len() as f64, "count"),
-            ev("kernel_launches", n as f64, "count"),
-            ev("share_of_launches", pct, "%"),
+            Evidence::new("launches_without_gpu_work", dropped.len() as f64, "count"),
+            Evidence::new("kernel_launches", n as f64, "count"),
+            Evidence::new("share_of_launches", pct, "%"),
         ],
     );
     c.events = dropped.into_iter().take(MAX_EVENTS).collect();
@@ -424,8 +426,8 @@ fn no_shapes(trace: &Trace) -> Check {
         status,
         format!("{shaped} of {ops} host ops carry Input Dims"),
         vec![
-            ev("ops", ops as f64, "count"),
-            ev("ops_with_shapes", shaped as f64, "count"),
+            Evidence::new("ops", ops as f64, "count"),
+            Evidence::new("ops_with_shapes", shaped as f64, "count"),
         ],
     );
     if status == Status::Warn {
@@ -478,9 +480,9 @@ fn truncated(trace: &Trace) -> Check {
         status,
         summary,
         vec![
-            ev("steps_cut", cut.len() as f64, "count"),
-            ev("steps", steps.len() as f64, "count"),
-            ev("past_last_event", beyond / 1e3, "ms"),
+            Evidence::new("steps_cut", cut.len() as f64, "count"),
+            Evidence::new("steps", steps.len() as f64, "count"),
+            Evidence::new("past_last_event", beyond / 1e3, "ms"),
         ],
     );
     c.events = cut.into_iter().map(|s| s.1).take(MAX_EVENTS).collect();
@@ -524,9 +526,9 @@ fn graph_hidden(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
             us / 1e3
         ),
         vec![
-            ev("gpu_events_under_graph_launches", n as f64, "count"),
-            ev("gpu_time_under_graph_launches", us / 1e3, "ms"),
-            ev("share_of_gpu_busy", pct, "%"),
+            Evidence::new("gpu_events_under_graph_launches", n as f64, "count"),
+            Evidence::new("gpu_time_under_graph_launches", us / 1e3, "ms"),
+            Evidence::new("share_of_gpu_busy", pct, "%"),
         ],
     );
     c.events = events;

@@ -8,10 +8,6 @@ use super::{impact, worth};
 /// Communication not overlapped with computation.
 pub const EXPOSED: &str = "comm.exposed";
 
-fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-    Evidence { name, value, unit }
-}
-
 /// `comm.exposed`: the timeline's exposed communication, with the share
 /// of communication that compute hides.
 pub fn exposed(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
@@ -40,9 +36,9 @@ pub fn exposed(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>, String
         summary,
         imp,
         vec![
-            ev("exposed_comm", ms, "ms"),
-            ev("total_comm", total_ms, "ms"),
-            ev("overlap_ratio", overlap_pct, "%"),
+            Evidence::new("exposed_comm", ms, "ms"),
+            Evidence::new("total_comm", total_ms, "ms"),
+            Evidence::new("overlap_ratio", overlap_pct, "%"),
         ],
     );
     f.actions = vec![

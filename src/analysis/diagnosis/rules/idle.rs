@@ -96,10 +96,6 @@ fn top_name(
     v.first().map(|(n, ms)| (n.to_string(), *ms))
 }
 
-fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-    Evidence { name, value, unit }
-}
-
 /// The command listing every gap with what the host was doing.
 fn gaps_command() -> Command {
     Command::on_trace("report", &["--idle-details", "--csv", "idle_report"])
@@ -171,13 +167,13 @@ pub fn host_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, Stri
         summary,
         imp,
         vec![
-            ev("gpu_idle_waiting_for_host", ms, "ms"),
-            ev("gaps", gaps.len() as f64, "count"),
-            ev("host_busy_in_cpu_ops", busy_ms, "ms"),
-            ev("long_launch_calls", of(Cause::LongLaunch), "ms"),
-            ev("other_runtime_calls", of(Cause::OtherRuntime), "ms"),
-            ev("cause_not_in_trace", of(Cause::Unknown), "ms"),
-            ev("longest_gap", gaps[0].0 / 1e3, "ms"),
+            Evidence::new("gpu_idle_waiting_for_host", ms, "ms"),
+            Evidence::new("gaps", gaps.len() as f64, "count"),
+            Evidence::new("host_busy_in_cpu_ops", busy_ms, "ms"),
+            Evidence::new("long_launch_calls", of(Cause::LongLaunch), "ms"),
+            Evidence::new("other_runtime_calls", of(Cause::OtherRuntime), "ms"),
+            Evidence::new("cause_not_in_trace", of(Cause::Unknown), "ms"),
+            Evidence::new("longest_gap", gaps[0].0 / 1e3, "ms"),
         ],
     );
     f.subject = top.map(|(n, _)| n);
@@ -220,9 +216,9 @@ pub fn sync(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
         summary,
         imp,
         vec![
-            ev("gpu_idle_after_sync", ms, "ms"),
-            ev("syncs", gaps.len() as f64, "count"),
-            ev("longest_gap", gaps[0].0 / 1e3, "ms"),
+            Evidence::new("gpu_idle_after_sync", ms, "ms"),
+            Evidence::new("syncs", gaps.len() as f64, "count"),
+            Evidence::new("longest_gap", gaps[0].0 / 1e3, "ms"),
         ],
     );
     f.subject = top.map(|(n, _)| n);
@@ -284,10 +280,10 @@ pub fn memcpy_exposed(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, 
         summary,
         imp,
         vec![
-            ev("exposed_memcpy", exposed_ms, "ms"),
-            ev("total_memcpy", t.total_memcpy / 1e3, "ms"),
-            ev("gpu_idle_in_blocking_copies", blocking_ms, "ms"),
-            ev("blocking_copies", gaps.len() as f64, "count"),
+            Evidence::new("exposed_memcpy", exposed_ms, "ms"),
+            Evidence::new("total_memcpy", t.total_memcpy / 1e3, "ms"),
+            Evidence::new("gpu_idle_in_blocking_copies", blocking_ms, "ms"),
+            Evidence::new("blocking_copies", gaps.len() as f64, "count"),
         ],
     );
     f.events = gap_events(&gaps);
@@ -318,8 +314,8 @@ pub fn memcpy_pageable(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>
         summary,
         imp,
         vec![
-            ev("pageable_copies", n as f64, "count"),
-            ev("pageable_copy_time", ms, "ms"),
+            Evidence::new("pageable_copies", n as f64, "count"),
+            Evidence::new("pageable_copy_time", ms, "ms"),
         ],
     );
     f.subject = events.first().map(|&e| inputs.trace.name(e).to_string());

@@ -38,10 +38,6 @@ pub fn is_launch_bound(inputs: &Inputs, w: &HostWait) -> bool {
         && w.end - w.start <= GAP_PER_LAUNCH * launch_us
 }
 
-fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-    Evidence { name, value, unit }
-}
-
 /// `kernels.launch_bound`: GPU idle in gaps before kernels shorter than
 /// their launch, when there are at least [`MIN_GAPS`] of them.
 pub fn launch_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
@@ -81,10 +77,10 @@ pub fn launch_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, St
         summary,
         imp,
         vec![
-            ev("launch_bound_kernels", gaps.len() as f64, "count"),
-            ev("gpu_idle_between_them", ms, "ms"),
-            ev("median_kernel", kernel_med, "us"),
-            ev("median_launch_call", launch_med, "us"),
+            Evidence::new("launch_bound_kernels", gaps.len() as f64, "count"),
+            Evidence::new("gpu_idle_between_them", ms, "ms"),
+            Evidence::new("median_kernel", kernel_med, "us"),
+            Evidence::new("median_launch_call", launch_med, "us"),
         ],
     );
     let mut names: Vec<&str> = gaps.iter().map(|g| trace.name(g.1.next)).collect();

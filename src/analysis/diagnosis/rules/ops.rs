@@ -56,10 +56,6 @@ pub const ABSOLUTE_CATEGORIES: &[&str] = &["GEMM", "CONV_fwd", "CONV_bwd"];
 /// Findings of one rule about single ops: at most this many.
 pub const MAX_PER_RULE: usize = 3;
 
-fn ev(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-    Evidence { name, value, unit }
-}
-
 /// A cell as a number, NaN when absent.
 fn num(r: &RowRef, name: &str) -> f64 {
     r.get_named(name).map_or(f64::NAN, |v| v.to_f64())
@@ -104,9 +100,9 @@ pub fn dominant(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>, Strin
         ),
         Impact::none(inputs.base_ms()),
         vec![
-            ev("share_of_kernel_time", pct, "%"),
-            ev("kernel_time", ms, "ms"),
-            ev("calls", calls, "count"),
+            Evidence::new("share_of_kernel_time", pct, "%"),
+            Evidence::new("kernel_time", ms, "ms"),
+            Evidence::new("calls", calls, "count"),
         ],
     );
     f.actions =
@@ -166,12 +162,12 @@ pub fn variance(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Finding>, Strin
             ),
             imp,
             vec![
-                ev("calls", n, "count"),
-                ev("mean_kernel_time", m, "us"),
-                ev("std_kernel_time", sd, "us"),
-                ev("median_kernel_time", med, "us"),
-                ev("min_kernel_time", lo, "us"),
-                ev("time_above_median", excess_ms, "ms"),
+                Evidence::new("calls", n, "count"),
+                Evidence::new("mean_kernel_time", m, "us"),
+                Evidence::new("std_kernel_time", sd, "us"),
+                Evidence::new("median_kernel_time", med, "us"),
+                Evidence::new("min_kernel_time", lo, "us"),
+                Evidence::new("time_above_median", excess_ms, "ms"),
             ],
         );
         f.actions = vec![
@@ -297,10 +293,10 @@ fn low_efficiency_row(inputs: &Inputs, r: &RowRef, rows: &[RoofRow]) -> Option<F
         ),
         imp,
         vec![
-            ev("pct_of_roofline", pct, "%"),
-            ev("target_pct_of_roofline", target, "%"),
-            ev("kernel_time", us / 1e3, "ms"),
-            ev("calls", calls, "count"),
+            Evidence::new("pct_of_roofline", pct, "%"),
+            Evidence::new("target_pct_of_roofline", target, "%"),
+            Evidence::new("kernel_time", us / 1e3, "ms"),
+            Evidence::new("calls", calls, "count"),
         ],
     );
     f.actions = vec![
