@@ -19,7 +19,7 @@ pub mod sheets;
 
 use crate::analysis::common::quality::TraceQuality;
 use crate::analysis::common::timeline::Timeline;
-use crate::analysis::pytorch::idle_causes::HostWait;
+use crate::analysis::pytorch::idle_causes::IdleGap;
 use crate::gpu_arch::GpuArch;
 use crate::table::Table;
 use crate::trace::Trace;
@@ -115,8 +115,9 @@ pub struct Inputs<'a> {
     pub quality: &'a TraceQuality,
     /// The GPU spec the roofline columns used, if any.
     pub arch: Option<&'a GpuArch>,
-    /// The host-wait gaps of the idle analysis, with their causes.
-    pub host_waits: &'a [HostWait],
+    /// The idle gaps of the idle analysis, with the causes of the
+    /// host-wait ones.
+    pub idle_gaps: &'a [IdleGap],
 }
 
 impl Inputs<'_> {
@@ -137,9 +138,9 @@ pub fn diagnose(inputs: &Inputs) -> Diagnosis {
     // Gaps count only inside the timeline's window, which the shares are
     // of (work outside it, such as GPU events launched before profiling
     // began, is not in the span).
-    let clipped = clip(inputs.host_waits, inputs.timeline);
+    let clipped = clip(inputs.idle_gaps, inputs.timeline);
     let inputs = &Inputs {
-        host_waits: &clipped,
+        idle_gaps: &clipped,
         ..*inputs
     };
     let gpu = health::GpuEvents::of(inputs.trace);
@@ -173,8 +174,8 @@ pub fn diagnose(inputs: &Inputs) -> Diagnosis {
     d
 }
 
-/// The host-wait gaps cut to the timeline's window (none without one).
-fn clip(waits: &[HostWait], timeline: Option<&Timeline>) -> Vec<HostWait> {
+/// The idle gaps cut to the timeline's window (none without one).
+fn clip(waits: &[IdleGap], timeline: Option<&Timeline>) -> Vec<IdleGap> {
     let Some(t) = timeline else {
         return Vec::new();
     };
@@ -183,7 +184,7 @@ fn clip(waits: &[HostWait], timeline: Option<&Timeline>) -> Vec<HostWait> {
         .iter()
         .filter_map(|w| {
             let (start, end) = (w.start.max(lo), w.end.min(hi));
-            (start < end).then_some(HostWait { start, end, ..*w })
+            (start < end).then_some(IdleGap { start, end, ..*w })
         })
         .collect()
 }

@@ -86,9 +86,9 @@ pub struct Context<'a> {
     evaluations: op_metrics::EvalMemo,
     /// The modelled ops by sheet family, found by the first reader.
     modelled: OnceLock<perf_sheets::ByFamily>,
-    /// The host-wait gaps and their causes, set by the idle pass for the
-    /// diagnosis.
-    pub host_waits: OnceLock<Vec<super::idle_causes::HostWait>>,
+    /// The idle gaps between GPU events, with the causes of the host-wait
+    /// ones, set by the idle pass for the diagnosis.
+    pub idle_gaps: OnceLock<Vec<super::idle_causes::IdleGap>>,
 }
 
 /// An op instance's metrics: the op, its model (by address) and whether the
@@ -178,7 +178,7 @@ impl<'a> Context<'a> {
             metrics_table: OnceLock::new(),
             evaluations: op_metrics::EvalMemo::default(),
             modelled: OnceLock::new(),
-            host_waits: OnceLock::new(),
+            idle_gaps: OnceLock::new(),
         }
     }
 

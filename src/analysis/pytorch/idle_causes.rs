@@ -69,10 +69,11 @@ pub struct WaitCause {
     pub frame: Option<EventId>,
 }
 
-/// A host-wait gap of one stream, with its cause: what the diagnosis
-/// reads of the idle analysis.
+/// An idle gap of one stream before a GPU event, with its cause when the
+/// host was late (a host-wait gap): what the diagnosis reads of the idle
+/// analysis.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HostWait {
+pub struct IdleGap {
     /// The stream.
     pub stream: i64,
     /// Gap start, µs (trace time).
@@ -83,8 +84,16 @@ pub struct HostWait {
     pub next: EventId,
     /// Its launch call, when linked.
     pub launch: Option<EventId>,
-    /// Why the host was late, and the events that show it.
-    pub cause: WaitCause,
+    /// Why the host was late, and the events that show it; None when the
+    /// gap is not a host wait (the launch began before the gap did).
+    pub cause: Option<WaitCause>,
+}
+
+impl IdleGap {
+    /// The cause, for a host-wait gap.
+    pub fn wait(&self) -> Option<Cause> {
+        self.cause.map(|c| c.cause)
+    }
 }
 
 /// The runtime call kinds, by name.

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::Context;
 use super::idle::{Category, Gap, Links, Rules, Total, totals};
-use super::idle_causes::{Cause, HostWait, WaitCause, classify};
+use super::idle_causes::{Cause, IdleGap, WaitCause, classify};
 use crate::names::{col, sheet};
 use crate::numeric::{np_round, np_round2};
 use crate::table::{Table, Value};
@@ -32,22 +32,21 @@ pub fn sheets(cx: &Context) -> Vec<Table> {
         .filter_map(|g| Some((g.runtime?, g.next)))
         .collect();
     let findings = classify(trace, &flat, &copies, cx.opts.idle_details);
-    let waits = flat
+    let gaps = flat
         .iter()
         .zip(&findings)
-        .filter_map(|(g, f)| {
-            Some(HostWait {
-                stream: g.stream,
-                start: g.start,
-                end: g.end,
-                next: g.next,
-                launch: g.runtime,
-                cause: (*f)?,
-            })
+        .filter(|(g, _)| g.prev.is_some())
+        .map(|(g, f)| IdleGap {
+            stream: g.stream,
+            start: g.start,
+            end: g.end,
+            next: g.next,
+            launch: g.runtime,
+            cause: *f,
         })
         .collect();
     // Set once: this pass runs once per report.
-    let _ = cx.host_waits.set(waits);
+    let _ = cx.idle_gaps.set(gaps);
     let hta_by_event: FxHashMap<EventId, &Gap> = hta
         .iter()
         .flat_map(|(_, g)| g)

@@ -127,7 +127,7 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
         timeline: prepared.timeline.as_ref(),
         quality: &quality,
         arch: opts.arch.as_ref(),
-        host_waits: cx.host_waits.get().map_or(&[], Vec::as_slice),
+        idle_gaps: cx.idle_gaps.get().map_or(&[], Vec::as_slice),
     });
     timings::stage("diagnosis", start);
     Report {

@@ -9,7 +9,7 @@ use super::super::health::{Evidence, GpuEvents, MAX_EVENTS};
 use super::super::{Command, Confidence, Finding, Inputs};
 use super::{impact, worth};
 use crate::analysis::common::intervals::{covered, length, subtract, union};
-use crate::analysis::pytorch::idle_causes::{Cause, HostWait};
+use crate::analysis::pytorch::idle_causes::{Cause, IdleGap};
 use crate::trace::EventId;
 
 /// GPU idle while the host was late for reasons of its own.
@@ -26,7 +26,7 @@ pub const MEMCPY_PAGEABLE: &str = "memcpy.pageable";
 pub const SUBJECT_SHARE: f64 = 0.25;
 
 /// The GPU-wide idle time of one host-wait gap, µs.
-pub fn idle_us(gpu: &GpuEvents, w: &HostWait) -> f64 {
+pub fn idle_us(gpu: &GpuEvents, w: &IdleGap) -> f64 {
     if w.end.partial_cmp(&w.start) != Some(std::cmp::Ordering::Greater) {
         return 0.0;
     }
@@ -36,7 +36,7 @@ pub fn idle_us(gpu: &GpuEvents, w: &HostWait) -> f64 {
 /// The time (ms) the whole GPU is idle within any of `gaps`: the union
 /// of the gaps less the GPU's busy time (gaps of two streams at once count
 /// once).
-pub fn idle_ms<'a>(gpu: &GpuEvents, gaps: impl IntoIterator<Item = &'a HostWait>) -> f64 {
+pub fn idle_ms<'a>(gpu: &GpuEvents, gaps: impl IntoIterator<Item = &'a IdleGap>) -> f64 {
     let ivs = gaps
         .into_iter()
         .filter(|w| w.end > w.start)
@@ -47,11 +47,11 @@ pub fn idle_ms<'a>(gpu: &GpuEvents, gaps: impl IntoIterator<Item = &'a HostWait>
 
 /// The host-wait gaps of `causes`, each with its GPU-wide idle (µs), the
 /// longest first.
-fn gaps_of<'a>(inputs: &'a Inputs, gpu: &GpuEvents, causes: &[Cause]) -> Vec<(f64, &'a HostWait)> {
-    let mut v: Vec<(f64, &HostWait)> = inputs
-        .host_waits
+fn gaps_of<'a>(inputs: &'a Inputs, gpu: &GpuEvents, causes: &[Cause]) -> Vec<(f64, &'a IdleGap)> {
+    let mut v: Vec<(f64, &IdleGap)> = inputs
+        .idle_gaps
         .iter()
-        .filter(|w| causes.contains(&w.cause.cause))
+        .filter(|w| w.wait().is_some_and(|c| causes.contains(&c)))
         .map(|w| (idle_us(gpu, w), w))
         .filter(|(us, _)| *us > 0.0)
         .collect();
@@ -61,10 +61,10 @@ fn gaps_of<'a>(inputs: &'a Inputs, gpu: &GpuEvents, causes: &[Cause]) -> Vec<(f6
 
 /// The events behind the longest gaps: each gap's host call (or op) and
 /// the GPU event after it.
-fn gap_events(gaps: &[(f64, &HostWait)]) -> Vec<EventId> {
+fn gap_events(gaps: &[(f64, &IdleGap)]) -> Vec<EventId> {
     let mut out = Vec::new();
     for (_, w) in gaps {
-        out.extend(w.cause.call.or(w.cause.op));
+        out.extend(w.cause.and_then(|c| c.call.or(c.op)));
         out.push(w.next);
         if out.len() >= MAX_EVENTS {
             break;
@@ -79,10 +79,10 @@ fn gap_events(gaps: &[(f64, &HostWait)]) -> Vec<EventId> {
 fn top_name(
     inputs: &Inputs,
     gpu: &GpuEvents,
-    gaps: &[(f64, &HostWait)],
-    key: impl Fn(&HostWait) -> Option<EventId>,
+    gaps: &[(f64, &IdleGap)],
+    key: impl Fn(&IdleGap) -> Option<EventId>,
 ) -> Option<(String, f64)> {
-    let mut by: FxHashMap<&str, Vec<&HostWait>> = FxHashMap::default();
+    let mut by: FxHashMap<&str, Vec<&IdleGap>> = FxHashMap::default();
     for (_, w) in gaps {
         if let Some(e) = key(w) {
             by.entry(inputs.trace.name(e)).or_default().push(w);
@@ -138,7 +138,7 @@ pub fn host_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, Stri
     let of = |c: Cause| {
         idle_ms(
             gpu,
-            gaps.iter().filter(|g| g.1.cause.cause == c).map(|g| g.1),
+            gaps.iter().filter(|g| g.1.wait() == Some(c)).map(|g| g.1),
         )
     };
     let busy_ms = of(Cause::HostBusy);
@@ -149,7 +149,7 @@ pub fn host_bound(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, Stri
         Confidence::Low
     };
     // A name is shown only where it holds a good part of the idle.
-    let top = top_name(inputs, gpu, &gaps, |w| w.cause.op).filter(|t| t.1 >= SUBJECT_SHARE * ms);
+    let top = top_name(inputs, gpu, &gaps, |w| w.cause?.op).filter(|t| t.1 >= SUBJECT_SHARE * ms);
     let imp = impact(inputs, ms, 0.25, 0.5, 1.0);
     let mut summary = format!(
         "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) waiting for the host to launch work, in {} gap(s); CPU ops covered {busy_ms:.3} ms of it",
@@ -196,8 +196,8 @@ pub fn sync(inputs: &Inputs, gpu: &GpuEvents) -> Result<Vec<Finding>, String> {
     if !worth(inputs, ms) {
         return Ok(Vec::new());
     }
-    let top = top_name(inputs, gpu, &gaps, |w| w.cause.call);
-    let caller = top_name(inputs, gpu, &gaps, |w| w.cause.op);
+    let top = top_name(inputs, gpu, &gaps, |w| w.cause?.call);
+    let caller = top_name(inputs, gpu, &gaps, |w| w.cause?.op);
     let imp = impact(inputs, ms, 0.5, 0.75, 1.0);
     let mut summary = format!(
         "the GPU sat idle {ms:.3} ms ({:.1}% of the GPU span) while the host waited in synchronisation calls ({} gap(s))",

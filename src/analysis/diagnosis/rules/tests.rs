@@ -234,6 +234,38 @@ fn launch_bound_is_silent_when_kernels_last_their_launch() {
     silent(&d, "kernels.launch_bound");
 }
 
+/// `n` 3 µs launches every `period` µs, launch i at `period * i`, its
+/// kernel `k_dur` µs long starting `latency` µs after the launch begins.
+fn latency_launches(n: u32, period: f64, k_dur: f64, latency: f64) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let ts = period * f64::from(i);
+            kernel(ts, 3.0, i + 1, ts + latency, k_dur)
+        })
+        .collect()
+}
+
+#[test]
+fn launch_bound_counts_gaps_whose_launch_began_before_them() {
+    // Launch i + 1 begins at 6i + 6, before kernel i ends at 6i + 15 (so
+    // no gap is a host wait), and its kernel starts 13 µs later at 6i +
+    // 19: 59 gaps of 4 µs, within two 3 µs launches, before 2 µs kernels.
+    let d = diagnose(&latency_launches(60, 6.0, 2.0, 13.0));
+    let f = found(&d, "kernels.launch_bound");
+    assert_value(f, "launch_bound_kernels", 59.0);
+    assert_value(f, "gpu_idle_between_them", 0.236);
+    assert_value(f, "median_kernel", 2.0);
+    assert_value(f, "median_launch_call", 3.0);
+}
+
+#[test]
+fn launch_bound_is_silent_when_kernels_were_queued() {
+    // The same gaps, but each kernel starts 60 µs after its launch: it
+    // was queued behind other work, so the gaps are not the launch's.
+    let d = diagnose(&latency_launches(60, 6.0, 2.0, 60.0));
+    silent(&d, "kernels.launch_bound");
+}
+
 /// `durs.len()` calls of aten::mm (same shape), each a 10 µs op with a
 /// kernel of that duration, 100 µs apart.
 fn mm_calls(durs: &[f64]) -> Vec<String> {
