@@ -8,9 +8,12 @@
 //! - [`launch`]: kernels shorter than their launch (`kernels.launch_bound`);
 //! - [`comm`]: communication not hidden under compute (`comm.exposed`);
 //! - [`ops`]: where op time goes (`op.dominant`, `op.variance`,
-//!   `op.low_efficiency`).
+//!   `op.low_efficiency`);
+//! - [`fusion`]: runs of memory-bound ops one kernel could do
+//!   (`op.memory_bound_chain`).
 
 pub mod comm;
+pub mod fusion;
 pub mod idle;
 pub mod launch;
 pub mod ops;
@@ -70,6 +73,11 @@ pub const RULES: &[Rule] = &[
         ids: &[ops::LOW_EFFICIENCY],
         needs: &[Figure::Roofline, Figure::OpSheets],
         run: ops::low_efficiency,
+    },
+    Rule {
+        ids: &[fusion::MEMORY_BOUND_CHAIN],
+        needs: &[Figure::Roofline, Figure::OpSheets],
+        run: fusion::memory_bound_chain,
     },
     Rule {
         ids: &[ops::VARIANCE],
