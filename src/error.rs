@@ -427,6 +427,14 @@ pub enum FleetError {
     /// Summaries without profiler steps cannot be compared.
     #[error("cannot compare: {} has no profiler steps (ProfilerStep#N ranges)", quoted(&.0))]
     NoSteps(PathBuf),
+    /// A summary's health or findings table that cannot be read back.
+    #[error("{}: {why}", quoted(&.dir))]
+    Diagnosis {
+        /// The summary folder.
+        dir: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// The world size of a multi-rank job and where it came from, as the

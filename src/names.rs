@@ -759,6 +759,11 @@ pub mod fleet {
         /// Two fleets compared: per metric, change, bootstrap interval and
         /// verdict.
         pub const FLEET_COMPARE: &str = "fleet_compare";
+        /// One row per trace: its health verdict, the checks that did
+        /// not pass and its top finding.
+        pub const FLEET_HEALTH: &str = "fleet_health";
+        /// One row per finding id: in how many traces, how large.
+        pub const FLEET_FINDINGS: &str = "fleet_findings";
     }
 
     /// The columns of one profiler step's figures (µs), in the field order

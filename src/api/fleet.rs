@@ -26,6 +26,7 @@ use crate::analysis::commands::fleet::{
     outliers, outliers_sheet, percentile_sheet, steps_sheet,
 };
 use crate::analysis::commands::steps::{StepFigures, profiler_steps};
+use crate::analysis::diagnosis::{self, fleet::TraceHealth};
 use crate::error::{CollectivesError, Error, FleetError};
 use crate::load::kineto::parse_value;
 use crate::names::fleet::{STEP_COLUMNS, sheet};
@@ -199,6 +200,9 @@ struct SummaryRecord {
     record: TraceRecord,
     device_count: usize,
     kernels: Vec<OwnedKernel>,
+    /// Its diagnosis, when the summary has a health table (summaries of
+    /// JAX or rocprof traces, and older ones, have none).
+    health: Option<TraceHealth>,
 }
 
 /// Options of [`fleet`].
@@ -384,7 +388,20 @@ fn read_summary(dir: &Path, with_kernels: bool) -> Result<SummaryRecord, Error> 
         col::KERNEL_DURATION_US_SUM,
         col::PERCENT_OF_KERNELS_TIME,
     );
+    let health = match read_table(dir, report_sheet::HEALTH)? {
+        Some(h) => {
+            let findings = read_table(dir, report_sheet::FINDINGS)?;
+            let read = diagnosis::fleet::read(&name, rank, &h, findings.as_ref());
+            let why = |why| FleetError::Diagnosis {
+                dir: dir.to_path_buf(),
+                why,
+            };
+            Some(read.map_err(why)?)
+        }
+        None => None,
+    };
     Ok(SummaryRecord {
+        health,
         record: TraceRecord {
             name,
             rank,
@@ -467,6 +484,7 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
         }
         Err(why) => (None, Some(why)),
     };
+    let health: Vec<TraceHealth> = recs.iter().filter_map(|r| r.health.clone()).collect();
     let records: Vec<TraceRecord> = recs.into_iter().map(|r| r.record).collect();
     let grid = StepGrid::new(&records);
     let found = outliers(&grid);
@@ -476,6 +494,11 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
         steps_sheet(&grid),
         outliers_sheet(&found),
     ];
+    let by_id = diagnosis::fleet::by_id(&health);
+    if !health.is_empty() {
+        sheets.push(diagnosis::fleet::health_sheet(&health));
+        sheets.push(diagnosis::fleet::findings_sheet(&by_id));
+    }
     let (changes, baseline_traces) = match &opts.baseline {
         Some(b) => {
             let base: Vec<TraceRecord> = read_fleet(b, false)?
@@ -502,5 +525,7 @@ pub fn fleet(opts: &FleetOptions) -> Result<FleetReport, Error> {
         baseline_traces,
         collectives,
         collectives_skipped,
+        health,
+        findings: by_id,
     })
 }

@@ -81,6 +81,10 @@ pub struct FleetArgs {
     /// device count of rank 0's trace].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub gpus_per_node: Option<u32>,
+    /// Also write the traces' health verdicts and the findings across
+    /// them as one JSON document (docs/json.md) to FILE; - for stdout.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<PathBuf>,
     /// Print nothing but warnings and errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -256,7 +260,14 @@ fn fleet_inner(a: &FleetArgs) -> Result<i32> {
         gpus_per_node: a.gpus_per_node.map(|g| g as usize),
     };
     let report = tracelens::fleet(&opts)?;
-    let written = write_report(a, &report)?;
+    let json = a.json.as_ref().map(|_| {
+        let title = a.summaries.display().to_string();
+        tracelens::report::json::record_text(&view::record(&report, &title))
+    });
+    let written = write_report(a, &report, json.as_deref())?;
+    if let Some(text) = json.filter(|_| super::output_flags::is_stdout(a.json.as_deref())) {
+        super::stdout::write_line(&text)?;
+    }
     if !a.quiet {
         eprint!("{}", super::terminal_text(view::terminal(&report))?);
         eprintln!("wrote {written}");
@@ -304,13 +315,16 @@ fn check_fleet_paths(a: &FleetArgs) -> Result<()> {
                 .map(|s| Input::dir(s, output_paths::PARQUET_FILES)),
         );
     }
-    let outputs = [("out", Kind::Dir(REPORT_WRITES), Some(a.out.as_path()))];
-    super::outputs::check(&inputs, &outputs, None).map_err(anyhow::Error::msg)
+    let outputs = [
+        ("out", Kind::Dir(REPORT_WRITES), Some(a.out.as_path())),
+        ("json", Kind::Stream, a.json.as_deref()),
+    ];
+    super::outputs::check(&inputs, &outputs, Some("--json")).map_err(anyhow::Error::msg)
 }
 
 /// Writes the report folder: sheets (CSV, Parquet when asked), heatmaps
 /// and the Markdown page, all or nothing.
-fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
+fn write_report(a: &FleetArgs, report: &FleetReport, json: Option<&str>) -> Result<String> {
     let mut staging = Staging::new();
     let doc = Document {
         tables: report.tables(),
@@ -337,9 +351,16 @@ fn write_report(a: &FleetArgs, report: &FleetReport) -> Result<String> {
     for ext in REPORT_WRITES.replaces {
         staging.replace_all(dir, ext);
     }
+    let mut also = String::new();
+    if let (Some(path), Some(text)) = (a.json.as_ref(), json)
+        && path.as_os_str() != "-"
+    {
+        staging.put(path, format!("{text}\n").as_bytes())?;
+        also = format!(", {}", path.display());
+    }
     super::outputs::commit(staging)?;
     Ok(format!(
-        "{}/ ({} sheets, {} heatmaps, fleet.md)",
+        "{}/ ({} sheets, {} heatmaps, fleet.md){also}",
         dir.display(),
         doc.tables.len(),
         maps.heatmaps.len()

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::commands::collectives::CollectiveReport;
 use crate::analysis::commands::steps::StepFigures;
+use crate::analysis::diagnosis::fleet::{FleetFinding, TraceHealth};
 use crate::names::fleet::{STEP_COLUMNS, sheet};
 use crate::numeric::median;
 use crate::table::{Table, Value};
@@ -647,7 +648,8 @@ pub struct FleetReport {
     /// Summaries read.
     pub traces: usize,
     /// The fleet's own sheets: `fleet_ops`, `fleet_kernels`,
-    /// `fleet_steps`, `fleet_outliers`, `fleet_compare` (with a baseline);
+    /// `fleet_steps`, `fleet_outliers`, `fleet_health` and `fleet_findings`
+    /// (when summaries hold a diagnosis), `fleet_compare` (with a baseline);
     /// [`FleetReport::tables`] adds the collective sheets.
     pub sheets: Vec<Table>,
     /// The rank × step grid (heatmaps).
@@ -663,6 +665,11 @@ pub struct FleetReport {
     pub collectives: Option<CollectiveReport>,
     /// Why the collective analysis was left out, when it was.
     pub collectives_skipped: Option<String>,
+    /// The diagnosis of each trace whose summary holds one, in the
+    /// summaries' order.
+    pub health: Vec<TraceHealth>,
+    /// Their findings by id across the traces.
+    pub findings: Vec<FleetFinding>,
 }
 
 impl FleetReport {

@@ -121,14 +121,20 @@ const KERNEL_LAUNCHES: &[&str] = &[
 /// profiler steps, finds nothing wrong); `cannot_tell` only when no check
 /// could tell, pass when there is no check.
 pub fn verdict(checks: &[Check]) -> Status {
-    let told = checks
-        .iter()
-        .map(|c| c.status)
+    verdict_of(checks.iter().map(|c| c.status))
+}
+
+/// [`verdict`] of the checks' statuses.
+pub fn verdict_of(statuses: impl IntoIterator<Item = Status>) -> Status {
+    let mut any = false;
+    let told = statuses
+        .into_iter()
+        .inspect(|_| any = true)
         .filter(|&s| s != Status::CannotTell)
         .max();
     match told {
         Some(s) => s,
-        None if checks.is_empty() => Status::Pass,
+        None if !any => Status::Pass,
         None => Status::CannotTell,
     }
 }

@@ -10,9 +10,11 @@
 //! - [`health`]: the checks;
 //! - [`finding`]: the finding model (severity, impact, commands);
 //! - [`rules`]: the finding rules;
-//! - [`sheets`]: the `health` and `findings` sheets.
+//! - [`sheets`]: the `health` and `findings` sheets;
+//! - [`fleet`]: the traces' diagnoses across a fleet.
 
 pub mod finding;
+pub mod fleet;
 pub mod health;
 pub mod rules;
 pub mod sheets;

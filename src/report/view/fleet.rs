@@ -3,10 +3,11 @@
 
 use super::{heading, line, lines_page, section, shown};
 use crate::analysis::commands::fleet::{FleetReport, MetricChange, Outlier, StepMetric};
+use crate::analysis::diagnosis::Status;
 use crate::names::fleet::sheet;
 use crate::report::heatmap::Heatmap;
 use crate::report::markdown::{Place, name, text};
-use crate::report::{Align, Block, Grid, Page};
+use crate::report::{Align, Block, Grid, Page, Record};
 
 /// The heatmaps of the grid: busy, idle and exposed communication per rank
 /// and step (µs). None when the traces have no profiler steps.
@@ -156,6 +157,7 @@ pub fn page(r: &FleetReport, title: &str) -> Page {
         ];
         section(&mut p, "Kernels across traces", t, &cols, 15);
     }
+    health_section(&mut p, r);
     p.blocks.push(heading(3, "Collectives across the job"));
     match (&r.collectives, &r.collectives_skipped) {
         (Some(c), _) => {
@@ -167,6 +169,148 @@ pub fn page(r: &FleetReport, title: &str) -> Page {
         (None, None) => {}
     }
     p
+}
+
+/// The traces' health verdicts and the findings that recur across them.
+fn health_section(p: &mut Page, r: &FleetReport) {
+    if r.health.is_empty() {
+        return;
+    }
+    p.blocks
+        .push(heading(3, "Health and findings across traces"));
+    p.blocks.push(line(verdict_counts(r)));
+    let flagged: Vec<String> = r
+        .health
+        .iter()
+        .filter(|h| matches!(h.verdict, Status::Warn | Status::Fail))
+        .take(20)
+        .map(|h| {
+            let checks: Vec<String> = h
+                .not_passed
+                .iter()
+                .filter(|c| c.1 != Status::CannotTell)
+                .map(|(id, s)| format!("`{}` {}", text(id), s.as_str()))
+                .collect();
+            format!(
+                "{}: {} ({})",
+                name(&h.trace, Place::Prose),
+                h.verdict.as_str(),
+                checks.join(", ")
+            )
+        })
+        .collect();
+    if !flagged.is_empty() {
+        p.blocks.push(Block::Bullets(flagged));
+    }
+    if let Some(t) = r.sheets.iter().find(|t| t.name == sheet::FLEET_FINDINGS) {
+        let cols = [
+            shown("id", "Finding"),
+            shown("traces", "Traces"),
+            shown("traces_pct", "Traces (%)"),
+            shown("mid_pct_median", "Mid gain p50 (% of span)"),
+            shown("mid_pct_max", "Mid gain max (% of span)"),
+            shown("max_trace", "Largest in"),
+        ];
+        section(p, "Findings across traces", t, &cols, 15);
+    }
+}
+
+/// `N traces: a pass, b warn, …` of the traces with a diagnosis.
+fn verdict_counts(r: &FleetReport) -> String {
+    let counts: Vec<String> = [Status::Pass, Status::Warn, Status::Fail, Status::CannotTell]
+        .into_iter()
+        .map(|s| {
+            let n = r.health.iter().filter(|h| h.verdict == s).count();
+            format!("{n} {}", s.as_str())
+        })
+        .collect();
+    format!(
+        "Health of the {} traces with a diagnosis: {}.",
+        r.health.len(),
+        counts.join(", ")
+    )
+}
+
+/// The fleet as one JSON document: the traces' verdicts, the checks that
+/// did not pass and their top findings, and the findings by id across the
+/// traces (`docs/json.md`).
+pub fn record(r: &FleetReport, summaries: &str) -> Record {
+    let traces = r
+        .health
+        .iter()
+        .map(|h| {
+            Record::Map(vec![
+                ("trace".into(), Record::Str(h.trace.clone())),
+                ("rank".into(), h.rank.map_or(Record::Null, Record::Int)),
+                ("verdict".into(), Record::Str(h.verdict.as_str().into())),
+                (
+                    "not_passed".into(),
+                    Record::List(
+                        h.not_passed
+                            .iter()
+                            .map(|(id, s)| {
+                                Record::Map(vec![
+                                    ("id".into(), Record::Str(id.clone())),
+                                    ("status".into(), Record::Str(s.as_str().into())),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+                (
+                    "findings".into(),
+                    Record::List(
+                        h.findings
+                            .iter()
+                            .take(super::findings::TERMINAL_FINDINGS)
+                            .map(|f| {
+                                Record::Map(vec![
+                                    ("id".into(), Record::Str(f.id.clone())),
+                                    ("severity".into(), Record::Str(f.severity.clone())),
+                                    (
+                                        "subject".into(),
+                                        f.subject.clone().map_or(Record::Null, Record::Str),
+                                    ),
+                                    ("mid_ms".into(), Record::Float(f.mid_ms)),
+                                    ("mid_pct".into(), Record::Float(f.mid_pct)),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+            ])
+        })
+        .collect();
+    let by_id = r
+        .findings
+        .iter()
+        .map(|f| {
+            Record::Map(vec![
+                ("id".into(), Record::Str(f.id.clone())),
+                ("traces".into(), Record::Int(f.traces as i64)),
+                ("traces_pct".into(), Record::Float(f.traces_pct)),
+                ("mid_pct_median".into(), Record::Float(f.mid_pct_median)),
+                ("mid_pct_max".into(), Record::Float(f.mid_pct_max)),
+                ("max_trace".into(), Record::Str(f.max_trace.clone())),
+            ])
+        })
+        .collect();
+    Record::Map(vec![
+        (
+            "schema_version".into(),
+            Record::UInt(super::findings::REPORT_SCHEMA_VERSION),
+        ),
+        ("tool".into(), Record::Str("tracelens".into())),
+        (
+            "tool_version".into(),
+            Record::Str(env!("CARGO_PKG_VERSION").into()),
+        ),
+        ("kind".into(), Record::Str("fleet".into())),
+        ("summaries".into(), Record::Str(summaries.into())),
+        ("traces".into(), Record::Int(r.traces as i64)),
+        ("health".into(), Record::List(traces)),
+        ("findings".into(), Record::List(by_id)),
+    ])
 }
 
 /// A few lines for the terminal.
@@ -184,6 +328,19 @@ pub fn terminal(r: &FleetReport) -> Page {
             .take(5)
             .map(|o| format!("  {}", describe(o, str::to_string))),
     );
+    if !r.health.is_empty() {
+        lines.push(verdict_counts(r));
+        if let Some(f) = r.findings.first() {
+            lines.push(format!(
+                "most common finding: {} in {} of {} traces (mid gain up to {:.1}% of the span, in {})",
+                f.id,
+                f.traces,
+                r.health.len(),
+                f.mid_pct_max,
+                f.max_trace
+            ));
+        }
+    }
     if let Some(c) = &r.collectives {
         lines.push(format!(
             "collectives: {} kernels, {} matched across {} ranks",
