@@ -140,15 +140,17 @@ fn findings_blocks(g: &Gate) -> Vec<Block> {
     };
     for (side, h) in &g.health {
         let label = health_label(side, Place::Prose);
-        match &h.note {
-            Some(note) if h.source == HealthSource::Missing => p
-                .blocks
-                .push(line(format!("{label}: **cannot tell**: {}", md_text(note)))),
-            note => {
-                findings::health_blocks(&mut p, &label, &h.checks);
-                if let Some(n) = note {
-                    p.blocks.push(line(format!("_{}_", md_text(n))));
-                }
+        if h.source == HealthSource::Missing {
+            let why = h
+                .note
+                .as_deref()
+                .map_or(String::new(), |n| format!(": {}", md_text(n)));
+            p.blocks
+                .push(line(format!("{label}: **cannot tell**{why}")));
+        } else {
+            findings::health_blocks(&mut p, &label, &h.checks);
+            if let Some(n) = &h.note {
+                p.blocks.push(line(format!("_{}_", md_text(n))));
             }
         }
     }
@@ -572,6 +574,35 @@ mod tests {
         let md = page_text(&page(&g));
         assert!(md.len() <= MARKDOWN_LIMIT, "{}", md.len());
         assert!(md.contains("cut to fit"));
+    }
+
+    #[test]
+    fn health_and_change_findings_in_the_record_and_the_page() {
+        // mm: 10 -> 20 ms on 11 ms of busy time: a move; the baseline has
+        // no health sheet, the variant's health is a trace's.
+        let mut inputs = gate_inputs(11.0, 21.0, &[("mm", 20.0), ("add", 1.0)]);
+        inputs[1].health = crate::analysis::commands::compare::SideHealth::of_trace(Vec::new());
+        let g = gate(&inputs, &GateOptions::default());
+        let json = record_text(&record(&g));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["kind"], "compare");
+        assert_eq!(v["health"][0]["source"], "none");
+        assert_eq!(v["health"][0]["verdict"], "cannot_tell");
+        assert_eq!(v["health"][1]["source"], "trace");
+        assert_eq!(v["health"][1]["verdict"], "pass");
+        assert_eq!(v["findings"][0]["variant"], "new");
+        assert_eq!(v["findings"][0]["id"], "change.op_moved");
+        assert_eq!(v["findings"][0]["subject"], "mm");
+        assert_eq!(v["cannot_tell"][0]["id"], "change.health_differs");
+        let md = page_text(&page(&g));
+        let f = md.find("### Findings").unwrap();
+        let h = md.find("Health of base: **cannot tell**").unwrap();
+        let m = md.find("`change.op_moved`").unwrap();
+        assert!(f < h && h < m, "{md}");
+        assert!(!health_fails(&g));
+        let t = terminal_lines(&g);
+        assert_eq!(t[0], "Health of base: cannot_tell (no health sheet)");
+        assert_eq!(t[1], "Health of new: pass");
     }
 
     #[test]
