@@ -823,6 +823,10 @@ pub mod diagnosis {
         pub const ACTIONS: &str = "actions";
         /// Commands that verify it, `; `-separated.
         pub const COMMANDS: &str = "commands";
+        /// Which input a row is of (`diff`'s health: baseline, variant).
+        pub const SIDE: &str = "side";
+        /// That input's path.
+        pub const TRACE: &str = "trace";
     }
 }
 

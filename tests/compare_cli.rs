@@ -950,3 +950,198 @@ fn one_file_twice_gets_two_tags() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--names must be unique"), "{}", r.stderr);
 }
+
+/// `compare BASE NEW --json - ARGS`: exit code and the document.
+fn compare_json(base: &Path, new: &Path, args: &[&str]) -> (Out, serde_json::Value) {
+    let out = run(tracelens()
+        .arg("compare")
+        .arg(base)
+        .arg(new)
+        .args(["--json", "-", "-q"])
+        .args(args));
+    let v = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stderr));
+    (out, v)
+}
+
+fn keys(v: &serde_json::Value) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+fn ids(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn json_keeps_its_keys_and_adds_health_and_change_findings() {
+    // testdata/diff/split_*: aten::mm's 30 µs GEMM kernel split into two
+    // 13 µs kernels on the variant; the 3 µs add kernel is unchanged.
+    let (a, b) = (
+        testdata("diff/split_base.json"),
+        testdata("diff/split_variant.json"),
+    );
+    let (out, v) = compare_json(&a, &b, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Every key of the verdict document, in its order, then the new ones
+    // (the order as written: top-level keys are indented two spaces).
+    let at = |k: &str| {
+        out.stdout
+            .find(&format!("\n  \"{k}\": "))
+            .unwrap_or(usize::MAX)
+    };
+    let mut written: Vec<&str> = keys(&v);
+    written.sort_by_key(|k| at(k));
+    assert_eq!(
+        written,
+        [
+            "schema_version",
+            "tool",
+            "tool_version",
+            "verdict",
+            "exit_code",
+            "gate",
+            "baseline",
+            "comparisons",
+            "kind",
+            "health",
+            "findings",
+            "cannot_tell"
+        ]
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["kind"], "compare");
+    let mut comparison = keys(&v["comparisons"][0]);
+    comparison.sort();
+    assert_eq!(
+        comparison,
+        [
+            "busy_time",
+            "busy_time_over_limit",
+            "op_shapes",
+            "ops",
+            "reasons",
+            "timeline",
+            "variant",
+            "verdict",
+            "where_moved"
+        ]
+    );
+    let health = v["health"].as_array().unwrap();
+    assert_eq!(health.len(), 2);
+    assert_eq!(health[0]["name"], "split_base");
+    assert_eq!(health[1]["name"], "split_variant");
+    for h in health {
+        assert_eq!(h["source"], "trace");
+        assert_eq!(h["verdict"], "pass", "{h}");
+    }
+    // mm: 30 -> 26 µs, -4 µs: 12% of the 33 µs busy time, 13% of its own:
+    // a move (a speedup: no gain to claim), and its kernels changed.
+    assert_eq!(
+        ids(&v["findings"]),
+        ["change.op_moved", "change.kernels_changed"]
+    );
+    let m = &v["findings"][0];
+    assert_eq!(m["variant"], "split_variant");
+    assert_eq!(m["subject"], "aten::mm");
+    assert_eq!(m["shape"], "((64, 32), (32, 16))");
+    assert_eq!(m["severity"], "info");
+    assert!(close(&m["impact"]["base_ms"], 0.033), "{m}");
+    let ev = |f: &serde_json::Value, name: &str| {
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {f}"))["value"]
+            .clone()
+    };
+    assert!(close(&ev(m, "delta_ms"), -0.004), "{m}");
+    assert!(close(&ev(m, "baseline_ms"), 0.030), "{m}");
+    let k = &v["findings"][1];
+    assert_eq!(ev(k, "baseline_only_kernels"), 1.0);
+    assert_eq!(ev(k, "variant_only_kernels"), 2.0);
+    let summary = k["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("only split_variant runs Cijk_gemm_part1, Cijk_gemm_part2"),
+        "{summary}"
+    );
+    let cmds = k["commands"].to_string();
+    assert!(cmds.contains("tracelens diff "), "{cmds}");
+}
+
+#[test]
+fn a_trace_against_itself_has_no_change_finding() {
+    let t = testdata("example.json");
+    let (out, v) = compare_json(&t, &t, &["--strict"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(v["findings"], serde_json::json!([]));
+    assert_eq!(v["cannot_tell"], serde_json::json!([]));
+    // The Markdown: a Findings section, each side's health first.
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&t)
+        .arg(&t)
+        .args(["--md", "-"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let f = r.stdout.find("### Findings").expect("a Findings section");
+    let h = r.stdout.find("Health of example:").expect("the health");
+    let n = r.stdout.find("No change finding").expect("no finding");
+    assert!(f < h && h < n, "{}", r.stdout);
+}
+
+#[test]
+fn a_report_without_a_health_sheet_cannot_tell() {
+    let t = testdata("example.json");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("rep");
+    run(tracelens()
+        .arg("report")
+        .arg(&t)
+        .arg("--csv")
+        .arg(&dir)
+        .arg("-q"));
+    assert!(dir.join("health.csv").exists());
+    // With the sheet: read back, the trace's verdict.
+    let (out, v) = compare_json(&dir, &t, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(v["health"][0]["source"], "health_sheet");
+    assert_eq!(v["health"][0]["verdict"], v["health"][1]["verdict"]);
+    assert_eq!(
+        v["health"][0]["checks"].as_array().unwrap().len(),
+        v["health"][1]["checks"].as_array().unwrap().len()
+    );
+    // Without it (an older report): cannot tell, and said so.
+    fs::remove_file(dir.join("health.csv")).unwrap();
+    let (out, v) = compare_json(&dir, &t, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let h = &v["health"][0];
+    assert_eq!(h["source"], "none");
+    assert_eq!(h["verdict"], "cannot_tell");
+    assert!(
+        h["note"].as_str().unwrap().contains("no health sheet"),
+        "{h}"
+    );
+    assert!(ids(&v["cannot_tell"]).contains(&"change.health_differs"));
+}
+
+#[test]
+fn strict_refuses_a_side_whose_health_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = common::overlapping_split_base(tmp.path());
+    let a = testdata("diff/split_base.json");
+    let (out, v) = compare_json(&a, &bad, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(v["health"][1]["verdict"], "fail");
+    let f = &v["findings"][0];
+    assert_eq!(f["id"], "change.health_differs");
+    assert_eq!(f["subject"], "health.overlapping_kernels");
+    assert_eq!(f["severity"], "high");
+    // --strict: exit 3, whatever the gate says; the JSON still written.
+    let (out, v) = compare_json(&a, &bad, &["--strict", "--fail-above", "1000"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(v["exit_code"], 0);
+    assert!(out.stderr.contains("--strict"), "{}", out.stderr);
+}

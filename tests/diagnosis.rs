@@ -262,3 +262,103 @@ fn no_health_check_fails_on_the_corpus() {
     }
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// The manifest's `input_dims` as the op sheets write `Input Dims`: a
+/// Python tuple of tuples, `((768,), (25096, 768), ())`.
+fn dims_text(dims: &serde_json::Value) -> String {
+    let one = |d: &serde_json::Value| {
+        let n: Vec<String> = d
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap().to_string())
+            .collect();
+        match n.len() {
+            1 => format!("({},)", n[0]),
+            _ => format!("({})", n.join(", ")),
+        }
+    };
+    let all: Vec<String> = dims.as_array().unwrap().iter().map(one).collect();
+    format!("({})", all.join(", "))
+}
+
+#[test]
+#[cfg_attr(
+    any(no_shared_corpus, no_python3),
+    ignore = "needs ../shared/corpus and python3"
+)]
+fn compare_names_the_planted_slow_gemm() {
+    let base = shared().join(BASE);
+    let tool = common::root().join("tools/plant_faults.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let slowed = tmp.path().join("slowed.json.gz");
+    python3([
+        tool.to_str().unwrap(),
+        "slowed_gemm",
+        base.to_str().unwrap(),
+        slowed.to_str().unwrap(),
+    ]);
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("slowed.json.gz.planted.json")).unwrap(),
+    )
+    .unwrap();
+    let details = &manifest["details"];
+    let compare = |a: &Path, b: &Path| -> serde_json::Value {
+        let r = run_in(
+            tmp.path(),
+            &[
+                "compare",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--json",
+                "-",
+                "-q",
+            ],
+        );
+        r.assert_ok();
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    // The trace against itself: nothing moved.
+    let same = compare(&base, &base);
+    assert_eq!(
+        same["findings"],
+        serde_json::json!([]),
+        "{}",
+        same["findings"]
+    );
+    // Against the planted copy: the slowed op and shape, by the time the
+    // tool added, with the kernel it slowed.
+    let v = compare(&base, &slowed);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "change.op_moved")
+        .unwrap_or_else(|| panic!("no change.op_moved: {}", v["findings"]));
+    assert_eq!(f["subject"], details["op"]);
+    assert_eq!(
+        f["shape"].as_str().unwrap(),
+        dims_text(&details["input_dims"])
+    );
+    let added_ms = details["gpu_time_added_us"].as_f64().unwrap() / 1e3;
+    let delta = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "delta_ms")
+        .unwrap()["value"]
+        .as_f64()
+        .unwrap();
+    assert!((delta - added_ms).abs() < 1e-3, "{delta} vs {added_ms}");
+    assert_eq!(f["confidence"], "high", "{f}");
+    let kernel = details["kernel_names"][0].as_str().unwrap();
+    let summary = f["summary"].as_str().unwrap();
+    assert!(summary.contains(&kernel[..60]), "{summary}");
+    // The same kernel, only slower: no kernel change; both sides healthy.
+    assert!(
+        !v["findings"].to_string().contains("change.kernels_changed"),
+        "{}",
+        v["findings"]
+    );
+    assert!(!v["findings"].to_string().contains("change.health_differs"));
+}

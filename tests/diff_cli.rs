@@ -41,12 +41,14 @@ fn json(dir: &Path, f: &str) -> serde_json::Value {
     serde_json::from_str(&read(dir, f)).unwrap_or_else(|e| panic!("{f}: {e}"))
 }
 
-const SIX_FILES: [&str; 6] = [
+/// The reference's six files and the health checks of both traces.
+const OUT_FILES: [&str; 7] = [
     "cpu_op_map.json",
     "cpu_op_map_trace1.json",
     "cpu_op_map_trace2.json",
     "diff_stats.csv",
     "diff_stats_unique_args_summary.csv",
+    "health.csv",
     "merged_tree_output.txt",
 ];
 
@@ -54,7 +56,7 @@ const SIX_FILES: [&str; 6] = [
 fn renamed_op_is_matched_by_position_and_given_a_common_name() {
     let (_t, out, r) = diff_pair("renamed", &["-q"]);
     r.assert_ok();
-    assert_eq!(common::entries(&out), SIX_FILES);
+    assert_eq!(common::entries(&out), OUT_FILES);
     // Same number of children, no launch among them: matched by position
     // although the names differ.
     assert_eq!(
@@ -250,7 +252,7 @@ fn default_folder_and_terminal_summary() {
         .arg(&b));
     r.assert_ok();
     let dir = tmp.path().join("subtree_base_vs_subtree_variant_diff");
-    assert_eq!(common::entries(&dir), SIX_FILES);
+    assert_eq!(common::entries(&dir), OUT_FILES);
     assert!(
         r.stdout
             .contains("merged tree: 8 nodes (4 matched, 0 baseline only, 4 variant only)"),
@@ -264,7 +266,7 @@ fn default_folder_and_terminal_summary() {
     );
     assert!(
         r.stdout
-            .contains("wrote subtree_base_vs_subtree_variant_diff/ (6 files)"),
+            .contains("wrote subtree_base_vs_subtree_variant_diff/ (7 files)"),
         "{}",
         r.stdout
     );
@@ -353,4 +355,120 @@ fn output_is_all_or_nothing() {
     r.assert_one_error_line("md_is_a_dir");
     assert!(!out.exists(), "the output folder was left behind");
     assert_eq!(common::entries(tmp.path()), ["md_is_a_dir"]);
+}
+
+#[test]
+fn json_gives_each_sides_health_and_the_totals() {
+    let (a, b) = pair("split");
+    let r = run(tracelens()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--json", "-", "-q"]));
+    r.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["kind"], "diff");
+    assert_eq!(v["baseline"]["name"], "split_base");
+    assert_eq!(v["variant"]["name"], "split_variant");
+    let health = v["health"].as_array().unwrap();
+    assert_eq!(health.len(), 2);
+    for h in health {
+        assert_eq!(h["source"], "trace");
+        assert_eq!(h["verdict"], "pass", "{h}");
+        let ids: Vec<&str> = h["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert!(ids.contains(&"health.overlapping_kernels"), "{ids:?}");
+    }
+    // The GEMM point: 30 µs -> 26 µs (two kernels of 13 µs); the add
+    // kernel did not move: two points, -4 µs in all.
+    let s = &v["summary"];
+    assert_eq!(s["points"], 2);
+    assert!(
+        (s["delta_ms"].as_f64().unwrap() + 0.004).abs() < 1e-9,
+        "{s}"
+    );
+    assert!(
+        (s["abs_delta_ms"].as_f64().unwrap() - 0.004).abs() < 1e-9,
+        "{s}"
+    );
+    assert_eq!(v["where_moved"]["top"][0]["name"], "aten::mm");
+}
+
+#[test]
+fn health_sheet_in_the_folder_and_strict_exit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = common::overlapping_split_base(tmp.path());
+    let (a, _) = pair("split");
+    let out = tmp.path().join("out");
+    let json = tmp.path().join("d.json");
+    let r = run(tracelens()
+        .arg("diff")
+        .arg(&a)
+        .arg(&bad)
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .arg(&json));
+    r.assert_ok();
+    assert_eq!(common::entries(&out), OUT_FILES);
+    let h = Table::load(&out, "health");
+    assert_eq!(&h.header[..3], ["side", "trace", "id"]);
+    let row = (0..h.rows.len())
+        .find(|&i| {
+            h.cell(i, "side") == "variant" && h.cell(i, "id") == "health.overlapping_kernels"
+        })
+        .expect("the variant's overlap check");
+    assert_eq!(h.cell(row, "status"), "fail");
+    let base_row = (0..h.rows.len())
+        .find(|&i| {
+            h.cell(i, "side") == "baseline" && h.cell(i, "id") == "health.overlapping_kernels"
+        })
+        .unwrap();
+    assert_eq!(h.cell(base_row, "status"), "pass");
+    let v: serde_json::Value = serde_json::from_str(&read(tmp.path(), "d.json")).unwrap();
+    assert_eq!(v["health"][0]["verdict"], "pass");
+    assert_eq!(v["health"][1]["verdict"], "fail");
+    // The terminal names the failed check.
+    assert!(
+        r.stdout.contains("health.overlapping_kernels fail"),
+        "{}",
+        r.stdout
+    );
+    // --strict: exit 3, the outputs written all the same.
+    let out2 = tmp.path().join("out2");
+    let r = run(tracelens()
+        .arg("diff")
+        .arg(&a)
+        .arg(&bad)
+        .arg("--out")
+        .arg(&out2)
+        .args(["--strict", "-q"]));
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
+    assert!(r.stderr.contains("--strict"), "{}", r.stderr);
+    assert_eq!(common::entries(&out2), OUT_FILES);
+    // Two healthy traces pass --strict.
+    let (_t, _out, r) = diff_pair("split", &["--strict", "-q"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+#[test]
+fn json_never_replaces_an_input() {
+    let (a, b) = pair("split");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("b.json");
+    std::fs::copy(&b, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let r = run(tracelens()
+        .arg("diff")
+        .arg(&a)
+        .arg(&copy)
+        .arg("--json")
+        .arg(&copy));
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
 }

@@ -310,7 +310,10 @@ fn diff_parquet_equals_its_csvs() {
         .args(["--out", "out", "--parquet", "pq", "-q"]));
     r.assert_ok();
     let sheets = assert_folders_agree(&tmp.path().join("out"), &tmp.path().join("pq"));
-    assert_eq!(sheets, ["diff_stats", "diff_stats_unique_args_summary"]);
+    assert_eq!(
+        sheets,
+        ["diff_stats", "diff_stats_unique_args_summary", "health"]
+    );
     // --parquet alone: no default diff folder.
     let alone = tempfile::tempdir().unwrap();
     run(tracelens()
@@ -323,7 +326,7 @@ fn diff_parquet_equals_its_csvs() {
     assert_eq!(entries(alone.path()), ["pq"]);
     assert_eq!(
         stems(&alone.path().join("pq"), "parquet"),
-        ["diff_stats", "diff_stats_unique_args_summary"]
+        ["diff_stats", "diff_stats_unique_args_summary", "health"]
     );
 }
 

@@ -47,7 +47,21 @@ fn printing_commands() -> Vec<Command> {
         .arg(&base)
         .arg(&variant)
         .args(["--md", "-"]);
-    vec![report_md, tree, roofline, compare_json, compare_md, diff_md]
+    let mut diff_json = tracelens();
+    diff_json
+        .arg("diff")
+        .arg(&base)
+        .arg(&variant)
+        .args(["--json", "-"]);
+    vec![
+        report_md,
+        tree,
+        roofline,
+        compare_json,
+        compare_md,
+        diff_md,
+        diff_json,
+    ]
 }
 
 #[test]

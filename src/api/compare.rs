@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::report::{AnalyzeOptions, analyze_keeping_trace, read_report};
 use crate::analysis::ReportOptions;
 use crate::analysis::commands::compare::{
-    Input, check_report_sheets, comparable_sheets, reads_sheet,
+    Input, SideHealth, check_report_sheets, comparable_sheets, reads_sheet,
 };
 use crate::analysis::commands::diff::{DiffOptions, WhereMoved};
 use crate::error::{CompareInputError, Error, error_chain};
@@ -131,6 +131,7 @@ pub fn load_compare_inputs_with(
             tag,
             source: path.display().to_string(),
             sheets: comparable_sheets(read.sheets),
+            health: read.health,
         });
         traces.push(read.trace);
     }
@@ -223,6 +224,8 @@ struct Read {
     trace: Option<Trace>,
     /// The GPU a trace input names (see [`crate::gpu_arch::DetectedGpu`]).
     device: Option<String>,
+    /// Its health checks.
+    health: SideHealth,
 }
 
 type Loaded = Result<Read, Error>;
@@ -260,7 +263,9 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
     match kind {
         InputKind::CsvDir | InputKind::Xlsx => {
             let sheets = match kind {
-                InputKind::Xlsx => read::read_xlsx_sheets(path, &reads_sheet)?,
+                InputKind::Xlsx => read::read_xlsx_sheets(path, &|n: &str| {
+                    reads_sheet(n) || n == crate::names::sheet::HEALTH
+                })?,
                 _ => read_report(path)?,
             };
             if let Err(p) = check_report_sheets(&sheets) {
@@ -273,11 +278,13 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 let msg = format!("{file}: {}", p.problem);
                 return Err(CompareInputError::BadSheet(msg).into());
             }
+            let health = SideHealth::of_report(&sheets);
             Ok(Read {
                 sheets,
                 notes: Vec::new(),
                 trace: None,
                 device: None,
+                health,
             })
         }
         InputKind::Trace => {
@@ -302,11 +309,21 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 .map(|n| format!("{}: {n}", crate::quote::quoted(path)))
                 .collect();
             let keep = keep_trace && trace.info().profiler == Profiler::PyTorch;
+            // A trace without a diagnosis (not a PyTorch trace) has its
+            // health told by none of the checks.
+            let health = match report.diagnosis {
+                Some(d) => SideHealth::of_trace(d.checks),
+                None => SideHealth {
+                    note: Some("the health checks run on PyTorch traces only".into()),
+                    ..SideHealth::default()
+                },
+            };
             Ok(Read {
                 sheets: report.sheets,
                 notes,
                 trace: keep.then_some(trace),
                 device,
+                health,
             })
         }
     }

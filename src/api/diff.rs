@@ -5,12 +5,23 @@ use std::path::{Path, PathBuf};
 
 use super::report::load_trace;
 use crate::analysis::commands::diff::{DiffError, DiffOptions, TraceDiff, Which};
+use crate::analysis::diagnosis::{Check, health};
 use crate::error::{DiffInputError, Error};
 use crate::trace::tree::{Tree, TreeOptions, build};
 use crate::trace::{Profiler, Trace};
 
 /// The diff of the trace at `base` against the one at `variant`.
 pub fn diff_traces(base: &Path, variant: &Path, opts: DiffOptions) -> Result<TraceDiff, Error> {
+    Ok(diff_traces_checked(base, variant, opts)?.0)
+}
+
+/// [`diff_traces`], with the health checks of each trace (baseline, then
+/// variant), run on the trees the diff reads.
+pub fn diff_traces_checked(
+    base: &Path,
+    variant: &Path,
+    opts: DiffOptions,
+) -> Result<(TraceDiff, [Vec<Check>; 2]), Error> {
     if base.as_os_str() == "-" && variant.as_os_str() == "-" {
         return Err(DiffInputError::BothStdin.into());
     }
@@ -20,9 +31,10 @@ pub fn diff_traces(base: &Path, variant: &Path, opts: DiffOptions) -> Result<Tra
         let b = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (a, b)
     });
-    let (ta, tree_a) = a?;
-    let (tb, tree_b) = b?;
-    diff_loaded((&ta, &tree_a, base), (&tb, &tree_b, variant), opts)
+    let (ta, tree_a, checks_a) = a?;
+    let (tb, tree_b, checks_b) = b?;
+    let d = diff_loaded((&ta, &tree_a, base), (&tb, &tree_b, variant), opts)?;
+    Ok((d, [checks_a, checks_b]))
 }
 
 /// The diff of two traces already loaded (PyTorch traces with at least
@@ -66,11 +78,12 @@ pub fn check_diffable(trace: &Trace, path: &Path) -> Result<(), Error> {
     }
 }
 
-fn load_for_diff(path: &Path) -> Result<(Trace, Tree), Error> {
+fn load_for_diff(path: &Path) -> Result<(Trace, Tree, Vec<Check>), Error> {
     let trace = load_trace(path, super::report_needs())?;
     check_diffable(&trace, path)?;
     let tree = diff_tree(&trace);
-    Ok((trace, tree))
+    let checks = health::checks(&trace, &tree);
+    Ok((trace, tree, checks))
 }
 
 /// The default output folder: `<base>_vs_<variant>_diff` from the two

@@ -39,7 +39,9 @@ pub use compare::{
     load_compare_inputs, load_compare_inputs_with,
 };
 pub use critical_path::{CriticalPathRun, critical_path};
-pub use diff::{check_diffable, default_out_dir, diff_loaded, diff_traces, diff_tree};
+pub use diff::{
+    check_diffable, default_out_dir, diff_loaded, diff_traces, diff_traces_checked, diff_tree,
+};
 pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
 pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_paths};
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};

@@ -18,7 +18,7 @@ use tracelens::api::output_paths::{self, Input};
 use tracelens::report::json::Json;
 use tracelens::report::markdown::Markdown;
 use tracelens::report::staging::Staging;
-use tracelens::report::view::verdict::{page, record};
+use tracelens::report::view::verdict::{health_fails, page, record, terminal_lines};
 use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens compare`.
@@ -59,13 +59,18 @@ pub struct CompareArgs {
     /// diff ("where it moved").
     #[arg(long)]
     pub no_diff: bool,
+    /// Exit with status 3 when a health check fails on any input (its
+    /// figures cannot be trusted); the outputs are written all the same.
+    #[arg(long)]
+    pub strict: bool,
     /// Print nothing but errors (and the requested stdout output).
     #[arg(short, long)]
     pub quiet: bool,
 }
 
 /// Runs the subcommand; returns the process exit code (0 ok, 1 regression or
-/// inconclusive, 2 usage or input errors).
+/// inconclusive, 2 usage or input errors, 3 a failed health check under
+/// `--strict`, which wins over 1).
 pub fn run(a: CompareArgs) -> i32 {
     match run_inner(a) {
         Ok(code) => code,
@@ -115,6 +120,13 @@ fn run_inner(a: CompareArgs) -> Result<i32, String> {
     }
     let written = stage_outputs(&a, c.comparison.as_ref(), &c.texts)?;
     print_outputs(&a, &c.verdict, &c.texts, &written, !wants_tables).map_err(|e| e.to_string())?;
+    if a.strict && health_fails(&c.verdict) {
+        super::print_warning(&format!(
+            "--strict: a health check failed (exit {})",
+            super::report::STRICT_FAIL_EXIT
+        ));
+        return Ok(super::report::STRICT_FAIL_EXIT);
+    }
     Ok(if a.fail_above.is_some() {
         c.verdict.exit_code
     } else {
@@ -170,6 +182,8 @@ pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, St
             None => {}
         }
     }
+    // Again, with the tree diffs: the kernels behind a moved op.
+    compare::find_changes(&mut verdict, &inputs);
     let texts = verdict_texts(&verdict)?;
     Ok(Computed {
         comparison,
@@ -250,6 +264,9 @@ fn print_outputs(
     }
     for w in written {
         eprintln!("wrote {w}");
+    }
+    for l in terminal_lines(verdict) {
+        eprintln!("{l}");
     }
     if a.fail_above.is_some() {
         eprintln!(

@@ -10,15 +10,21 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::output_flags::TableFlags;
+use super::output_flags::{self, TableFlags};
 use super::outputs::Kind;
+use tracelens::analysis::commands::compare::{Side, SideHealth};
 use tracelens::analysis::commands::diff::{DiffOptions, MergedKind, TraceDiff};
+use tracelens::analysis::diagnosis::Status;
+use tracelens::analysis::diagnosis::sheets::health_by_side;
 use tracelens::api::output_paths::{DirWrites, Input};
+use tracelens::report::csv::Csv;
+use tracelens::report::json::record_text;
 use tracelens::report::markdown::truncate_text;
 use tracelens::report::parquet::Parquet;
 use tracelens::report::staging::Staging;
 use tracelens::report::tracediff::{self, TraceDiffFiles};
-use tracelens::report::view::diff::{DEFAULT_TOP, page};
+use tracelens::report::view::diff::{DEFAULT_TOP, diff_record, health_section, page};
+use tracelens::report::view::findings::terminal_health;
 use tracelens::report::{Document, Writer};
 
 /// Options of `tracelens diff`.
@@ -32,8 +38,9 @@ pub struct DiffArgs {
     pub variant: PathBuf,
     /// Write the reference's six files (merged_tree_output.txt, diff_stats.csv,
     /// diff_stats_unique_args_summary.csv, cpu_op_map*.json) into DIR
-    /// [default: <base>_vs_<variant>_diff, unless --md or --parquet is
-    /// asked for].
+    /// and health.csv (both traces' health checks) [default:
+    /// <base>_vs_<variant>_diff, unless --md, --parquet or --json is asked
+    /// for].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
@@ -44,34 +51,76 @@ pub struct DiffArgs {
     /// Leave top-level nodes with no GPU work out of merged_tree_output.txt.
     #[arg(long)]
     pub prune_non_gpu: bool,
+    /// Write both traces' health checks and the diff's totals as one JSON
+    /// document (docs/json.md) to FILE; - for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Exit with status 3 when a health check fails on either trace; the
+    /// outputs are written all the same.
+    #[arg(long)]
+    pub strict: bool,
     /// Print nothing but errors (and the requested stdout output).
     #[arg(short, long)]
     pub quiet: bool,
 }
 
-/// `--out DIR`: the reference's six files, under fixed names.
+/// The health sheet's file in the `--out` folder.
+const HEALTH_CSV: &str = "health.csv";
+
+/// `--out DIR`: the reference's six files and the health checks, under
+/// fixed names.
 const DIFF_DIR: Kind = Kind::Dir(DirWrites {
     replaces: &[],
-    names: &tracediff::FILES,
+    names: &[
+        tracediff::FILES[0],
+        tracediff::FILES[1],
+        tracediff::FILES[2],
+        tracediff::FILES[3],
+        tracediff::FILES[4],
+        tracediff::FILES[5],
+        HEALTH_CSV,
+    ],
 });
 
-/// Runs the subcommand.
-pub fn run(a: DiffArgs) -> Result<()> {
+/// Runs the subcommand; returns the exit status (3 under `--strict` when a
+/// health check fails).
+pub fn run(a: DiffArgs) -> Result<i32> {
     let opts = DiffOptions {
         prune_non_gpu: a.prune_non_gpu,
     };
     // Only the outputs asked for: the default folder only when none is.
-    let out_dir = super::outputs::or_default(a.out.as_deref(), a.outputs.any(), || {
+    let asked = a.outputs.any() || a.json.is_some();
+    let out_dir = super::outputs::or_default(a.out.as_deref(), asked, || {
         Ok(tracelens::default_out_dir(&a.base, &a.variant))
     })
     .map_err(anyhow::Error::msg)?;
     let mut outputs = vec![("out", DIFF_DIR, out_dir.as_deref())];
     outputs.extend(a.outputs.outputs());
+    outputs.push(("json", Kind::Stream, a.json.as_deref()));
     let inputs = [Input::file(&a.base), Input::file(&a.variant)];
-    super::outputs::check(&inputs, &outputs, None).map_err(anyhow::Error::msg)?;
-    let d = tracelens::diff_traces(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
+    super::outputs::check(&inputs, &outputs, Some("--json")).map_err(anyhow::Error::msg)?;
+    let (d, checks) =
+        tracelens::diff_traces_checked(&a.base, &a.variant, opts).map_err(anyhow::Error::new)?;
     let tag = |p: &PathBuf| tracelens::default_tag(p, tracelens::InputKind::Trace);
     let (base_tag, variant_tag) = (tag(&a.base), tag(&a.variant));
+    let (base_path, variant_path) = (
+        a.base.display().to_string(),
+        a.variant.display().to_string(),
+    );
+    let health_sheet = health_by_side(&[
+        ("baseline", &base_path, &checks[0]),
+        ("variant", &variant_path, &checks[1]),
+    ]);
+    let sides = [
+        (
+            side(&base_tag, &base_path),
+            SideHealth::of_trace(checks[0].clone()),
+        ),
+        (
+            side(&variant_tag, &variant_path),
+            SideHealth::of_trace(checks[1].clone()),
+        ),
+    ];
     let mut staging = Staging::new();
     let mut written = Vec::new();
     if let Some(dir) = &out_dir {
@@ -83,12 +132,20 @@ pub fn run(a: DiffArgs) -> Result<()> {
             ..Document::default()
         };
         let n = TraceDiffFiles { dir: dir.clone() }.stage_files(&doc, dir, &mut staging)?;
-        written.push(format!("{}/ ({n} files)", dir.display()));
+        let health = Document::of_tables(std::slice::from_ref(&health_sheet));
+        let m = Csv { dir: dir.clone() }.stage_files(&health, dir, &mut staging)?;
+        written.push(format!("{}/ ({} files)", dir.display(), n + m));
     }
     if let Some(dir) = &a.outputs.parquet {
-        // The two tables the CSVs hold, left out as they are when empty.
+        // The two tables the CSVs hold, left out as they are when empty,
+        // and the health checks.
         let tables = Document {
-            tables: d.stats.iter().chain(&d.summary).collect(),
+            tables: d
+                .stats
+                .iter()
+                .chain(&d.summary)
+                .chain(std::iter::once(&health_sheet))
+                .collect(),
             ..Document::default()
         };
         let pq = Parquet { dir: dir.clone() };
@@ -96,17 +153,58 @@ pub fn run(a: DiffArgs) -> Result<()> {
         written.push(line);
     }
     let md = super::stage_markdown(&mut staging, a.outputs.md.as_ref(), &mut written, || {
-        page(&d, &base_tag, &variant_tag, a.top)
+        let mut p = page(&d, &base_tag, &variant_tag, a.top);
+        health_section(&mut p, &sides);
+        p
     })?;
+    let json = match &a.json {
+        Some(path) => {
+            let text = record_text(&diff_record(&d, &sides));
+            if path.as_os_str() != "-" {
+                staging.put(path, format!("{text}\n").as_bytes())?;
+                written.push(path.display().to_string());
+            }
+            Some(text)
+        }
+        None => None,
+    };
     super::outputs::commit(staging)?;
+    if let Some(text) = json.filter(|_| output_flags::is_stdout(a.json.as_deref())) {
+        super::stdout::write_line(&text)?;
+    }
     let md_to_stdout = a.outputs.md_to_stdout();
+    let mut text = summary(&d, a.top);
+    for (s, h) in &sides {
+        for l in terminal_health(&format!("Trace health of {}", s.name), &h.checks) {
+            text.push_str(&l);
+            text.push('\n');
+        }
+    }
     super::print_results(
         a.quiet,
-        md_to_stdout,
-        md.as_deref(),
-        &summary(&d, a.top),
+        md_to_stdout || output_flags::is_stdout(a.json.as_deref()),
+        md.as_deref().filter(|_| md_to_stdout),
+        &text,
         &written,
-    )
+    )?;
+    let failed = sides.iter().any(|(_, h)| h.verdict() == Status::Fail);
+    Ok(if a.strict && failed {
+        super::print_warning(&format!(
+            "--strict: a health check failed (exit {})",
+            super::report::STRICT_FAIL_EXIT
+        ));
+        super::report::STRICT_FAIL_EXIT
+    } else {
+        0
+    })
+}
+
+/// A side of the diff as the JSON names it.
+fn side(tag: &str, path: &str) -> Side {
+    Side {
+        name: tag.to_string(),
+        input: path.to_string(),
+    }
 }
 
 /// A few lines for the terminal: the merge counts and the top points.

@@ -159,7 +159,10 @@ where
         Command::Roofline(a) => roofline::run(a),
         Command::Collectives(a) => collectives::run(a),
         Command::Compare(a) => return compare::run(a),
-        Command::Diff(a) => diff::run(a),
+        Command::Diff(a) => match diff::run(a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Replay(a) => replay::run(a),
         Command::Summarize(a) => fleet::summarize(a),
         Command::Fleet(a) => return fleet::fleet(a),

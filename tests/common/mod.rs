@@ -555,3 +555,22 @@ impl KinetoTrace {
         format!("{{{top},\"traceEvents\":[{}]}}", self.events.join(","))
     }
 }
+
+/// `testdata/diff/split_base.json` with its add kernel (3 µs) moved to
+/// start at 220 µs, inside the GEMM kernel (200–230 µs) on the same
+/// stream: 3 µs of overlap, 10% of the 30 µs busy time, so
+/// `health.overlapping_kernels` fails on it.
+pub fn overlapping_split_base(dir: &Path) -> PathBuf {
+    let base = testdata("diff/split_base.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base).unwrap()).unwrap();
+    for e in v["traceEvents"].as_array_mut().unwrap() {
+        let flow_end = e["ph"] == "f" && e["id"] == 2;
+        if e["name"] == "add_kernel" || flow_end {
+            e["ts"] = serde_json::json!(220.0);
+        }
+    }
+    let p = dir.join("overlapping.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}

@@ -5,6 +5,8 @@
 //! Each check reads the trace and its call tree only (no sheet), so that
 //! every command that loads a trace can run the same gate.
 
+use std::borrow::Cow;
+
 use super::Figure;
 use crate::analysis::common::intervals::{Interval, length, union};
 use crate::trace::tree::{Tree, is_graph_launch};
@@ -25,6 +27,13 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status written as `text` ([`Status::as_str`]), if it is one.
+    pub fn parse(text: &str) -> Option<Status> {
+        [Status::Pass, Status::Warn, Status::CannotTell, Status::Fail]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+
     /// The status as written in sheets and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,17 +49,30 @@ impl Status {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
     /// What it counts or measures, e.g. `unlinked_gpu_events`.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Its value.
     pub value: f64,
     /// Its unit (`count`, `ms`, `%`).
-    pub unit: &'static str,
+    pub unit: Cow<'static, str>,
 }
 
 impl Evidence {
     /// The number `value` of `name`, in `unit`.
     pub fn new(name: &'static str, value: f64, unit: &'static str) -> Evidence {
-        Evidence { name, value, unit }
+        Evidence {
+            name: Cow::Borrowed(name),
+            value,
+            unit: Cow::Borrowed(unit),
+        }
+    }
+
+    /// [`Evidence::new`] with names read back from a written sheet.
+    pub fn read(name: String, value: f64, unit: String) -> Evidence {
+        Evidence {
+            name: Cow::Owned(name),
+            value,
+            unit: Cow::Owned(unit),
+        }
     }
 }
 
@@ -104,6 +126,18 @@ pub fn checks_of(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Vec<Check> {
         truncated(trace),
     ]
 }
+
+/// The id of every check [`checks`] makes, in its order.
+pub const CHECK_IDS: &[&str] = &[
+    "health.no_gpu",
+    "health.unlinked_kernels",
+    "health.overlapping_kernels",
+    "health.clock_skew",
+    "health.dropped_kernels",
+    "health.graph_hidden",
+    "health.no_shapes",
+    "health.truncated",
+];
 
 /// Host calls that launch one kernel each.
 const KERNEL_LAUNCHES: &[&str] = &[
@@ -616,6 +650,9 @@ mod tests {
             assert_eq!(c.status, Status::Pass, "{c:?}");
         }
         assert_eq!(verdict(&checks), Status::Pass);
+        // The ids the health sheet is read back with are the checks made.
+        let ids: Vec<&str> = checks.iter().map(|c| c.id).collect();
+        assert_eq!(ids, CHECK_IDS);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The `health` and `findings` sheets: one row per check, one row per
 //! finding (ranked) and per rule that could not tell.
 
-use super::{Diagnosis, Evidence};
+use super::health::CHECK_IDS;
+use super::{Check, Diagnosis, Evidence, Status};
 use crate::names::diagnosis::col;
 use crate::names::sheet;
 use crate::table::{Table, Value};
@@ -9,6 +10,29 @@ use crate::trace::EventId;
 
 /// `health`: one row per check, in the checks' order.
 pub fn health(d: &Diagnosis) -> Table {
+    health_of(&d.checks)
+}
+
+/// `health` with a `side` and a `trace` column first: one block of rows
+/// per side (e.g. `baseline`, then `variant`), each side's checks in
+/// their order. `sides`: (side, trace, checks).
+pub fn health_by_side(sides: &[(&str, &str, &[Check])]) -> Table {
+    let one = health_of(&[]);
+    let mut names = vec![col::SIDE, col::TRACE];
+    names.extend(one.columns.iter().map(|c| c.name.as_str()));
+    let mut t = Table::new(sheet::HEALTH, &names);
+    for &(side, trace, checks) in sides {
+        let part = health_of(checks);
+        for r in part.rows() {
+            let mut row = vec![Value::from(side), Value::from(trace)];
+            row.extend(r.to_vec());
+            t.push_row(row);
+        }
+    }
+    t
+}
+
+fn health_of(checks: &[Check]) -> Table {
     let mut t = Table::new(
         sheet::HEALTH,
         &[
@@ -20,7 +44,7 @@ pub fn health(d: &Diagnosis) -> Table {
             col::INVALIDATES,
         ],
     );
-    for c in &d.checks {
+    for c in checks {
         let invalidates: Vec<&str> = c.invalidates.iter().map(|f| f.as_str()).collect();
         t.push_row(vec![
             Value::from(c.id),
@@ -89,6 +113,55 @@ pub fn findings(d: &Diagnosis, trace: &str) -> Table {
     t
 }
 
+/// The checks of a `health` sheet written by [`health`] (read back from a
+/// report's files): id, status, summary and evidence; the events and the
+/// figures invalidated are not read back. Rows whose id is not a check
+/// this version makes, or whose status is not one, are left out and
+/// their ids returned. `None` when the sheet lacks the id or status
+/// column.
+pub fn read_health(t: &Table) -> Option<(Vec<Check>, Vec<String>)> {
+    let (id, status) = (t.column_index(col::ID)?, t.column_index(col::STATUS)?);
+    let summary = t.column_index(col::SUMMARY);
+    let evidence = t.column_index(col::EVIDENCE);
+    let text = |r: &crate::table::RowRef<'_>, c: Option<usize>| {
+        c.map_or(String::new(), |c| match r.get(c) {
+            Value::Null => String::new(),
+            v => v.as_str().map_or_else(|| v.csv_text(), str::to_string),
+        })
+    };
+    let (mut checks, mut unknown) = (Vec::new(), Vec::new());
+    for r in t.rows() {
+        let name = text(&r, Some(id));
+        let known = CHECK_IDS.iter().find(|&&k| k == name);
+        let parsed = Status::parse(&text(&r, Some(status)));
+        match (known, parsed) {
+            (Some(&id), Some(status)) => checks.push(Check {
+                id,
+                status,
+                summary: text(&r, summary),
+                evidence: parse_evidence(&text(&r, evidence)),
+                events: Vec::new(),
+                invalidates: Vec::new(),
+            }),
+            _ => unknown.push(name),
+        }
+    }
+    Some((checks, unknown))
+}
+
+/// Evidence written by [`evidence_text`] (`name=value unit; …`), read
+/// back; items that do not parse are left out.
+pub fn parse_evidence(text: &str) -> Vec<Evidence> {
+    text.split("; ")
+        .filter_map(|item| {
+            let (name, rest) = item.split_once('=')?;
+            let (value, unit) = rest.split_once(' ').unwrap_or((rest, ""));
+            let value: f64 = value.parse().ok()?;
+            Some(Evidence::read(name.to_string(), value, unit.to_string()))
+        })
+        .collect()
+}
+
 /// A text cell; empty text is an empty cell (as pandas reads an empty
 /// CSV field).
 fn cell(text: &str) -> Value {
@@ -131,6 +204,51 @@ fn uids_text(events: &[EventId]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn health_reads_back() {
+        let mut t = Table::new(
+            sheet::HEALTH,
+            &[col::ID, col::STATUS, col::SUMMARY, col::EVIDENCE],
+        );
+        t.push_row(vec![
+            Value::from("health.no_gpu"),
+            Value::from("pass"),
+            Value::from("534 GPU events"),
+            Value::from("gpu_events=534 count"),
+        ]);
+        t.push_row(vec![
+            Value::from("health.truncated"),
+            Value::from("fail"),
+            Value::Null,
+            Value::from("cut_steps=1 count; share=2.5 %; bad"),
+        ]);
+        t.push_row(vec![
+            Value::from("health.from_the_future"),
+            Value::from("pass"),
+            Value::Null,
+            Value::Null,
+        ]);
+        let (checks, unknown) = read_health(&t).unwrap();
+        assert_eq!(unknown, ["health.from_the_future"]);
+        assert_eq!(checks.len(), 2);
+        assert_eq!(checks[0].id, "health.no_gpu");
+        assert_eq!(checks[0].summary, "534 GPU events");
+        assert_eq!(
+            checks[0].evidence,
+            [Evidence::new("gpu_events", 534.0, "count")]
+        );
+        assert_eq!(checks[1].status, Status::Fail);
+        assert_eq!(
+            checks[1].evidence,
+            [
+                Evidence::new("cut_steps", 1.0, "count"),
+                Evidence::new("share", 2.5, "%")
+            ]
+        );
+        let no_status = Table::new(sheet::HEALTH, &[col::ID]);
+        assert!(read_health(&no_status).is_none());
+    }
 
     #[test]
     fn numbers_are_short_and_exact_where_whole() {

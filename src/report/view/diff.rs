@@ -4,7 +4,8 @@
 
 use super::verdict::MARKDOWN_LIMIT;
 use super::{heading, line};
-use crate::analysis::commands::diff::{DivergencePoint, PointTotals, TraceDiff};
+use crate::analysis::commands::compare::{Side, SideHealth};
+use crate::analysis::commands::diff::{DivergencePoint, MergedKind, PointTotals, TraceDiff};
 use crate::report::markdown::{Place, code, name};
 use crate::report::{Align, Block, Grid, Page, Record};
 
@@ -163,6 +164,87 @@ fn moved_lines(shown: &[DivergencePoint], totals: &PointTotals) -> Vec<String> {
             .to_string(),
     );
     lines
+}
+
+/// The `Trace health` section of the diff page: each side's verdict and
+/// the checks that did not pass.
+pub fn health_section(p: &mut Page, sides: &[(Side, SideHealth)]) {
+    p.blocks.push(heading(3, "Trace health"));
+    for (s, h) in sides {
+        let label = format!("Health of {}", name(&s.name, Place::Prose));
+        super::findings::health_blocks(p, &label, &h.checks);
+    }
+}
+
+/// Points `--json` lists in its `where_moved`.
+pub const JSON_POINTS: usize = 10;
+
+/// The diff as one JSON document (`docs/json.md`, `kind: "diff"`): the
+/// sides, their health, the merged tree's counts and where the GPU time
+/// moved.
+pub fn diff_record(d: &TraceDiff, sides: &[(Side, SideHealth); 2]) -> Record {
+    let count = |k: MergedKind| d.merged.nodes.iter().filter(|n| n.kind == k).count() as u64;
+    let side = |s: &Side| {
+        Record::Map(vec![
+            ("name".into(), Record::Str(s.name.clone())),
+            ("input".into(), Record::Str(s.input.clone())),
+        ])
+    };
+    let t = &d.totals;
+    let ms = |us: f64| Record::Float(us / 1000.0);
+    Record::Map(vec![
+        (
+            "schema_version".into(),
+            Record::UInt(super::findings::REPORT_SCHEMA_VERSION),
+        ),
+        ("tool".into(), Record::Str("tracelens".into())),
+        (
+            "tool_version".into(),
+            Record::Str(env!("CARGO_PKG_VERSION").into()),
+        ),
+        ("kind".into(), Record::Str("diff".into())),
+        ("baseline".into(), side(&sides[0].0)),
+        ("variant".into(), side(&sides[1].0)),
+        (
+            "health".into(),
+            Record::List(
+                sides
+                    .iter()
+                    .map(|(s, h)| super::verdict::side_health_record(s, h))
+                    .collect(),
+            ),
+        ),
+        (
+            "summary".into(),
+            Record::Map(vec![
+                (
+                    "merged_nodes".into(),
+                    Record::UInt(d.merged.nodes.len() as u64),
+                ),
+                (
+                    "matched_nodes".into(),
+                    Record::UInt(count(MergedKind::Combined)),
+                ),
+                (
+                    "baseline_only_nodes".into(),
+                    Record::UInt(count(MergedKind::Base)),
+                ),
+                (
+                    "variant_only_nodes".into(),
+                    Record::UInt(count(MergedKind::Variant)),
+                ),
+                ("points".into(), Record::UInt(t.points as u64)),
+                ("baseline_ms".into(), ms(t.base_us)),
+                ("variant_ms".into(), ms(t.variant_us)),
+                ("delta_ms".into(), ms(t.delta_us())),
+                ("abs_delta_ms".into(), ms(t.abs_delta_us)),
+            ]),
+        ),
+        (
+            "where_moved".into(),
+            moved_record(&d.points, &d.totals, JSON_POINTS),
+        ),
+    ])
 }
 
 /// The points as the compare gate's JSON carries them.

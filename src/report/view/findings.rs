@@ -4,15 +4,16 @@
 //! three, and the `health` and `findings` parts of the JSON document.
 
 use super::{heading, line};
+use crate::analysis::diagnosis::health::verdict;
 use crate::analysis::diagnosis::sheets::{evidence_text, number_text};
-use crate::analysis::diagnosis::{Check, Diagnosis, Evidence, Finding, Status};
+use crate::analysis::diagnosis::{Abstention, Check, Diagnosis, Evidence, Finding, Status};
 use crate::report::markdown::{Place, code_span, text as md_text};
 use crate::report::{Align, Block, Grid, Page, Record};
 
 /// How commands name a trace called `title` on the page: by its file
 /// name, or `TRACE` for a trace read from stdin (there is no file to
 /// name).
-fn command_trace(title: &str) -> &str {
+pub fn command_trace(title: &str) -> &str {
     if title == "stdin" { "TRACE" } else { title }
 }
 
@@ -52,14 +53,24 @@ fn round3(x: f64) -> f64 {
 /// pass, the ranked findings, each with its commands, and the rules that
 /// could not tell. `trace` names the trace in commands.
 pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
-    let trace = command_trace(trace);
     p.blocks.push(heading(3, "Findings"));
+    health_blocks(p, "Trace health", &d.checks);
+    findings_blocks(
+        p,
+        &d.findings,
+        &d.abstained,
+        command_trace(trace),
+        "No finding: nothing worth 1% of the GPU span was found.",
+    );
+}
+
+/// `label: **verdict**`, then a bullet per check that did not pass.
+pub fn health_blocks(p: &mut Page, label: &str, checks: &[Check]) {
     p.blocks.push(line(format!(
-        "Trace health: **{}**",
-        verdict_words(d.verdict())
+        "{label}: **{}**",
+        verdict_words(verdict(checks))
     )));
-    let flagged: Vec<String> = d
-        .checks
+    let flagged: Vec<String> = checks
         .iter()
         .filter(|c| c.status != Status::Pass)
         .map(|c| {
@@ -74,15 +85,25 @@ pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
     if !flagged.is_empty() {
         p.blocks.push(Block::Bullets(flagged));
     }
-    if d.findings.is_empty() {
-        p.blocks.push(line(
-            "No finding: nothing worth 1% of the GPU span was found.",
-        ));
+}
+
+/// The ranked `findings` as a table with their next steps (`none`, a
+/// sentence, when there are none), then the rules that could not tell.
+/// `trace` names the trace in commands that have one.
+pub fn findings_blocks(
+    p: &mut Page,
+    findings: &[Finding],
+    abstained: &[Abstention],
+    trace: &str,
+    none: &str,
+) {
+    if findings.is_empty() {
+        p.blocks.push(line(none));
     } else {
-        p.blocks.push(Block::Grid(findings_grid(d)));
+        p.blocks.push(Block::Grid(findings_grid(findings)));
         p.blocks.push(line("Next steps:"));
         p.blocks.push(Block::Bullets(
-            d.findings
+            findings
                 .iter()
                 .take(PAGE_FINDINGS)
                 .enumerate()
@@ -90,9 +111,8 @@ pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
                 .collect(),
         ));
     }
-    if !d.abstained.is_empty() {
-        let items: Vec<String> = d
-            .abstained
+    if !abstained.is_empty() {
+        let items: Vec<String> = abstained
             .iter()
             .map(|a| format!("{} ({})", code_span(a.id, Place::Prose), md_text(&a.reason)))
             .collect();
@@ -102,9 +122,8 @@ pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
 }
 
 /// The ranked findings as a table.
-fn findings_grid(d: &Diagnosis) -> Grid {
-    let rows = d
-        .findings
+fn findings_grid(findings: &[Finding]) -> Grid {
+    let rows = findings
         .iter()
         .take(PAGE_FINDINGS)
         .enumerate()
@@ -163,11 +182,24 @@ fn next_steps(rank: usize, f: &Finding, trace: &str) -> Option<String> {
 
 /// The terminal summary's lines: the verdict and the top findings.
 pub fn terminal_lines(d: &Diagnosis) -> Vec<String> {
-    let mut out = vec![format!("Trace health: {}", d.verdict().as_str())];
-    for c in d.checks.iter().filter(|c| c.status == Status::Fail) {
+    let mut out = terminal_health("Trace health", &d.checks);
+    out.extend(terminal_findings(&d.findings));
+    out
+}
+
+/// `label: verdict` and a line per failed check, for the terminal.
+pub fn terminal_health(label: &str, checks: &[Check]) -> Vec<String> {
+    let mut out = vec![format!("{label}: {}", verdict(checks).as_str())];
+    for c in checks.iter().filter(|c| c.status == Status::Fail) {
         out.push(format!("  {} fail: {}", c.id, c.summary));
     }
-    let top: Vec<&Finding> = d.findings.iter().take(TERMINAL_FINDINGS).collect();
+    out
+}
+
+/// The top [`TERMINAL_FINDINGS`] findings, for the terminal.
+pub fn terminal_findings(findings: &[Finding]) -> Vec<String> {
+    let mut out = Vec::new();
+    let top: Vec<&Finding> = findings.iter().take(TERMINAL_FINDINGS).collect();
     if !top.is_empty() {
         out.push("Top findings (gain if fixed, mid estimate):".into());
     }
@@ -189,9 +221,9 @@ fn evidence_record(e: &[Evidence]) -> Record {
         e.iter()
             .map(|e| {
                 Record::Map(vec![
-                    ("name".into(), Record::Str(e.name.into())),
+                    ("name".into(), Record::Str(e.name.to_string())),
                     ("value".into(), Record::Float(e.value)),
-                    ("unit".into(), Record::Str(e.unit.into())),
+                    ("unit".into(), Record::Str(e.unit.to_string())),
                 ])
             })
             .collect(),
@@ -230,8 +262,8 @@ fn check_record(c: &Check) -> Record {
     ])
 }
 
-/// A finding as a JSON object.
-fn finding_record(rank: usize, f: &Finding, trace: &str) -> Record {
+/// A finding as a JSON object; `trace` names the trace in its commands.
+pub fn finding_record(rank: usize, f: &Finding, trace: &str) -> Record {
     let i = &f.impact;
     Record::Map(vec![
         ("rank".into(), Record::UInt(rank as u64)),
@@ -275,13 +307,21 @@ fn finding_record(rank: usize, f: &Finding, trace: &str) -> Record {
 
 /// The `health` object of the JSON document: the verdict and every check.
 pub fn health_record(d: &Diagnosis) -> Record {
-    Record::Map(vec![
-        ("verdict".into(), Record::Str(d.verdict().as_str().into())),
+    Record::Map(checks_fields(&d.checks))
+}
+
+/// The fields of a `health` object: `verdict` and `checks`.
+pub fn checks_fields(checks: &[Check]) -> Vec<(String, Record)> {
+    vec![
+        (
+            "verdict".into(),
+            Record::Str(verdict(checks).as_str().into()),
+        ),
         (
             "checks".into(),
-            Record::List(d.checks.iter().map(check_record).collect()),
+            Record::List(checks.iter().map(check_record).collect()),
         ),
-    ])
+    ]
 }
 
 /// The `findings` list of the JSON document, ranked.
@@ -298,17 +338,19 @@ pub fn findings_record(d: &Diagnosis, trace: &str) -> Record {
 
 /// The `cannot_tell` list of the JSON document: the rules that abstained.
 pub fn abstained_record(d: &Diagnosis) -> Record {
-    Record::List(
-        d.abstained
-            .iter()
-            .map(|a| {
-                Record::Map(vec![
-                    ("id".into(), Record::Str(a.id.into())),
-                    ("reason".into(), Record::Str(a.reason.clone())),
-                ])
-            })
-            .collect(),
-    )
+    abstentions_record(&d.abstained)
+}
+
+/// A rule that abstained, as a JSON object `{id, reason}`.
+pub fn abstention_record(a: &Abstention) -> Record {
+    Record::Map(vec![
+        ("id".into(), Record::Str(a.id.into())),
+        ("reason".into(), Record::Str(a.reason.clone())),
+    ])
+}
+
+fn abstentions_record(abstained: &[Abstention]) -> Record {
+    Record::List(abstained.iter().map(abstention_record).collect())
 }
 
 /// The version of the report's JSON document (`docs/json.md`): it changes

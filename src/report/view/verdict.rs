@@ -2,11 +2,13 @@
 //! under [`MARKDOWN_LIMIT`] bytes) and as a record (the JSON documented in
 //! `docs/compare-json.md`).
 
+use super::findings;
 use super::{heading, line};
 use crate::analysis::commands::compare::{
-    Change, Gate, GateOptions, ItemComparison, Side, TOP_N, TimelineRow, Unmatched, VariantGate,
-    Verdict, fmt_pct,
+    Change, Gate, GateOptions, HealthSource, ItemComparison, Side, SideHealth, TOP_N, TimelineRow,
+    Unmatched, VariantGate, Verdict, fmt_pct,
 };
+use crate::analysis::diagnosis::Status;
 use crate::names::row;
 use crate::report::markdown::{Place, code, name, page_text, text as md_text};
 use crate::report::{Align, Block, Grid, Page, Record};
@@ -114,6 +116,7 @@ fn full_page(g: &Gate, rows: usize) -> Page {
             gate_line,
         ]),
     ];
+    blocks.extend(findings_blocks(g));
     for c in &g.comparisons {
         variant_blocks(&mut blocks, c, &g.baseline.name, rows);
     }
@@ -121,6 +124,80 @@ fn full_page(g: &Gate, rows: usize) -> Page {
         blocks,
         trailing_blank: false,
     }
+}
+
+/// How a side's health is introduced: `Health of **tag**`.
+fn health_label(side: &Side, place: Place) -> String {
+    format!("Health of {}", name(&side.name, place))
+}
+
+/// The `Findings` section: each side's health, then each variant's change
+/// findings and the rules that could not tell.
+fn findings_blocks(g: &Gate) -> Vec<Block> {
+    let mut p = Page {
+        blocks: vec![heading(3, "Findings")],
+        trailing_blank: false,
+    };
+    for (side, h) in &g.health {
+        let label = health_label(side, Place::Prose);
+        if h.source == HealthSource::Missing {
+            let why = h
+                .note
+                .as_deref()
+                .map_or(String::new(), |n| format!(": {}", md_text(n)));
+            p.blocks
+                .push(line(format!("{label}: **cannot tell**{why}")));
+        } else {
+            findings::health_blocks(&mut p, &label, &h.checks);
+            if let Some(n) = &h.note {
+                p.blocks.push(line(format!("_{}_", md_text(n))));
+            }
+        }
+    }
+    for c in &g.comparisons {
+        if g.comparisons.len() > 1 {
+            p.blocks.push(line(format!(
+                "Changes in **{}** against **{}**:",
+                name(&c.variant.name, Place::Prose),
+                name(&g.baseline.name, Place::Prose)
+            )));
+        }
+        findings::findings_blocks(
+            &mut p,
+            &c.changes.findings,
+            &c.changes.abstained,
+            "TRACE",
+            "No change finding: no op or shape moved by 1% of the baseline's GPU busy time, and the sides' health agrees.",
+        );
+    }
+    p.blocks
+}
+
+/// The terminal's lines: each side's health, then each variant's top
+/// change findings.
+pub fn terminal_lines(g: &Gate) -> Vec<String> {
+    let mut out = Vec::new();
+    for (side, h) in &g.health {
+        let label = format!("Health of {}", side.name);
+        if h.source == HealthSource::Missing {
+            out.push(format!("{label}: cannot_tell (no health sheet)"));
+        } else {
+            out.extend(findings::terminal_health(&label, &h.checks));
+        }
+    }
+    for c in &g.comparisons {
+        let top = findings::terminal_findings(&c.changes.findings);
+        if !top.is_empty() && g.comparisons.len() > 1 {
+            out.push(format!("Changes in {}:", c.variant.name));
+        }
+        out.extend(top);
+    }
+    out
+}
+
+/// Whether a side's health check fails (what `--strict` refuses).
+pub fn health_fails(g: &Gate) -> bool {
+    g.health.iter().any(|(_, h)| h.verdict() == Status::Fail)
 }
 
 /// The section of one variant: its verdict, reasons, timeline and items.
@@ -317,7 +394,60 @@ pub fn record(g: &Gate) -> Record {
         ("gate", gate_options(&g.gate)),
         ("baseline", side(&g.baseline)),
         ("comparisons", list(&g.comparisons, variant)),
+        ("kind", text("compare")),
+        ("health", list(&g.health, |(s, h)| side_health_record(s, h))),
+        ("findings", change_list(g, false)),
+        ("cannot_tell", change_list(g, true)),
     ])
+}
+
+/// One input's health as a JSON object: its side (`name`, `input`), where
+/// the checks come from (`source`), a `note`, the `verdict` and every check.
+pub fn side_health_record(s: &Side, h: &SideHealth) -> Record {
+    let mut fields = vec![
+        ("name".to_string(), text(&s.name)),
+        ("input".to_string(), text(&s.input)),
+        ("source".to_string(), text(h.source.as_str())),
+        (
+            "note".to_string(),
+            h.note.as_deref().map_or(Record::Null, text),
+        ),
+    ];
+    let mut checks = findings::checks_fields(&h.checks);
+    if h.source == HealthSource::Missing {
+        checks[0].1 = text(Status::CannotTell.as_str());
+    }
+    fields.extend(checks);
+    Record::Map(fields)
+}
+
+/// Every variant's change findings (`abstained`: the rules that could not
+/// tell instead), each with the variant's name.
+fn change_list(g: &Gate, abstained: bool) -> Record {
+    let mut out = Vec::new();
+    for c in &g.comparisons {
+        let records: Vec<Record> = if abstained {
+            c.changes
+                .abstained
+                .iter()
+                .map(findings::abstention_record)
+                .collect()
+        } else {
+            c.changes
+                .findings
+                .iter()
+                .enumerate()
+                .map(|(i, f)| findings::finding_record(i + 1, f, "TRACE"))
+                .collect()
+        };
+        for r in records {
+            if let Record::Map(mut fields) = r {
+                fields.insert(0, ("variant".into(), text(&c.variant.name)));
+                out.push(Record::Map(fields));
+            }
+        }
+    }
+    Record::List(out)
 }
 
 fn gate_options(o: &GateOptions) -> Record {
@@ -444,6 +574,35 @@ mod tests {
         let md = page_text(&page(&g));
         assert!(md.len() <= MARKDOWN_LIMIT, "{}", md.len());
         assert!(md.contains("cut to fit"));
+    }
+
+    #[test]
+    fn health_and_change_findings_in_the_record_and_the_page() {
+        // mm: 10 -> 20 ms on 11 ms of busy time: a move; the baseline has
+        // no health sheet, the variant's health is a trace's.
+        let mut inputs = gate_inputs(11.0, 21.0, &[("mm", 20.0), ("add", 1.0)]);
+        inputs[1].health = crate::analysis::commands::compare::SideHealth::of_trace(Vec::new());
+        let g = gate(&inputs, &GateOptions::default());
+        let json = record_text(&record(&g));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["kind"], "compare");
+        assert_eq!(v["health"][0]["source"], "none");
+        assert_eq!(v["health"][0]["verdict"], "cannot_tell");
+        assert_eq!(v["health"][1]["source"], "trace");
+        assert_eq!(v["health"][1]["verdict"], "pass");
+        assert_eq!(v["findings"][0]["variant"], "new");
+        assert_eq!(v["findings"][0]["id"], "change.op_moved");
+        assert_eq!(v["findings"][0]["subject"], "mm");
+        assert_eq!(v["cannot_tell"][0]["id"], "change.health_differs");
+        let md = page_text(&page(&g));
+        let f = md.find("### Findings").unwrap();
+        let h = md.find("Health of base: **cannot tell**").unwrap();
+        let m = md.find("`change.op_moved`").unwrap();
+        assert!(f < h && h < m, "{md}");
+        assert!(!health_fails(&g));
+        let t = terminal_lines(&g);
+        assert_eq!(t[0], "Health of base: cannot_tell (no health sheet)");
+        assert_eq!(t[1], "Health of new: pass");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::table::{Table, Value};
 
 /// A key cell as text (numbers the same whether int or float; missing
 /// values empty).
-fn key_text(c: &Value) -> String {
+pub(super) fn key_text(c: &Value) -> String {
     match c {
         Value::Int(i) => float_repr(*i as f64),
         other => other.csv_text(),
@@ -412,6 +412,7 @@ fn gate_one(base: &Input, var: &Input, opts: &GateOptions) -> VariantGate {
         ops,
         op_shapes,
         where_moved: None,
+        changes: super::Changes::default(),
     }
 }
 
@@ -443,7 +444,7 @@ pub fn gate(inputs: &[Input], opts: &GateOptions) -> Gate {
         Verdict::Regression | Verdict::Inconclusive => 1,
         _ => 0,
     };
-    Gate {
+    let mut g = Gate {
         schema_version: SCHEMA_VERSION,
         tool: "tracelens".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -461,6 +462,37 @@ pub fn gate(inputs: &[Input], opts: &GateOptions) -> Gate {
             },
         ),
         comparisons,
+        health: inputs
+            .iter()
+            .map(|i| {
+                let side = Side {
+                    name: i.tag.clone(),
+                    input: i.source.clone(),
+                };
+                (side, i.health.clone())
+            })
+            .collect(),
+    };
+    find_changes(&mut g, inputs);
+    g
+}
+
+/// Runs the change rules on every variant of `g` against the baseline
+/// (again, after the tree diffs are attached to `g`'s comparisons).
+/// `inputs` are the gate's inputs.
+pub fn find_changes(g: &mut Gate, inputs: &[Input]) {
+    let Some((base, vars)) = inputs.split_first() else {
+        return;
+    };
+    let min_ms = g.gate.min_ms;
+    for (c, v) in g.comparisons.iter_mut().zip(vars) {
+        let found = super::change::changes(&super::change::Sides {
+            base,
+            variant: v,
+            gate: c,
+            min_ms,
+        });
+        c.changes = found;
     }
 }
 

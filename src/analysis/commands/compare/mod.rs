@@ -15,9 +15,13 @@
 //! an absolute noise floor and an `inconclusive` outcome for runs that are
 //! not comparable. `report::view::verdict` shows the [`Gate`] as Markdown
 //! for a pull-request comment and as the JSON documented in
-//! `docs/compare-json.md`.
+//! `docs/compare-json.md`. [`health`] gives each side's health (a trace's
+//! checks, or a written report's `health` sheet) and [`change`] the
+//! findings about what changed between the sides.
 
+pub mod change;
 mod gate;
+pub mod health;
 mod join;
 mod split;
 mod validate;
@@ -30,7 +34,9 @@ use crate::table::Table;
 use join::{build_diff, tagged};
 use split::split;
 
-pub use gate::{fmt_pct, gate};
+pub use change::Changes;
+pub use gate::{find_changes, fmt_pct, gate};
+pub use health::{HealthSource, SideHealth};
 pub use validate::{SheetProblem, check_report_sheets};
 pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
@@ -69,6 +75,8 @@ pub struct Input {
     pub source: String,
     /// The report's sheets, in the report's order.
     pub sheets: Vec<Table>,
+    /// Its health: the trace's checks, or the report's `health` sheet.
+    pub health: SideHealth,
 }
 
 impl Input {
@@ -523,19 +531,20 @@ pub(crate) mod tests {
     use super::*;
     use crate::table::Value;
 
-    pub(super) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Value>>) -> Table {
+    pub(crate) fn sheet(name: &str, cols: &[&str], rows: Vec<Vec<Value>>) -> Table {
         Table::from_rows(name, cols, rows)
     }
 
-    pub(super) fn t(s: &str) -> Value {
+    pub(crate) fn t(s: &str) -> Value {
         Value::Text(s.into())
     }
 
-    pub(super) fn input(tag: &str, sheets: Vec<Table>) -> Input {
+    pub(crate) fn input(tag: &str, sheets: Vec<Table>) -> Input {
         Input {
             tag: tag.into(),
             source: format!("{tag}.xlsx"),
             sheets,
+            health: SideHealth::default(),
         }
     }
 

@@ -165,6 +165,9 @@ pub struct VariantGate {
     /// Where the GPU time moved, from the tree diff of the two traces;
     /// None unless both inputs are PyTorch traces.
     pub where_moved: Option<crate::analysis::commands::diff::WhereMoved>,
+    /// The change findings against the baseline
+    /// ([`super::change::changes`]).
+    pub changes: super::Changes,
 }
 
 /// The gate over all variants: what `--json` writes.
@@ -186,6 +189,8 @@ pub struct Gate {
     pub baseline: Side,
     /// One entry per variant, in input order.
     pub comparisons: Vec<VariantGate>,
+    /// Each input's health, baseline first, in input order.
+    pub health: Vec<(Side, super::SideHealth)>,
 }
 
 /// Version written in [`Gate::schema_version`].
