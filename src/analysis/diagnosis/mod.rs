@@ -10,10 +10,12 @@
 //! - [`health`]: the checks;
 //! - [`finding`]: the finding model (severity, impact, commands);
 //! - [`rules`]: the finding rules;
-//! - [`sheets`]: the `health` and `findings` sheets.
+//! - [`sheets`]: the `health` and `findings` sheets;
+//! - [`job`]: the check and findings of a multi-rank job's collectives.
 
 pub mod finding;
 pub mod health;
+pub mod job;
 pub mod rules;
 pub mod sheets;
 
@@ -47,6 +49,9 @@ pub enum Figure {
     CriticalPath,
     /// Figures per profiler step.
     Steps,
+    /// The collectives matched across ranks: their skew, waits and
+    /// stragglers.
+    MatchedCollectives,
 }
 
 impl Figure {
@@ -61,6 +66,7 @@ impl Figure {
             Figure::LaunchDelays => "launch_delays",
             Figure::CriticalPath => "critical_path",
             Figure::Steps => "steps",
+            Figure::MatchedCollectives => "matched_collectives",
         }
     }
 }

@@ -52,6 +52,12 @@ fn round3(x: f64) -> f64 {
 /// pass, the ranked findings, each with its commands, and the rules that
 /// could not tell. `trace` names the trace in commands.
 pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
+    section_against(p, d, trace, "the GPU span");
+}
+
+/// [`section`] for findings whose shares are of `base` (e.g. `the span
+/// of the matched collectives`).
+pub fn section_against(p: &mut Page, d: &Diagnosis, trace: &str, base: &str) {
     let trace = command_trace(trace);
     p.blocks.push(heading(3, "Findings"));
     p.blocks.push(line(format!(
@@ -75,9 +81,9 @@ pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
         p.blocks.push(Block::Bullets(flagged));
     }
     if d.findings.is_empty() {
-        p.blocks.push(line(
-            "No finding: nothing worth 1% of the GPU span was found.",
-        ));
+        p.blocks.push(line(format!(
+            "No finding: nothing worth 1% of {base} was found."
+        )));
     } else {
         p.blocks.push(Block::Grid(findings_grid(d)));
         p.blocks.push(line("Next steps:"));
@@ -333,14 +339,7 @@ fn timeline_record(t: &crate::analysis::common::timeline::Timeline) -> Record {
 /// rules that could not tell (`docs/json.md`).
 pub fn report_record(report: &crate::analysis::Report, trace: &str) -> Record {
     let gpu = report.quality.gpu.as_ref();
-    let mut fields: Vec<(String, Record)> = vec![
-        ("schema_version".into(), Record::UInt(REPORT_SCHEMA_VERSION)),
-        ("tool".into(), Record::Str("tracelens".into())),
-        (
-            "tool_version".into(),
-            Record::Str(env!("CARGO_PKG_VERSION").into()),
-        ),
-        ("kind".into(), Record::Str("report".into())),
+    let fields: Vec<(String, Record)> = vec![
         ("trace".into(), Record::Str(trace.into())),
         (
             "gpu_name".into(),
@@ -360,17 +359,41 @@ pub fn report_record(report: &crate::analysis::Report, trace: &str) -> Record {
                 .map_or(Record::Null, timeline_record),
         ),
     ];
-    match &report.diagnosis {
-        Some(d) => fields.extend([
+    document_record("report", fields, report.diagnosis.as_ref(), trace)
+}
+
+/// A diagnosis as one JSON document of `kind` (`report`, `collectives`):
+/// the schema version, the tool and its version, the kind, then `fields`,
+/// then `health`, `findings` and `cannot_tell` (a null health and empty
+/// lists without a diagnosis). `trace` is how the findings' commands
+/// name the trace.
+pub fn document_record(
+    kind: &str,
+    fields: Vec<(String, Record)>,
+    d: Option<&Diagnosis>,
+    trace: &str,
+) -> Record {
+    let mut all: Vec<(String, Record)> = vec![
+        ("schema_version".into(), Record::UInt(REPORT_SCHEMA_VERSION)),
+        ("tool".into(), Record::Str("tracelens".into())),
+        (
+            "tool_version".into(),
+            Record::Str(env!("CARGO_PKG_VERSION").into()),
+        ),
+        ("kind".into(), Record::Str(kind.into())),
+    ];
+    all.extend(fields);
+    match d {
+        Some(d) => all.extend([
             ("health".into(), health_record(d)),
             ("findings".into(), findings_record(d, trace)),
             ("cannot_tell".into(), abstained_record(d)),
         ]),
-        None => fields.extend([
+        None => all.extend([
             ("health".into(), Record::Null),
             ("findings".into(), Record::List(Vec::new())),
             ("cannot_tell".into(), Record::List(Vec::new())),
         ]),
     }
-    Record::Map(fields)
+    Record::Map(all)
 }

@@ -7,9 +7,12 @@
 //!   `memcpy.pageable`);
 //! - [`launch`]: kernels shorter than their launch (`kernels.launch_bound`);
 //! - [`comm`]: communication not hidden under compute (`comm.exposed`);
+//! - [`arrivals`]: when the ranks of a job reach their collectives
+//!   (`comm.straggler`, `comm.skew`; run by [`super::job`]);
 //! - [`ops`]: where op time goes (`op.dominant`, `op.variance`,
 //!   `op.low_efficiency`).
 
+pub mod arrivals;
 pub mod comm;
 pub mod idle;
 pub mod launch;
