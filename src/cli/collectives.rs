@@ -10,6 +10,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use super::output_flags::{self, SheetFlags};
+use tracelens::analysis::commands::collectives::CollectiveReport;
 use tracelens::analysis::diagnosis::{Status, sheets};
 use tracelens::api::LoadProgress;
 use tracelens::api::output_paths::{self, Input};
@@ -17,6 +18,7 @@ use tracelens::report::Document;
 use tracelens::report::json::record_text;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::collectives as view;
+use tracelens::table::Table;
 use tracelens::table::agg::Agg;
 use tracelens::{CollectivesOptions, CollectivesRun};
 
@@ -99,6 +101,16 @@ pub(super) fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
     Ok(run?)
 }
 
+/// The sheets a run writes: the reference's, then the job's `health` and
+/// `findings` (their commands name the rank traces by path; `title` names
+/// the trace folder).
+pub(super) fn all_sheets(report: &CollectiveReport, title: &str) -> Vec<Table> {
+    let mut tables = report.sheets.clone();
+    tables.push(sheets::health(&report.diagnosis));
+    tables.push(sheets::findings(&report.diagnosis, title));
+    tables
+}
+
 /// Runs the subcommand; returns the exit status (0, or 3 under
 /// `--strict` when the health check fails).
 pub fn run(a: CollectivesArgs) -> Result<i32> {
@@ -126,11 +138,7 @@ pub fn run(a: CollectivesArgs) -> Result<i32> {
     let md_to_stdout = a.outputs.md_to_stdout();
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
-    // The job's health and findings sheets follow the reference's; their
-    // commands name the rank traces by path.
-    let mut tables = report.sheets.clone();
-    tables.push(sheets::health(&report.diagnosis));
-    tables.push(sheets::findings(&report.diagnosis, &title));
+    let tables = all_sheets(&report, &title);
     let sheets = Document::of_tables(&tables);
     let mut written = super::stage_sheets(
         &mut staging,
