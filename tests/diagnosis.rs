@@ -228,9 +228,12 @@ fn no_health_check_fails_on_the_corpus() {
 /// The multi-rank job the slow rank is planted in.
 const JOB: &str = "corpus/multirank/dlrm_v100_8rank";
 
+/// Pairs of texts: (id, status) of checks, (id, subject) of findings.
+type Pairs = Vec<(String, String)>;
+
 /// `tracelens collectives --trace-dir DIR --json -`: its health checks
 /// (id, status) and its findings (id, subject).
-fn diagnose_job(dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn diagnose_job(dir: &Path) -> (Pairs, Pairs) {
     let r = run_in(
         dir,
         &[

@@ -143,11 +143,14 @@ pub fn discover_ranks(
     Ok((found.into_iter().map(|(_, t)| t).collect(), warnings))
 }
 
+/// Each rank's trace with its file, index = rank.
+type RankFiles = Vec<(PathBuf, Trace)>;
+
 /// [`discover_ranks`], each trace with its file.
 fn discover_rank_files(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
-) -> Result<(Vec<(PathBuf, Trace)>, Vec<RankWarning>), Error> {
+) -> Result<(RankFiles, Vec<RankWarning>), Error> {
     let mut warnings = Vec::new();
     let dir = &opts.trace_dir;
     if !dir.is_dir() {
@@ -168,7 +171,7 @@ fn discover_rank_files(
     let world = world_size(opts.world_size, &files, &loaded, dir)?;
     let by_rank = assign_ranks(&files, loaded, &world, &mut warnings)?;
     check_complete(&by_rank, &world, dir)?;
-    let ranks: Vec<(PathBuf, Trace)> = by_rank
+    let ranks: RankFiles = by_rank
         .into_values()
         .map(|(i, t)| (files[i].0.path.clone(), t))
         .collect();
