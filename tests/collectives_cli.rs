@@ -1133,8 +1133,16 @@ fn a_job_without_collectives_writes_empty_summaries() {
     names.sort();
     assert_eq!(
         names,
-        ["nccl_summary_implicit_sync.csv", "nccl_summary_long.csv"]
+        [
+            "findings.csv",
+            "health.csv",
+            "nccl_summary_implicit_sync.csv",
+            "nccl_summary_long.csv"
+        ]
     );
+    // Nothing to match across ranks: the check cannot tell.
+    let (_, rows) = common::csv_file(&csv.join("health.csv"));
+    assert_eq!(rows[0][..2], ["health.rank_mismatch", "cannot_tell"]);
     assert_eq!(
         std::fs::read_to_string(csv.join("nccl_summary_long.csv")).unwrap(),
         "\n"
@@ -1174,7 +1182,9 @@ fn default_workbook_markdown_and_node_override() {
             "nccl_long",
             "nccl_implicit_sync",
             "straggler_summary",
-            "nccl_summary_by_type"
+            "nccl_summary_by_type",
+            "health",
+            "findings"
         ]
     );
     // The Markdown page on stdout: per type, with latency and bus bandwidth.
@@ -1189,6 +1199,7 @@ fn default_workbook_markdown_and_node_override() {
         r.stdout
     );
     assert!(r.stdout.contains("### Slowest ranks"), "{}", r.stdout);
+    assert!(r.stdout.contains("### Findings"), "{}", r.stdout);
     // One GPU per node: ranks 0 and 1 on different nodes.
     let out = tempfile::tempdir().unwrap();
     let r = run(tracelens()
@@ -1628,4 +1639,136 @@ fn reference_flags_are_accepted_with_the_same_meaning() {
         assert!(lines[0].contains(flag) && lines[0].contains(says), "{r:?}");
     }
     assert_eq!(common::entries(job.path()), ["rank0.json", "rank1.json"]);
+}
+
+/// The 3-rank job of [`sequence_kernels`] in a folder, rank 1 lacking
+/// collective `skip`.
+fn sequence_job(skip: Option<usize>) -> tempfile::TempDir {
+    let job = tempfile::tempdir().unwrap();
+    let files: Vec<RankFile> = (0..3)
+        .map(|r| RankFile {
+            file: format!("rank{r}.json"),
+            info: None,
+            devices: 0,
+            kernels: sequence_kernels(r, skip.filter(|_| r == 1)),
+        })
+        .collect();
+    write_job(job.path(), &files);
+    job
+}
+
+#[test]
+fn json_and_strict_gate_on_the_rank_mismatch_check() {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("job.json");
+    let csv = out.path().join("csv");
+    let gate = |job: &Path, extra: &[&str]| {
+        run(tracelens()
+            .args(["collectives", "--world-size", "3", "-q", "--trace-dir"])
+            .arg(job)
+            .arg("--json")
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv)
+            .args(extra))
+    };
+    // Rank 1 lacks one of the 4 collectives: 1 of 4 left unmatched.
+    let cut = sequence_job(Some(2));
+    let r = gate(cut.path(), &["--strict"]);
+    assert_eq!(r.code, Some(3), "{r:?}");
+    assert!(
+        r.stderr.contains("--strict: a health check failed"),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["tool"], "tracelens");
+    assert_eq!(v["kind"], "collectives");
+    assert_eq!(v["ranks"], 3);
+    // 4 + 3 + 4 kernels; collectives 0, 1 and 3 matched.
+    assert_eq!(v["collective_kernels"], 11);
+    assert_eq!(v["matched_collectives"], 3);
+    assert_eq!(v["health"]["verdict"], "fail");
+    let check = &v["health"]["checks"][0];
+    assert_eq!(check["id"], "health.rank_mismatch");
+    assert_eq!(check["status"], "fail");
+    assert_eq!(check["invalidates"][0], "matched_collectives");
+    let ev = |name: &str| {
+        check["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(ev("min_count"), 3.0);
+    assert_eq!(ev("max_count"), 4.0);
+    assert_eq!(ev("first_differing_rank"), 1.0);
+    assert_eq!(ev("collectives_unmatched"), 1.0);
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0);
+    let abstained: Vec<(&str, &str)> = v["cannot_tell"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["id"].as_str().unwrap(), a["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        abstained,
+        [
+            ("comm.straggler", "health.rank_mismatch is fail"),
+            ("comm.skew", "health.rank_mismatch is fail")
+        ]
+    );
+    let (_, rows) = common::csv_file(&csv.join("health.csv"));
+    assert_eq!(rows[0][..2], ["health.rank_mismatch", "fail"]);
+    // Without --strict the same run succeeds.
+    gate(cut.path(), &[]).assert_ok();
+    // Every rank with its 4 collectives: the check passes, the gate too;
+    // 4 collectives are too few for the arrival rules.
+    let full = sequence_job(None);
+    gate(full.path(), &["--strict"]).assert_ok();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["health"]["verdict"], "pass");
+    assert_eq!(
+        v["cannot_tell"][0]["reason"],
+        "too few collectives matched across ranks: 4 (needs 8)"
+    );
+    // To stdout: the document alone.
+    let r = run(tracelens()
+        .args([
+            "collectives",
+            "--world-size",
+            "3",
+            "--json",
+            "-",
+            "--trace-dir",
+        ])
+        .arg(full.path()));
+    r.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "collectives");
+}
+
+#[test]
+fn json_refuses_to_replace_a_rank_trace() {
+    let job = sequence_job(None);
+    let trace = job.path().join("rank0.json");
+    let before = std::fs::read(&trace).unwrap();
+    let r = run(tracelens()
+        .args(["collectives", "--world-size", "3", "-q", "--trace-dir"])
+        .arg(job.path())
+        .arg("--json")
+        .arg(&trace));
+    assert_ne!(r.code, Some(0), "{r:?}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    // --json - and --md - cannot share stdout.
+    let r = run(tracelens()
+        .args(["collectives", "--json", "-", "--md", "-", "--trace-dir"])
+        .arg(job.path()));
+    r.assert_one_error_line("cannot both go to stdout");
 }

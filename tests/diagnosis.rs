@@ -29,7 +29,8 @@ const BASE: &str = "corpus/pytorch/h100_timesformer.json.gz";
 ///   above the threshold for both copy findings.
 ///
 /// Left out: `slow_rank` needs a folder of several rank traces (the
-/// straggler finding compares ranks, which a one-trace report cannot);
+/// straggler finding compares ranks, which a one-trace report cannot; it
+/// has its own test, [`a_slow_rank_is_the_straggler`]);
 /// `split_kernels` is planted in [`HOST_BOUND_BASE`] instead (see
 /// [`HOST_BOUND_FAULTS`]).
 const FAULTS: &[(&str, Option<&str>)] = &[
@@ -282,6 +283,45 @@ fn dims_text(dims: &serde_json::Value) -> String {
     format!("({})", all.join(", "))
 }
 
+/// The multi-rank job the slow rank is planted in.
+const JOB: &str = "corpus/multirank/dlrm_v100_8rank";
+
+/// Pairs of texts: (id, status) of checks, (id, subject) of findings.
+type Pairs = Vec<(String, String)>;
+
+/// `tracelens collectives --trace-dir DIR --json -`: its health checks
+/// (id, status) and its findings (id, subject).
+fn diagnose_job(dir: &Path) -> (Pairs, Pairs) {
+    let r = run_in(
+        dir,
+        &[
+            "collectives",
+            "--trace-dir",
+            dir.to_str().unwrap(),
+            "--json",
+            "-",
+            "-q",
+        ],
+    );
+    r.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "collectives");
+    let text = |x: &serde_json::Value| x.as_str().unwrap_or("").to_string();
+    let checks = v["health"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (text(&c["id"]), text(&c["status"])))
+        .collect();
+    let findings = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (text(&f["id"]), text(&f["subject"])))
+        .collect();
+    (checks, findings)
+}
+
 #[test]
 #[cfg_attr(
     any(no_shared_corpus, no_python3),
@@ -361,4 +401,50 @@ fn compare_names_the_planted_slow_gemm() {
         v["findings"]
     );
     assert!(!v["findings"].to_string().contains("change.health_differs"));
+}
+
+#[test]
+#[cfg_attr(
+    any(no_shared_corpus, no_python3),
+    ignore = "needs ../shared/corpus and python3"
+)]
+fn a_slow_rank_is_the_straggler() {
+    let job = shared().join(JOB);
+    let (checks, findings) = diagnose_job(&job);
+    // The unmodified job: every rank has the same 8 collectives, and the
+    // last arrival moves between ranks (rank 7 last at 5 of 8).
+    assert_eq!(checks, [("health.rank_mismatch".into(), "pass".into())]);
+    assert!(
+        findings.iter().all(|f| f.0 != "comm.straggler"),
+        "{findings:?}"
+    );
+    let tool = common::root().join("tools/plant_faults.py");
+    let tmp = tempfile::tempdir().unwrap();
+    for seed in ["0", "1", "2"] {
+        let out = tmp.path().join(format!("slow{seed}"));
+        python3([
+            tool.to_str().unwrap(),
+            "slow_rank",
+            job.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--seed",
+            seed,
+        ]);
+        let manifest = tmp.path().join(format!("slow{seed}.planted.json"));
+        assert_eq!(expected(&manifest), ["comm.straggler"]);
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        let rank = m["details"]["rank"].as_i64().unwrap();
+        let (checks, findings) = diagnose_job(&out);
+        assert!(checks.iter().all(|c| c.1 != "fail"), "{checks:?}");
+        let stragglers: Vec<&(String, String)> = findings
+            .iter()
+            .filter(|f| f.0 == "comm.straggler")
+            .collect();
+        assert_eq!(
+            stragglers,
+            [&("comm.straggler".to_string(), format!("rank {rank}"))],
+            "seed {seed}: {findings:?}"
+        );
+    }
 }

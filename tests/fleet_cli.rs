@@ -393,3 +393,48 @@ fn corpus_dlrm_real_ranks_and_a_synthetic_1024_rank_job() {
         assert_eq!(long.lines().count(), 1 + 1024 * 8 * 3);
     }
 }
+
+#[test]
+fn the_fleet_json_carries_each_traces_health_as_its_report_gives_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = testdata("fleet");
+    let s = summarize(&traces, &tmp.path().join("s"));
+    let report = tmp.path().join("report");
+    let r = fleet(&s, &report, &["--json", "-", "-q"]);
+    r.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "fleet");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["traces"], 2);
+    let health = v["health"].as_array().unwrap();
+    assert_eq!(health.len(), 2);
+    // Each trace's verdict and findings are what `report --json` says of
+    // the trace itself.
+    for (h, rank) in health.iter().zip(["rank0", "rank1"]) {
+        assert_eq!(h["trace"], rank);
+        let trace = traces.join(format!("{rank}.json"));
+        let one = run(tracelens().args(["report", trace.to_str().unwrap(), "--json", "-", "-q"]));
+        one.assert_ok();
+        let own: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+        assert_eq!(h["verdict"], own["health"]["verdict"], "{rank}");
+        let ids = |list: &serde_json::Value| -> Vec<String> {
+            list.as_array()
+                .unwrap()
+                .iter()
+                .take(3)
+                .map(|f| f["id"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(ids(&h["findings"]), ids(&own["findings"]), "{rank}");
+    }
+    assert_eq!(rows(&report, "fleet_health").len(), 2);
+    // --json may not replace a summary's table.
+    let table = s.join("rank0").join("health.parquet");
+    let r = fleet(
+        &s,
+        &tmp.path().join("r2"),
+        &["--json", table.to_str().unwrap()],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(table.is_file());
+}

@@ -112,12 +112,14 @@ pub fn collectives(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
 ) -> Result<CollectivesRun, Error> {
-    let (ranks, mut warnings) = discover_ranks(opts, progress)?;
+    let (found, mut warnings) = discover_rank_files(opts, progress)?;
+    let (paths, ranks): (Vec<PathBuf>, Vec<Trace>) = found.into_iter().unzip();
     let defaults = CollectiveOptions::default();
     let copts = CollectiveOptions {
         world_size: ranks.len(),
         gpus_per_node: opts.gpus_per_node,
         agg_metrics: opts.agg_metrics.clone().unwrap_or(defaults.agg_metrics),
+        rank_traces: paths.iter().map(|p| p.display().to_string()).collect(),
     };
     let report = analyze(&ranks, &copts).map_err(CollectivesError)?;
     warnings.extend(report.warnings.iter().cloned().map(RankWarning::Note));
@@ -137,6 +139,18 @@ pub fn discover_ranks(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
 ) -> Result<(Vec<Trace>, Vec<RankWarning>), Error> {
+    let (found, warnings) = discover_rank_files(opts, progress)?;
+    Ok((found.into_iter().map(|(_, t)| t).collect(), warnings))
+}
+
+/// Each rank's trace with its file, index = rank.
+type RankFiles = Vec<(PathBuf, Trace)>;
+
+/// [`discover_ranks`], each trace with its file.
+fn discover_rank_files(
+    opts: &CollectivesOptions,
+    progress: Option<LoadProgress>,
+) -> Result<(RankFiles, Vec<RankWarning>), Error> {
     let mut warnings = Vec::new();
     let dir = &opts.trace_dir;
     if !dir.is_dir() {
@@ -157,8 +171,12 @@ pub fn discover_ranks(
     let world = world_size(opts.world_size, &files, &loaded, dir)?;
     let by_rank = assign_ranks(&files, loaded, &world, &mut warnings)?;
     check_complete(&by_rank, &world, dir)?;
-    let ranks: Vec<Trace> = by_rank.into_values().map(|(_, t)| t).collect();
-    warn_empty_ranks(&ranks, &mut warnings);
+    let ranks: RankFiles = by_rank
+        .into_values()
+        .map(|(i, t)| (files[i].0.path.clone(), t))
+        .collect();
+    let traces: Vec<&Trace> = ranks.iter().map(|r| &r.1).collect();
+    warn_empty_ranks(&traces, &mut warnings);
     Ok((ranks, warnings))
 }
 
@@ -458,7 +476,7 @@ fn check_complete(by_rank: &ByRank, world: &World, dir: &Path) -> Result<(), Ran
 }
 
 /// Warns about ranks without collective kernels, unless no rank has any.
-fn warn_empty_ranks(ranks: &[Trace], warnings: &mut Vec<RankWarning>) {
+fn warn_empty_ranks(ranks: &[&Trace], warnings: &mut Vec<RankWarning>) {
     let empty: Vec<String> = ranks
         .iter()
         .enumerate()

@@ -9,12 +9,16 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
-use super::output_flags::SheetFlags;
+use super::output_flags::{self, SheetFlags};
+use tracelens::analysis::commands::collectives::CollectiveReport;
+use tracelens::analysis::diagnosis::{Status, sheets};
 use tracelens::api::LoadProgress;
 use tracelens::api::output_paths::{self, Input};
 use tracelens::report::Document;
+use tracelens::report::json::record_text;
 use tracelens::report::staging::Staging;
 use tracelens::report::view::collectives as view;
+use tracelens::table::Table;
 use tracelens::table::agg::Agg;
 use tracelens::{CollectivesOptions, CollectivesRun};
 
@@ -48,6 +52,15 @@ pub struct CollectivesArgs {
     pub agg_metrics: Vec<String>,
     #[command(flatten)]
     pub outputs: SheetFlags,
+    /// Write the job's health check and ranked findings as one JSON
+    /// document (docs/json.md) to FILE; - for stdout.
+    #[arg(long, value_name = "FILE", help_heading = "Diagnosis")]
+    pub json: Option<PathBuf>,
+    /// Exit with status 3 when the health check fails (the collectives
+    /// cannot be matched across ranks); the outputs are written all the
+    /// same.
+    #[arg(long, help_heading = "Diagnosis")]
+    pub strict: bool,
     /// Print nothing but warnings and errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -88,18 +101,29 @@ pub(super) fn analyze(a: &CollectivesArgs) -> Result<CollectivesRun> {
     Ok(run?)
 }
 
-/// Runs the subcommand.
-pub fn run(a: CollectivesArgs) -> Result<()> {
+/// The sheets a run writes: the reference's, then the job's `health` and
+/// `findings` (their commands name the rank traces by path; `title` names
+/// the trace folder).
+pub(super) fn all_sheets(report: &CollectiveReport, title: &str) -> Vec<Table> {
+    let mut tables = report.sheets.clone();
+    tables.push(sheets::health(&report.diagnosis));
+    tables.push(sheets::findings(&report.diagnosis, title));
+    tables
+}
+
+/// Runs the subcommand; returns the exit status (0, or 3 under
+/// `--strict` when the health check fails).
+pub fn run(a: CollectivesArgs) -> Result<i32> {
     let xlsx_path = a
         .outputs
-        .workbook(false, || Ok(a.trace_dir.join("nccl_analysis_report.xlsx")))
+        .workbook(a.json.is_some(), || {
+            Ok(a.trace_dir.join("nccl_analysis_report.xlsx"))
+        })
         .map_err(anyhow::Error::msg)?;
-    super::outputs::check(
-        &collectives_inputs(&a),
-        &a.outputs.outputs(xlsx_path.as_deref()),
-        None,
-    )
-    .map_err(anyhow::Error::msg)?;
+    let mut outs = a.outputs.outputs(xlsx_path.as_deref());
+    outs.push(("json", super::outputs::Kind::Stream, a.json.as_deref()));
+    super::outputs::check(&collectives_inputs(&a), &outs, Some("--json"))
+        .map_err(anyhow::Error::msg)?;
     let CollectivesRun { report, warnings } = analyze(&a)?;
     for w in &warnings {
         warn(&w.text(&super::flag));
@@ -114,7 +138,8 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     let md_to_stdout = a.outputs.md_to_stdout();
     // Every file of the run appears together, or none does.
     let mut staging = Staging::new();
-    let sheets = Document::of_tables(&report.sheets);
+    let tables = all_sheets(&report, &title);
+    let sheets = Document::of_tables(&tables);
     let mut written = super::stage_sheets(
         &mut staging,
         a.outputs.dirs(),
@@ -125,12 +150,33 @@ pub fn run(a: CollectivesArgs) -> Result<()> {
     let md_text = super::stage_markdown(&mut staging, a.outputs.md(), &mut written, || {
         view::page(&report, &title)
     })?;
+    let json_text = match &a.json {
+        Some(path) => {
+            let text = record_text(&view::collectives_record(&report, &title));
+            if path.as_os_str() != "-" {
+                staging.put(path, format!("{text}\n").as_bytes())?;
+                written.push(path.display().to_string());
+            }
+            Some(text)
+        }
+        None => None,
+    };
     super::outputs::commit(staging)?;
+    let json_to_stdout = output_flags::is_stdout(a.json.as_deref());
+    if let Some(text) = json_text.filter(|_| json_to_stdout) {
+        super::stdout::write_line(&text)?;
+    }
     super::print_results(
         a.quiet,
-        md_to_stdout,
+        md_to_stdout || json_to_stdout,
         md_text.as_deref(),
         &super::terminal_text(view::terminal(&report))?,
         &written,
-    )
+    )?;
+    let failed = report.diagnosis.verdict() == Status::Fail;
+    if a.strict && failed {
+        warn("--strict: a health check failed (exit 3)");
+        return Ok(super::report::STRICT_FAIL_EXIT);
+    }
+    Ok(0)
 }

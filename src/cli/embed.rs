@@ -155,7 +155,7 @@ where
     let markdown = super::render_text(&Markdown { path: "-".into() }, &Document::of_page(page))
         .map_err(|e| format!("{e:#}"))?;
     Ok(SheetsRun {
-        sheets: run.report.sheets,
+        sheets: super::collectives::all_sheets(&run.report, &title),
         warnings: run.warnings.iter().map(|w| w.text(&super::flag)).collect(),
         markdown,
         verdict_json: None,

@@ -157,7 +157,10 @@ where
         Command::Tree(a) => tree::run(a),
         Command::CriticalPath(a) => critical_path::run(a),
         Command::Roofline(a) => roofline::run(a),
-        Command::Collectives(a) => collectives::run(a),
+        Command::Collectives(a) => match collectives::run(a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Compare(a) => return compare::run(a),
         Command::Diff(a) => match diff::run(a) {
             Ok(code) => return code,

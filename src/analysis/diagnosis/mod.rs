@@ -11,11 +11,13 @@
 //! - [`finding`]: the finding model (severity, impact, commands);
 //! - [`rules`]: the finding rules;
 //! - [`sheets`]: the `health` and `findings` sheets;
-//! - [`fleet`]: the traces' diagnoses across a fleet.
+//! - [`fleet`]: the traces' diagnoses across a fleet;
+//! - [`job`]: the check and findings of a multi-rank job's collectives.
 
 pub mod finding;
 pub mod fleet;
 pub mod health;
+pub mod job;
 pub mod rules;
 pub mod sheets;
 
@@ -49,6 +51,9 @@ pub enum Figure {
     CriticalPath,
     /// Figures per profiler step.
     Steps,
+    /// The collectives matched across ranks: their skew, waits and
+    /// stragglers.
+    MatchedCollectives,
 }
 
 impl Figure {
@@ -63,6 +68,7 @@ impl Figure {
             Figure::LaunchDelays => "launch_delays",
             Figure::CriticalPath => "critical_path",
             Figure::Steps => "steps",
+            Figure::MatchedCollectives => "matched_collectives",
         }
     }
 }

@@ -1,15 +1,19 @@
 //! The collectives summaries: the Markdown page of the multi-rank report
 //! and the lines printed on the terminal.
 
-use super::{heading, line, lines_page, section, shown};
+use super::{findings, heading, line, lines_page, section, shown};
 use crate::analysis::commands::collectives::{CollectiveReport, Mode};
 use crate::names::{col, sheet};
 use crate::report::markdown::{Place, name};
-use crate::report::{Block, Page};
+use crate::report::{Block, Page, Record};
 use crate::table::Value;
 
-/// The page of the multi-rank report: per collective type (count,
-/// latency, bus bandwidth, skew, slowest ranks) and the stragglers.
+/// What the job's findings' shares are of.
+const JOB_BASE: &str = "the span of the matched collectives";
+
+/// The page of the multi-rank report: the job's health and findings, per
+/// collective type (count, latency, bus bandwidth, skew, slowest ranks)
+/// and the stragglers.
 pub fn page(report: &CollectiveReport, title: &str) -> Page {
     let mut p = Page {
         blocks: vec![heading(
@@ -18,6 +22,7 @@ pub fn page(report: &CollectiveReport, title: &str) -> Page {
         )],
         trailing_blank: true,
     };
+    findings::section_against(&mut p, &report.diagnosis, title, JOB_BASE);
     let mode = match report.mode {
         Mode::Regular => "by process group and order within it",
         Mode::Simplified => {
@@ -100,5 +105,30 @@ pub fn terminal(r: &CollectiveReport) -> Page {
             ));
         }
     }
+    out.extend(findings::terminal_lines(&r.diagnosis));
     lines_page(out)
+}
+
+/// The multi-rank report as one JSON document (`docs/json.md`): the
+/// trace folder, ranks, collective kernels, matched collectives and how
+/// they were matched, then the job's health, findings and the rules that
+/// could not tell.
+pub fn collectives_record(r: &CollectiveReport, trace_dir: &str) -> Record {
+    let fields = vec![
+        ("trace_dir".into(), Record::Str(trace_dir.into())),
+        ("ranks".into(), Record::UInt(r.ranks as u64)),
+        ("collective_kernels".into(), Record::UInt(r.kernels as u64)),
+        ("matched_collectives".into(), Record::UInt(r.matched as u64)),
+        (
+            "matching".into(),
+            Record::Str(
+                match r.mode {
+                    Mode::Regular => "process_group",
+                    Mode::Simplified => "stream_order",
+                }
+                .into(),
+            ),
+        ),
+    ];
+    findings::document_record("collectives", fields, Some(&r.diagnosis), trace_dir)
 }

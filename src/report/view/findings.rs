@@ -53,6 +53,12 @@ fn round3(x: f64) -> f64 {
 /// pass, the ranked findings, each with its commands, and the rules that
 /// could not tell. `trace` names the trace in commands.
 pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
+    section_against(p, d, trace, "the GPU span");
+}
+
+/// [`section`] for findings whose shares are of `base` (e.g. `the span
+/// of the matched collectives`).
+pub fn section_against(p: &mut Page, d: &Diagnosis, trace: &str, base: &str) {
     p.blocks.push(heading(3, "Findings"));
     health_blocks(p, "Trace health", &d.checks);
     findings_blocks(
@@ -60,7 +66,7 @@ pub fn section(p: &mut Page, d: &Diagnosis, trace: &str) {
         &d.findings,
         &d.abstained,
         command_trace(trace),
-        "No finding: nothing worth 1% of the GPU span was found.",
+        &format!("No finding: nothing worth 1% of {base} was found."),
     );
 }
 
@@ -375,14 +381,7 @@ fn timeline_record(t: &crate::analysis::common::timeline::Timeline) -> Record {
 /// rules that could not tell (`docs/json.md`).
 pub fn report_record(report: &crate::analysis::Report, trace: &str) -> Record {
     let gpu = report.quality.gpu.as_ref();
-    let mut fields: Vec<(String, Record)> = vec![
-        ("schema_version".into(), Record::UInt(REPORT_SCHEMA_VERSION)),
-        ("tool".into(), Record::Str("tracelens".into())),
-        (
-            "tool_version".into(),
-            Record::Str(env!("CARGO_PKG_VERSION").into()),
-        ),
-        ("kind".into(), Record::Str("report".into())),
+    let fields: Vec<(String, Record)> = vec![
         ("trace".into(), Record::Str(trace.into())),
         (
             "gpu_name".into(),
@@ -402,17 +401,47 @@ pub fn report_record(report: &crate::analysis::Report, trace: &str) -> Record {
                 .map_or(Record::Null, timeline_record),
         ),
     ];
-    match &report.diagnosis {
-        Some(d) => fields.extend([
+    document_record("report", fields, report.diagnosis.as_ref(), trace)
+}
+
+/// The first fields of every JSON document: the schema version, the tool
+/// and its version, and the document's `kind`.
+pub fn document_header(kind: &str) -> Vec<(String, Record)> {
+    vec![
+        ("schema_version".into(), Record::UInt(REPORT_SCHEMA_VERSION)),
+        ("tool".into(), Record::Str("tracelens".into())),
+        (
+            "tool_version".into(),
+            Record::Str(env!("CARGO_PKG_VERSION").into()),
+        ),
+        ("kind".into(), Record::Str(kind.into())),
+    ]
+}
+
+/// A diagnosis as one JSON document of `kind` (`report`, `collectives`):
+/// the schema version, the tool and its version, the kind, then `fields`,
+/// then `health`, `findings` and `cannot_tell` (a null health and empty
+/// lists without a diagnosis). `trace` is how the findings' commands
+/// name the trace.
+pub fn document_record(
+    kind: &str,
+    fields: Vec<(String, Record)>,
+    d: Option<&Diagnosis>,
+    trace: &str,
+) -> Record {
+    let mut all = document_header(kind);
+    all.extend(fields);
+    match d {
+        Some(d) => all.extend([
             ("health".into(), health_record(d)),
             ("findings".into(), findings_record(d, trace)),
             ("cannot_tell".into(), abstained_record(d)),
         ]),
-        None => fields.extend([
+        None => all.extend([
             ("health".into(), Record::Null),
             ("findings".into(), Record::List(Vec::new())),
             ("cannot_tell".into(), Record::List(Vec::new())),
         ]),
     }
-    Record::Map(fields)
+    Record::Map(all)
 }

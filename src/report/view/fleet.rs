@@ -295,22 +295,14 @@ pub fn record(r: &FleetReport, summaries: &str) -> Record {
             ])
         })
         .collect();
-    Record::Map(vec![
-        (
-            "schema_version".into(),
-            Record::UInt(super::findings::REPORT_SCHEMA_VERSION),
-        ),
-        ("tool".into(), Record::Str("tracelens".into())),
-        (
-            "tool_version".into(),
-            Record::Str(env!("CARGO_PKG_VERSION").into()),
-        ),
-        ("kind".into(), Record::Str("fleet".into())),
+    let mut fields = super::findings::document_header("fleet");
+    fields.extend([
         ("summaries".into(), Record::Str(summaries.into())),
         ("traces".into(), Record::Int(r.traces as i64)),
         ("health".into(), Record::List(traces)),
         ("findings".into(), Record::List(by_id)),
-    ])
+    ]);
+    Record::Map(fields)
 }
 
 /// A few lines for the terminal.

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::long::{LongRow, Mode};
+use crate::analysis::diagnosis::job::{GroupCounts, Matching};
 
 /// What [`check_and_realign`] found.
 #[derive(Debug, Default)]
@@ -26,6 +27,8 @@ pub(super) struct Alignment {
     pub(super) warnings: Vec<String>,
     /// Collective ids seen on only some ranks of their group.
     pub(super) partial: BTreeSet<String>,
+    /// Each group's per-rank counts and how its collectives were matched.
+    pub(super) groups: Vec<GroupCounts>,
 }
 
 /// A collective's identity as far as the trace tells it.
@@ -79,36 +82,59 @@ pub(super) fn check_and_realign(rows: &mut [LongRow], mode: Mode, world: usize) 
             Mode::Regular => format!("process group {key}"),
         };
         let counts: Vec<(i64, usize)> = by_rank.iter().map(|(&r, v)| (r, v.len())).collect();
+        let mut group = GroupCounts {
+            label: label.clone(),
+            counts: counts.clone(),
+            matching: Matching::Position,
+            unmatched: 0,
+            note: None,
+        };
         match by_sequence(rows, &by_rank, mode, &key) {
             SeqMatch::Unusable => {}
             SeqMatch::Agrees => {
                 if let Some(w) = positional_mismatch(rows, &by_rank, &label) {
+                    group.matching = Matching::Mispaired;
+                    group.note = Some(w.clone());
                     out.warnings.push(w);
                 }
+                out.groups.push(group);
                 continue;
             }
             SeqMatch::Renumbered(partial) => {
-                out.warnings.push(seq_warning(&label, &counts, &partial));
+                let w = seq_warning(&label, &counts, &partial);
+                group.matching = Matching::Sequence;
+                group.unmatched = partial.len();
+                group.note = Some(w.clone());
+                out.warnings.push(w);
                 out.partial.extend(partial.into_iter().map(|(cid, _)| cid));
+                out.groups.push(group);
                 continue;
             }
         }
         if counts.iter().all(|c| c.1 == counts[0].1) {
             if let Some(w) = positional_mismatch(rows, &by_rank, &label) {
+                group.matching = Matching::Mispaired;
+                group.note = Some(w.clone());
                 out.warnings.push(w);
             }
+            out.groups.push(group);
             continue;
         }
         let partial = realign_group(rows, &by_rank, mode, &key);
         let ids: Vec<&str> = partial.iter().take(5).map(String::as_str).collect();
         let more = if partial.len() > 5 { ", …" } else { "" };
-        out.warnings.push(format!(
+        let w = format!(
             "{label}: {}; matched by type, size and end time instead of position; \
              left out of the matched sheets, as seen on only some ranks: {} ({}{more})",
             count_text(&counts),
             plural(partial.len(), "collective"),
             ids.join(", ")
-        ));
+        );
+        group.matching = Matching::Realigned;
+        group.unmatched = partial.len();
+        group.note = Some(w.clone());
+        out.warnings.push(w);
+        out.groups.push(group);
         out.partial.extend(partial);
     }
     out

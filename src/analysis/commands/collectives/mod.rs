@@ -16,6 +16,8 @@
 //! across ranks), `summary` (straggler and per-type summaries) and
 //! `all2allv` (all_to_allv sheets).
 
+use crate::analysis::diagnosis::Diagnosis;
+use crate::analysis::diagnosis::job::{Arrival, GroupCounts, Job, Matched, diagnose_job};
 use crate::names::sheet;
 use crate::table::Table;
 use crate::trace::{Cat, CollectiveArgs, Trace, is_collective_name};
@@ -34,7 +36,7 @@ pub use long::Mode;
 pub use values::DEFAULT_AGG_METRICS;
 
 use all2allv::{a2av_sheet, build_a2av, summary_a2av_sheet};
-use implicit_sync::{build_sync, summary_sync_sheet, sync_sheet};
+use implicit_sync::{SyncRow, build_sync, summary_sync_sheet, sync_sheet};
 use long::{Nodes, build_long, long_sheet, summary_long_sheet};
 use summary::{by_type_sheet, straggler_sheet};
 
@@ -53,6 +55,9 @@ pub struct CollectiveOptions {
     /// Aggregations of `nccl_summary_implicit_sync` and
     /// `nccl_summary_all2allv`.
     pub agg_metrics: Vec<Agg>,
+    /// How the diagnosis's commands name each rank's trace (index =
+    /// rank); empty: `RANK<r>_TRACE`.
+    pub rank_traces: Vec<String>,
 }
 
 impl Default for CollectiveOptions {
@@ -61,6 +66,7 @@ impl Default for CollectiveOptions {
             world_size: 1,
             gpus_per_node: None,
             agg_metrics: DEFAULT_AGG_METRICS.to_vec(),
+            rank_traces: Vec::new(),
         }
     }
 }
@@ -85,6 +91,12 @@ pub struct CollectiveReport {
     /// Ranks that disagree on their collectives (counts or types), one
     /// line per process group.
     pub warnings: Vec<String>,
+    /// What the job's diagnosis read: counts per group and rank, the
+    /// matched collectives' arrivals.
+    pub job: Job,
+    /// The job's health check (`health.rank_mismatch`) and its findings
+    /// (`comm.straggler`, `comm.skew`).
+    pub diagnosis: Diagnosis,
 }
 
 impl CollectiveReport {
@@ -127,6 +139,8 @@ pub fn analyze_kernels(
         // The reference crashes here; we write the empty summaries.
         sheets.push(Table::new(sheet::NCCL_SUMMARY_IMPLICIT_SYNC, &[]));
         sheets.push(Table::new(sheet::NCCL_SUMMARY_LONG, &[]));
+        let job = job_facts(ranks, opts, &aligned.groups, &[]);
+        let diagnosis = diagnose_job(&job);
         return Ok(CollectiveReport {
             sheets,
             mode,
@@ -136,6 +150,8 @@ pub fn analyze_kernels(
             inferred: 0,
             gpus_per_node: gpn,
             warnings: aligned.warnings,
+            job,
+            diagnosis,
         });
     }
     let sync = build_sync(&long, mode, &aligned.partial)?;
@@ -158,6 +174,8 @@ pub fn analyze_kernels(
     if !sync.is_empty() {
         sheets.push(by_type_sheet(&sync));
     }
+    let job = job_facts(ranks, opts, &aligned.groups, &sync);
+    let diagnosis = diagnose_job(&job);
     Ok(CollectiveReport {
         sheets,
         mode,
@@ -167,7 +185,54 @@ pub fn analyze_kernels(
         inferred: sync.iter().filter(|r| r.inferred).count(),
         gpus_per_node: gpn,
         warnings: aligned.warnings,
+        job,
+        diagnosis,
     })
+}
+
+/// The facts the job's diagnosis reads: the world, the ranks without
+/// collectives, each group's counts and the matched collectives' times.
+fn job_facts(
+    ranks: &[Vec<CollectiveKernel>],
+    opts: &CollectiveOptions,
+    groups: &[GroupCounts],
+    sync: &[SyncRow],
+) -> Job {
+    let collectives = sync
+        .iter()
+        .map(|r| Matched {
+            id: r.cid.clone(),
+            kind: r.kind.clone(),
+            latency_us: r.comm_latency.as_f64().unwrap_or(f64::NAN),
+            arrivals: r
+                .ranks
+                .iter()
+                .map(|(rank, ts, dur, _)| Arrival {
+                    rank: *rank,
+                    start_us: ts.as_f64().unwrap_or(f64::NAN),
+                    dur_us: dur.as_f64().unwrap_or(f64::NAN),
+                })
+                .collect(),
+        })
+        .collect();
+    let any = ranks.iter().any(|k| !k.is_empty());
+    Job {
+        world_size: opts.world_size.max(ranks.len()),
+        ranks: ranks.len(),
+        empty_ranks: (0..ranks.len() as i64)
+            .filter(|&r| any && ranks[r as usize].is_empty())
+            .collect(),
+        groups: groups.to_vec(),
+        collectives,
+        kernel_names: ranks
+            .iter()
+            .map(|k| {
+                let names: std::collections::BTreeSet<&str> = k.iter().map(|c| c.name).collect();
+                names.into_iter().map(String::from).collect()
+            })
+            .collect(),
+        rank_traces: opts.rank_traces.clone(),
+    }
 }
 
 /// One collective kernel of a rank, as the long table reads it.

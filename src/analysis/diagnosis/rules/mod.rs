@@ -7,11 +7,14 @@
 //!   `memcpy.pageable`);
 //! - [`launch`]: kernels shorter than their launch (`kernels.launch_bound`);
 //! - [`comm`]: communication not hidden under compute (`comm.exposed`);
+//! - [`arrivals`]: when the ranks of a job reach their collectives
+//!   (`comm.straggler`, `comm.skew`; run by [`super::job`]);
 //! - [`ops`]: where op time goes (`op.dominant`, `op.variance`,
 //!   `op.low_efficiency`);
 //! - [`fusion`]: runs of memory-bound ops one kernel could do
 //!   (`op.memory_bound_chain`).
 
+pub mod arrivals;
 pub mod comm;
 pub mod fusion;
 pub mod idle;
