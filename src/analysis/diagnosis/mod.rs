@@ -151,8 +151,10 @@ pub fn diagnose(inputs: &Inputs) -> Diagnosis {
         idle_gaps: &clipped,
         ..*inputs
     };
+    let start = std::time::Instant::now();
     let gpu = health::GpuEvents::of(inputs.trace);
     let checks = health::checks_of(inputs.trace, inputs.tree, &gpu);
+    crate::timings::stage("diagnosis: health checks", start);
     let mut d = Diagnosis {
         checks,
         findings: Vec::new(),
@@ -170,7 +172,10 @@ pub fn diagnose(inputs: &Inputs) -> Diagnosis {
             }
             continue;
         }
-        match (rule.run)(inputs, &gpu) {
+        let start = std::time::Instant::now();
+        let found = (rule.run)(inputs, &gpu);
+        crate::timings::stage(&format!("diagnosis: {}", rule.ids[0]), start);
+        match found {
             Ok(found) => d.findings.extend(found),
             Err(reason) => d.abstained.push(Abstention {
                 id: rule.ids[0],

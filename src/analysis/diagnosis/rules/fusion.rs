@@ -118,10 +118,18 @@ pub fn memory_bound_chain(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Findi
         }
         lists.entry(key).or_default().push(r);
     }
+    let mut memo = FxHashMap::default();
     let mut stack: Vec<EventId> = Vec::new();
     for key in order {
         let roots = &lists[&key];
-        scan(trace, inputs, None, roots.iter().copied(), &mut record);
+        scan(
+            trace,
+            inputs,
+            None,
+            roots.iter().copied(),
+            &mut record,
+            &mut memo,
+        );
         stack.extend(roots.iter().copied());
     }
     while let Some(n) = stack.pop() {
@@ -132,7 +140,14 @@ pub fn memory_bound_chain(inputs: &Inputs, _gpu: &GpuEvents) -> Result<Vec<Findi
             .children(n)
             .filter(|&c| !trace.event(c).cat.is_gpu())
             .collect();
-        scan(trace, inputs, Some(n), kids.iter().copied(), &mut record);
+        scan(
+            trace,
+            inputs,
+            Some(n),
+            kids.iter().copied(),
+            &mut record,
+            &mut memo,
+        );
         stack.extend(kids);
     }
     let mut found: Vec<(Option<String>, Vec<String>, Runs)> = kinds
@@ -161,6 +176,7 @@ fn scan(
     parent: Option<EventId>,
     siblings: impl Iterator<Item = EventId>,
     record: &mut impl FnMut(Option<EventId>, &[Member]),
+    memo: &mut FxHashMap<InputKey, Modelled>,
 ) {
     let tree = inputs.tree;
     let mut run: Vec<Member> = Vec::new();
@@ -169,7 +185,7 @@ fn scan(
             continue;
         }
         let member = (trace.event(c).cat == Cat::CpuOp)
-            .then(|| member(trace, inputs, c))
+            .then(|| member(trace, inputs, c, memo))
             .flatten();
         match member {
             Some(m) if run.last().is_none_or(|prev| linked(prev, &m, trace)) => run.push(m),
@@ -186,26 +202,53 @@ fn scan(
     record(parent, &run);
 }
 
+/// An op's name and recorded arguments, by address: the trace interns
+/// both, so equal addresses are equal inputs (ops repeat per layer and
+/// step with the same shapes).
+type InputKey = [usize; 5];
+
+/// What a model evaluation gives a run member: its bytes and its largest
+/// tensor input; None for an op that is no member.
+type Modelled = Option<(f64, Option<(Vec<i64>, f64)>)>;
+
 /// The op `uid` as a run member: a fusible, memory-bound op whose model
-/// gives its bytes.
-fn member(trace: &Trace, inputs: &Inputs, uid: EventId) -> Option<Member> {
-    let class = perf_model::lookup(trace.name(uid))?;
+/// gives its bytes. Evaluations are memoised in `memo`.
+fn member(
+    trace: &Trace,
+    inputs: &Inputs,
+    uid: EventId,
+    memo: &mut FxHashMap<InputKey, Modelled>,
+) -> Option<Member> {
+    let name = trace.name(uid);
+    let class = perf_model::lookup(name)?;
     if !FUSIBLE_FAMILIES.contains(&class.family) {
         return None;
     }
+    let a = trace.op_args(uid);
+    let addr = |v: Option<&ArgValue>| v.map_or(0, |v| v as *const ArgValue as usize);
+    let key = [
+        name.as_ptr() as usize,
+        addr(a.dims),
+        addr(a.types),
+        addr(a.strides),
+        addr(a.concrete),
+    ];
     let kernels = inputs.tree.gpu_events(trace, uid);
-    let names = kernels.iter().map(|&k| trace.name(k)).collect();
-    let input = op_input(trace, uid, names);
-    let eval = perf_model::evaluate(class, &input, false).ok()?;
-    let bytes = eval.bytes.filter(|b| *b > 0.0)?;
-    if eval.flops / bytes > MAX_FLOPS_PER_BYTE {
-        return None;
-    }
+    let modelled = memo
+        .entry(key)
+        .or_insert_with(|| {
+            let names = kernels.iter().map(|&k| trace.name(k)).collect();
+            let input = op_input(trace, uid, names);
+            let eval = perf_model::evaluate(class, &input, false).ok()?;
+            let bytes = eval.bytes.filter(|b| *b > 0.0)?;
+            (eval.flops / bytes <= MAX_FLOPS_PER_BYTE).then(|| (bytes, main_tensor(&input)))
+        })
+        .clone()?;
     Some(Member {
         uid,
-        bytes,
+        bytes: modelled.0,
         kernel_us: kernels.iter().map(|&k| trace.event(k).dur).sum(),
-        main: main_tensor(&input),
+        main: modelled.1,
     })
 }
 

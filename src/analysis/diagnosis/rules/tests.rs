@@ -339,22 +339,18 @@ fn op_low_efficiency_abstains_without_a_gpu_spec() {
     assert!(!d.findings.iter().any(|f| f.id == "op.low_efficiency"));
 }
 
-/// A CPU op `name` over `[ts, ts + 20)` with the recorded `dims` and
-/// `types` (JSON) and contiguous strides, launching kernel `kC` of
-/// `k_dur` µs at `ts + 30`.
-fn shaped(name: &str, ts: f64, dims: &str, types: &str, c: u32, k_dur: f64) -> Vec<String> {
-    let shapes: Vec<Vec<i64>> = serde_json::from_str(dims).unwrap();
-    let strides: Vec<Vec<i64>> = shapes
-        .iter()
-        .map(|s| {
-            let mut st = vec![1i64; s.len()];
-            for i in (0..s.len().saturating_sub(1)).rev() {
-                st[i] = st[i + 1] * s[i + 1];
-            }
-            st
-        })
-        .collect();
-    let strides = serde_json::to_string(&strides).unwrap();
+/// A CPU op `name` over `[ts, ts + 20)` with the recorded `dims`,
+/// `strides` and `types` (JSON), launching kernel `kC` of `k_dur` µs at
+/// `ts + 30`.
+fn shaped(
+    name: &str,
+    ts: f64,
+    dims: &str,
+    strides: &str,
+    types: &str,
+    c: u32,
+    k_dur: f64,
+) -> Vec<String> {
     vec![
         format!(
             r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "ts": {ts}, "dur": 20, "pid": 1, "tid": 1, "args": {{"Input Dims": {dims}, "Input type": {types}, "Input Strides": {strides}}}}}"#
@@ -364,9 +360,10 @@ fn shaped(name: &str, ts: f64, dims: &str, types: &str, c: u32, k_dur: f64) -> V
 }
 
 /// Under a parent op `block`, `aten::add`, `aten::mul` (both of two
-/// 1024 × 1024 floats) and `aten::sigmoid` of `last` dims, 100 µs kernels
+/// 1024 × 1024 floats) and `aten::sigmoid` of `last` dims (and
+/// `last_strides`), 100 µs kernels
 /// each, 200 µs apart.
-fn elementwise_run(last: &str) -> Vec<String> {
+fn elementwise_run(last: &str, last_strides: &str) -> Vec<String> {
     let m = "[1024, 1024]";
     let mut v = vec![format!(
         r#"{{"ph": "X", "cat": "cpu_op", "name": "block", "ts": 0, "dur": 700, "pid": 1, "tid": 1}}"#
@@ -375,6 +372,7 @@ fn elementwise_run(last: &str) -> Vec<String> {
         "aten::add",
         10.0,
         &format!("[{m}, {m}, []]"),
+        "[[1024, 1], [1024, 1], []]",
         r#"["float", "float", "Scalar"]"#,
         1,
         100.0,
@@ -383,6 +381,7 @@ fn elementwise_run(last: &str) -> Vec<String> {
         "aten::mul",
         210.0,
         &format!("[{m}, {m}]"),
+        "[[1024, 1], [1024, 1]]",
         r#"["float", "float"]"#,
         2,
         100.0,
@@ -391,6 +390,7 @@ fn elementwise_run(last: &str) -> Vec<String> {
         "aten::sigmoid",
         410.0,
         &format!("[{last}]"),
+        &format!("[{last_strides}]"),
         r#"["float"]"#,
         3,
         100.0,
@@ -404,7 +404,7 @@ fn memory_bound_chain_finds_a_run_of_elementwise_ops() {
     // sigmoid 2·4N, 8·4N = 33.554 MB in all; the two tensors handed on
     // save a write and a read each, 4·4N, so fused they move 4·4N =
     // 16.777 MB, half: the 300 µs of kernels would take 150 µs less.
-    let d = diagnose(&elementwise_run("[1024, 1024]"));
+    let d = diagnose(&elementwise_run("[1024, 1024]", "[1024, 1]"));
     let f = found(&d, "op.memory_bound_chain");
     assert_eq!(f.subject.as_deref(), Some("block"));
     assert_eq!(f.shape.as_deref(), Some("(1024, 1024)"));
@@ -422,7 +422,7 @@ fn memory_bound_chain_ends_where_the_shapes_do_not_follow() {
     // sigmoid takes another shape: add → mul alone is left, 3·4N each,
     // fused 6·4N − 2·4N = 4·4N of 6·4N: two thirds, under the 70 %
     // bound; 200 µs of kernels, 66.7 µs less.
-    let d = diagnose(&elementwise_run("[512, 64]"));
+    let d = diagnose(&elementwise_run("[512, 64]", "[64, 1]"));
     let f = found(&d, "op.memory_bound_chain");
     assert_value(f, "ops_per_run", 2.0);
     assert_value(f, "fused_bytes_per_run", 16.777216);
@@ -432,12 +432,13 @@ fn memory_bound_chain_ends_where_the_shapes_do_not_follow() {
 #[test]
 fn memory_bound_chain_is_silent_with_other_work_between() {
     // A GEMM between each pair ends every run at one op.
-    let mut v = elementwise_run("[1024, 1024]");
+    let mut v = elementwise_run("[1024, 1024]", "[1024, 1]");
     for (i, ts) in [(4u32, 150.0), (5, 350.0)] {
         v.extend(shaped(
             "aten::mm",
             ts,
             "[[1024, 1024], [1024, 1024]]",
+            "[[1024, 1], [1024, 1]]",
             r#"["float", "float"]"#,
             i,
             20.0,
