@@ -89,10 +89,14 @@ fn conformance(model: &str) {
         .unwrap();
     let text = String::from_utf8_lossy(&c.stdout);
     assert!(c.status.success(), "conform.py failed:\n{text}");
-    // Every expected sheet was checked, and we wrote no others.
+    // Every expected sheet was checked, and we wrote no others but the
+    // health checks and the change findings.
     let n = fs::read_dir(&expected).unwrap().count();
     assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
-    assert_eq!(dir_files(&out).len(), n);
+    let names: Vec<String> = dir_files(&out).into_iter().map(|f| f.0).collect();
+    assert_eq!(names.len(), n + 2, "{names:?}");
+    assert!(names.contains(&"health.csv".to_string()), "{names:?}");
+    assert!(names.contains(&"findings.csv".to_string()), "{names:?}");
 }
 
 #[test]
@@ -153,7 +157,16 @@ fn same_tables_from_every_input_kind(model: &str) {
     let n = fs::read_dir(shared.join(format!("corpus/compare/{model}_h100_vs_mi300.ref")))
         .unwrap()
         .count();
-    assert_eq!(from_csv.len(), n, "one CSV per comparison sheet");
+    assert_eq!(
+        from_csv.len(),
+        n + 2,
+        "one CSV per comparison sheet, the health checks and the findings"
+    );
+    let statuses = |dir: &str| {
+        let h = fs::read(t.join(dir).join("health.csv")).unwrap();
+        let h = parse_csv(&h, "health").unwrap();
+        (texts(&h, "id"), texts(&h, "status"))
+    };
     for other in ["from_xlsx", "from_traces"] {
         let files = dir_files(&t.join(other));
         assert_eq!(
@@ -161,8 +174,14 @@ fn same_tables_from_every_input_kind(model: &str) {
             from_csv.iter().map(|f| &f.0).collect::<Vec<_>>()
         );
         for ((name, a), (_, b)) in files.iter().zip(&from_csv) {
+            // The health sheets name their inputs, and only traces give
+            // the tree diff's change findings; the verdicts agree.
+            if name == "health.csv" || name == "findings.csv" {
+                continue;
+            }
             assert!(a == b, "{other}/{name} differs from the CSV-input result");
         }
+        assert_eq!(statuses(other), statuses("from_csv"), "{other}");
     }
 }
 
@@ -317,7 +336,16 @@ fn sheet_selection() {
         .arg(&out));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let names: Vec<String> = dir_files(&out).into_iter().map(|f| f.0).collect();
-    assert_eq!(names, ["gpu_timeline.csv", "ops_summary.csv"]);
+    // The health checks and change findings come with every selection.
+    assert_eq!(
+        names,
+        [
+            "findings.csv",
+            "gpu_timeline.csv",
+            "health.csv",
+            "ops_summary.csv"
+        ]
+    );
     // Identical inputs: every difference is zero.
     let tl = parse_csv(&fs::read(out.join("gpu_timeline.csv")).unwrap(), "t").unwrap();
     let d = tl.column("time ms__b_diff").unwrap();
@@ -1125,6 +1153,82 @@ fn a_report_without_a_health_sheet_cannot_tell() {
         "{h}"
     );
     assert!(ids(&v["cannot_tell"]).contains(&"change.health_differs"));
+}
+
+/// The text cells of column `name` of `t`, empty cells as "".
+fn texts(t: &Table, name: &str) -> Vec<String> {
+    let c = t.column(name).unwrap_or_else(|| panic!("no column {name}"));
+    c.values
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn sheet_outputs_hold_each_sides_health_and_the_change_findings() {
+    let (a, b) = (
+        testdata("diff/split_base.json"),
+        testdata("diff/split_variant.json"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--csv")
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let health = parse_csv(&fs::read(out.join("health.csv")).unwrap(), "health").unwrap();
+    let sides = texts(&health, "side");
+    let n = sides.len() / 2;
+    assert!(n >= 8, "{sides:?}");
+    assert_eq!(sides[..n], vec!["split_base".to_string(); n][..]);
+    assert_eq!(sides[n..], vec!["split_variant".to_string(); n][..]);
+    let traces = texts(&health, "trace");
+    assert_eq!(traces[0], a.display().to_string());
+    assert_eq!(traces[n], b.display().to_string());
+    let ids = texts(&health, "id");
+    assert_eq!(ids[..n], ids[n..]);
+    assert!(ids.contains(&"health.overlapping_kernels".to_string()));
+    // The variant's change findings: the GEMM got faster, by new kernels.
+    let f = parse_csv(&fs::read(out.join("findings.csv")).unwrap(), "findings").unwrap();
+    assert_eq!(
+        texts(&f, "id")[..2],
+        ["change.op_moved", "change.kernels_changed"]
+    );
+    assert!(texts(&f, "side").iter().all(|s| s == "split_variant"));
+    assert_eq!(texts(&f, "subject")[0], "aten::mm");
+    assert!(
+        texts(&f, "commands")[0].starts_with("tracelens diff "),
+        "{:?}",
+        texts(&f, "commands")
+    );
+
+    // A report without a health sheet: one row saying its health is unknown.
+    let rep = tmp.path().join("rep");
+    let r = run(tracelens()
+        .arg("report")
+        .arg(&a)
+        .arg("--csv")
+        .arg(&rep)
+        .arg("-q"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    fs::remove_file(rep.join("health.csv")).unwrap();
+    let out2 = tmp.path().join("out2");
+    let r = run(tracelens()
+        .arg("compare")
+        .arg(&rep)
+        .arg(&b)
+        .arg("--csv")
+        .arg(&out2));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let health = parse_csv(&fs::read(out2.join("health.csv")).unwrap(), "health").unwrap();
+    let (sides, statuses) = (texts(&health, "side"), texts(&health, "status"));
+    assert_eq!(sides.iter().filter(|s| *s == "rep").count(), 1, "{sides:?}");
+    assert_eq!(statuses[0], "cannot_tell");
+    assert!(texts(&health, "summary")[0].contains("no health sheet"));
+    assert_eq!(sides[1], "split_variant");
 }
 
 #[test]

@@ -167,7 +167,7 @@ pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, St
     } = tracelens::load_compare_inputs_with(&a.inputs, &a.names, load).map_err(super::chain)?;
     let mut messages: Vec<(&'static str, String)> =
         warnings.into_iter().map(|w| ("warning", w)).collect();
-    let comparison = if with_tables {
+    let mut comparison = if with_tables {
         let c = compare::compare(&inputs, &groups).map_err(|e| e.to_string())?;
         messages.extend(c.notes.iter().map(|n| ("note", n.clone())));
         Some(c)
@@ -184,6 +184,9 @@ pub(super) fn compute(a: &CompareArgs, with_tables: bool) -> Result<Computed, St
     }
     // Again, with the tree diffs: the kernels behind a moved op.
     compare::find_changes(&mut verdict, &inputs);
+    if let Some(c) = comparison.as_mut() {
+        c.sheets.extend(compare::diagnosis_sheets(&verdict));
+    }
     let texts = verdict_texts(&verdict)?;
     Ok(Computed {
         comparison,

@@ -257,6 +257,30 @@ def test_compare_sheets_and_verdict_match_the_command(binary, tmp_path):
         tracelens.compare(trace)
 
 
+def test_compare_and_collectives_health_are_their_json(binary, tmp_path):
+    # compare: each side's checks, then the change findings, as in --json.
+    base, variant = TESTDATA / "diff/split_base.json", TESTDATA / "diff/split_variant.json"
+    result = tracelens.compare(base, variant)
+    doc = json.loads(run(binary, "compare", base, variant, "--json", "-"))
+    health = result.health
+    assert list(health["side"].unique()) == ["split_base", "split_variant"]
+    for side in doc["health"]:
+        rows = health[health["side"] == side["name"]]
+        assert list(rows["id"]) == [c["id"] for c in side["checks"]]
+        assert list(rows["status"]) == [c["status"] for c in side["checks"]]
+    found = [f["id"] for f in result.finding_records() if f["severity"] != "cannot_tell"]
+    assert found == [f["id"] for f in doc["findings"]]
+    assert found[:2] == ["change.op_moved", "change.kernels_changed"]
+    # collectives: the job's checks and findings.
+    job = corpus("multirank/dlrm_v100_8rank")
+    coll = tracelens.collectives(job)
+    doc = json.loads(run(binary, "collectives", "--trace-dir", job, "--json", "-", "-q"))
+    assert list(coll.health["id"]) == [c["id"] for c in doc["health"]["checks"]]
+    ranked = [f["id"] for f in coll.finding_records() if f["severity"] != "cannot_tell"]
+    assert ranked == [f["id"] for f in doc["findings"]]
+    assert "comm.skew" in ranked
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), -1])
 def test_compare_refuses_a_threshold_the_command_refuses(bad):
     trace = TESTDATA / "example.json"

@@ -2,7 +2,7 @@
 //! finding (ranked) and per rule that could not tell.
 
 use super::health::CHECK_IDS;
-use super::{Check, Diagnosis, Evidence, Status};
+use super::{Abstention, Check, Diagnosis, Evidence, Finding, Status};
 use crate::names::diagnosis::col;
 use crate::names::sheet;
 use crate::table::{Table, Value};
@@ -17,12 +17,37 @@ pub fn health(d: &Diagnosis) -> Table {
 /// per side (e.g. `baseline`, then `variant`), each side's checks in
 /// their order. `sides`: (side, trace, checks).
 pub fn health_by_side(sides: &[(&str, &str, &[Check])]) -> Table {
-    let one = health_of(&[]);
+    by_side(
+        health_of(&[]),
+        sides
+            .iter()
+            .map(|&(side, trace, checks)| (side, trace, health_of(checks))),
+    )
+}
+
+/// `findings` with a `side` and a `trace` column first: one block of rows
+/// per side, each ranked on its own, then its rules that could not tell.
+/// `sides`: (side, trace, findings, abstentions); `command_trace` names
+/// the trace in commands.
+pub fn findings_by_side(
+    sides: &[(&str, &str, &[Finding], &[Abstention])],
+    command_trace: &str,
+) -> Table {
+    by_side(
+        findings_of(&[], &[], command_trace),
+        sides.iter().map(|&(side, trace, found, abstained)| {
+            (side, trace, findings_of(found, abstained, command_trace))
+        }),
+    )
+}
+
+/// One table of `parts` (side, trace, a sheet shaped like `empty`), each
+/// row led by its side and trace.
+fn by_side<'a>(empty: Table, parts: impl Iterator<Item = (&'a str, &'a str, Table)>) -> Table {
     let mut names = vec![col::SIDE, col::TRACE];
-    names.extend(one.columns.iter().map(|c| c.name.as_str()));
-    let mut t = Table::new(sheet::HEALTH, &names);
-    for &(side, trace, checks) in sides {
-        let part = health_of(checks);
+    names.extend(empty.columns.iter().map(|c| c.name.as_str()));
+    let mut t = Table::new(&empty.name, &names);
+    for (side, trace, part) in parts {
         for r in part.rows() {
             let mut row = vec![Value::from(side), Value::from(trace)];
             row.extend(r.to_vec());
@@ -62,6 +87,10 @@ fn health_of(checks: &[Check]) -> Table {
 /// (severity `cannot_tell`, the reason as summary). `trace` is how the
 /// commands name the trace.
 pub fn findings(d: &Diagnosis, trace: &str) -> Table {
+    findings_of(&d.findings, &d.abstained, trace)
+}
+
+fn findings_of(found: &[Finding], abstained: &[Abstention], trace: &str) -> Table {
     let mut t = Table::new(
         sheet::FINDINGS,
         &[
@@ -83,7 +112,7 @@ pub fn findings(d: &Diagnosis, trace: &str) -> Table {
         ],
     );
     let text = |s: Option<&str>| s.map_or(Value::Null, Value::from);
-    for (i, f) in d.findings.iter().enumerate() {
+    for (i, f) in found.iter().enumerate() {
         let commands: Vec<String> = f.commands.iter().map(|c| c.line(trace)).collect();
         t.push_row(vec![
             Value::Int(i as i64 + 1),
@@ -103,7 +132,7 @@ pub fn findings(d: &Diagnosis, trace: &str) -> Table {
             cell(&commands.join("; ")),
         ]);
     }
-    for a in &d.abstained {
+    for a in abstained {
         let mut row = vec![Value::Null; t.columns.len()];
         row[1] = Value::from(a.id);
         row[2] = Value::from("cannot_tell");

@@ -23,6 +23,7 @@ pub mod change;
 mod gate;
 pub mod health;
 mod join;
+mod sheets;
 mod split;
 mod validate;
 mod verdict;
@@ -37,6 +38,7 @@ use split::split;
 pub use change::Changes;
 pub use gate::{find_changes, fmt_pct, gate};
 pub use health::{HealthSource, SideHealth};
+pub use sheets::diagnosis_sheets;
 pub use validate::{SheetProblem, check_report_sheets};
 pub use verdict::{
     Change, DEFAULT_MAX_UNMATCHED_PCT, Gate, GateOptions, ItemComparison, SCHEMA_VERSION, Side,
