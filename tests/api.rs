@@ -61,7 +61,7 @@ fn gpu_less_trace_keeps_only_the_short_kernel_sheets() {
     );
     assert_eq!(report.quality.gpu_events, 0);
     // No GPU events: the health gate fails.
-    let d = report.diagnosis.as_ref().unwrap();
+    let d = &report.diagnosis;
     assert_eq!(d.verdict(), tracelens::analysis::diagnosis::Status::Fail);
 }
 

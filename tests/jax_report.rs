@@ -587,7 +587,10 @@ fn summary_shows_the_mean_timeline_and_kernel_categories() {
     );
     // 0.0245 ms, printed with three decimals.
     assert!((xla[3].parse::<f64>().unwrap() - 0.0245).abs() <= 0.0005 + 1e-12);
-    assert_eq!(lines.len(), 4);
+    // The health verdict closes it: a copy and a kernel of GPU 0 have no
+    // host launch (a warning, no failed check to list).
+    assert_eq!(lines[4], "Trace health: warn");
+    assert_eq!(lines.len(), 5);
 
     let md = markdown::page_text(&summary::page(&r, "t.xplane.pb"));
     for want in [
@@ -611,4 +614,50 @@ fn summary_shows_the_mean_timeline_and_kernel_categories() {
         "{conv}"
     );
     assert!(!md.contains("All GPU events are linked"), "{md}");
+}
+
+#[test]
+fn health_checks_read_the_kernels_launches_and_records() {
+    let mut r = run_report(&trace(), &ReportOptions::default());
+    let d = &r.diagnosis;
+    let status = |id: &str| {
+        let c = d.checks.iter().find(|c| c.id == id).unwrap();
+        (c.status.as_str(), c.summary.clone())
+    };
+    // Six GPU events: MemcpyDtoD (10 µs) and the second Im3d2Col
+    // (15.5 µs) carry no correlation, so no launch: 25.5 of the 351.25 µs
+    // busy (7.26%).
+    let (s, text) = status("health.unlinked_kernels");
+    assert_eq!(s, "warn");
+    assert!(
+        text.starts_with(
+            "2 of 6 GPU events have no host launch in the trace: 0.025 ms (7.26% of GPU busy time)"
+        ),
+        "{text}"
+    );
+    // Every launch (90, 95, 97, 990 µs) precedes its kernel.
+    assert_eq!(status("health.clock_skew").0, "pass");
+    assert_eq!(status("health.overlapping_kernels").0, "pass");
+    // Four of the five kernels name an HLO op with a record; the copy is
+    // no kernel.
+    let (s, text) = status("health.no_shapes");
+    assert_eq!(
+        (s, text.as_str()),
+        ("pass", "4 of 5 kernels have the shapes of their op")
+    );
+    for id in [
+        "health.dropped_kernels",
+        "health.graph_hidden",
+        "health.truncated",
+    ] {
+        assert_eq!(status(id).0, "cannot_tell", "{id}");
+    }
+    // No communication: no finding; the host-tree rules say why not.
+    assert!(d.findings.is_empty());
+    let reasons: Vec<&str> = d.abstained.iter().map(|a| a.id).collect();
+    assert!(reasons.contains(&"idle.host_bound") && reasons.contains(&"op.dominant"));
+    assert!(!reasons.contains(&"comm.exposed"));
+    r.push_diagnosis_sheets();
+    assert!(r.sheets.iter().any(|t| t.name == "health"));
+    assert!(r.sheets.iter().any(|t| t.name == "findings"));
 }

@@ -34,13 +34,50 @@ fn small_trace_sheets() {
     assert_eq!(
         common::entries(&csv),
         [
+            "findings.csv",
             "gpu_timeline.csv",
+            "health.csv",
             "kernel_details.csv",
             "kernel_summary.csv",
             "kernel_summary_by_category.csv",
             "short_kernel_histogram.csv",
             "short_kernels_summary.csv"
         ]
+    );
+    // The checks the dispatches support: six GPU events; dispatch 2
+    // ([1140, 1141] µs) lies inside dispatch 1 ([1100, 1150] µs) on the
+    // same stream of the same agent, an overlap of 1 µs, within the
+    // tolerance. The others need host calls or shapes the trace lacks.
+    let health = std::fs::read_to_string(csv.join("health.csv")).unwrap();
+    let status: Vec<(&str, &str)> = health
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split(',');
+            (f.next().unwrap(), f.next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("health.no_gpu", "pass"),
+            ("health.unlinked_kernels", "cannot_tell"),
+            ("health.overlapping_kernels", "pass"),
+            ("health.clock_skew", "cannot_tell"),
+            ("health.dropped_kernels", "cannot_tell"),
+            ("health.graph_hidden", "cannot_tell"),
+            ("health.no_shapes", "cannot_tell"),
+            ("health.truncated", "cannot_tell"),
+        ]
+    );
+    assert!(
+        health.contains("health.no_gpu,pass,6 GPU events,"),
+        "{health}"
+    );
+    let findings = std::fs::read_to_string(csv.join("findings.csv")).unwrap();
+    assert!(
+        findings.contains(",comm.exposed,cannot_tell,,cannot tell: the rocprofv3 report's GPU timeline does not split communication from compute,"),
+        "{findings}"
     );
     // init..fini = 1 ms. Kernel intervals (µs): [1100,1150] holds [1140,1141];
     // [1200,1300] touches [1300,1301.5]; [1400,1401]; [1500,1530]:

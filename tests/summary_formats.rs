@@ -71,7 +71,9 @@ fn rocprof_summary_shows_busy_idle_and_categories_in_ms() {
         assert!(line.trim_start().starts_with(name), "{line}");
         assert_printed(line, &[count, ns / 1e6, ns / total * 100.0]);
     }
-    assert!(term[5].starts_with("wrote "), "{term:?}");
+    // The two checks the dispatches support pass; the others cannot tell.
+    assert_eq!(term[5], "Trace health: pass");
+    assert!(term[6].starts_with("wrote "), "{term:?}");
 
     assert!(md.contains("\n### GPU timeline\n"), "{md}");
     // Three significant digits, shares to 0.1%: 0.1825 ms is stored a
@@ -92,8 +94,22 @@ fn rocprof_summary_shows_busy_idle_and_categories_in_ms() {
         assert!(md.contains(&format!("\n{row}\n")), "{row} in {md}");
     }
     assert!(md.contains("columns labelled `(µs)` hold ns"), "{md}");
-    // rocprof records have no host launches to vouch for.
-    assert!(!md.contains("host launch"), "{md}");
+    // rocprof records have no host launches to vouch for: the checks
+    // that read them cannot tell, and the rules that read the host call
+    // tree are named once, with their one reason.
+    assert!(md.contains("\n- `health.unlinked_kernels` cannot_tell: rocprofv3 traces link no host launch to their GPU work\n"), "{md}");
+    assert!(md.contains("; `idle.host_bound`, `idle.sync`, "), "{md}");
+    assert_eq!(
+        md.matches("the rule reads the host call tree").count(),
+        1,
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "\nTrace health: **pass: no check found a problem** (6 of 8 checks could not tell)\n"
+        ),
+        "{md}"
+    );
     assert!(md.ends_with("### Trace quality\n\nNo warnings.\n"), "{md}");
 }
 

@@ -115,8 +115,9 @@ class Report:
     @property
     def health(self) -> Optional["pandas.DataFrame"]:
         """The trace's health checks (the ``health`` sheet: one row per
-        check with its ``status`` and ``evidence``); None for a report
-        without a diagnosis (JAX, rocprofv3, other commands)."""
+        check with its ``status`` and ``evidence``); None for a result
+        without one (commands other than ``report``, ``collectives`` and
+        ``compare``)."""
         return self["health"] if "health" in self else None
 
     @property

@@ -238,22 +238,20 @@ pub struct Report {
     pub timeline: Option<Timeline>,
     /// Trace-quality facts.
     pub quality: TraceQuality,
-    /// The health checks and findings (PyTorch traces).
-    pub diagnosis: Option<diagnosis::Diagnosis>,
+    /// The health checks and findings.
+    pub diagnosis: diagnosis::Diagnosis,
 }
 
 impl Report {
-    /// Appends the `health` and `findings` sheets of the diagnosis, if
-    /// there is one. The sheets' commands name the trace `TRACE`, so that
-    /// a trace gives the same sheets under any file name.
+    /// Appends the `health` and `findings` sheets of the diagnosis. The
+    /// sheets' commands name the trace `TRACE`, so that a trace gives the
+    /// same sheets under any file name.
     pub fn push_diagnosis_sheets(&mut self) {
-        if let Some(d) = &self.diagnosis {
-            let sheets = [
-                diagnosis::sheets::health(d),
-                diagnosis::sheets::findings(d, "TRACE"),
-            ];
-            self.sheets.extend(sheets);
-        }
+        let sheets = [
+            diagnosis::sheets::health(&self.diagnosis),
+            diagnosis::sheets::findings(&self.diagnosis, "TRACE"),
+        ];
+        self.sheets.extend(sheets);
     }
 }
 

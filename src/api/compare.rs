@@ -309,15 +309,7 @@ fn read_input(path: &Path, kind: InputKind, keep_trace: bool) -> Loaded {
                 .map(|n| format!("{}: {n}", crate::quote::quoted(path)))
                 .collect();
             let keep = keep_trace && trace.info().profiler == Profiler::PyTorch;
-            // A trace without a diagnosis (not a PyTorch trace) has its
-            // health told by none of the checks.
-            let health = match report.diagnosis {
-                Some(d) => SideHealth::of_trace(d.checks),
-                None => SideHealth {
-                    note: Some("the health checks run on PyTorch traces only".into()),
-                    ..SideHealth::default()
-                },
-            };
+            let health = SideHealth::of_trace(report.diagnosis.checks);
             Ok(Read {
                 sheets: report.sheets,
                 notes,

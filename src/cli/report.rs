@@ -329,10 +329,7 @@ pub(crate) fn run(a: ReportArgs) -> Result<i32> {
 /// The exit status: [`STRICT_FAIL_EXIT`] under `--strict` when a health
 /// check fails, else 0.
 fn strict_exit(strict: bool, report: &Report) -> i32 {
-    let failed = report
-        .diagnosis
-        .as_ref()
-        .is_some_and(|d| d.verdict() == tracelens::analysis::diagnosis::Status::Fail);
+    let failed = report.diagnosis.verdict() == tracelens::analysis::diagnosis::Status::Fail;
     if strict && failed {
         super::print_warning("--strict: a health check failed (exit 3)");
         STRICT_FAIL_EXIT

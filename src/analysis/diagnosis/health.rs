@@ -117,9 +117,11 @@ pub fn checks(trace: &Trace, tree: &Tree) -> Vec<Check> {
 pub fn checks_of(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Vec<Check> {
     vec![
         no_gpu(gpu),
-        unlinked_kernels(tree, gpu),
+        unlinked_kernels(gpu, &|id| tree.parent(id)),
         overlapping_kernels(gpu),
-        clock_skew(trace, tree, gpu),
+        clock_skew(trace, gpu, &|id| {
+            tree.parent(id).filter(|&p| trace.event(p).cat.is_runtime())
+        }),
         dropped_kernels(trace, tree),
         graph_hidden(trace, tree, gpu),
         no_shapes(trace),
@@ -175,8 +177,10 @@ pub fn verdict_of(statuses: impl IntoIterator<Item = Status>) -> Status {
 
 /// The trace's GPU events (kernels, copies, fills) with their streams.
 pub struct GpuEvents {
-    /// (stream, start µs, end µs, event), by stream then start.
-    by_stream: Vec<(i64, f64, f64, EventId)>,
+    /// (stream, start µs, end µs, event), by stream then start; the event
+    /// is None for work a format keeps no event of (rocprofv3 dispatches),
+    /// the stream -1 where the trace names none.
+    by_stream: Vec<(i64, f64, f64, Option<EventId>)>,
     /// Union of all their intervals, in order.
     pub busy: Vec<Interval>,
     /// Its length, µs.
@@ -186,24 +190,64 @@ pub struct GpuEvents {
 impl GpuEvents {
     /// The GPU events of `trace` with finite times.
     pub fn of(trace: &Trace) -> GpuEvents {
-        let mut by_stream = Vec::new();
+        let mut work = Vec::new();
         for (id, e) in trace.events() {
-            if e.cat.is_gpu() && e.ts.is_finite() && e.dur.is_finite() {
+            if e.cat.is_gpu() {
                 let stream = trace.args(id).and_then(|a| a.links().stream).unwrap_or(-1);
-                by_stream.push((stream, e.ts, e.t_end(), id));
+                work.push((stream, e.ts, e.t_end(), Some(id)));
             }
         }
-        by_stream.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let busy = union(by_stream.iter().map(|g| (g.1, g.2)).collect());
+        GpuEvents::of_work(work)
+    }
+
+    /// GPU work given as (stream, start µs, end µs, event); items with a
+    /// time that is not finite are left out.
+    pub fn of_work(mut work: Vec<(i64, f64, f64, Option<EventId>)>) -> GpuEvents {
+        work.retain(|w| w.1.is_finite() && w.2.is_finite());
+        work.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let busy = union(work.iter().map(|g| (g.1, g.2)).collect());
         let busy_us = length(&busy);
         GpuEvents {
-            by_stream,
+            by_stream: work,
             busy,
             busy_us,
         }
     }
 
-    fn share_pct(&self, us: f64) -> f64 {
+    /// GPU work whose stream is any key (a device and stream id pair, a
+    /// process and thread pair), None where the work names no stream.
+    pub fn of_keyed<K: std::hash::Hash + Eq>(
+        work: impl IntoIterator<Item = (Option<K>, f64, f64, Option<EventId>)>,
+    ) -> GpuEvents {
+        let mut streams = rustc_hash::FxHashMap::default();
+        let work = work
+            .into_iter()
+            .map(|(key, a, b, id)| {
+                let next = streams.len() as i64;
+                let stream = key.map_or(-1, |k| *streams.entry(k).or_insert(next));
+                (stream, a, b, id)
+            })
+            .collect();
+        GpuEvents::of_work(work)
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.by_stream.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_stream.is_empty()
+    }
+
+    /// The events (those that have one), by stream then start.
+    pub(super) fn events(&self) -> impl Iterator<Item = (f64, f64, EventId)> + '_ {
+        self.by_stream.iter().filter_map(|w| Some((w.1, w.2, w.3?)))
+    }
+
+    /// `us` as a share (%) of their busy time.
+    pub(super) fn share_pct(&self, us: f64) -> f64 {
         share(us, self.busy_us)
     }
 }
@@ -230,7 +274,12 @@ fn graded(total: usize, affected: usize, share_pct: f64) -> Status {
 }
 
 /// A check with its fields.
-fn check(id: &'static str, status: Status, summary: String, evidence: Vec<Evidence>) -> Check {
+pub(super) fn check(
+    id: &'static str,
+    status: Status,
+    summary: String,
+    evidence: Vec<Evidence>,
+) -> Check {
     Check {
         id,
         status,
@@ -242,8 +291,8 @@ fn check(id: &'static str, status: Status, summary: String, evidence: Vec<Eviden
 }
 
 /// `health.no_gpu`: a trace without GPU events has no GPU figures.
-fn no_gpu(gpu: &GpuEvents) -> Check {
-    let n = gpu.by_stream.len();
+pub fn no_gpu(gpu: &GpuEvents) -> Check {
+    let n = gpu.len();
     let mut c = check(
         "health.no_gpu",
         if n == 0 { Status::Fail } else { Status::Pass },
@@ -266,18 +315,20 @@ fn no_gpu(gpu: &GpuEvents) -> Check {
 /// the span of the linked GPU work it only leaves work out (warn); inside
 /// it, the timeline reports that time as idle and the op sheets miss it
 /// (fail from [`FAIL_SHARE_PCT`] of the GPU's busy time).
-fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
+/// `launch`: the host call that launched a GPU event, if the trace links
+/// one.
+fn unlinked_kernels(gpu: &GpuEvents, launch: &dyn Fn(EventId) -> Option<EventId>) -> Check {
     let (mut all, mut linked): (Vec<Interval>, Vec<Interval>) = (Vec::new(), Vec::new());
     let mut events = Vec::new();
-    for &(_, a, b, id) in &gpu.by_stream {
+    for (a, b, id) in gpu.events() {
         all.push((a, b));
-        if tree.parent(id).is_some() {
+        if launch(id).is_some() {
             linked.push((a, b));
         } else if events.len() < MAX_EVENTS {
             events.push(id);
         }
     }
-    let n = gpu.by_stream.len() - linked.len();
+    let n = gpu.len() - linked.len();
     let span = linked
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |s, iv| {
@@ -292,13 +343,13 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
     let us = length(&union(all)) - linked_us;
     let inside_us = (length(&union(inside)) - linked_us).max(0.0);
     let pct = gpu.share_pct(inside_us);
-    let status = graded(gpu.by_stream.len(), n, pct);
+    let status = graded(gpu.len(), n, pct);
     let mut c = check(
         "health.unlinked_kernels",
         status,
         format!(
             "{n} of {} GPU events have no host launch in the trace: {:.3} ms, of which {:.3} ms ({pct:.2}% of GPU busy time) among the linked work, where it reads as idle",
-            gpu.by_stream.len(),
+            gpu.len(),
             us / 1e3,
             inside_us / 1e3
         ),
@@ -319,7 +370,7 @@ fn unlinked_kernels(tree: &Tree, gpu: &GpuEvents) -> Check {
 /// `health.overlapping_kernels`: GPU events of one stream overlapping in
 /// time, which a stream cannot do: a corrupted or merged trace. Sheets
 /// that sum kernel times then count the overlap twice.
-fn overlapping_kernels(gpu: &GpuEvents) -> Check {
+pub fn overlapping_kernels(gpu: &GpuEvents) -> Check {
     let mut pairs = 0usize;
     let mut overlap_us = 0.0;
     let mut events = Vec::new();
@@ -333,12 +384,12 @@ fn overlapping_kernels(gpu: &GpuEvents) -> Check {
             pairs += 1;
             overlap_us += o;
             if events.len() < MAX_EVENTS {
-                events.extend([prev.3, next.3]);
+                events.extend([prev.3, next.3].into_iter().flatten());
             }
         }
     }
     let pct = gpu.share_pct(overlap_us);
-    let status = graded(gpu.by_stream.len(), pairs, pct);
+    let status = graded(gpu.len(), pairs, pct);
     let mut c = check(
         "health.overlapping_kernels",
         status,
@@ -362,15 +413,17 @@ fn overlapping_kernels(gpu: &GpuEvents) -> Check {
 /// `health.clock_skew`: GPU work starting before the host call that
 /// launched it: the host and GPU clocks disagree, and every launch delay
 /// and idle cause read from the two is off by as much.
-fn clock_skew(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
+/// `launch`: the host launch call of a GPU event, if the trace links one.
+pub fn clock_skew(
+    trace: &Trace,
+    gpu: &GpuEvents,
+    launch: &dyn Fn(EventId) -> Option<EventId>,
+) -> Check {
     let (mut linked, mut early, mut worst) = (0usize, 0usize, 0.0f64);
     let mut events = Vec::new();
-    for &(_, a, _, id) in &gpu.by_stream {
-        let Some(p) = tree.parent(id) else { continue };
+    for (a, _, id) in gpu.events() {
+        let Some(p) = launch(id) else { continue };
         let launch = trace.event(p);
-        if !launch.cat.is_runtime() {
-            continue;
-        }
         linked += 1;
         let lead = launch.ts - a;
         if lead > SKEW_TOLERANCE_US {
@@ -479,7 +532,7 @@ fn no_shapes(trace: &Trace) -> Check {
 /// `health.truncated`: a `ProfilerStep#N` that ends after every other
 /// event of the trace ends: the trace was cut inside the step, whose
 /// figures cover only part of it.
-fn truncated(trace: &Trace) -> Check {
+pub fn truncated(trace: &Trace) -> Check {
     let mut last_end = f64::NEG_INFINITY;
     let mut steps: Vec<(f64, EventId)> = Vec::new();
     for (id, e) in trace.events() {
@@ -540,7 +593,7 @@ fn truncated(trace: &Trace) -> Check {
 fn graph_hidden(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
     let mut ivs: Vec<Interval> = Vec::new();
     let mut events = Vec::new();
-    for &(_, a, b, id) in &gpu.by_stream {
+    for (a, b, id) in gpu.events() {
         let Some(p) = tree.parent(id) else { continue };
         let pe = trace.event(p);
         if pe.cat.is_runtime() && is_graph_launch(trace.name_of(pe)) {
@@ -553,7 +606,7 @@ fn graph_hidden(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Check {
     let n = ivs.len();
     let us = length(&union(ivs));
     let pct = gpu.share_pct(us);
-    let status = match gpu.by_stream.len() {
+    let status = match gpu.len() {
         0 => Status::CannotTell,
         _ if n == 0 => Status::Pass,
         _ => Status::Warn,

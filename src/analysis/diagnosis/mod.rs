@@ -14,6 +14,7 @@
 //! - [`fleet`]: the traces' diagnoses across a fleet;
 //! - [`job`]: the check and findings of a multi-rank job's collectives.
 
+pub mod device;
 pub mod finding;
 pub mod fleet;
 pub mod health;

@@ -293,6 +293,24 @@ pub fn count_in_gpu_processes(trace: &Trace, keep: impl Fn(&Event) -> bool + Syn
         .sum()
 }
 
+/// The events of GPU processes that `keep` accepts, in UID order, found
+/// on every core.
+pub fn in_gpu_processes(trace: &Trace, keep: impl Fn(&Event) -> bool + Sync) -> Vec<EventId> {
+    let pieces: Vec<Vec<EventId>> = event_pieces(trace, PIECE_EVENTS)
+        .map(|events| {
+            let mut gpu = GpuProcesses::new(trace);
+            events
+                .map(EventId::new)
+                .filter(|&id| {
+                    let e = trace.event(id);
+                    keep(e) && gpu.is_gpu(e.pid)
+                })
+                .collect()
+        })
+        .collect();
+    pieces.concat()
+}
+
 /// The event list in consecutive pieces of `size` events, on every core.
 fn event_pieces(trace: &Trace, size: usize) -> impl IndexedParallelIterator<Item = Range<usize>> {
     let n = trace.len();

@@ -29,10 +29,13 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::common::quality::TraceQuality;
 use crate::analysis::common::timeline::Timeline;
+use crate::analysis::diagnosis::Diagnosis;
+use crate::analysis::diagnosis::device::{self, DeviceTrace};
+use crate::analysis::diagnosis::health::GpuEvents;
 use crate::analysis::{Pass, PassOutput, Report, ReportOptions, run_passes};
 use crate::names::sheet;
 use crate::timings;
-use crate::trace::Trace;
+use crate::trace::{EventId, Trace};
 use args::{KernelArgs, kernel_args};
 use kernels::JaxTrace;
 use launchers::Row;
@@ -153,7 +156,8 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let out = run_passes(&cx, &report_passes());
     warnings.extend(out.warnings);
     let timeline = cx.timeline.get().copied().flatten();
-    let gpu_events = kernels::count_in_gpu_processes(trace, |e| e.cat.is_gpu());
+    let gpu_work = kernels::in_gpu_processes(trace, |e| e.cat.is_gpu());
+    let gpu_events = gpu_work.len();
     let unlinked = jt.kernels.iter().filter(|k| k.parent.is_none()).count();
     if unlinked > 0 {
         warnings.push(format!(
@@ -161,6 +165,9 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
             jt.kernels.len()
         ));
     }
+    let start = Instant::now();
+    let diagnosis = diagnose(&jt, &gpu_work, timeline.as_ref());
+    timings::stage("diagnosis", start);
     Report {
         sheets: out.sheets,
         quality: TraceQuality {
@@ -170,8 +177,34 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
             ..Default::default()
         },
         timeline,
-        diagnosis: None,
+        diagnosis,
     }
+}
+
+/// The health checks and findings of the GPU work (`gpu_work`: the GPU
+/// events of GPU processes): each GPU row (pid and tid) is a stream, a
+/// kernel's launch is its correlated host event, and its shapes are those
+/// of its HLO record.
+fn diagnose(jt: &JaxTrace, gpu_work: &[EventId], timeline: Option<&Timeline>) -> Diagnosis {
+    let trace = jt.trace;
+    let work = gpu_work.iter().map(|&id| {
+        let e = trace.event(id);
+        (Some((e.pid, e.tid)), e.ts, e.t_end(), Some(id))
+    });
+    // The kernels are in UID order.
+    let launch = |id: EventId| {
+        let i = jt.kernels.binary_search_by_key(&id, |k| k.id).ok()?;
+        jt.kernels[i].parent
+    };
+    let shaped = jt.kernels.iter().filter(|k| k.record.is_some()).count();
+    device::diagnose(&DeviceTrace {
+        format: "JAX",
+        trace,
+        gpu: GpuEvents::of_keyed(work),
+        launch: Some(&launch),
+        shapes: Some((shaped, jt.kernels.len())),
+        timeline,
+    })
 }
 
 /// Every kernel's model and arguments; a warning per model that could not

@@ -134,7 +134,7 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
         sheets,
         timeline: prepared.timeline,
         quality,
-        diagnosis: Some(diagnosis),
+        diagnosis,
     }
 }
 

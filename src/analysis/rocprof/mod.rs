@@ -16,6 +16,9 @@ use crate::analysis::common::intervals::busy_time;
 use crate::analysis::common::kernel_stats::histogram;
 use crate::analysis::common::op_categories::is_comm_name;
 use crate::analysis::common::quality::TraceQuality;
+use crate::analysis::diagnosis::Diagnosis;
+use crate::analysis::diagnosis::device::{self, DeviceTrace};
+use crate::analysis::diagnosis::health::GpuEvents;
 use crate::analysis::{Pass, Report, ReportOptions, run_passes_after};
 use crate::names::{col, row, sheet};
 use crate::numeric::{kahan_sum, median, welford_std};
@@ -99,7 +102,7 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     Report {
         sheets,
         timeline: None,
-        diagnosis: None,
+        diagnosis: diagnose(trace, d),
         quality: TraceQuality {
             gpu_events: d.kernels.len() + d.copies.len(),
             warnings: trace.warnings().to_vec(),
@@ -130,6 +133,32 @@ pub fn categorize(name: &str) -> &'static str {
         }
     }
     if is_comm_name(name) { "COMM" } else { "Other" }
+}
+
+/// The health checks of the dispatches (each on its stream; copies name
+/// none) and why the findings cannot be told: rocprofv3 links no host
+/// launches and records no op shapes, and its timeline keeps no
+/// communication apart.
+fn diagnose(trace: &Trace, d: &DispatchData) -> Diagnosis {
+    // A stream id is unique within a device only (each has a default
+    // stream); copies name none.
+    let kernels = d.kernels.iter().map(|k| {
+        let c = d.config(k);
+        let stream = Some((c.agent_id, c.stream));
+        (stream, k.start_ns as f64 / 1e3, k.end_ns as f64 / 1e3, None)
+    });
+    let copies = d
+        .copies
+        .iter()
+        .map(|c| (None, c.start_ns as f64 / 1e3, c.end_ns as f64 / 1e3, None));
+    device::diagnose(&DeviceTrace {
+        format: "rocprofv3",
+        trace,
+        gpu: GpuEvents::of_keyed(kernels.chain(copies)),
+        launch: None,
+        shapes: None,
+        timeline: None,
+    })
 }
 
 /// `gpu_timeline`: total (init to fini), the unions of kernel, copy and all
@@ -601,6 +630,45 @@ mod tests {
             assert!(last.is_none_or(|l| l < key), "{last:?} before {key:?}");
             last = Some(key);
         }
+    }
+
+    #[test]
+    fn streams_of_one_id_on_two_devices_may_overlap() {
+        let trace = crate::test_support::trace_of_json(
+            r#"{"ph": "X", "cat": "cpu_op", "name": "f", "ts": 0, "dur": 1, "pid": 1, "tid": 1}"#,
+        );
+        let data = |agents: [i64; 2]| DispatchData {
+            names: vec!["k".into()],
+            // Two 100 µs dispatches, 50 µs apart, both on stream 0.
+            kernels: (0..2)
+                .map(|i| KernelDispatch {
+                    name: 0,
+                    config: i,
+                    start_ns: 50_000 * i as i64,
+                    end_ns: 50_000 * i as i64 + 100_000,
+                    dispatch_id: i as i64,
+                })
+                .collect(),
+            configs: agents
+                .iter()
+                .map(|&agent_id| LaunchConfig {
+                    agent_id,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let overlap = |d: &DispatchData| {
+            let d = diagnose(&trace, d);
+            let c = d
+                .checks
+                .iter()
+                .find(|c| c.id == "health.overlapping_kernels")
+                .unwrap();
+            c.status.as_str()
+        };
+        assert_eq!(overlap(&data([1, 1])), "fail");
+        assert_eq!(overlap(&data([1, 2])), "pass");
     }
 
     #[test]

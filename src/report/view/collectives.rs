@@ -130,5 +130,5 @@ pub fn collectives_record(r: &CollectiveReport, trace_dir: &str) -> Record {
             ),
         ),
     ];
-    findings::document_record("collectives", fields, Some(&r.diagnosis), trace_dir)
+    findings::document_record("collectives", fields, &r.diagnosis, trace_dir)
 }

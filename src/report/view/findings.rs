@@ -72,10 +72,19 @@ pub fn section_against(p: &mut Page, d: &Diagnosis, trace: &str, base: &str) {
 
 /// `label: **verdict**`, then a bullet per check that did not pass.
 pub fn health_blocks(p: &mut Page, label: &str, checks: &[Check]) {
-    p.blocks.push(line(format!(
-        "{label}: **{}**",
-        verdict_words(verdict(checks))
-    )));
+    let v = verdict(checks);
+    let unread = checks
+        .iter()
+        .filter(|c| c.status == Status::CannotTell)
+        .count();
+    // A verdict read from a few checks says so.
+    let of = if unread > 0 && v != Status::CannotTell {
+        format!(" ({unread} of {} checks could not tell)", checks.len())
+    } else {
+        String::new()
+    };
+    p.blocks
+        .push(line(format!("{label}: **{}**{of}", verdict_words(v))));
     let flagged: Vec<String> = checks
         .iter()
         .filter(|c| c.status != Status::Pass)
@@ -118,13 +127,26 @@ pub fn findings_blocks(
         ));
     }
     if !abstained.is_empty() {
-        let items: Vec<String> = abstained
-            .iter()
-            .map(|a| format!("{} ({})", code_span(a.id, Place::Prose), md_text(&a.reason)))
-            .collect();
         p.blocks
-            .push(line(format!("Cannot tell: {}.", items.join(", "))));
+            .push(line(format!("Cannot tell: {}.", abstained_text(abstained))));
     }
+}
+
+/// The rules that could not tell, those of one reason together (in the
+/// order the reasons first appear): `` `a`, `b` (why); `c` (why) ``.
+fn abstained_text(abstained: &[Abstention]) -> String {
+    let mut by_reason: indexmap::IndexMap<&str, Vec<String>> = indexmap::IndexMap::new();
+    for a in abstained {
+        by_reason
+            .entry(a.reason.as_str())
+            .or_default()
+            .push(code_span(a.id, Place::Prose));
+    }
+    let groups: Vec<String> = by_reason
+        .iter()
+        .map(|(reason, ids)| format!("{} ({})", ids.join(", "), md_text(reason)))
+        .collect();
+    groups.join("; ")
 }
 
 /// The ranked findings as a table.
@@ -401,7 +423,7 @@ pub fn report_record(report: &crate::analysis::Report, trace: &str) -> Record {
                 .map_or(Record::Null, timeline_record),
         ),
     ];
-    document_record("report", fields, report.diagnosis.as_ref(), trace)
+    document_record("report", fields, &report.diagnosis, trace)
 }
 
 /// The first fields of every JSON document: the schema version, the tool
@@ -420,28 +442,43 @@ pub fn document_header(kind: &str) -> Vec<(String, Record)> {
 
 /// A diagnosis as one JSON document of `kind` (`report`, `collectives`):
 /// the schema version, the tool and its version, the kind, then `fields`,
-/// then `health`, `findings` and `cannot_tell` (a null health and empty
-/// lists without a diagnosis). `trace` is how the findings' commands
-/// name the trace.
+/// then `health`, `findings` and `cannot_tell`. `trace` is how the
+/// findings' commands name the trace.
 pub fn document_record(
     kind: &str,
     fields: Vec<(String, Record)>,
-    d: Option<&Diagnosis>,
+    d: &Diagnosis,
     trace: &str,
 ) -> Record {
     let mut all = document_header(kind);
     all.extend(fields);
-    match d {
-        Some(d) => all.extend([
-            ("health".into(), health_record(d)),
-            ("findings".into(), findings_record(d, trace)),
-            ("cannot_tell".into(), abstained_record(d)),
-        ]),
-        None => all.extend([
-            ("health".into(), Record::Null),
-            ("findings".into(), Record::List(Vec::new())),
-            ("cannot_tell".into(), Record::List(Vec::new())),
-        ]),
-    }
+    all.extend([
+        ("health".into(), health_record(d)),
+        ("findings".into(), findings_record(d, trace)),
+        ("cannot_tell".into(), abstained_record(d)),
+    ]);
     Record::Map(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_of_one_reason_are_listed_together() {
+        let a = |id, reason: &str| Abstention {
+            id,
+            reason: reason.into(),
+        };
+        let text = abstained_text(&[
+            a("comm.exposed", "no timeline"),
+            a("idle.sync", "no tree"),
+            a("op.variance", "no tree"),
+            a("op.dominant", "a|b"),
+        ]);
+        assert_eq!(
+            text,
+            "`comm.exposed` (no timeline); `idle.sync`, `op.variance` (no tree); `op.dominant` (a\\|b)"
+        );
+    }
 }

@@ -124,9 +124,7 @@ pub fn page(report: &Report, title: &str) -> Page {
         2,
         format!("tracelens report: {}", md_name(title, Place::Prose)),
     ));
-    if let Some(d) = &report.diagnosis {
-        super::findings::section(&mut p, d, title);
-    }
+    super::findings::section(&mut p, &report.diagnosis, title);
     timeline_section(&mut p, report);
     if let Some((c, t)) = categories(report) {
         let cols = [
@@ -462,9 +460,7 @@ pub fn terminal(report: &Report) -> Page {
             ));
         }
     }
-    if let Some(d) = &report.diagnosis {
-        out.extend(super::findings::terminal_lines(d));
-    }
+    out.extend(super::findings::terminal_lines(&report.diagnosis));
     lines_page(out)
 }
 

@@ -97,19 +97,28 @@ pub const RULES: &[Rule] = &[
 /// The three estimates of a gain of up to `ms`: `low`, `mid` and `high`
 /// shares of it (0..=1), against the inputs' GPU span.
 pub fn impact(inputs: &Inputs, ms: f64, low: f64, mid: f64, high: f64) -> super::Impact {
+    impact_against(inputs.base_ms(), ms, low, mid, high)
+}
+
+/// [`impact`] against a span of `base_ms`.
+pub fn impact_against(base_ms: f64, ms: f64, low: f64, mid: f64, high: f64) -> super::Impact {
     super::Impact {
         low_ms: ms * low,
         mid_ms: ms * mid,
         high_ms: ms * high,
-        base_ms: inputs.base_ms(),
+        base_ms,
     }
 }
 
 /// Whether `ms` is worth a finding: at least [`MIN_SHARE_PCT`] of the GPU
 /// span.
 pub fn worth(inputs: &Inputs, ms: f64) -> bool {
-    let base = inputs.base_ms();
-    base > 0.0 && 100.0 * ms / base >= MIN_SHARE_PCT
+    worth_against(inputs.base_ms(), ms)
+}
+
+/// [`worth`] against a span of `base_ms`.
+pub fn worth_against(base_ms: f64, ms: f64) -> bool {
+    base_ms > 0.0 && 100.0 * ms / base_ms >= MIN_SHARE_PCT
 }
 
 #[cfg(test)]
