@@ -155,24 +155,11 @@ fn shapes(t: &DeviceTrace) -> Check {
             Vec::new(),
         );
     };
-    let status = match (kernels, shaped) {
-        (0, _) => Status::CannotTell,
-        (_, 0) => Status::Warn,
-        _ => Status::Pass,
-    };
-    let mut c = health::check(
-        "health.no_shapes",
-        status,
+    health::no_shapes_of(
+        ["kernels", "kernels_with_shapes"],
+        (kernels, shaped),
         format!("{shaped} of {kernels} kernels have the shapes of their op"),
-        vec![
-            Evidence::new("kernels", kernels as f64, "count"),
-            Evidence::new("kernels_with_shapes", shaped as f64, "count"),
-        ],
-    );
-    if status == Status::Warn {
-        c.invalidates = vec![Figure::Roofline];
-    }
-    c
+    )
 }
 
 #[cfg(test)]

@@ -509,7 +509,22 @@ fn no_shapes(trace: &Trace) -> Check {
             shaped += usize::from(trace.op_args(id).dims.is_some());
         }
     }
-    let status = match (ops, shaped) {
+    no_shapes_of(
+        ["ops", "ops_with_shapes"],
+        (ops, shaped),
+        format!("{shaped} of {ops} host ops carry Input Dims"),
+    )
+}
+
+/// `health.no_shapes` from `(items, shaped)` counts, with the evidence
+/// `names` of the two: cannot tell without items, warn when none is
+/// shaped (no roofline figure can be given), else pass.
+pub(super) fn no_shapes_of(
+    names: [&'static str; 2],
+    (items, shaped): (usize, usize),
+    summary: String,
+) -> Check {
+    let status = match (items, shaped) {
         (0, _) => Status::CannotTell,
         (_, 0) => Status::Warn,
         _ => Status::Pass,
@@ -517,10 +532,10 @@ fn no_shapes(trace: &Trace) -> Check {
     let mut c = check(
         "health.no_shapes",
         status,
-        format!("{shaped} of {ops} host ops carry Input Dims"),
+        summary,
         vec![
-            Evidence::new("ops", ops as f64, "count"),
-            Evidence::new("ops_with_shapes", shaped as f64, "count"),
+            Evidence::new(names[0], items as f64, "count"),
+            Evidence::new(names[1], shaped as f64, "count"),
         ],
     );
     if status == Status::Warn {
