@@ -41,7 +41,8 @@ pub fn push_float_repr(out: &mut String, x: f64) {
     // µs are such numbers, and sheets print them by the hundred thousand).
     let a = x.abs();
     if x.fract() == 0.0 && (1.0..WHOLE_LIMIT).contains(&a) {
-        let _ = write!(out, "{}.0", x as i64);
+        out.push_str(itoa::Buffer::new().format(x as i64));
+        out.push_str(".0");
         return;
     }
     push_shortest_repr(out, x);

@@ -200,13 +200,25 @@ impl PassOutput {
 /// Runs `passes` in parallel and concatenates their sheets and warnings
 /// in list order.
 pub fn run_passes<C: Sync>(cx: &C, passes: &[Pass<C>]) -> PassOutput {
-    run_passes_after(cx, passes, None)
+    run_scheduled(cx, passes, Schedule::Shared)
 }
 
-/// [`run_passes`], except that the pass at `first`, when given, runs
-/// alone before the others (a pass whose working memory should be freed
-/// before the others build theirs); the output keeps list order.
-pub fn run_passes_after<C: Sync>(cx: &C, passes: &[Pass<C>], first: Option<usize>) -> PassOutput {
+/// How [`run_scheduled`] places one pass among the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every pass shares the pool.
+    Shared,
+    /// This pass runs alone before the others (a pass whose working
+    /// memory should be freed before the others build theirs).
+    First(usize),
+    /// This pass (the longest by far) starts at once on a thread of its
+    /// own while the others share the rest of the pool: left to list
+    /// order it would start last and the report would wait for it alone.
+    Beside(usize),
+}
+
+/// Runs `passes` as `schedule` says; the output keeps list order.
+pub fn run_scheduled<C: Sync>(cx: &C, passes: &[Pass<C>], schedule: Schedule) -> PassOutput {
     let timed = |p: &Pass<C>| {
         let start = Instant::now();
         let out = (p.run)(cx);
@@ -214,12 +226,28 @@ pub fn run_passes_after<C: Sync>(cx: &C, passes: &[Pass<C>], first: Option<usize
         timings::stage(p.name, start);
         out
     };
-    let alone = first.map(|i| (i, timed(&passes[i])));
-    let mut outputs: Vec<Option<PassOutput>> = passes
-        .par_iter()
-        .enumerate()
-        .map(|(i, p)| (Some(i) != first).then(|| timed(p)))
-        .collect();
+    let apart = match schedule {
+        Schedule::Shared => None,
+        Schedule::First(i) | Schedule::Beside(i) => Some(i),
+    };
+    let rest = || -> Vec<Option<PassOutput>> {
+        passes
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| (Some(i) != apart).then(|| timed(p)))
+            .collect()
+    };
+    let (alone, mut outputs) = match schedule {
+        Schedule::Shared => (None, rest()),
+        Schedule::First(i) => {
+            let out = timed(&passes[i]);
+            (Some((i, out)), rest())
+        }
+        Schedule::Beside(i) => {
+            let (out, others) = rayon::join(|| timed(&passes[i]), rest);
+            (Some((i, out)), others)
+        }
+    };
     if let Some((i, out)) = alone {
         outputs[i] = Some(out);
     }

@@ -28,7 +28,7 @@ impl CriticalPathRun {
 pub fn critical_path(path: &Path, span: Span) -> Result<CriticalPathRun, Error> {
     let trace = load_trace(path, NEEDS)?;
     let cp = critical_path::analyse(&trace, span)?;
-    let sheets = sheets::sheets(&trace, &cp);
+    let sheets = sheets::sheets(&trace, &cp, false);
     Ok(CriticalPathRun { path: cp, sheets })
 }
 

@@ -52,13 +52,10 @@ fn csv_pieces<E>(table: &Table, sink: impl FnMut(String) -> Result<(), E>) -> Re
             // A piece's text, with room for rows a little longer than the
             // sampled ones, is allocated once.
             let mut text = String::with_capacity(row_bytes * (range.len() + 1) * 9 / 8);
-            let mut field = String::new();
             if range.start == 0 {
-                push_line(&mut text, &mut field, table.columns.iter(), |f, c| {
-                    f.push_str(&c.name)
-                });
+                push_line(&mut text, table.columns.iter(), |f, c| f.push_str(&c.name));
             }
-            push_rows(&mut text, &mut field, table, range);
+            push_rows(&mut text, table, range);
             text
         },
         sink,
@@ -75,11 +72,10 @@ fn row_bytes(table: &Table) -> usize {
         return (CSV_CELL_BYTES * table.ncols()).max(64);
     }
     let mut text = String::new();
-    let mut field = String::new();
     let runs = CSV_SAMPLE_ROWS / CSV_SAMPLE_RUN;
     for run in 0..runs {
         let first = run * (rows - CSV_SAMPLE_RUN) / (runs - 1);
-        push_rows(&mut text, &mut field, table, first..first + CSV_SAMPLE_RUN);
+        push_rows(&mut text, table, first..first + CSV_SAMPLE_RUN);
     }
     (text.len() / CSV_SAMPLE_ROWS).max(1)
 }
@@ -113,21 +109,16 @@ const CSV_CELL_BYTES: usize = 16;
 /// speed.
 const CSV_WAVE_CHUNKS: usize = 4;
 
-/// Appends the lines of `rows` of `table`; `field` is scratch space.
-fn push_rows(out: &mut String, field: &mut String, table: &Table, rows: Range<usize>) {
+/// Appends the lines of `rows` of `table`.
+fn push_rows(out: &mut String, table: &Table, rows: Range<usize>) {
     table.for_each_row(rows, |cells| {
-        push_line(out, field, cells.iter(), |f, v| v.push_csv_text(f));
+        push_line(out, cells.iter(), |f, v| v.push_csv_text(f));
     });
 }
 
-/// Appends one record of `cells`, each written into `field` by `text`,
-/// quoting fields minimally, and the line end.
-fn push_line<T>(
-    out: &mut String,
-    field: &mut String,
-    cells: impl Iterator<Item = T>,
-    text: impl Fn(&mut String, T),
-) {
+/// Appends one record of `cells`, each written by `text`, quoting fields
+/// minimally, and the line end.
+fn push_line<T>(out: &mut String, cells: impl Iterator<Item = T>, text: impl Fn(&mut String, T)) {
     let start = out.len();
     let mut count = 0;
     for cell in cells {
@@ -135,14 +126,15 @@ fn push_line<T>(
             out.push(',');
         }
         count += 1;
-        field.clear();
-        text(field, cell);
-        if field.contains([',', '"', '\n', '\r']) {
+        // The field is written in place and quoted afterwards in the rare
+        // case it needs it: most fields are numbers and plain names.
+        let at = out.len();
+        text(out, cell);
+        if needs_quotes(&out.as_bytes()[at..]) {
+            let field = out.split_off(at);
             out.push('"');
             out.push_str(&field.replace('"', "\"\""));
             out.push('"');
-        } else {
-            out.push_str(field);
         }
     }
     // A record of one empty field would read as a blank line.
@@ -150,6 +142,14 @@ fn push_line<T>(
         out.push_str("\"\"");
     }
     out.push('\n');
+}
+
+/// Whether a field holds a separator, a quote or a line break. The bytes
+/// are ASCII, so a byte scan of UTF-8 text finds exactly those characters.
+fn needs_quotes(field: &[u8]) -> bool {
+    field
+        .iter()
+        .any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
 }
 
 /// File stem for a sheet: its name, with path separators and NUL replaced
@@ -409,6 +409,23 @@ mod tests {
              \"((1, 2), ())\",\"say \"\"hi\"\"\"\n\
              \"line\nbreak\",\"cr\rx\"\n\
              it's; fine, sp \n"
+        );
+    }
+
+    #[test]
+    fn quoting_of_text_beyond_ascii() {
+        // Quoted fields are rewritten in place after the fields before
+        // them on the line; multi-byte characters around a quote survive.
+        let s = sheet(
+            &["µs", "n"],
+            vec![
+                vec![t("ü\"é"), t("naïve")],
+                vec![Value::Float(1419116105088.0), t("日本,語")],
+            ],
+        );
+        assert_eq!(
+            table_to_csv(&s),
+            "µs,n\n\"ü\"\"é\",naïve\n1419116105088.0,\"日本,語\"\n"
         );
     }
 

@@ -40,7 +40,7 @@ pub use context::{Context, Prepared};
 use super::common::quality::TraceQuality;
 use super::common::timeline;
 use super::diagnosis;
-use super::{Pass, PassOutput, Report, ReportOptions, run_passes};
+use super::{Pass, PassOutput, Report, ReportOptions, Schedule, run_scheduled};
 use crate::analysis::commands::collectives;
 use crate::names::sheet;
 use crate::table::Table;
@@ -52,6 +52,9 @@ use ops::LauncherRow;
 /// What the loader must keep for the report: no sheet reads python frames
 /// or instant (memory) events.
 pub const REPORT_NEEDS: Needs = Needs::EVENTS;
+
+/// The position of the critical-path pass in [`report_passes`].
+const CRITICAL_PATH_PASS: usize = 10;
 
 /// The passes of the PyTorch report, in the order of their sheets.
 fn report_passes<'a>() -> [Pass<Context<'a>>; 11] {
@@ -114,7 +117,13 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
         cx.compute_metrics();
         timings::stage(&format!("op metrics ({})", cx.metrics_count()), start);
     }
-    let sheets = run_passes(&cx, &report_passes()).sheets;
+    let passes = report_passes();
+    let schedule = if opts.critical_path {
+        Schedule::Beside(CRITICAL_PATH_PASS)
+    } else {
+        Schedule::Shared
+    };
+    let sheets = run_scheduled(&cx, &passes, schedule).sheets;
     let mut quality = TraceQuality::of(trace, tree, opts, prepared.timeline.as_ref());
     quality
         .warnings
@@ -221,10 +230,24 @@ fn critical_path_pass(cx: &Context) -> PassOutput {
         return PassOutput::default();
     }
     match critical_path::analyse(cx.trace, critical_path::Span::Auto) {
-        Ok(cp) => critical_path::sheets::sheets(cx.trace, &cp).into(),
+        Ok(cp) => critical_path::sheets::sheets(cx.trace, &cp, cx.opts.deferred_sheets).into(),
         Err(e) => PassOutput {
             sheets: Vec::new(),
             warnings: vec![format!("critical path: {e}")],
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CRITICAL_PATH_PASS, report_passes};
+    use crate::names::sheet;
+
+    #[test]
+    fn the_critical_path_pass_is_where_the_schedule_looks() {
+        assert_eq!(
+            report_passes()[CRITICAL_PATH_PASS].name,
+            sheet::CRITICAL_PATH_SUMMARY
+        );
     }
 }

@@ -19,7 +19,7 @@ use crate::analysis::common::quality::TraceQuality;
 use crate::analysis::diagnosis::Diagnosis;
 use crate::analysis::diagnosis::device::{self, DeviceTrace};
 use crate::analysis::diagnosis::health::GpuEvents;
-use crate::analysis::{Pass, Report, ReportOptions, run_passes_after};
+use crate::analysis::{Pass, Report, ReportOptions, Schedule, run_scheduled};
 use crate::names::{col, row, sheet};
 use crate::numeric::{kahan_sum, median, welford_std};
 use crate::table::agg::percentages;
@@ -97,8 +97,12 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     // keys are freed before the other sheets' tables of a value per
     // dispatch are built. Held, it takes as long as the others together and
     // is built beside them.
-    let first = opts.deferred_sheets.then_some(KERNEL_DETAILS_PASS);
-    let sheets = run_passes_after(&cx, &report_passes(), first).sheets;
+    let schedule = if opts.deferred_sheets {
+        Schedule::First(KERNEL_DETAILS_PASS)
+    } else {
+        Schedule::Shared
+    };
+    let sheets = run_scheduled(&cx, &report_passes(), schedule).sheets;
     Report {
         sheets,
         timeline: None,

@@ -100,13 +100,14 @@ impl View {
         let clock = Clock {
             round: round && fractional,
         };
-        let mut rows = Vec::new();
-        let mut corr: Vec<Option<i64>> = Vec::new();
+        let n = trace.len();
+        let mut rows = Vec::with_capacity(n);
+        let mut corr: Vec<Option<i64>> = Vec::with_capacity(n);
         let sync_ids: Vec<StrId> = GPU_SIDE_SYNCS
             .iter()
             .filter_map(|n| trace.strings().lookup(n))
             .collect();
-        let mut gpu_side = Vec::new();
+        let mut gpu_side = Vec::with_capacity(n);
         for (id, e) in trace.events() {
             if e.ts.is_nan() || e.dur.is_nan() || e.cat == Cat::Missing {
                 continue;

@@ -231,10 +231,15 @@ impl Graph {
             let slot = if n.start { &mut start_of } else { &mut end_of };
             slot[n.row as usize] = k as u32;
         }
+        // Most nodes have one or two edges in: room for about that many
+        // spares the edge list and its index their regrowth.
+        let room = nodes.len() * 3 / 2;
+        let mut index = FxHashMap::default();
+        index.reserve(room);
         Graph {
             nodes,
-            edges: Vec::new(),
-            index: FxHashMap::default(),
+            edges: Vec::with_capacity(room),
+            index,
             start_of,
             end_of,
             unlinked_kernels: 0,

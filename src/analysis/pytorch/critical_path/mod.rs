@@ -20,7 +20,9 @@ use graph::{EdgeKind, Graph};
 use std::time::Instant;
 
 use crate::timings;
-use crate::trace::{Cat, EventId, IdentId, Needs, Trace};
+use rustc_hash::FxHashMap;
+
+use crate::trace::{Cat, EventId, IdentId, Needs, StrId, Trace};
 
 /// What the loader must keep: the report's events (the GPU's
 /// synchronisation records, `cuda_sync`, are among them).
@@ -65,6 +67,11 @@ impl BoundBy {
         BoundBy::KernelKernelOverhead,
         BoundBy::LaunchOverhead,
     ];
+
+    /// The position of the category in [`BoundBy::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
 
     /// HTA's name of the category.
     pub fn as_str(self) -> &'static str {
@@ -130,7 +137,7 @@ impl CriticalPath {
     pub fn summary(&self) -> Vec<(BoundBy, f64, f64)> {
         let mut sums = [(0usize, 0.0f64); 6];
         for e in &self.edges {
-            let k = BoundBy::ALL.iter().position(|b| *b == e.bound_by).unwrap();
+            let k = e.bound_by.index();
             sums[k].0 += 1;
             sums[k].1 += e.duration_us;
         }
@@ -203,9 +210,11 @@ pub fn analyse(trace: &Trace, span: Span) -> Result<CriticalPath, Failure> {
     for e in &g.edges {
         counts[kind_index(e.kind)] += 1;
     }
+    // Kernel names repeat along a path and are long: each is classified once.
+    let mut communication = FxHashMap::default();
     let edges = nodes
         .windows(2)
-        .map(|w| path_edge(trace, &view, &g, w[0], w[1]))
+        .map(|w| path_edge(trace, &view, &g, (w[0], w[1]), &mut communication))
         .collect();
     Ok(CriticalPath {
         window: (from, to),
@@ -236,8 +245,15 @@ pub fn kind_index(k: EdgeKind) -> usize {
     }
 }
 
-/// The path edge from node `a` to node `b`.
-fn path_edge(trace: &Trace, view: &View, g: &Graph, a: u32, b: u32) -> PathEdge {
+/// The path edge from node `a` to node `b`; `communication` holds whether
+/// each GPU event name seen so far is a collective's.
+fn path_edge(
+    trace: &Trace,
+    view: &View,
+    g: &Graph,
+    (a, b): (u32, u32),
+    communication: &mut FxHashMap<Option<StrId>, bool>,
+) -> PathEdge {
     let e = g.edge(a, b).expect("consecutive path nodes are joined");
     let row = e.row.unwrap_or(g.nodes[b as usize].row);
     let r = &view.rows[row as usize];
@@ -246,7 +262,11 @@ fn path_edge(trace: &Trace, view: &View, g: &Graph, a: u32, b: u32) -> PathEdge 
         EdgeKind::LaunchDelay => BoundBy::LaunchOverhead,
         EdgeKind::Dependency | EdgeKind::SyncDependency => BoundBy::Nothing,
         EdgeKind::Operator if r.stream < 0 => BoundBy::CpuBound,
-        EdgeKind::Operator if is_communication(&short_name(trace.name(r.id))) => {
+        EdgeKind::Operator
+            if *communication
+                .entry(r.name)
+                .or_insert_with(|| is_communication(&short_name(trace.name(r.id)))) =>
+        {
             BoundBy::GpuCommunication
         }
         EdgeKind::Operator => BoundBy::GpuCompute,
