@@ -16,6 +16,7 @@ mod gzip;
 pub mod kineto;
 mod ordered;
 pub(crate) mod pages;
+pub mod pftrace;
 pub mod rocprof;
 pub mod scan;
 mod structural;
