@@ -330,6 +330,12 @@ pub enum DiffInputError {
         quoted(&.0)
     )]
     Rocprof(PathBuf),
+    /// A rocprofv3 Perfetto trace: no CPU call tree.
+    #[error(
+        "{}: a rocprofv3 Perfetto trace has no CPU call tree; diff compares PyTorch (Kineto) call trees",
+        quoted(&.0)
+    )]
+    Perfetto(PathBuf),
     /// The merged tree nests deeper than the limit.
     #[error("the call trees nest deeper than {0} levels")]
     TooDeep(usize),

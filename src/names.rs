@@ -784,6 +784,123 @@ pub mod fleet {
     ];
 }
 
+/// Sheet and column names of the Perfetto reports (rocprofv3 `.pftrace`),
+/// the reference's three pftrace reports in one.
+pub mod perfetto {
+    /// Sheet names.
+    pub mod sheet {
+        /// Per launch API and kernel: API, queue and kernel latency.
+        pub const API_KERNEL_SUMMARY: &str = "api_kernel_summary";
+        /// Per GPU: kernel time by category, communication overlap.
+        pub const CATEGORY_SUMMARY: &str = "category_summary";
+        /// The longest `xla`-category kernels.
+        pub const XLA_TOP: &str = "xla_top";
+        /// Kernel time per kernel name (and launch configuration).
+        pub const KERNEL_SUMMARY: &str = "kernel_summary";
+        /// Host time per HIP API call name.
+        pub const HIP_SUMMARY: &str = "hip_summary";
+        /// Memory copies per size and direction.
+        pub const MEMORY_COPY_BY_COPY_BYTES: &str = "memory_copy_by_copy_bytes";
+    }
+
+    /// `api_kernel_summary` columns, in order.
+    pub const API_KERNEL_COLUMNS: [&str; 27] = [
+        "PID",
+        "TID",
+        "DevId",
+        "Count",
+        "QCount",
+        "TAvg_ns",
+        "TMed_ns",
+        "TMin_ns",
+        "TMax_ns",
+        "TStdDev_ns",
+        "AAvg_ns",
+        "AMed_ns",
+        "AMin_ns",
+        "AMax_ns",
+        "AStdDev_ns",
+        "QAvg_ns",
+        "QMed_ns",
+        "QMin_ns",
+        "QMax_ns",
+        "QStdDev_ns",
+        "KAvg_ns",
+        "KMed_ns",
+        "KMin_ns",
+        "KMax_ns",
+        "KStdDev_ns",
+        "API Name",
+        "Kernel Name",
+    ];
+
+    /// `category_summary` columns, in order.
+    pub const CATEGORY_COLUMNS: [&str; 6] = [
+        "GPU ID",
+        "Category",
+        "Total runtime (ms)",
+        "Total count",
+        "Fraction of compute runtime",
+        "Fraction of total runtime",
+    ];
+
+    /// `xla_top` columns, in order.
+    pub const XLA_TOP_COLUMNS: [&str; 4] =
+        ["Kernel", "Total time (ms)", "Count", "Fraction of XLA"];
+
+    /// `memory_copy_by_copy_bytes` columns, in order.
+    pub const MEMORY_COPY_COLUMNS: [&str; 3] = ["copy_bytes", "direction", "count"];
+
+    /// The statistics columns that open the kernel and HIP summaries, as
+    /// text (`"1.5%"`, `"40.000 μs"`).
+    pub const TEXT_STATS: [&str; 8] = [
+        "Time",
+        "Total Time",
+        "Instances",
+        "Avg",
+        "Med",
+        "Min",
+        "Max",
+        "StdDev",
+    ];
+
+    /// The statistics columns that close the kernel and HIP summaries, as
+    /// numbers (ns).
+    pub const NUMBER_STATS: [&str; 7] = [
+        "Time %",
+        "Total Time (ns)",
+        "Avg (ns)",
+        "Med (ns)",
+        "Min (ns)",
+        "Max (ns)",
+        "StdDev (ns)",
+    ];
+
+    /// The launch-configuration columns of `kernel_summary` grouped by
+    /// configuration, between the text statistics and the name.
+    pub const CONFIG_COLUMNS: [&str; 7] = [
+        "GridXYZ",
+        "BlockXYZ",
+        "VGPR",
+        "AccumVGPR",
+        "SGPR",
+        "LDS",
+        "Scratch",
+    ];
+
+    /// The per-dimension grid and block columns that end `kernel_summary`
+    /// grouped by configuration.
+    pub const DIMENSION_COLUMNS: [&str; 6] =
+        ["GridX", "GridY", "GridZ", "BlockX", "BlockY", "BlockZ"];
+
+    /// Name column of the kernel and HIP summaries.
+    pub const NAME: &str = "Name";
+    /// Stream column of `hip_summary` grouped by stream.
+    pub const STREAM: &str = "Stream";
+    /// Operation column of `hip_summary` grouped by operation.
+    pub const OP: &str = "Op";
+}
+
 /// Names of the `health` and `findings` sheets' columns.
 pub mod diagnosis {
     /// Column names of the two sheets.

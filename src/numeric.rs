@@ -181,6 +181,50 @@ pub fn np_round(x: f64, decimals: i32) -> f64 {
     (x * scale).round_ties_even() / scale
 }
 
+/// Python's `statistics.pstdev` of integers: the population standard
+/// deviation from the exact variance, rounded once (0.0 for fewer than two
+/// values, as the reports that use it write).
+pub fn py_pstdev_int(x: &[i64]) -> f64 {
+    use num_bigint::{BigInt, BigUint};
+    if x.len() < 2 {
+        return 0.0;
+    }
+    let n = BigInt::from(x.len());
+    let sum: BigInt = x.iter().map(|&v| BigInt::from(v)).sum();
+    let squares: BigInt = x.iter().map(|&v| BigInt::from(v) * BigInt::from(v)).sum();
+    // variance = (n·Σx² − (Σx)²) / n², never negative.
+    let num = (&n * squares - &sum * &sum).magnitude().clone();
+    let den: BigUint = (&n * &n).magnitude().clone();
+    sqrt_of_ratio(&num, &den)
+}
+
+/// `sqrt(num / den)` correctly rounded: the integer root of the ratio
+/// scaled to at least 55 bits, its last bit set when inexact (rounding to
+/// odd), then one rounding to a float.
+fn sqrt_of_ratio(num: &num_bigint::BigUint, den: &num_bigint::BigUint) -> f64 {
+    use num_bigint::BigUint;
+    if num.bits() == 0 {
+        return 0.0;
+    }
+    let spread = num.bits() as i64 - den.bits() as i64;
+    let t = ((112 - spread) / 2 + 1).max(0) as u64;
+    let scaled: BigUint = num << (2 * t);
+    let ratio = &scaled / den;
+    let mut root = ratio.sqrt();
+    if &root * &root * den != scaled {
+        root |= BigUint::from(1u8);
+    }
+    // Keep 63 bits, the dropped ones folded into the last (still odd when inexact).
+    let bits = root.bits();
+    let shift = bits.saturating_sub(63);
+    let mut top = root.clone() >> shift;
+    if shift > 0 && (top.clone() << shift) != root {
+        top |= BigUint::from(1u8);
+    }
+    let mantissa = top.iter_u64_digits().next().unwrap_or(0) as f64;
+    mantissa * 2f64.powi(shift as i32 - t as i32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

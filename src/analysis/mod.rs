@@ -18,6 +18,7 @@ pub mod common;
 pub mod diagnosis;
 pub mod jax;
 pub mod perf_model;
+pub mod perfetto;
 pub mod pytorch;
 pub mod rocprof;
 
@@ -73,6 +74,8 @@ pub struct ReportOptions {
     /// whole trace without steps); the trace is then loaded with its GPU
     /// synchronisation records. Off by default.
     pub critical_path: bool,
+    /// The Perfetto report's options (rocprofv3 `.pftrace` traces).
+    pub perfetto: perfetto::PerfettoOptions,
 }
 
 /// Options of the reference's inference report
@@ -145,6 +148,7 @@ impl Default for ReportOptions {
             deferred_sheets: false,
             idle_details: false,
             critical_path: false,
+            perfetto: perfetto::PerfettoOptions::default(),
         }
     }
 }
@@ -290,7 +294,7 @@ impl Report {
 /// (summaries, bounded by the events they group) are checked as written.
 pub fn rows_known_at_load(trace: &Trace, at_least: usize) -> Vec<(&'static str, usize)> {
     let rows = match trace.info().profiler {
-        crate::trace::Profiler::PyTorch => return Vec::new(),
+        crate::trace::Profiler::PyTorch | crate::trace::Profiler::Perfetto => return Vec::new(),
         crate::trace::Profiler::Rocprof => {
             let kernels = trace.dispatches().map_or(0, |d| d.kernels.len());
             vec![(sheet::KERNEL_DETAILS, kernels)]

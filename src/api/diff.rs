@@ -75,6 +75,7 @@ pub fn check_diffable(trace: &Trace, path: &Path) -> Result<(), Error> {
         Profiler::PyTorch => Ok(()),
         Profiler::Jax => Err(DiffInputError::Jax(path.to_path_buf()).into()),
         Profiler::Rocprof => Err(DiffInputError::Rocprof(path.to_path_buf()).into()),
+        Profiler::Perfetto => Err(DiffInputError::Perfetto(path.to_path_buf()).into()),
     }
 }
 

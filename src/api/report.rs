@@ -193,6 +193,7 @@ fn analyze_with_arch(
         Profiler::PyTorch => None,
         Profiler::Jax => Some(analysis::jax::run_report),
         Profiler::Rocprof => Some(analysis::rocprof::run_report),
+        Profiler::Perfetto => Some(analysis::perfetto::run_report),
     };
     if let Some(run) = direct {
         opts.step(Step::ComputingSheets);

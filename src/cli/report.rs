@@ -24,8 +24,9 @@ use tracelens::{AnalyzeOptions, InferenceOptions, Report, ReportOptions, Step};
 /// Options of `tracelens report`.
 #[derive(Args)]
 pub(crate) struct ReportArgs {
-    /// Trace file: PyTorch/Kineto JSON, JAX .xplane.pb or rocprofv3 JSON,
-    /// plain, .gz or .zip (all detected by content); - for stdin.
+    /// Trace file: PyTorch/Kineto JSON, JAX .xplane.pb, rocprofv3 JSON, or
+    /// rocprofv3 Perfetto .pftrace (or its traceconv JSON), plain, .gz or
+    /// .zip (all detected by content); - for stdin.
     #[arg(required_unless_present = "profile_json_path")]
     trace: Option<PathBuf>,
     /// The reference's spelling of TRACE.
@@ -41,6 +42,8 @@ pub(crate) struct ReportArgs {
     format: Option<InputFormat>,
     #[command(flatten)]
     outputs: SheetFlags,
+    #[command(flatten)]
+    perfetto: PerfettoFlags,
     /// Kernels shorter than this are "short" (short_kernel sheets).
     #[arg(long, default_value_t = 10, value_name = "US")]
     short_kernel_threshold_us: u32,
@@ -152,6 +155,10 @@ enum InputFormat {
     Xplane,
     /// rocprofv3 JSON (rocprofiler-sdk-tool).
     Rocprof,
+    /// rocprofv3 Perfetto protobuf (.pftrace).
+    Pftrace,
+    /// Perfetto-style JSON (traceconv's export of a .pftrace).
+    PerfettoJson,
 }
 
 impl From<InputFormat> for tracelens::load::Format {
@@ -161,6 +168,8 @@ impl From<InputFormat> for tracelens::load::Format {
             InputFormat::Kineto => Format::KinetoJson,
             InputFormat::Xplane => Format::XPlane,
             InputFormat::Rocprof => Format::RocprofJson,
+            InputFormat::Pftrace => Format::Pftrace,
+            InputFormat::PerfettoJson => Format::PerfettoJson,
         }
     }
 }
@@ -195,7 +204,182 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
         deferred_sheets: false,
         idle_details: a.idle_details,
         critical_path: a.critical_path,
+        perfetto: a.perfetto.options()?,
     })
+}
+
+/// The options of the Perfetto report (rocprofv3 `.pftrace` traces and
+/// their traceconv JSON); other traces ignore them.
+#[derive(Args)]
+#[command(next_help_heading = "Perfetto traces (rocprofv3 .pftrace)")]
+struct PerfettoFlags {
+    /// api_kernel_summary leaves out kernels whose name this regex matches
+    /// (anywhere in the name); "" keeps every kernel.
+    #[arg(long, value_name = "REGEX", alias = "exclude_kernel_regex",
+          default_value = tracelens::analysis::perfetto::DEFAULT_EXCLUDE_KERNEL_REGEX)]
+    exclude_kernel_regex: String,
+    /// api_kernel_summary: every kernel of a launch, not only the first.
+    #[arg(long, alias = "allow_multi_kernel_per_api")]
+    allow_multi_kernel_per_api: bool,
+    /// api_kernel_summary: HIP calls that launch nothing get rows too.
+    #[arg(long, alias = "include_nonlaunch_apis")]
+    include_nonlaunch_apis: bool,
+    /// xla_top and kernel_summary: kernel names with their digits removed.
+    #[arg(long, alias = "merge_kernels")]
+    merge_kernels: bool,
+    /// Activity sheets: leave out events of threads below TID.
+    #[arg(long, value_name = "TID", default_value_t = -1_000_000_000, allow_hyphen_values = true, alias = "min_tid")]
+    min_tid: i64,
+    /// Activity sheets: leave out events of threads above TID.
+    #[arg(
+        long,
+        value_name = "TID",
+        default_value_t = 1_000_000_000,
+        allow_hyphen_values = true,
+        alias = "max_tid"
+    )]
+    max_tid: i64,
+    /// Activity sheets: leave events shorter than NS nanoseconds out of the totals.
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value_t = 5000,
+        alias = "min_event_ns"
+    )]
+    min_event_ns: i64,
+    /// Leave out kernel_summary.
+    #[arg(long, alias = "no_kernel_summary")]
+    no_kernel_summary: bool,
+    /// kernel_summary: communication kernels too.
+    #[arg(long, alias = "kernel_summary_include_rccl")]
+    kernel_summary_include_rccl: bool,
+    /// kernel_summary: Time % of all kernel time (total) or of compute only.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "total",
+        value_name = "BASE",
+        alias = "kernel_summary_baseline"
+    )]
+    kernel_summary_baseline: Baseline,
+    /// kernel_summary: group by name and launch configuration, or by name.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "config",
+        value_name = "BY",
+        alias = "kernel_summary_group"
+    )]
+    kernel_summary_group: KernelGrouping,
+    /// Leave out hip_summary.
+    #[arg(long, alias = "no_hip_summary")]
+    no_hip_summary: bool,
+    /// hip_summary: group by name, and by stream and/or operation.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "name",
+        value_name = "BY",
+        alias = "hip_summary_group"
+    )]
+    hip_summary_group: HipGrouping,
+    /// Rows of xla_top.
+    #[arg(long, value_name = "N", default_value_t = 30, alias = "top_xla")]
+    top_xla: usize,
+    /// Rows of the kernel summary on the Markdown page.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 200,
+        alias = "kernel_summary_top"
+    )]
+    kernel_summary_top: usize,
+    /// Rows of the HIP summary on the Markdown page.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 200,
+        alias = "hip_summary_top"
+    )]
+    hip_summary_top: usize,
+}
+
+/// `--kernel-summary-baseline`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Baseline {
+    /// All kernel time, communication included.
+    Total,
+    /// Kernel time without communication.
+    Compute,
+}
+
+/// `--kernel-summary-group`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum KernelGrouping {
+    /// Name and launch configuration.
+    Config,
+    /// Name only.
+    Name,
+}
+
+/// `--hip-summary-group`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum HipGrouping {
+    /// Name only.
+    Name,
+    /// Name and stream.
+    #[value(name = "name+stream")]
+    NameStream,
+    /// Name and operation.
+    #[value(name = "name+op")]
+    NameOp,
+    /// Name, stream and operation.
+    #[value(name = "name+stream+op")]
+    NameStreamOp,
+}
+
+impl PerfettoFlags {
+    fn options(&self) -> Result<tracelens::analysis::perfetto::PerfettoOptions> {
+        use tracelens::analysis::perfetto::{
+            HipGroup, KernelBaseline, KernelGroup, PerfettoOptions,
+        };
+        let exclude_kernel = if self.exclude_kernel_regex.is_empty() {
+            None
+        } else {
+            Some(regex::Regex::new(&self.exclude_kernel_regex).map_err(|e| {
+                anyhow!("--exclude-kernel-regex: not a valid regular expression: {e}")
+            })?)
+        };
+        Ok(PerfettoOptions {
+            exclude_kernel,
+            allow_multi_kernel_per_api: self.allow_multi_kernel_per_api,
+            include_nonlaunch_apis: self.include_nonlaunch_apis,
+            merge_kernels: self.merge_kernels,
+            min_tid: self.min_tid,
+            max_tid: self.max_tid,
+            min_event_ns: self.min_event_ns,
+            kernel_summary: !self.no_kernel_summary,
+            kernel_summary_include_rccl: self.kernel_summary_include_rccl,
+            kernel_summary_baseline: match self.kernel_summary_baseline {
+                Baseline::Total => KernelBaseline::Total,
+                Baseline::Compute => KernelBaseline::Compute,
+            },
+            kernel_summary_group: match self.kernel_summary_group {
+                KernelGrouping::Config => KernelGroup::Config,
+                KernelGrouping::Name => KernelGroup::Name,
+            },
+            hip_summary: !self.no_hip_summary,
+            hip_summary_group: match self.hip_summary_group {
+                HipGrouping::Name => HipGroup::Name,
+                HipGrouping::NameStream => HipGroup::NameStream,
+                HipGrouping::NameOp => HipGroup::NameOp,
+                HipGrouping::NameStreamOp => HipGroup::NameStreamOp,
+            },
+            top_xla: self.top_xla,
+            kernel_summary_top: self.kernel_summary_top,
+            hip_summary_top: self.hip_summary_top,
+        })
+    }
 }
 
 /// The kernel-category table of `--kernel-categories[-file]`, if asked for.

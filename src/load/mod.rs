@@ -16,6 +16,7 @@ mod gzip;
 pub mod kineto;
 mod ordered;
 pub(crate) mod pages;
+pub mod perfetto_json;
 pub mod pftrace;
 pub mod rocprof;
 pub mod scan;
@@ -85,11 +86,14 @@ pub enum Format {
     XPlane,
     /// rocprofv3 JSON (top-level key `rocprofiler-sdk-tool`).
     RocprofJson,
+    /// rocprofv3's Perfetto protobuf (`.pftrace`).
+    Pftrace,
+    /// Perfetto-style JSON: `traceconv json` of a rocprofv3 `.pftrace`.
+    PerfettoJson,
 }
 
 /// The formats, as named on the command line and in messages.
-pub const SUPPORTED_FORMATS: &str =
-    "PyTorch/Kineto JSON, JAX XPlane protobuf (.xplane.pb) or rocprofv3 JSON";
+pub const SUPPORTED_FORMATS: &str = "PyTorch/Kineto JSON, JAX XPlane protobuf (.xplane.pb), rocprofv3 JSON, rocprofv3 Perfetto protobuf (.pftrace) or its traceconv JSON";
 
 impl Format {
     /// Detects the format from the first unpacked bytes; None when they
@@ -99,19 +103,27 @@ impl Format {
     /// array form), and rocprofv3 JSON by its first key. XPlane is a
     /// protobuf whose first field is an XSpace field (`planes`, `errors`,
     /// `warnings`, `hostnames`: tags 0x0a, 0x12, 0x1a, 0x22) with a length
-    /// that fits the varint rules.
+    /// that fits the varint rules. A Perfetto trace also starts with tag
+    /// 0x0a (`Trace.packet`): the first packet's fields tell them apart.
+    /// Perfetto-style JSON is JSON whose first events carry rocprofv3's
+    /// slice categories and `begin_ns` arguments.
     pub fn sniff(head: &[u8]) -> Option<Format> {
         let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
         match text.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => {
                 return Some(if first_json_key(text) == Some(b"rocprofiler-sdk-tool") {
                     Format::RocprofJson
+                } else if perfetto_json::looks_like(text) {
+                    Format::PerfettoJson
                 } else {
                     Format::KinetoJson
                 });
             }
             Some(b'[') => return Some(Format::KinetoJson),
             _ => {}
+        }
+        if pftrace::sniff(head) {
+            return Some(Format::Pftrace);
         }
         if matches!(head.first(), Some(0x0a | 0x12 | 0x1a | 0x22)) && varint_len(&head[1..]) {
             return Some(Format::XPlane);
@@ -125,6 +137,8 @@ impl Format {
             Format::KinetoJson => "kineto",
             Format::XPlane => "xplane",
             Format::RocprofJson => "rocprof",
+            Format::Pftrace => "pftrace",
+            Format::PerfettoJson => "perfetto-json",
         }
     }
 }
@@ -186,6 +200,8 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
         Format::KinetoJson => kineto::decode_sized(input, packing, needs, threads, size_hint),
         Format::XPlane => xplane::decode(input, packing, needs, size_hint),
         Format::RocprofJson => rocprof::decode(input, packing, needs),
+        Format::Pftrace => pftrace::decode_trace(input, packing, size_hint),
+        Format::PerfettoJson => perfetto_json::decode(input, packing),
     }
 }
 

@@ -513,6 +513,11 @@ impl TraceBuilder {
         self.trace.xla = Some(Box::new(xla));
     }
 
+    /// Sets the slices of a Perfetto-style trace (Perfetto decoders).
+    pub fn set_perfetto(&mut self, d: super::perfetto::PerfettoData) {
+        self.trace.perfetto = Some(Box::new(d));
+    }
+
     /// Sets the exact dispatch records (rocprofv3 decoder).
     pub fn set_dispatches(&mut self, d: super::dispatch::DispatchData) {
         self.trace.dispatches = Some(std::sync::Arc::new(d));

@@ -15,6 +15,7 @@ pub mod edit;
 pub mod event_set;
 pub mod handle;
 pub mod needs;
+pub mod perfetto;
 pub mod tree;
 pub mod xla;
 
@@ -261,6 +262,8 @@ pub enum Profiler {
     Jax,
     /// rocprofv3.
     Rocprof,
+    /// rocprofv3's Perfetto output (`.pftrace`, or traceconv's JSON of it).
+    Perfetto,
 }
 
 /// True when a kernel name is a collective's: it contains `nccl`,
@@ -399,6 +402,8 @@ pub struct Trace {
     /// Shared: a report's deferred `kernel_details` reads them while it
     /// is written, after the trace is gone.
     dispatches: Option<std::sync::Arc<dispatch::DispatchData>>,
+    /// Slices of a Perfetto-style trace (rocprofv3 `.pftrace` or its JSON).
+    perfetto: Option<Box<perfetto::PerfettoData>>,
 }
 
 impl Trace {
@@ -628,6 +633,11 @@ impl Trace {
     /// The exact dispatch records of a rocprofv3 trace.
     pub fn dispatches(&self) -> Option<&dispatch::DispatchData> {
         self.dispatches.as_deref()
+    }
+
+    /// The slices of a Perfetto-style trace.
+    pub fn perfetto(&self) -> Option<&perfetto::PerfettoData> {
+        self.perfetto.as_deref()
     }
 
     /// The dispatch records, shared (see [`Trace::dispatches`]).

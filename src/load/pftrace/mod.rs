@@ -100,6 +100,35 @@ pub struct Stats {
     pub unknown_tracks: u64,
 }
 
+impl Stats {
+    /// What a reader of the report should know was dropped or guessed.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut say = |n: u64, what: &str| {
+            if n > 0 {
+                out.push(format!("{n} {what}"));
+            }
+        };
+        say(
+            self.unmatched_begins,
+            "Perfetto slice(s) never ended: kept with zero length",
+        );
+        say(
+            self.unmatched_ends,
+            "Perfetto slice end(s) with no open slice on their track: dropped",
+        );
+        say(
+            self.skipped_before_cleared,
+            "Perfetto packet(s) needing incremental state before their sequence set it: skipped",
+        );
+        say(
+            self.unknown_tracks,
+            "Perfetto track(s) used by events but never described: their slices have pid 0, tid 0",
+        );
+        out
+    }
+}
+
 /// A decoded trace.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decoded {
@@ -555,4 +584,83 @@ fn annotation(
         None => String::new(),
     };
     Ok(Some((name, value)))
+}
+
+/// Reads a whole `.pftrace` from `reader` (unpacked) into a trace whose
+/// Perfetto slices are those traceconv's JSON export would list.
+pub fn decode_trace<R: std::io::Read>(
+    mut reader: R,
+    packing: super::Packing,
+    size_hint: Option<u64>,
+) -> Result<crate::trace::Trace, crate::error::LoadError> {
+    use crate::error::LoadError;
+    let start = std::time::Instant::now();
+    let mut bytes = Vec::new();
+    if let Some(n) = size_hint.and_then(|n| usize::try_from(n).ok()) {
+        let _ = bytes.try_reserve_exact(n.saturating_add(1));
+    }
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| LoadError::read(packing, e))?;
+    let decoded = decode(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
+    crate::timings::stage("decoding the Perfetto protobuf", start);
+    let input_bytes = bytes.len() as u64;
+    drop(bytes);
+    let mut builder =
+        crate::trace::builder::TraceBuilder::new(&crate::trace::needs::Needs::default());
+    for w in decoded.stats.warnings() {
+        builder.warn(w);
+    }
+    let info = builder.info_mut();
+    info.profiler = crate::trace::Profiler::Perfetto;
+    info.input_bytes = input_bytes;
+    builder.set_perfetto(slices_as_events(decoded.slices));
+    Ok(builder.finish())
+}
+
+/// The slices as traceconv's JSON events: `ts` and `dur` in µs (whole
+/// numbers as integers), `dur` only on thread-track slices (traceconv
+/// writes the others as `b`/`e` pairs, which have none).
+fn slices_as_events(slices: Vec<Slice>) -> crate::trace::perfetto::PerfettoData {
+    use crate::trace::perfetto::{PerfettoData, PerfettoEvent, PyValue};
+    let micros = |ns: i64| {
+        if ns % 1000 == 0 {
+            PyValue::Int(ns / 1000)
+        } else {
+            PyValue::Float(ns as f64 / 1000.0)
+        }
+    };
+    let mut data = PerfettoData::default();
+    let mut args = Vec::new();
+    for s in slices {
+        args.clear();
+        for (key, value) in &s.args {
+            let key = data.intern(key);
+            let value = match value {
+                ArgValue::Bool(b) => PyValue::Bool(*b),
+                ArgValue::UInt(u) => {
+                    i64::try_from(*u).map_or(PyValue::Float(*u as f64), PyValue::Int)
+                }
+                ArgValue::Int(i) => PyValue::Int(*i),
+                ArgValue::Double(d) => PyValue::Float(*d),
+                ArgValue::Str(t) => PyValue::Str(data.intern(t)),
+            };
+            args.push((key, value));
+        }
+        let event = PerfettoEvent {
+            cat: PyValue::Str(data.intern(&s.cat)),
+            name: PyValue::Str(data.intern(&s.name)),
+            pid: PyValue::Int(s.pid),
+            tid: PyValue::Int(s.tid),
+            ts: micros(s.begin_ns),
+            dur: if s.thread_track {
+                micros(s.end_ns - s.begin_ns)
+            } else {
+                PyValue::Missing
+            },
+            args: (0, 0),
+        };
+        data.push(event, args.drain(..));
+    }
+    data
 }
