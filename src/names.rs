@@ -801,7 +801,26 @@ pub mod perfetto {
         pub const HIP_SUMMARY: &str = "hip_summary";
         /// Memory copies per size and direction.
         pub const MEMORY_COPY_BY_COPY_BYTES: &str = "memory_copy_by_copy_bytes";
+        /// Per GPU: its agent, compute and communication kernel time (not
+        /// in the reference).
+        pub const GPU_AGENTS: &str = "gpu_agents";
+        /// Memory copies per direction, agents named as the trace names
+        /// them (not in the reference).
+        pub const MEMORY_COPY_BY_DIRECTION: &str = "memory_copy_by_direction";
     }
+
+    /// `gpu_agents` columns, in order.
+    pub const GPU_AGENT_COLUMNS: [&str; 6] = [
+        "GPU ID",
+        "agent",
+        "compute_ms",
+        "comm_ms",
+        "comm_not_overlapped_ms",
+        "fa_v3_backward",
+    ];
+
+    /// `memory_copy_by_direction` columns, in order.
+    pub const COPY_DIRECTION_COLUMNS: [&str; 3] = ["direction", "count", "bytes"];
 
     /// `api_kernel_summary` columns, in order.
     pub const API_KERNEL_COLUMNS: [&str; 27] = [

@@ -421,6 +421,47 @@ fn rocprof_corpus_conforms() {
     run_jobs(&jobs, &conform);
 }
 
+/// The Perfetto reports: the native `.pftrace` decoding against the
+/// reference's reports on its traceconv-style JSON, and each JSON form
+/// against its own.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn pftrace_corpus_conforms() {
+    let (corpus, conform) = corpus_and_conform();
+    run_jobs(&pftrace_jobs(&corpus), &conform);
+}
+
+/// One job per folder of `pftrace/expected/<input>/<report>`: the input's
+/// JSON form, and for `traceconv_style` the `.pftrace` itself too.
+fn pftrace_jobs(corpus: &Path) -> Vec<Job> {
+    let dir = corpus.join("pftrace");
+    let mut jobs = Vec::new();
+    for input in PFTRACE_INPUTS {
+        let mut traces = vec![dir.join(format!("rocprofv3_like.{input}.json"))];
+        if input == "traceconv_style" {
+            traces.push(dir.join("rocprofv3_like.pftrace"));
+        }
+        let expected = dir.join("expected").join(input);
+        let mut reports: Vec<PathBuf> = std::fs::read_dir(&expected)
+            .unwrap_or_else(|e| panic!("{}: {e}", expected.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        reports.sort();
+        assert!(!reports.is_empty(), "no reports in {}", expected.display());
+        for trace in &traces {
+            jobs.extend(
+                reports
+                    .iter()
+                    .map(|r| (trace.clone(), r.clone(), Vec::new())),
+            );
+        }
+    }
+    jobs
+}
+
+/// The JSON forms of the Perfetto fixture with references.
+const PFTRACE_INPUTS: [&str; 3] = ["traceconv_style", "all_x", "all_x_argtid"];
+
 /// Copies the reference folder `from` to `to`, the rows of
 /// `kernel_details.csv` stably sorted by duration descending, then
 /// `dispatch_id`, after checking that they were sorted by duration (so only
@@ -563,7 +604,8 @@ const CHECKED_ELSEWHERE: &[(&str, &str)] = &[
 ];
 
 /// Every reference folder of the corpus (`*.ref`, `*.ref_*`, `ref`,
-/// `ref_*`) is one that some conformance test checks, and every folder a
+/// `ref_*`, and each folder holding CSV sheets under an `expected`
+/// folder) is one that some conformance test checks, and every folder a
 /// test names exists: a reference added to the corpus that no test reads
 /// fails here instead of passing unchecked.
 #[test]
@@ -578,6 +620,7 @@ fn every_reference_folder_is_checked() {
     }
     checked.insert(corpus.join(JAX_REF));
     checked.extend(ROCPROF_REFS.iter().map(|r| corpus.join(r)));
+    checked.extend(pftrace_jobs(&corpus).into_iter().map(|j| j.1));
     let tracediff = TRACEDIFF_PAIRS
         .iter()
         .map(|p| corpus.join("tracediff").join(p.0));
@@ -585,11 +628,14 @@ fn every_reference_folder_is_checked() {
     checked.extend(CHECKED_ELSEWHERE.iter().map(|(f, _)| corpus.join(f)));
 
     let mut found = BTreeSet::new();
-    let mut stack = vec![corpus.clone()];
-    while let Some(dir) = stack.pop() {
+    // (folder, under an `expected` folder)
+    let mut stack = vec![(corpus.clone(), false)];
+    while let Some((dir, expected)) = stack.pop() {
+        let mut has_csv = false;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if !path.is_dir() {
+                has_csv |= path.extension().is_some_and(|e| e == "csv");
                 continue;
             }
             let name = path.file_name().unwrap().to_string_lossy();
@@ -597,8 +643,12 @@ fn every_reference_folder_is_checked() {
             if is_ref || name == "ref" || name.starts_with("ref_") {
                 found.insert(path);
             } else {
-                stack.push(path);
+                let expected = expected || name == "expected";
+                stack.push((path, expected));
             }
+        }
+        if expected && has_csv {
+            found.insert(dir);
         }
     }
     let unchecked: Vec<_> = found.difference(&checked).collect();

@@ -1,5 +1,6 @@
 //! Compatibility with the reference's scripts (`generate_perf_report_pytorch`,
-//! `compare_perf_reports_pytorch`, `generate_multi_rank_collective_report_pytorch`):
+//! the three `generate_perf_report_pftrace_*`, `compare_perf_reports_pytorch`,
+//! `generate_multi_rank_collective_report_pytorch`):
 //! every long flag is also accepted spelled with underscores, as the
 //! reference spells them; the reference's flags with another name are
 //! hidden aliases on the flag they match (declared with the flag); and the
@@ -46,10 +47,17 @@ const fn refused(name: &'static str, takes_value: bool, instead: &'static str) -
     }
 }
 
-/// `generate_perf_report_pytorch`'s flags that `tracelens report` does not
-/// have.
+/// `generate_perf_report_pytorch`'s (and the pftrace scripts') flags that
+/// `tracelens report` does not have.
 const REPORT: &[RefFlag] = &[
     ignored("enable_kernel_summary", false),
+    // Perfetto traces are decoded natively: no converter to name.
+    ignored("traceconv", true),
+    refused(
+        "write_md",
+        false,
+        "use --md FILE (the Markdown page goes where you name it)",
+    ),
     ignored("short_kernel_study", false),
     refused(
         "topk_ops",

@@ -18,7 +18,7 @@ pub(crate) struct TableFlags {
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
     /// Write the Markdown summary to FILE (- for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", alias = "output_md_path")]
     pub md: Option<PathBuf>,
 }
 

@@ -29,9 +29,11 @@ pub(crate) struct ReportArgs {
     /// .zip (all detected by content); - for stdin.
     #[arg(required_unless_present = "profile_json_path")]
     trace: Option<PathBuf>,
-    /// The reference's spelling of TRACE.
+    /// The reference's spelling of TRACE (`--trace_path` in its pftrace
+    /// scripts).
     #[arg(
         long = "profile_json_path",
+        alias = "trace_path",
         hide = true,
         value_name = "FILE",
         conflicts_with = "trace"
@@ -215,92 +217,57 @@ fn report_options(a: &ReportArgs, arch: Option<GpuArch>) -> Result<ReportOptions
 struct PerfettoFlags {
     /// api_kernel_summary leaves out kernels whose name this regex matches
     /// (anywhere in the name); "" keeps every kernel.
-    #[arg(long, value_name = "REGEX", alias = "exclude_kernel_regex",
-          default_value = tracelens::analysis::perfetto::DEFAULT_EXCLUDE_KERNEL_REGEX)]
+    #[arg(long, value_name = "REGEX", default_value = tracelens::analysis::perfetto::DEFAULT_EXCLUDE_KERNEL_REGEX)]
     exclude_kernel_regex: String,
     /// api_kernel_summary: every kernel of a launch, not only the first.
-    #[arg(long, alias = "allow_multi_kernel_per_api")]
+    #[arg(long)]
     allow_multi_kernel_per_api: bool,
     /// api_kernel_summary: HIP calls that launch nothing get rows too.
-    #[arg(long, alias = "include_nonlaunch_apis")]
+    #[arg(long)]
     include_nonlaunch_apis: bool,
     /// xla_top and kernel_summary: kernel names with their digits removed.
-    #[arg(long, alias = "merge_kernels")]
+    #[arg(long)]
     merge_kernels: bool,
     /// Activity sheets: leave out events of threads below TID.
-    #[arg(long, value_name = "TID", default_value_t = -1_000_000_000, allow_hyphen_values = true, alias = "min_tid")]
+    #[arg(long, value_name = "TID", default_value_t = -1_000_000_000, allow_hyphen_values = true)]
     min_tid: i64,
     /// Activity sheets: leave out events of threads above TID.
     #[arg(
         long,
         value_name = "TID",
         default_value_t = 1_000_000_000,
-        allow_hyphen_values = true,
-        alias = "max_tid"
+        allow_hyphen_values = true
     )]
     max_tid: i64,
     /// Activity sheets: leave events shorter than NS nanoseconds out of the totals.
-    #[arg(
-        long,
-        value_name = "NS",
-        default_value_t = 5000,
-        alias = "min_event_ns"
-    )]
+    #[arg(long, value_name = "NS", default_value_t = 5000)]
     min_event_ns: i64,
     /// Leave out kernel_summary.
-    #[arg(long, alias = "no_kernel_summary")]
+    #[arg(long)]
     no_kernel_summary: bool,
     /// kernel_summary: communication kernels too.
-    #[arg(long, alias = "kernel_summary_include_rccl")]
+    #[arg(long)]
     kernel_summary_include_rccl: bool,
     /// kernel_summary: Time % of all kernel time (total) or of compute only.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "total",
-        value_name = "BASE",
-        alias = "kernel_summary_baseline"
-    )]
+    #[arg(long, value_enum, default_value = "total", value_name = "BASE")]
     kernel_summary_baseline: Baseline,
     /// kernel_summary: group by name and launch configuration, or by name.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "config",
-        value_name = "BY",
-        alias = "kernel_summary_group"
-    )]
+    #[arg(long, value_enum, default_value = "config", value_name = "BY")]
     kernel_summary_group: KernelGrouping,
     /// Leave out hip_summary.
-    #[arg(long, alias = "no_hip_summary")]
+    #[arg(long)]
     no_hip_summary: bool,
     /// hip_summary: group by name, and by stream and/or operation.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "name",
-        value_name = "BY",
-        alias = "hip_summary_group"
-    )]
+    #[arg(long, value_enum, default_value = "name", value_name = "BY")]
     hip_summary_group: HipGrouping,
     /// Rows of xla_top.
-    #[arg(long, value_name = "N", default_value_t = 30, alias = "top_xla")]
+    #[arg(long, value_name = "N", default_value_t = 30)]
     top_xla: usize,
     /// Rows of the kernel summary on the Markdown page.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 200,
-        alias = "kernel_summary_top"
-    )]
+    #[arg(long, value_name = "N", default_value_t = 200)]
     kernel_summary_top: usize,
     /// Rows of the HIP summary on the Markdown page.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 200,
-        alias = "hip_summary_top"
-    )]
+    #[arg(long, value_name = "N", default_value_t = 200)]
     hip_summary_top: usize,
 }
 

@@ -23,7 +23,8 @@ use crate::analysis::diagnosis::Diagnosis;
 use crate::analysis::diagnosis::device::{self, DeviceTrace};
 use crate::analysis::diagnosis::health::GpuEvents;
 use crate::analysis::{Pass, Report, ReportOptions, run_passes};
-use crate::names::perfetto::sheet;
+use crate::names::perfetto::{COPY_DIRECTION_COLUMNS, GPU_AGENT_COLUMNS, sheet};
+use crate::table::{Table, Value};
 use crate::trace::Trace;
 use crate::trace::perfetto::PerfettoData;
 
@@ -142,9 +143,10 @@ impl Context<'_> {
     }
 }
 
-/// The passes, in the reference's sheet order: hip_api's, hip_activity's,
-/// memory_copy's.
-fn report_passes<'a>() -> [Pass<Context<'a>>; 6] {
+/// The passes, in the reference's sheet order (hip_api's, hip_activity's,
+/// memory_copy's), then two of ours: the GPUs' agents and the copies with
+/// their agents named.
+fn report_passes<'a>() -> [Pass<Context<'a>>; 8] {
     [
         Pass {
             name: sheet::API_KERNEL_SUMMARY,
@@ -178,6 +180,14 @@ fn report_passes<'a>() -> [Pass<Context<'a>>; 6] {
             name: sheet::MEMORY_COPY_BY_COPY_BYTES,
             run: |cx| memory_copy::memory_copy_by_copy_bytes(&cx.ev).into(),
         },
+        Pass {
+            name: sheet::GPU_AGENTS,
+            run: |cx| gpu_agents(cx.activity()).into(),
+        },
+        Pass {
+            name: sheet::MEMORY_COPY_BY_DIRECTION,
+            run: |cx| memory_copy_by_direction(&cx.ev).into(),
+        },
     ]
 }
 
@@ -206,47 +216,49 @@ pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     }
 }
 
-/// The page's figures of a Perfetto trace: per GPU (agent, compute ns,
-/// communication ns, communication not overlapped ns), and the copies by
-/// direction with their agents named as the trace names them.
-pub fn page_figures(trace: &Trace, opts: &ReportOptions) -> PageFigures {
-    let empty = PerfettoData::default();
-    let ev = Events::new(trace.perfetto().unwrap_or(&empty));
-    let activity = Activity::of(&ev, &opts.perfetto);
-    let gpus = activity
-        .per_gpu()
-        .into_iter()
-        .map(|(a, c, r, x)| (a.to_string(), c, r, x))
-        .collect();
-    let mut copies: Vec<(String, i64, i64)> = Vec::new();
-    for (bytes, e) in memory_copy::copies(&ev) {
-        let label = memory_copy::named_direction(&ev, e);
-        match copies.iter_mut().find(|c| c.0 == label) {
-            Some(c) => {
-                c.1 += 1;
-                c.2 += bytes;
-            }
-            None => copies.push((label, 1, bytes)),
-        }
+/// `gpu_agents`: per GPU its agent and kernel time (ms): compute,
+/// communication, communication not overlapped by compute (the
+/// activity report's rules), and whether a FlashAttention v3 backward
+/// kernel ran anywhere.
+fn gpu_agents(activity: &Activity) -> Table {
+    let mut t = Table::new(sheet::GPU_AGENTS, &GPU_AGENT_COLUMNS);
+    for (g, (agent, compute, comm, exposed)) in activity.per_gpu().into_iter().enumerate() {
+        let ms = |ns: i64| Value::Float(ns as f64 / 1e6);
+        t.push_row(vec![
+            Value::Int(g as i64),
+            Value::Text(agent.into()),
+            ms(compute),
+            ms(comm),
+            ms(exposed),
+            Value::Bool(activity.used_fav3),
+        ]);
     }
-    PageFigures {
-        gpus,
-        used_fav3: activity.used_fav3,
-        copies,
-    }
+    t
 }
 
-/// What the Markdown page says of a Perfetto trace beyond its sheets.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PageFigures {
-    /// Per GPU: (agent, compute ns, communication ns, communication not
-    /// overlapped with compute ns).
-    pub gpus: Vec<(String, i64, i64, i64)>,
-    /// Whether a FlashAttention v3 backward kernel ran.
-    pub used_fav3: bool,
-    /// Copies per direction, agents named as the trace names them:
-    /// (direction, count, bytes).
-    pub copies: Vec<(String, i64, i64)>,
+/// `memory_copy_by_direction`: the copies per direction with their agents
+/// as the trace names them (count, bytes), in order of first appearance.
+fn memory_copy_by_direction(ev: &Events) -> Table {
+    let mut rows: Vec<(String, i64, i64)> = Vec::new();
+    for (bytes, e) in memory_copy::copies(ev) {
+        let label = memory_copy::named_direction(ev, e);
+        match rows.iter_mut().find(|r| r.0 == label) {
+            Some(r) => {
+                r.1 += 1;
+                r.2 += bytes;
+            }
+            None => rows.push((label, 1, bytes)),
+        }
+    }
+    let mut t = Table::new(sheet::MEMORY_COPY_BY_DIRECTION, &COPY_DIRECTION_COLUMNS);
+    for (label, count, bytes) in rows {
+        t.push_row(vec![
+            Value::Text(label.into()),
+            Value::Int(count),
+            Value::Int(bytes),
+        ]);
+    }
+    t
 }
 
 /// The health checks of the GPU work (kernels on their agent and queue,

@@ -153,8 +153,91 @@ pub fn page(report: &Report, title: &str) -> Page {
     if let Some(s) = find(report, sheet::UNIFIED_PERF_SUMMARY) {
         roofline_section(&mut p, s);
     }
+    perfetto_sections(&mut p, report);
     quality_section(&mut p, report);
     p
+}
+
+/// The Perfetto report's sections: kernel time per GPU, the top kernels,
+/// launch latency, HIP calls and memory copies (agents named as the trace
+/// names them, which `memory_copy_by_copy_bytes` cannot do).
+fn perfetto_sections(p: &mut Page, report: &Report) {
+    use crate::names::perfetto::{self as pf, sheet as pfs};
+    let Some(gpus) = find(report, pfs::GPU_AGENTS) else {
+        return;
+    };
+    let cols = [
+        shown("agent", "GPU (agent)"),
+        shown("compute_ms", "Compute (ms)"),
+        shown("comm_ms", "Communication (ms)"),
+        shown("comm_not_overlapped_ms", "Not overlapped (ms)"),
+    ];
+    section(p, "Kernel time per GPU", gpus, &cols, 64);
+    p.blocks.push(line(
+        "Kernels of at least `--min-event-ns` (5000 ns by default); communication is \
+         NCCL/RCCL kernels, and its overlap is counted as the reference counts it.",
+    ));
+    if let Some(k) = find(report, pfs::KERNEL_SUMMARY) {
+        let cols = [
+            shown(pf::NAME, "Kernel"),
+            shown("Instances", "Count"),
+            shown("Total Time", "Total"),
+            shown("Avg", "Mean"),
+            shown("Time", "Share"),
+        ];
+        section(p, "Top kernels", k, &cols, 10);
+    }
+    if let Some(a) = find(report, pfs::API_KERNEL_SUMMARY) {
+        let cols = [
+            shown("API Name", "API"),
+            shown("Kernel Name", "Kernel"),
+            shown("Count", "Count"),
+            shown("TAvg_ns", "Total (ns)"),
+            shown("AAvg_ns", "API (ns)"),
+            shown("QAvg_ns", "Queue (ns)"),
+            shown("KAvg_ns", "Kernel (ns)"),
+        ];
+        section(
+            p,
+            "Launch latency (mean: API + queue + kernel)",
+            a,
+            &cols,
+            10,
+        );
+    }
+    if let Some(h) = find(report, pfs::HIP_SUMMARY) {
+        let cols = [
+            shown(pf::NAME, "HIP call"),
+            shown("Instances", "Count"),
+            shown("Total Time", "Total"),
+            shown("Time", "Share"),
+        ];
+        section(p, "Top HIP calls (host time)", h, &cols, 10);
+    }
+    if let Some(c) = find(report, pfs::MEMORY_COPY_BY_DIRECTION) {
+        if c.nrows() > 0 {
+            let cols = [
+                shown("direction", "Direction"),
+                shown("count", "Count"),
+                shown("bytes", "Bytes"),
+            ];
+            section(p, "Memory copies", c, &cols, 20);
+        }
+    }
+    let unknown_gpu = find(report, pfs::MEMORY_COPY_BY_COPY_BYTES)
+        .and_then(|t| t.column("direction"))
+        .is_some_and(|d| {
+            d.values
+                .iter()
+                .any(|v| v.as_str().is_some_and(|s| s.contains("GPU ?")))
+        });
+    if unknown_gpu {
+        p.blocks.push(line(
+            "`memory_copy_by_copy_bytes` says `GPU ?` where the trace names an agent `Agent-N` \
+             (rocprofv3 from ROCm 6.4 does), as the reference's sheet does; the table above \
+             names the agents.",
+        ));
+    }
 }
 
 /// Ops whose `tracelens replay` command the page lists.
@@ -417,6 +500,8 @@ fn timeline_section(p: &mut Page, report: &Report) {
         }
         _ => match find(report, sheet::GPU_TIMELINE) {
             Some(s) => section(p, "GPU timeline", &worded(s), &cols, 20),
+            // The Perfetto report shows kernel time per GPU instead.
+            None if find(report, crate::names::perfetto::sheet::GPU_AGENTS).is_some() => {}
             None => p.blocks.push(line("No GPU activity to put on a timeline.")),
         },
     }
@@ -457,6 +542,18 @@ pub fn terminal(report: &Report) -> Page {
                 count,
                 float(&r, col::TOTAL_DIRECT_KERNEL_TIME_MS),
                 float(&r, col::PERCENTAGE)
+            ));
+        }
+    }
+    if let Some(gpus) = find(report, crate::names::perfetto::sheet::GPU_AGENTS) {
+        let ms = |r: &RowRef<'_>, c: &str| r.get_named(c).map_or(f64::NAN, Value::to_f64);
+        for r in gpus.rows() {
+            out.push(format!(
+                "GPU {}: compute {:.3} ms, communication {:.3} ms ({:.3} ms not overlapped)",
+                crate::quote::quoted(r.get_named("agent").and_then(Value::as_str).unwrap_or("")),
+                ms(&r, "compute_ms"),
+                ms(&r, "comm_ms"),
+                ms(&r, "comm_not_overlapped_ms"),
             ));
         }
     }
