@@ -809,9 +809,13 @@ pub mod perfetto {
         pub const MEMORY_COPY_BY_DIRECTION: &str = "memory_copy_by_direction";
     }
 
+    /// The GPU number column (`category_summary`, `gpu_agents`,
+    /// `gpu_timeline`).
+    pub const GPU_ID: &str = "GPU ID";
+
     /// `gpu_agents` columns, in order.
     pub const GPU_AGENT_COLUMNS: [&str; 6] = [
-        "GPU ID",
+        GPU_ID,
         "agent",
         "compute_ms",
         "comm_ms",
@@ -855,7 +859,7 @@ pub mod perfetto {
 
     /// `category_summary` columns, in order.
     pub const CATEGORY_COLUMNS: [&str; 6] = [
-        "GPU ID",
+        GPU_ID,
         "Category",
         "Total runtime (ms)",
         "Total count",

@@ -251,6 +251,64 @@ pub fn sheet(t: &Timeline) -> Table {
     s
 }
 
+/// The element-wise mean of timelines, summed in order.
+pub fn average(ts: &[Timeline]) -> Option<Timeline> {
+    let (first, rest) = ts.split_first()?;
+    let mut sum = *first;
+    for t in rest {
+        sum.computation += t.computation;
+        sum.exposed_comm += t.exposed_comm;
+        sum.exposed_memcpy += t.exposed_memcpy;
+        sum.busy += t.busy;
+        sum.idle += t.idle;
+        sum.total += t.total;
+        sum.total_comm += t.total_comm;
+        sum.total_memcpy += t.total_memcpy;
+    }
+    let n = ts.len() as f64;
+    Some(Timeline {
+        computation: sum.computation / n,
+        exposed_comm: sum.exposed_comm / n,
+        exposed_memcpy: sum.exposed_memcpy / n,
+        busy: sum.busy / n,
+        idle: sum.idle / n,
+        micro_idle: None,
+        macro_idle: None,
+        total: sum.total / n,
+        start: ts.iter().map(|t| t.start).fold(f64::INFINITY, f64::min),
+        total_comm: sum.total_comm / n,
+        total_memcpy: sum.total_memcpy / n,
+    })
+}
+
+/// `gpu_timeline` with one block of rows per GPU (its id in the column
+/// `gpu_col`) and `gpu_events_averages` (their mean), and the mean
+/// timeline (None for no GPU).
+pub fn per_gpu_sheets(gpus: &[(i64, Timeline)], gpu_col: &str) -> (Vec<Table>, Option<Timeline>) {
+    let mut timeline = Table::new(
+        sheet::GPU_TIMELINE,
+        &[col::TYPE, col::TIME_MS, col::PERCENT, gpu_col],
+    );
+    for (gpu, t) in gpus {
+        for r in self::sheet(t).rows() {
+            let mut row = r.to_vec();
+            row.push(Value::Int(*gpu));
+            timeline.push_row(row);
+        }
+    }
+    let kept: Vec<Timeline> = gpus.iter().map(|(_, t)| *t).collect();
+    let avg = average(&kept);
+    let mut averages = match &avg {
+        Some(a) => self::sheet(a),
+        None => Table::new(
+            sheet::GPU_TIMELINE,
+            &[col::TYPE, col::TIME_MS, col::PERCENT],
+        ),
+    };
+    averages.name = sheet::GPU_EVENTS_AVERAGES.to_string();
+    (vec![timeline, averages], avg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +332,29 @@ mod tests {
         for (cat, name, want) in cases {
             assert_eq!(classify(cat, name), want, "{name}");
         }
+    }
+
+    #[test]
+    fn average_sums_in_order_then_divides() {
+        let a = Timeline {
+            computation: 1.0,
+            busy: 1.0,
+            idle: 3.0,
+            total: 4.0,
+            ..Default::default()
+        };
+        let b = Timeline {
+            computation: 2.0,
+            busy: 2.0,
+            idle: 0.0,
+            total: 2.0,
+            ..Default::default()
+        };
+        let m = average(&[a, b]).unwrap();
+        assert_eq!(
+            (m.computation, m.busy, m.idle, m.total),
+            (1.5, 1.5, 1.5, 3.0)
+        );
+        assert!(average(&[]).is_none());
     }
 }

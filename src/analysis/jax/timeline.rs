@@ -14,9 +14,9 @@ use rustc_hash::FxHashMap;
 
 use super::kernels::{JaxTrace, ident_int};
 use crate::analysis::common::op_categories::is_comm_name;
-use crate::analysis::common::timeline::{Bucket, BucketIntervals, Timeline, sheet};
-use crate::names::{col, sheet as sheet_name};
-use crate::table::{Column, Table, Value};
+use crate::analysis::common::timeline::{Bucket, BucketIntervals, Timeline, per_gpu_sheets};
+use crate::names::col;
+use crate::table::Table;
 use crate::trace::{IdentId, StrId};
 
 /// CPython's hash of an int (`hash(-1) == -2`; values modulo 2^61 - 1).
@@ -185,74 +185,22 @@ pub fn per_gpu(jt: &JaxTrace) -> Vec<(i64, Option<Timeline>)> {
         .collect()
 }
 
-/// The element-wise mean of timelines, summed in order.
-pub fn average(ts: &[Timeline]) -> Option<Timeline> {
-    let (first, rest) = ts.split_first()?;
-    let mut sum = *first;
-    for t in rest {
-        sum.computation += t.computation;
-        sum.exposed_comm += t.exposed_comm;
-        sum.exposed_memcpy += t.exposed_memcpy;
-        sum.busy += t.busy;
-        sum.idle += t.idle;
-        sum.total += t.total;
-        sum.total_comm += t.total_comm;
-        sum.total_memcpy += t.total_memcpy;
-    }
-    let n = ts.len() as f64;
-    Some(Timeline {
-        computation: sum.computation / n,
-        exposed_comm: sum.exposed_comm / n,
-        exposed_memcpy: sum.exposed_memcpy / n,
-        busy: sum.busy / n,
-        idle: sum.idle / n,
-        micro_idle: None,
-        macro_idle: None,
-        total: sum.total / n,
-        start: ts.iter().map(|t| t.start).fold(f64::INFINITY, f64::min),
-        total_comm: sum.total_comm / n,
-        total_memcpy: sum.total_memcpy / n,
-    })
-}
-
 /// `gpu_timeline` (one block of rows per GPU, with its pid) and
 /// `gpu_events_averages`, and the mean timeline; warnings for GPUs without
 /// stream events (the reference stops on them).
 pub fn sheets(jt: &JaxTrace) -> (Vec<Table>, Option<Timeline>, Vec<String>) {
     let mut warnings = Vec::new();
-    let mut timeline = Table::new(
-        sheet_name::GPU_TIMELINE,
-        &[col::TYPE, col::TIME_MS, col::PERCENT, col::GPU_PID],
-    );
     let mut kept = Vec::new();
     for (pid, t) in per_gpu(jt) {
-        let Some(t) = t else {
-            warnings.push(format!(
+        match t {
+            Some(t) => kept.push((pid, t)),
+            None => warnings.push(format!(
                 "GPU process {pid} has no stream events: left out of the timeline"
-            ));
-            continue;
-        };
-        let part = sheet(&t);
-        for r in part.rows() {
-            let mut row = r.to_vec();
-            row.push(Value::Int(pid));
-            timeline.push_row(row);
+            )),
         }
-        kept.push(t);
     }
-    let avg = average(&kept);
-    let mut averages = match &avg {
-        Some(a) => sheet(a),
-        None => Table::from_columns(
-            sheet_name::GPU_TIMELINE,
-            [col::TYPE, col::TIME_MS, col::PERCENT]
-                .iter()
-                .map(|c| Column::new(c, Vec::new()))
-                .collect(),
-        ),
-    };
-    averages.name = sheet_name::GPU_EVENTS_AVERAGES.to_string();
-    (vec![timeline, averages], avg, warnings)
+    let (sheets, avg) = per_gpu_sheets(&kept, col::GPU_PID);
+    (sheets, avg, warnings)
 }
 
 #[cfg(test)]
@@ -280,29 +228,5 @@ mod tests {
         assert!(is_copy_name("copy_fusion.kd"));
         assert!(is_copy_name("Memset"));
         assert!(!is_copy_name("__amd_rocclr_copyBuffer.kd"));
-    }
-
-    #[test]
-    fn average_sums_in_order_then_divides() {
-        let a = Timeline {
-            computation: 1.0,
-            busy: 1.0,
-            idle: 3.0,
-            total: 4.0,
-            ..Default::default()
-        };
-        let b = Timeline {
-            computation: 2.0,
-            busy: 2.0,
-            idle: 0.0,
-            total: 2.0,
-            ..Default::default()
-        };
-        let m = average(&[a, b]).unwrap();
-        assert_eq!(
-            (m.computation, m.busy, m.idle, m.total),
-            (1.5, 1.5, 1.5, 3.0)
-        );
-        assert!(average(&[]).is_none());
     }
 }

@@ -221,11 +221,7 @@ impl<'a> Events<'a> {
 
     /// The GPU of an event by its `agent` argument.
     pub fn gpu_of(&self, agents: &Agents, e: &PerfettoEvent) -> Option<usize> {
-        let v = self.arg(e, self.k.agent);
-        if !self.d.truthy(v) {
-            return None;
-        }
-        agents.index.get(&self.d.key(v)?).copied()
+        agents.gpu_of_value(self.d, self.arg(e, self.k.agent))
     }
 }
 
@@ -234,4 +230,14 @@ pub(crate) struct Agents {
     index: FxHashMap<PyKey, usize>,
     /// The agents' names, by GPU number.
     pub names: Vec<String>,
+}
+
+impl Agents {
+    /// The GPU an agent value names (a copy's `src_agent`, say).
+    pub fn gpu_of_value(&self, d: &PerfettoData, v: PyValue) -> Option<usize> {
+        if !d.truthy(v) {
+            return None;
+        }
+        self.index.get(&d.key(v)?).copied()
+    }
 }

@@ -19,12 +19,14 @@ use activity::Activity;
 use events::Events;
 
 use crate::analysis::common::quality::TraceQuality;
+use crate::analysis::common::timeline::{self, Bucket, BucketIntervals, Timeline};
 use crate::analysis::diagnosis::Diagnosis;
 use crate::analysis::diagnosis::device::{self, DeviceTrace};
 use crate::analysis::diagnosis::health::GpuEvents;
 use crate::analysis::{Pass, Report, ReportOptions, run_passes};
-use crate::names::perfetto::{COPY_DIRECTION_COLUMNS, GPU_AGENT_COLUMNS, sheet};
+use crate::names::perfetto::{COPY_DIRECTION_COLUMNS, GPU_AGENT_COLUMNS, GPU_ID, sheet};
 use crate::table::{Table, Value};
+use crate::trace::Cat;
 use crate::trace::Trace;
 use crate::trace::perfetto::PerfettoData;
 
@@ -134,6 +136,8 @@ struct Context<'a> {
     ev: Events<'a>,
     opts: &'a PerfettoOptions,
     activity: OnceLock<Activity>,
+    /// `gpu_timeline` and `gpu_events_averages`.
+    timeline_sheets: Vec<Table>,
 }
 
 impl Context<'_> {
@@ -143,11 +147,16 @@ impl Context<'_> {
     }
 }
 
-/// The passes, in the reference's sheet order (hip_api's, hip_activity's,
-/// memory_copy's), then two of ours: the GPUs' agents and the copies with
-/// their agents named.
-fn report_passes<'a>() -> [Pass<Context<'a>>; 8] {
+/// The passes: the GPU timeline of each GPU and their mean (ours, as the
+/// JAX report has them), the reference's sheets in its order (hip_api's,
+/// hip_activity's, memory_copy's), then two more of ours: the GPUs' agents
+/// and the copies with their agents named.
+fn report_passes<'a>() -> [Pass<Context<'a>>; 9] {
     [
+        Pass {
+            name: crate::names::sheet::GPU_TIMELINE,
+            run: |cx| cx.timeline_sheets.clone().into(),
+        },
         Pass {
             name: sheet::API_KERNEL_SUMMARY,
             run: |cx| hip_api::api_kernel_summary(&cx.ev, cx.opts).into(),
@@ -195,18 +204,21 @@ fn report_passes<'a>() -> [Pass<Context<'a>>; 8] {
 pub fn run_report(trace: &Trace, opts: &ReportOptions) -> Report {
     let empty = PerfettoData::default();
     let data = trace.perfetto().unwrap_or(&empty);
+    let ev = Events::new(data);
+    let (timeline_sheets, timeline) = timelines(&ev, opts.micro_idle_thresh_us);
     let cx = Context {
-        ev: Events::new(data),
+        ev,
         opts: &opts.perfetto,
         activity: OnceLock::new(),
+        timeline_sheets,
     };
     let out = run_passes(&cx, &report_passes());
-    let (diagnosis, gpu_events) = diagnose(trace, &cx.ev);
+    let (diagnosis, gpu_events) = diagnose(trace, &cx.ev, timeline.as_ref());
     let mut warnings = trace.warnings().to_vec();
     warnings.extend(out.warnings);
     Report {
         sheets: out.sheets,
-        timeline: None,
+        timeline,
         diagnosis,
         quality: TraceQuality {
             gpu_events,
@@ -261,10 +273,58 @@ fn memory_copy_by_direction(ev: &Events) -> Table {
     t
 }
 
+/// The GPU of a copy: its device side (the destination of a host-to-device
+/// copy, else the source), by agent.
+fn copy_gpu(
+    ev: &Events,
+    agents: &events::Agents,
+    e: &crate::trace::perfetto::PerfettoEvent,
+) -> Option<usize> {
+    let to_device = ev.name(e).to_uppercase().contains("HOST_TO_DEVICE");
+    let key = if to_device {
+        ev.k.dst_agent
+    } else {
+        ev.k.src_agent
+    };
+    agents.gpu_of_value(ev.d, ev.arg(e, key))
+}
+
+/// Each GPU's timeline (kernels split into computation and communication,
+/// copies booked to their device side) as `gpu_timeline` rows with the
+/// GPU's number, their mean as `gpu_events_averages`, and the mean.
+fn timelines(ev: &Events, micro_idle_thresh_us: Option<f64>) -> (Vec<Table>, Option<Timeline>) {
+    let agents = ev.agents();
+    let mut buckets: Vec<BucketIntervals> = (0..agents.names.len())
+        .map(|_| BucketIntervals::default())
+        .collect();
+    for e in &ev.d.events {
+        let (gpu, bucket) = match ev.gpu_of(&agents, e) {
+            Some(g) => (g, timeline::classify(Cat::Kernel, ev.name(e))),
+            None if ev.cat(e) == "memory_copy" => match copy_gpu(ev, &agents, e) {
+                Some(g) => (g, Bucket::Memcpy),
+                None => continue,
+            },
+            None => continue,
+        };
+        let Some((begin, end, dur)) = ev.api_times(e) else {
+            continue;
+        };
+        if dur > 0 {
+            buckets[gpu].push((begin as f64 / 1e3, end as f64 / 1e3), bucket);
+        }
+    }
+    let gpus: Vec<(i64, Timeline)> = buckets
+        .into_iter()
+        .enumerate()
+        .filter_map(|(g, b)| Some((g as i64, b.timeline(micro_idle_thresh_us)?)))
+        .collect();
+    timeline::per_gpu_sheets(&gpus, GPU_ID)
+}
+
 /// The health checks of the GPU work (kernels on their agent and queue,
 /// copies on none) and why the findings cannot be told; the number of GPU
 /// events.
-fn diagnose(trace: &Trace, ev: &Events) -> (Diagnosis, usize) {
+fn diagnose(trace: &Trace, ev: &Events, timeline: Option<&Timeline>) -> (Diagnosis, usize) {
     let agents = ev.agents();
     let queue = ev.d.lookup("queue");
     let mut work = Vec::new();
@@ -291,7 +351,7 @@ fn diagnose(trace: &Trace, ev: &Events) -> (Diagnosis, usize) {
         gpu: GpuEvents::of_keyed(work),
         launch: None,
         shapes: None,
-        timeline: None,
+        timeline,
     });
     (diagnosis, n)
 }

@@ -91,10 +91,13 @@ fn categories(report: &Report) -> Option<(&'static CategorySheet, Cow<'_, Table>
     })
 }
 
-/// The number of GPUs a per-GPU `gpu_timeline` (JAX: a `gpu_pid` column)
-/// covers; None for a one-timeline report.
+/// The number of GPUs a per-GPU `gpu_timeline` (JAX: a `gpu_pid` column,
+/// Perfetto: `GPU ID`) covers; None for a one-timeline report.
 fn gpu_count(report: &Report) -> Option<usize> {
-    let pids = find(report, sheet::GPU_TIMELINE)?.column(col::GPU_PID)?;
+    let t = find(report, sheet::GPU_TIMELINE)?;
+    let pids = t
+        .column(col::GPU_PID)
+        .or_else(|| t.column(crate::names::perfetto::GPU_ID))?;
     let mut seen: Vec<&Value> = Vec::new();
     for v in &pids.values {
         if !seen.contains(&v) {
