@@ -284,6 +284,25 @@ fn time_shares(t: Option<&Table>, name: &str, time: &str, share: &str) -> Vec<Ti
         .collect()
 }
 
+/// The kernel times of a Perfetto report's `kernel_summary` (ns, a row per
+/// name and launch configuration), summed per name, in µs.
+fn perfetto_kernel_shares(t: Option<&Table>) -> Vec<TimeShare> {
+    use crate::names::perfetto::{NAME, NUMBER_STATS};
+    let (total_ns, share) = (NUMBER_STATS[1], NUMBER_STATS[0]);
+    let mut out: Vec<TimeShare> = Vec::new();
+    for k in time_shares(t, NAME, total_ns, share) {
+        let time_us = k.time_us / 1e3;
+        match out.iter_mut().find(|o| o.name == k.name) {
+            Some(o) => {
+                o.time_us += time_us;
+                o.share_pct += k.share_pct;
+            }
+            None => out.push(TimeShare { time_us, ..k }),
+        }
+    }
+    out
+}
+
 /// The per-step figures of the summary in `dir` (none without its steps
 /// table).
 fn read_steps(dir: &Path) -> Result<Vec<StepFigures>, Error> {
@@ -382,12 +401,15 @@ fn read_summary(dir: &Path, with_kernels: bool) -> Result<SummaryRecord, Error> 
         col::PERCENTAGE,
     );
     let kern_t = read_table(dir, report_sheet::KERNEL_SUMMARY)?;
-    let kernels_time = time_shares(
+    let mut kernels_time = time_shares(
         kern_t.as_ref(),
         col::KERNEL_NAME,
         col::KERNEL_DURATION_US_SUM,
         col::PERCENT_OF_KERNELS_TIME,
     );
+    if kernels_time.is_empty() {
+        kernels_time = perfetto_kernel_shares(kern_t.as_ref());
+    }
     let health = match read_table(dir, report_sheet::HEALTH)? {
         Some(h) => {
             let findings = read_table(dir, report_sheet::FINDINGS)?;

@@ -24,7 +24,7 @@ mod structural;
 pub mod xplane;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -163,6 +163,9 @@ fn varint_len(bytes: &[u8]) -> bool {
     bytes.iter().take(10).any(|b| b & 0x80 == 0)
 }
 
+/// Bytes of unpacked input the format is detected from.
+const SNIFF_BYTES: usize = 1 << 16;
+
 /// Loads a trace from `path` (`-` for stdin), keeping what `needs` asks for.
 /// The format is detected from the content.
 pub fn load(path: &Path, needs: &Needs) -> Result<Trace, LoadError> {
@@ -194,9 +197,16 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     } else {
         Threads::Parallel
     };
-    let mut input = BufReader::with_capacity(1 << 16, reader);
-    let head = input.fill_buf().map_err(|e| LoadError::read(packing, e))?;
-    match pick(head)? {
+    // The head is read whole (a pipe or an inflater may hand out a few
+    // bytes at a time): sniffing a Perfetto trace reads its first packet,
+    // a Perfetto-style JSON its first events.
+    let mut reader = reader;
+    let mut head = vec![0u8; SNIFF_BYTES];
+    let n = read_up_to(&mut reader, &mut head).map_err(|e| LoadError::read(packing, e))?;
+    head.truncate(n);
+    let format = pick(&head)?;
+    let input = BufReader::with_capacity(1 << 16, Cursor::new(head).chain(reader));
+    match format {
         Format::KinetoJson => kineto::decode_sized(input, packing, needs, threads, size_hint),
         Format::XPlane => xplane::decode(input, packing, needs, size_hint),
         Format::RocprofJson => rocprof::decode(input, packing, needs),

@@ -8,7 +8,7 @@
 //! with Python's conversions (`int(x)`, truthiness, dict keys), which
 //! differ by kind.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Index of a string in [`PerfettoData`]'s table.
 pub type TextId = u32;

@@ -18,9 +18,10 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
-
 use prost::Message;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::trace::perfetto::{PerfettoData, PerfettoEvent, PyValue, TextId};
 
 use clock::{BOOTTIME, Clocks, FIRST_SEQUENCE_CLOCK};
 use proto::{DebugAnnotation, TracePacket, TrackDescriptor, TrackEvent, debug_annotation};
@@ -196,25 +197,151 @@ impl PftraceError {
     }
 }
 
-/// Decodes a whole `.pftrace` (unpacked bytes).
+/// Decodes a whole `.pftrace` (unpacked bytes) into slices with their
+/// texts (see [`decode_events`] for the form the report reads).
 pub fn decode(bytes: &[u8]) -> Result<Decoded, PftraceError> {
-    let mut decoder = Decoder::default();
-    for field in Fields::new(bytes) {
-        let field = field.map_err(|e| PftraceError::from_wire(e, 0))?;
-        match (field.number, field.value) {
-            (1, Value::Len(packet)) => {
-                // The packet's own bytes start after its key and length.
-                let start = packet.as_ptr() as usize - bytes.as_ptr() as usize;
-                decoder.packet(packet, start)?;
+    let (data, placed, mut meta) = decode_placed(bytes)?;
+    let arg = |v: PyValue| match v {
+        PyValue::Bool(b) => ArgValue::Bool(b),
+        PyValue::Int(i) => ArgValue::Int(i),
+        PyValue::Float(f) => ArgValue::Double(f),
+        PyValue::Str(id) => ArgValue::Str(data.text(id).to_string()),
+        _ => ArgValue::Str(String::new()),
+    };
+    meta.slices = placed
+        .iter()
+        .map(|p| {
+            let (a, b) = p.pending.args;
+            Slice {
+                cat: data.text(p.pending.cat).to_string(),
+                name: data.text(p.pending.name).to_string(),
+                pid: p.pid,
+                tid: p.tid,
+                begin_ns: p.pending.begin_ns,
+                end_ns: p.pending.end_ns.unwrap_or(p.pending.begin_ns),
+                thread_track: p.thread_track,
+                args: data.args[a as usize..b as usize]
+                    .iter()
+                    .map(|&(k, v)| (data.text(k).to_string(), arg(v)))
+                    .collect(),
             }
-            (1, _) => {
-                return Err(PftraceError::Malformed {
-                    offset: field.offset,
-                    what: "Trace.packet is not length-delimited".to_string(),
-                });
-            }
-            _ => {}
+        })
+        .collect();
+    Ok(meta)
+}
+
+/// Decodes a whole `.pftrace` into the events traceconv's JSON export
+/// would list (`ts` and `dur` in µs, whole numbers as integers; `dur` only
+/// on thread-track slices, as traceconv writes the others as `b`/`e` pairs
+/// without one), and the names and statistics (no slices).
+pub fn decode_events(bytes: &[u8]) -> Result<(PerfettoData, Decoded), PftraceError> {
+    let (mut data, placed, meta) = decode_placed(bytes)?;
+    let micros = |ns: i64| {
+        if ns % 1000 == 0 {
+            PyValue::Int(ns / 1000)
+        } else {
+            PyValue::Float(ns as f64 / 1000.0)
         }
+    };
+    data.events.reserve_exact(placed.len());
+    for p in placed {
+        let s = &p.pending;
+        let end = s.end_ns.unwrap_or(s.begin_ns);
+        data.events.push(PerfettoEvent {
+            cat: PyValue::Str(s.cat),
+            name: PyValue::Str(s.name),
+            pid: PyValue::Int(p.pid),
+            tid: PyValue::Int(p.tid),
+            ts: micros(s.begin_ns),
+            dur: if p.thread_track {
+                micros(end - s.begin_ns)
+            } else {
+                PyValue::Missing
+            },
+            args: s.args,
+        });
+    }
+    Ok((data, meta))
+}
+
+/// Packets decoded together: their messages are parsed on every core,
+/// then applied to the sequences' state in file order.
+const BATCH: usize = 4096;
+
+fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), PftraceError> {
+    use rayon::prelude::*;
+    let mut decoder = Decoder::default();
+    let mut fields = Fields::new(bytes);
+    let mut next_batch = || -> (Vec<(&[u8], usize)>, Option<PftraceError>) {
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let Some(field) = fields.next() else { break };
+            match field {
+                Ok(f) => match (f.number, f.value) {
+                    (1, Value::Len(packet)) => {
+                        // The packet's own bytes start after its key and length.
+                        let start = packet.as_ptr() as usize - bytes.as_ptr() as usize;
+                        batch.push((packet, start));
+                    }
+                    (1, _) => {
+                        let what = "Trace.packet is not length-delimited".to_string();
+                        let e = PftraceError::Malformed {
+                            offset: f.offset,
+                            what,
+                        };
+                        return (batch, Some(e));
+                    }
+                    _ => {}
+                },
+                Err(e) => return (batch, Some(PftraceError::from_wire(e, 0))),
+            }
+        }
+        (batch, None)
+    };
+    type Parsed = Vec<(Result<TracePacket, PftraceError>, usize)>;
+    let parse = |batch: &[(&[u8], usize)]| -> Parsed {
+        batch
+            .par_iter()
+            .map(|&(packet, offset)| {
+                let p = TracePacket::decode(packet).map_err(|e| PftraceError::Malformed {
+                    offset,
+                    what: e.to_string(),
+                });
+                (p, offset)
+            })
+            .collect()
+    };
+    let (mut batch, mut stop) = next_batch();
+    let mut parsed = parse(&batch);
+    loop {
+        // The next batch is parsed while this one is applied.
+        let last = stop.is_some() || batch.len() < BATCH;
+        let (applied, upcoming) = rayon::join(
+            || -> Result<(), PftraceError> {
+                for (packet, offset) in std::mem::take(&mut parsed) {
+                    decoder.packet(packet?, offset)?;
+                }
+                Ok(())
+            },
+            || {
+                if last {
+                    return None;
+                }
+                let (b, s) = next_batch();
+                let p = parse(&b);
+                Some((b, s, p))
+            },
+        );
+        applied?;
+        match upcoming {
+            Some((b, s, p)) => {
+                (batch, stop, parsed) = (b, s, p);
+            }
+            None => break,
+        }
+    }
+    if let Some(e) = stop {
+        return Err(e);
     }
     Ok(decoder.finish())
 }
@@ -224,10 +351,10 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, PftraceError> {
 struct Sequence {
     /// A "cleared" packet was seen: packets needing the state are read.
     valid: bool,
-    categories: HashMap<u64, String>,
-    names: HashMap<u64, String>,
-    annotation_names: HashMap<u64, String>,
-    annotation_strings: HashMap<u64, String>,
+    categories: HashMap<u64, TextId>,
+    names: HashMap<u64, TextId>,
+    annotation_names: HashMap<u64, TextId>,
+    annotation_strings: HashMap<u64, TextId>,
     default_clock: Option<u32>,
     default_track: Option<u64>,
     clocks: Clocks,
@@ -250,15 +377,16 @@ struct Track {
     process: Option<i64>,
 }
 
-/// A slice being collected, placed on its track at the end.
+/// A slice being collected, placed on its track at the end: its texts
+/// are ids of the decoder's table, its arguments `args[args.0..args.1]`.
 #[derive(Debug)]
 struct Pending {
     track: u64,
     begin_ns: i64,
     end_ns: Option<i64>,
-    cat: String,
-    name: String,
-    args: Vec<(String, ArgValue)>,
+    cat: TextId,
+    name: TextId,
+    args: (u32, u32),
 }
 
 #[derive(Debug, Default)]
@@ -271,18 +399,17 @@ struct Decoder {
     thread_names: Vec<(u64, ThreadName)>,
     process_names: Vec<(u64, (i64, String))>,
     slices: Vec<Pending>,
+    /// Every string of the slices, and their arguments in one list.
+    data: PerfettoData,
+    args: Vec<(TextId, PyValue)>,
     /// Open slices per track, innermost last.
     open: HashMap<u64, Vec<usize>>,
     stats: Stats,
 }
 
 impl Decoder {
-    fn packet(&mut self, bytes: &[u8], offset: usize) -> Result<(), PftraceError> {
+    fn packet(&mut self, packet: TracePacket, offset: usize) -> Result<(), PftraceError> {
         self.stats.packets += 1;
-        let packet = TracePacket::decode(bytes).map_err(|e| PftraceError::Malformed {
-            offset,
-            what: e.to_string(),
-        })?;
         let seq_id = packet.trusted_packet_sequence_id.unwrap_or(0);
         let seq = self.sequences.entry(seq_id).or_default();
         let flags = packet.sequence_flags.unwrap_or(0);
@@ -304,20 +431,21 @@ impl Decoder {
             self.stats.skipped_before_cleared += 1;
             return Ok(());
         }
-        if let Some(data) = &packet.interned_data {
-            for e in &data.event_categories {
-                intern(&mut seq.categories, e.iid, e.name.as_deref());
+        if let Some(interned) = &packet.interned_data {
+            let data = &mut self.data;
+            for e in &interned.event_categories {
+                intern(data, &mut seq.categories, e.iid, e.name.as_deref());
             }
-            for e in &data.event_names {
-                intern(&mut seq.names, e.iid, e.name.as_deref());
+            for e in &interned.event_names {
+                intern(data, &mut seq.names, e.iid, e.name.as_deref());
             }
-            for e in &data.debug_annotation_names {
-                intern(&mut seq.annotation_names, e.iid, e.name.as_deref());
+            for e in &interned.debug_annotation_names {
+                intern(data, &mut seq.annotation_names, e.iid, e.name.as_deref());
             }
-            for e in &data.debug_annotation_string_values {
+            for e in &interned.debug_annotation_string_values {
                 if let Some(iid) = e.iid {
                     let s = String::from_utf8_lossy(e.str.as_deref().unwrap_or_default());
-                    seq.annotation_strings.insert(iid, s.into_owned());
+                    seq.annotation_strings.insert(iid, data.intern(&s));
                 }
             }
         }
@@ -360,7 +488,13 @@ impl Decoder {
         match event.r#type {
             Some(1) | Some(3) => {
                 let instant = event.r#type == Some(3);
-                let pending = slice(seq, event, track, time, instant, offset)?;
+                let mut cx = SliceCx {
+                    seq,
+                    data: &mut self.data,
+                    args: &mut self.args,
+                    offset,
+                };
+                let pending = cx.slice(event, track, time, instant)?;
                 let index = self.slices.len();
                 self.slices.push(pending);
                 if instant {
@@ -450,10 +584,12 @@ impl Decoder {
         (0, 0, false)
     }
 
-    fn finish(mut self) -> Decoded {
-        let mut places: HashMap<u64, (i64, i64, bool)> = HashMap::new();
-        let mut unknown: HashSet<u64> = HashSet::new();
-        let mut slices: Vec<Slice> = Vec::with_capacity(self.slices.len());
+    /// The slices in traceconv's order with the names of threads and
+    /// processes and the statistics.
+    fn finish(mut self) -> (PerfettoData, Vec<Placed>, Decoded) {
+        let mut places: HashMap<u64, (i64, i64, bool)> = HashMap::default();
+        let mut unknown: HashSet<u64> = HashSet::default();
+        let mut slices: Vec<Placed> = Vec::with_capacity(self.slices.len());
         for p in std::mem::take(&mut self.slices) {
             if !self.tracks.contains_key(&p.track) {
                 unknown.insert(p.track);
@@ -464,126 +600,166 @@ impl Decoder {
                 self.stats.unmatched_begins += 1;
                 p.begin_ns
             });
-            slices.push(Slice {
-                cat: p.cat,
-                name: p.name,
+            slices.push(Placed {
+                pending: Pending {
+                    end_ns: Some(end_ns),
+                    ..p
+                },
                 pid,
                 tid,
-                begin_ns: p.begin_ns,
-                end_ns,
                 thread_track,
-                args: p.args,
             });
         }
-        // Stable: equal keys keep file order.
-        slices.sort_by_key(|s| (!s.thread_track, s.begin_ns));
+        // Equal keys keep file order (the index breaks ties); the small
+        // keys are sorted, not the slices.
+        let mut order: Vec<(bool, i64, u32)> = slices
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (!s.thread_track, s.pending.begin_ns, i as u32))
+            .collect();
+        order.sort_unstable();
+        let mut taken: Vec<Option<Placed>> = slices.into_iter().map(Some).collect();
+        let slices: Vec<Placed> = order
+            .iter()
+            .filter_map(|&(_, _, i)| taken[i as usize].take())
+            .collect();
         self.stats.slices = slices.len() as u64;
         self.stats.unknown_tracks = unknown.len() as u64;
-        Decoded {
-            slices,
+        let mut data = std::mem::take(&mut self.data);
+        data.args = std::mem::take(&mut self.args);
+        let meta = Decoded {
+            slices: Vec::new(),
             threads: self.thread_names.into_iter().map(|(_, t)| t).collect(),
             processes: self.process_names.into_iter().map(|(_, p)| p).collect(),
             stats: self.stats,
-        }
+        };
+        (data, slices, meta)
     }
 }
 
-fn intern(table: &mut HashMap<u64, String>, iid: Option<u64>, name: Option<&str>) {
+/// A slice with its place: traceconv's pid and tid, and whether it is on a
+/// thread track.
+struct Placed {
+    pending: Pending,
+    pid: i64,
+    tid: i64,
+    thread_track: bool,
+}
+
+fn intern(
+    data: &mut PerfettoData,
+    table: &mut HashMap<u64, TextId>,
+    iid: Option<u64>,
+    name: Option<&str>,
+) {
     if let Some(iid) = iid {
-        table.insert(iid, name.unwrap_or_default().to_string());
+        table.insert(iid, data.intern(name.unwrap_or_default()));
     }
 }
 
-fn lookup<'a>(
-    table: &'a HashMap<u64, String>,
+fn lookup(
+    table: &HashMap<u64, TextId>,
     name: &'static str,
     iid: u64,
     offset: usize,
-) -> Result<&'a str, PftraceError> {
-    table
-        .get(&iid)
-        .map(String::as_str)
-        .ok_or(PftraceError::UnknownIid {
-            offset,
-            table: name,
-            iid,
-        })
-}
-
-/// A begin or instant event as a slice, its names resolved on `seq`.
-fn slice(
-    seq: &Sequence,
-    event: &TrackEvent,
-    track: u64,
-    time: i64,
-    instant: bool,
-    offset: usize,
-) -> Result<Pending, PftraceError> {
-    let mut cats = Vec::with_capacity(event.category_iids.len() + event.categories.len());
-    for &iid in &event.category_iids {
-        cats.push(lookup(&seq.categories, "event_categories", iid, offset)?);
-    }
-    cats.extend(event.categories.iter().map(String::as_str));
-    let name = match &event.name_field {
-        Some(proto::track_event::NameField::NameIid(iid)) => {
-            lookup(&seq.names, "event_names", *iid, offset)?.to_string()
-        }
-        Some(proto::track_event::NameField::Name(name)) => name.clone(),
-        None => String::new(),
-    };
-    let mut args = Vec::with_capacity(event.debug_annotations.len());
-    for a in &event.debug_annotations {
-        if let Some(arg) = annotation(seq, a, offset)? {
-            args.push(arg);
-        }
-    }
-    Ok(Pending {
-        track,
-        begin_ns: time,
-        end_ns: instant.then_some(time),
-        cat: cats.join(","),
-        name,
-        args,
+) -> Result<TextId, PftraceError> {
+    table.get(&iid).copied().ok_or(PftraceError::UnknownIid {
+        offset,
+        table: name,
+        iid,
     })
 }
 
-/// One annotation as a named value; None for kinds not read (nested values).
-fn annotation(
-    seq: &Sequence,
-    a: &DebugAnnotation,
+/// What turning one event into a slice reads and adds to.
+struct SliceCx<'a> {
+    seq: &'a Sequence,
+    data: &'a mut PerfettoData,
+    args: &'a mut Vec<(TextId, PyValue)>,
     offset: usize,
-) -> Result<Option<(String, ArgValue)>, PftraceError> {
-    use debug_annotation::{NameField, Value as V};
-    let value = match &a.value {
-        Some(V::BoolValue(b)) => ArgValue::Bool(*b),
-        Some(V::UintValue(u)) => ArgValue::UInt(*u),
-        Some(V::IntValue(i)) => ArgValue::Int(*i),
-        Some(V::DoubleValue(d)) => ArgValue::Double(*d),
-        Some(V::StringValue(s)) => ArgValue::Str(s.clone()),
-        Some(V::PointerValue(p)) => ArgValue::Str(format!("0x{p:x}")),
-        Some(V::StringValueIid(iid)) => ArgValue::Str(
-            lookup(
+}
+
+impl SliceCx<'_> {
+    /// A begin or instant event as a slice, its names resolved on the sequence.
+    fn slice(
+        &mut self,
+        event: &TrackEvent,
+        track: u64,
+        time: i64,
+        instant: bool,
+    ) -> Result<Pending, PftraceError> {
+        let (seq, offset) = (self.seq, self.offset);
+        let cat = match (event.category_iids.as_slice(), event.categories.as_slice()) {
+            ([iid], []) => lookup(&seq.categories, "event_categories", *iid, offset)?,
+            ([], [one]) => self.data.intern(one),
+            (iids, names) => {
+                let mut cats = Vec::with_capacity(iids.len() + names.len());
+                for &iid in iids {
+                    let id = lookup(&seq.categories, "event_categories", iid, offset)?;
+                    cats.push(self.data.text(id).to_string());
+                }
+                cats.extend(names.iter().cloned());
+                self.data.intern(&cats.join(","))
+            }
+        };
+        let name = match &event.name_field {
+            Some(proto::track_event::NameField::NameIid(iid)) => {
+                lookup(&seq.names, "event_names", *iid, offset)?
+            }
+            Some(proto::track_event::NameField::Name(name)) => self.data.intern(name),
+            None => self.data.intern(""),
+        };
+        let start = self.args.len() as u32;
+        for a in &event.debug_annotations {
+            if let Some(arg) = self.annotation(a)? {
+                self.args.push(arg);
+            }
+        }
+        Ok(Pending {
+            track,
+            begin_ns: time,
+            end_ns: instant.then_some(time),
+            cat,
+            name,
+            args: (start, self.args.len() as u32),
+        })
+    }
+
+    /// One annotation as a named value; None for kinds not read (nested values).
+    fn annotation(
+        &mut self,
+        a: &DebugAnnotation,
+    ) -> Result<Option<(TextId, PyValue)>, PftraceError> {
+        use debug_annotation::{NameField, Value as V};
+        let (seq, offset) = (self.seq, self.offset);
+        let value = match &a.value {
+            Some(V::BoolValue(b)) => PyValue::Bool(*b),
+            Some(V::UintValue(u)) => {
+                i64::try_from(*u).map_or(PyValue::Float(*u as f64), PyValue::Int)
+            }
+            Some(V::IntValue(i)) => PyValue::Int(*i),
+            Some(V::DoubleValue(d)) => PyValue::Float(*d),
+            Some(V::StringValue(s)) => PyValue::Str(self.data.intern(s)),
+            Some(V::PointerValue(p)) => PyValue::Str(self.data.intern(&format!("0x{p:x}"))),
+            Some(V::StringValueIid(iid)) => PyValue::Str(lookup(
                 &seq.annotation_strings,
                 "debug_annotation_string_values",
                 *iid,
                 offset,
-            )?
-            .to_string(),
-        ),
-        None => return Ok(None),
-    };
-    let name = match &a.name_field {
-        Some(NameField::NameIid(iid)) => lookup(
-            &seq.annotation_names,
-            "debug_annotation_names",
-            *iid,
-            offset,
-        )?
-        .to_string(),
-        Some(NameField::Name(name)) => name.clone(),
-        None => String::new(),
-    };
-    Ok(Some((name, value)))
+            )?),
+            None => return Ok(None),
+        };
+        let name = match &a.name_field {
+            Some(NameField::NameIid(iid)) => lookup(
+                &seq.annotation_names,
+                "debug_annotation_names",
+                *iid,
+                offset,
+            )?,
+            Some(NameField::Name(name)) => self.data.intern(name),
+            None => self.data.intern(""),
+        };
+        Ok(Some((name, value)))
+    }
 }
 
 /// Reads a whole `.pftrace` from `reader` (unpacked) into a trace whose
@@ -602,7 +778,7 @@ pub fn decode_trace<R: std::io::Read>(
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| LoadError::read(packing, e))?;
-    let decoded = decode(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
+    let (data, decoded) = decode_events(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
     crate::timings::stage("decoding the Perfetto protobuf", start);
     let input_bytes = bytes.len() as u64;
     drop(bytes);
@@ -614,53 +790,6 @@ pub fn decode_trace<R: std::io::Read>(
     let info = builder.info_mut();
     info.profiler = crate::trace::Profiler::Perfetto;
     info.input_bytes = input_bytes;
-    builder.set_perfetto(slices_as_events(decoded.slices));
+    builder.set_perfetto(data);
     Ok(builder.finish())
-}
-
-/// The slices as traceconv's JSON events: `ts` and `dur` in µs (whole
-/// numbers as integers), `dur` only on thread-track slices (traceconv
-/// writes the others as `b`/`e` pairs, which have none).
-fn slices_as_events(slices: Vec<Slice>) -> crate::trace::perfetto::PerfettoData {
-    use crate::trace::perfetto::{PerfettoData, PerfettoEvent, PyValue};
-    let micros = |ns: i64| {
-        if ns % 1000 == 0 {
-            PyValue::Int(ns / 1000)
-        } else {
-            PyValue::Float(ns as f64 / 1000.0)
-        }
-    };
-    let mut data = PerfettoData::default();
-    let mut args = Vec::new();
-    for s in slices {
-        args.clear();
-        for (key, value) in &s.args {
-            let key = data.intern(key);
-            let value = match value {
-                ArgValue::Bool(b) => PyValue::Bool(*b),
-                ArgValue::UInt(u) => {
-                    i64::try_from(*u).map_or(PyValue::Float(*u as f64), PyValue::Int)
-                }
-                ArgValue::Int(i) => PyValue::Int(*i),
-                ArgValue::Double(d) => PyValue::Float(*d),
-                ArgValue::Str(t) => PyValue::Str(data.intern(t)),
-            };
-            args.push((key, value));
-        }
-        let event = PerfettoEvent {
-            cat: PyValue::Str(data.intern(&s.cat)),
-            name: PyValue::Str(data.intern(&s.name)),
-            pid: PyValue::Int(s.pid),
-            tid: PyValue::Int(s.tid),
-            ts: micros(s.begin_ns),
-            dur: if s.thread_track {
-                micros(s.end_ns - s.begin_ns)
-            } else {
-                PyValue::Missing
-            },
-            args: (0, 0),
-        };
-        data.push(event, args.drain(..));
-    }
-    data
 }
