@@ -47,6 +47,7 @@ if [ -d "$corpus" ]; then
     traces+=("in/corpus/multirank/dlrm_v100_8rank/$(basename "$f")")
   done
   traces+=(in/corpus/rocprof/908_results.json.gz in/corpus/jax/jax_conv_minimal_08.xplane.pb)
+  traces+=(in/corpus/pftrace/rocprofv3_like.pftrace in/corpus/pftrace/rocprofv3_like.traceconv_style.json)
 fi
 
 for t in "${traces[@]}"; do
