@@ -84,6 +84,12 @@ struct GpuEvent {
     config: [i64; 7],
 }
 
+/// A `kernel_summary` group: the name and the launch configuration.
+type KernelKey = (String, [i64; 7]);
+
+/// A `hip_summary` group: the name, stream and operation.
+type HipKey<'a> = (&'a str, i64, i64);
+
 /// One HIP API call.
 struct HipCall {
     name: String,
@@ -292,7 +298,7 @@ impl Activity {
     /// time), at most `top`.
     pub fn xla_top(&self, top: usize) -> Vec<(&str, i64, i64, f64)> {
         let mut order: Vec<&(String, i64, i64)> = self.xla.iter().collect();
-        order.sort_by(|a, b| b.1.cmp(&a.1));
+        order.sort_by_key(|x| std::cmp::Reverse(x.1));
         let total: i64 = self.xla.iter().map(|x| x.1).sum();
         let total = if total == 0 { 1 } else { total };
         order
@@ -342,8 +348,8 @@ impl Activity {
             self.compute[g].iter().chain(comm)
         });
         let by_config = opts.kernel_summary_group == KernelGroup::Config;
-        let mut groups: Vec<((String, [i64; 7]), Vec<i64>)> = Vec::new();
-        let mut at: FxHashMap<(String, [i64; 7]), usize> = FxHashMap::default();
+        let mut groups: Vec<(KernelKey, Vec<i64>)> = Vec::new();
+        let mut at: FxHashMap<KernelKey, usize> = FxHashMap::default();
         for e in events.filter(|e| e.dur >= opts.min_event_ns) {
             let name = if opts.merge_kernels {
                 without_digits(&e.name)
@@ -408,8 +414,8 @@ impl Activity {
             HipGroup::NameOp => (false, true),
             HipGroup::NameStreamOp => (true, true),
         };
-        let mut groups: Vec<((&str, i64, i64), Vec<i64>)> = Vec::new();
-        let mut at: FxHashMap<(&str, i64, i64), usize> = FxHashMap::default();
+        let mut groups: Vec<(HipKey<'_>, Vec<i64>)> = Vec::new();
+        let mut at: FxHashMap<HipKey<'_>, usize> = FxHashMap::default();
         for h in &self.hip {
             let key = (
                 h.name.as_str(),
@@ -477,7 +483,7 @@ impl Activity {
 /// their order (pandas' `sort_values(ascending=False)` on the small
 /// tables it sorts by insertion, stably).
 fn sort_by_total(rows: &mut [(Stats, Vec<Value>)]) {
-    rows.sort_by(|a, b| b.0.total.cmp(&a.0.total));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0.total));
 }
 
 /// The HIP API calls with a positive duration, within the thread range and

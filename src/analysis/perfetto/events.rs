@@ -169,10 +169,11 @@ impl<'a> Events<'a> {
         let k = &self.k;
         let b = self.arg(e, k.begin_ns);
         let d = self.arg(e, k.delta_ns);
-        if b != PyValue::Missing && d != PyValue::Missing {
-            if let (Some(b), Some(d)) = (self.d.py_int(b), self.d.py_int(d)) {
-                return (b, d);
-            }
+        if b != PyValue::Missing
+            && d != PyValue::Missing
+            && let (Some(b), Some(d)) = (self.d.py_int(b), self.d.py_int(d))
+        {
+            return (b, d);
         }
         let int0 = |v: PyValue| self.d.py_int(v).unwrap_or(0);
         let ts = int0(e.ts);

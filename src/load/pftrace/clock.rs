@@ -66,7 +66,7 @@ impl Clocks {
 
     /// BOOTTIME ns of `raw` on `clock`, which this scope must know; advances
     /// an incremental clock. None when no snapshot ties it to BOOTTIME.
-    pub fn to_boottime(&mut self, clock: u32, raw: u64) -> Option<i64> {
+    pub fn convert_to_boottime(&mut self, clock: u32, raw: u64) -> Option<i64> {
         let state = self.clocks.get_mut(&clock)?;
         let value = if state.incremental {
             state.last = state.last.saturating_add(i128::from(raw));

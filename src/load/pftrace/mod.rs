@@ -459,9 +459,9 @@ impl Decoder {
                 let converted = if clock == BOOTTIME {
                     Some(i64::try_from(raw).unwrap_or(i64::MAX))
                 } else if clock >= FIRST_SEQUENCE_CLOCK {
-                    seq.clocks.to_boottime(clock, raw)
+                    seq.clocks.convert_to_boottime(clock, raw)
                 } else if self.global_clocks.knows(clock) {
-                    self.global_clocks.to_boottime(clock, raw)
+                    self.global_clocks.convert_to_boottime(clock, raw)
                 } else {
                     None
                 };
@@ -529,26 +529,26 @@ impl Decoder {
             )
         });
         // Writers repeat descriptors: the names keep their first place.
-        if let Some((pid, tid, name)) = &thread {
-            if !name.is_empty() {
-                let entry = ThreadName {
-                    pid: *pid,
-                    tid: *tid,
-                    name: name.clone(),
-                };
-                match self.thread_names.iter_mut().find(|(u, _)| *u == uuid) {
-                    Some((_, t)) => *t = entry,
-                    None => self.thread_names.push((uuid, entry)),
-                }
+        if let Some((pid, tid, name)) = &thread
+            && !name.is_empty()
+        {
+            let entry = ThreadName {
+                pid: *pid,
+                tid: *tid,
+                name: name.clone(),
+            };
+            match self.thread_names.iter_mut().find(|(u, _)| *u == uuid) {
+                Some((_, t)) => *t = entry,
+                None => self.thread_names.push((uuid, entry)),
             }
         }
-        if let Some((pid, name)) = &process {
-            if !name.is_empty() {
-                let entry = (*pid, name.clone());
-                match self.process_names.iter_mut().find(|(u, _)| *u == uuid) {
-                    Some((_, p)) => *p = entry,
-                    None => self.process_names.push((uuid, entry)),
-                }
+        if let Some((pid, name)) = &process
+            && !name.is_empty()
+        {
+            let entry = (*pid, name.clone());
+            match self.process_names.iter_mut().find(|(u, _)| *u == uuid) {
+                Some((_, p)) => *p = entry,
+                None => self.process_names.push((uuid, entry)),
             }
         }
         self.tracks.insert(

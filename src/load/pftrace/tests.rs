@@ -128,6 +128,8 @@ use debug_annotation::Value as V;
 use track_event::NameField::{Name, NameIid};
 
 /// A trace exercising every rule (expectations in `hand_built_trace`).
+// Packets are pushed one by one, each with a comment on what it tests.
+#[allow(clippy::vec_init_then_push)]
 fn hand_built() -> Trace {
     let mut p = Vec::new();
     // Tracing service: builtin clocks, MONOTONIC (3) 1 ms behind BOOTTIME.

@@ -217,15 +217,15 @@ fn perfetto_sections(p: &mut Page, report: &Report) {
         ];
         section(p, "Top HIP calls (host time)", h, &cols, 10);
     }
-    if let Some(c) = find(report, pfs::MEMORY_COPY_BY_DIRECTION) {
-        if c.nrows() > 0 {
-            let cols = [
-                shown("direction", "Direction"),
-                shown("count", "Count"),
-                shown("bytes", "Bytes"),
-            ];
-            section(p, "Memory copies", c, &cols, 20);
-        }
+    if let Some(c) = find(report, pfs::MEMORY_COPY_BY_DIRECTION)
+        && c.nrows() > 0
+    {
+        let cols = [
+            shown("direction", "Direction"),
+            shown("count", "Count"),
+            shown("bytes", "Bytes"),
+        ];
+        section(p, "Memory copies", c, &cols, 20);
     }
     let unknown_gpu = find(report, pfs::MEMORY_COPY_BY_COPY_BYTES)
         .and_then(|t| t.column("direction"))
