@@ -58,9 +58,8 @@ pub struct Slice {
 pub enum ArgValue {
     /// A boolean.
     Bool(bool),
-    /// An unsigned integer.
-    UInt(u64),
-    /// A signed integer.
+    /// An integer, signed or unsigned in the trace (Python's `int`
+    /// either way; an unsigned value beyond `i64` is read as a double).
     Int(i64),
     /// A double.
     Double(f64),

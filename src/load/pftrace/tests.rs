@@ -392,13 +392,13 @@ fn hand_built_trace() {
     let first = &d.slices[1];
     let keys: Vec<&str> = first.args.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["begin_ns", "b", "i", "d", "s", "agent", "p", "si"]);
-    assert_eq!(arg(first, "begin_ns"), ArgValue::UInt(5));
+    assert_eq!(arg(first, "begin_ns"), ArgValue::Int(5));
     assert_eq!(arg(first, "b"), ArgValue::Bool(true));
     assert_eq!(arg(first, "i"), ArgValue::Int(-3));
     assert_eq!(arg(first, "d"), ArgValue::Double(1.5));
     assert_eq!(arg(first, "s"), ArgValue::Str("x".into()));
     // ROCm <= 6.3 writers: a numeric agent; current ones: "Agent-<n>".
-    assert_eq!(arg(first, "agent"), ArgValue::UInt(1));
+    assert_eq!(arg(first, "agent"), ArgValue::Int(1));
     assert_eq!(arg(&d.slices[4], "agent"), ArgValue::Str("Agent-1".into()));
     assert_eq!(arg(first, "p"), ArgValue::Str("0xff".into()));
     assert_eq!(arg(first, "si"), ArgValue::Str("interned-str".into()));
@@ -614,7 +614,6 @@ fn json_args(args: &[(String, ArgValue)]) -> serde_json::Map<String, serde_json:
         .map(|(k, v)| {
             let v = match v {
                 ArgValue::Bool(b) => serde_json::Value::from(*b),
-                ArgValue::UInt(u) => serde_json::Value::from(*u),
                 ArgValue::Int(i) => serde_json::Value::from(*i),
                 ArgValue::Double(d) => serde_json::Value::from(*d),
                 ArgValue::Str(s) => serde_json::Value::from(s.as_str()),
