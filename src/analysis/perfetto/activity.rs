@@ -151,6 +151,8 @@ impl Activity {
     pub fn of(ev: &Events, opts: &PerfettoOptions) -> Activity {
         let agents = ev.agents();
         let n = agents.names.len();
+        // Names repeat: each is classified once.
+        let mut classified: FxHashMap<u32, (String, Category)> = FxHashMap::default();
         let mut compute: Vec<Vec<GpuEvent>> = (0..n).map(|_| Vec::new()).collect();
         let mut rccl: Vec<Vec<GpuEvent>> = (0..n).map(|_| Vec::new()).collect();
         let mut xla: Vec<(String, i64, i64)> = Vec::new();
@@ -158,7 +160,7 @@ impl Activity {
         let mut used_fav3 = false;
         let k = &ev.k;
         for e in &ev.d.events {
-            let Some(gpu) = ev.gpu_of(&agents, e) else {
+            let Some(gpu) = ev.gpu_of(agents, e) else {
                 continue;
             };
             let (ts, dur) = ev.activity_times(e);
@@ -169,8 +171,21 @@ impl Activity {
             if tid < opts.min_tid || tid > opts.max_tid {
                 continue;
             }
-            let name = ev.py_str(e.name);
-            let category = classify(&name);
+            let (name, category) = match e.name {
+                PyValue::Str(id) => classified
+                    .entry(id)
+                    .or_insert_with(|| {
+                        let name = ev.py_str(e.name);
+                        let c = classify(&name);
+                        (name, c)
+                    })
+                    .clone(),
+                _ => {
+                    let name = ev.py_str(e.name);
+                    let c = classify(&name);
+                    (name, c)
+                }
+            };
             let int0 = |key| ev.int_arg(e, key).unwrap_or(0);
             let config = [
                 int0(k.grid_size),
@@ -230,7 +245,7 @@ impl Activity {
             })
             .collect();
         Activity {
-            agents: agents.names,
+            agents: agents.names.clone(),
             used_fav3,
             compute,
             rccl,

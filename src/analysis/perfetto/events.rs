@@ -87,6 +87,8 @@ impl Keys {
 pub(crate) struct Events<'a> {
     pub d: &'a PerfettoData,
     pub k: Keys,
+    /// The GPUs, found once.
+    agents: std::sync::OnceLock<Agents>,
 }
 
 /// A value that is present and not `None` (Python's `x is not None`).
@@ -97,7 +99,11 @@ fn given(v: PyValue) -> Option<PyValue> {
 impl<'a> Events<'a> {
     /// The events of `d` with their keys looked up.
     pub fn new(d: &'a PerfettoData) -> Events<'a> {
-        Events { d, k: Keys::of(d) }
+        Events {
+            d,
+            k: Keys::of(d),
+            agents: std::sync::OnceLock::new(),
+        }
     }
 
     /// `args.get(key)`.
@@ -203,7 +209,11 @@ impl<'a> Events<'a> {
 
     /// The GPUs: each distinct `agent` argument (truthy ones only), in
     /// order of first appearance, numbered from 0.
-    pub fn agents(&self) -> Agents {
+    pub fn agents(&self) -> &Agents {
+        self.agents.get_or_init(|| self.find_agents())
+    }
+
+    fn find_agents(&self) -> Agents {
         let mut index = FxHashMap::default();
         let mut names = Vec::new();
         for e in &self.d.events {

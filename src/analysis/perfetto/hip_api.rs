@@ -12,7 +12,7 @@ use super::events::Events;
 use super::stats::Stats;
 use crate::names::perfetto::{API_KERNEL_COLUMNS, sheet};
 use crate::table::{Table, Value};
-use crate::trace::perfetto::PerfettoEvent;
+use crate::trace::perfetto::{PerfettoEvent, PyValue};
 
 /// The HIP calls that launch GPU work by name; any name matching
 /// `Launch.*Kernel` (any case) does too.
@@ -51,11 +51,21 @@ pub(crate) fn api_kernel_summary(ev: &Events, opts: &PerfettoOptions) -> Table {
     let mut apis: Vec<(i64, &PerfettoEvent)> = Vec::new();
     let mut api_at: FxHashMap<i64, usize> = FxHashMap::default();
     let mut kernels: FxHashMap<i64, Vec<&PerfettoEvent>> = FxHashMap::default();
+    // What a name and category say of an event, worked out once each.
+    let mut kinds: FxHashMap<(u32, u32), Kind> = FxHashMap::default();
     for e in &ev.d.events {
         let Some(corr) = ev.first_int(e, &ev.k.corr) else {
             continue;
         };
-        if is_kernel(ev, e) {
+        let kind = match (e.cat, e.name) {
+            (PyValue::Str(c), PyValue::Str(n)) => {
+                *kinds.entry((c, n)).or_insert_with(|| Kind::of(ev, e))
+            }
+            _ => Kind::of(ev, e),
+        };
+        let gpu_work = kind.kd_symbol
+            || (kind.gpu_category && !kind.register && ev.api_times(e).is_some_and(|t| t.2 > 0));
+        if gpu_work {
             let name = kernel_name(ev, e);
             if opts
                 .exclude_kernel
@@ -65,7 +75,7 @@ pub(crate) fn api_kernel_summary(ev: &Events, opts: &PerfettoOptions) -> Table {
                 continue;
             }
             kernels.entry(corr).or_default().push(e);
-        } else if is_api(ev, e) {
+        } else if (kind.hip_api && ev.arg(e, ev.k.corr_id).is_given()) || kind.cuda_api {
             match api_at.get(&corr) {
                 Some(&i) => apis[i].1 = e,
                 None => {
@@ -114,7 +124,7 @@ pub(crate) fn api_kernel_summary(ev: &Events, opts: &PerfettoOptions) -> Table {
                 continue;
             };
             // The reference's `or 0`: device 0 also for a missing id.
-            let dev = device_id(ev, &agents, k).unwrap_or(0);
+            let dev = device_id(ev, agents, k).unwrap_or(0);
             let q = (kb - api_end).max(0);
             let g = groups
                 .entry((pid, tid, dev, api_name.to_string(), kernel_name(ev, k)))
@@ -154,26 +164,36 @@ pub(crate) fn api_kernel_summary(ev: &Events, opts: &PerfettoOptions) -> Table {
     t
 }
 
-/// A GPU kernel or copy: a `.kd` symbol name, or a kernel, dispatch,
-/// activity or copy category with a positive duration and no `register`
-/// in its name.
-fn is_kernel(ev: &Events, e: &PerfettoEvent) -> bool {
-    let name = ev.name(e).to_lowercase();
-    if name.ends_with(".kd") || name.contains(".kd ") {
-        return true;
-    }
-    let cat = ev.cat(e).to_lowercase();
-    let gpu_cat = ["kernel_dispatch", "gpu_activity", "kernel", "memory_copy"]
-        .iter()
-        .any(|c| cat.contains(c));
-    gpu_cat && ev.api_times(e).is_some_and(|t| t.2 > 0) && !name.contains("register")
+/// What an event's name and category say of it.
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    /// A `.kd` symbol name: GPU work whatever its category or duration.
+    kd_symbol: bool,
+    /// A kernel, dispatch, activity or copy category: GPU work when it
+    /// has a positive duration and no `register` in its name.
+    gpu_category: bool,
+    /// `register` in the (lower-case) name.
+    register: bool,
+    /// The category is exactly `hip_api` (a host call with a `corr_id`).
+    hip_api: bool,
+    /// A CUDA API category (`cuda_api`, `cupti`, any case).
+    cuda_api: bool,
 }
 
-/// A host API call: a `hip_api` event with a `corr_id`, or a CUDA API one.
-fn is_api(ev: &Events, e: &PerfettoEvent) -> bool {
-    let cat = ev.cat(e);
-    (cat == "hip_api" && ev.arg(e, ev.k.corr_id).is_given())
-        || matches!(cat.to_lowercase().as_str(), "cuda_api" | "cupti")
+impl Kind {
+    fn of(ev: &Events, e: &PerfettoEvent) -> Kind {
+        let name = ev.name(e).to_lowercase();
+        let cat = ev.cat(e).to_lowercase();
+        Kind {
+            kd_symbol: name.ends_with(".kd") || name.contains(".kd "),
+            gpu_category: ["kernel_dispatch", "gpu_activity", "kernel", "memory_copy"]
+                .iter()
+                .any(|c| cat.contains(c)),
+            register: name.contains("register"),
+            hip_api: ev.cat(e) == "hip_api",
+            cuda_api: matches!(cat.as_str(), "cuda_api" | "cupti"),
+        }
+    }
 }
 
 /// The kernel's name: the first truthy of its name arguments, else the

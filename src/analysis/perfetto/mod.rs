@@ -298,9 +298,9 @@ fn timelines(ev: &Events, micro_idle_thresh_us: Option<f64>) -> (Vec<Table>, Opt
         .map(|_| BucketIntervals::default())
         .collect();
     for e in &ev.d.events {
-        let (gpu, bucket) = match ev.gpu_of(&agents, e) {
+        let (gpu, bucket) = match ev.gpu_of(agents, e) {
             Some(g) => (g, timeline::classify(Cat::Kernel, ev.name(e))),
-            None if ev.cat(e) == "memory_copy" => match copy_gpu(ev, &agents, e) {
+            None if ev.cat(e) == "memory_copy" => match copy_gpu(ev, agents, e) {
                 Some(g) => (g, Bucket::Memcpy),
                 None => continue,
             },
@@ -329,7 +329,7 @@ fn diagnose(trace: &Trace, ev: &Events, timeline: Option<&Timeline>) -> (Diagnos
     let queue = ev.d.lookup("queue");
     let mut work = Vec::new();
     for e in &ev.d.events {
-        let stream = if let Some(gpu) = ev.gpu_of(&agents, e) {
+        let stream = if let Some(gpu) = ev.gpu_of(agents, e) {
             Some((gpu as i64, ev.int_arg(e, queue).unwrap_or(-1)))
         } else if ev.cat(e) == "memory_copy" {
             None
