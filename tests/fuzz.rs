@@ -1,5 +1,5 @@
 //! Mutation fuzzing of everything that reads input: the trace loaders
-//! (Kineto JSON, gzip, zip, XPlane, rocprofv3) followed by the whole
+//! (Kineto JSON, gzip, zip, XPlane, rocprofv3 JSON and Perfetto) followed by the whole
 //! report, the report readers `compare` uses (CSV folders, xlsx) followed by
 //! the gate, the tree diff, and the multi-rank collective analysis (one
 //! rank of a two-rank job mutated), and the replay scripts of every
@@ -231,6 +231,10 @@ fn seeds() -> Seeds {
         "diff/split_base.json",
         "rocprof/small.json",
         "xplane/small.xplane.pb",
+        "pftrace/rocm70.pftrace",
+        "pftrace/rocpd_convert.pftrace",
+        "pftrace/clocks.pftrace",
+        "pftrace/interning_reset.pftrace",
     ] {
         let bytes = std::fs::read(common::testdata(rel)).unwrap();
         traces.push((rel.replace('/', "_"), bytes));
@@ -612,4 +616,55 @@ fn mutated_inputs_never_panic() {
         "{} of {rounds} mutated inputs panicked (seed {seed}); saved: {crashes:?}",
         crashes.len()
     );
+}
+
+/// Every Perfetto fixture cut at many lengths and with bytes flipped at
+/// many offsets: loading never panics, and a refusal is one line.
+#[test]
+fn pftrace_cuts_and_flips_never_panic() {
+    let dir = common::testdata("pftrace");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pftrace"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    let (mut inputs, mut refused, mut crashes) = (0, 0, Vec::new());
+    for path in &names {
+        let bytes = std::fs::read(path).unwrap();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
+        for cut in (1..bytes.len()).step_by(37) {
+            mutants.push((format!("cut{cut}"), bytes[..cut].to_vec()));
+        }
+        for at in (0..bytes.len()).step_by(53) {
+            for mask in [0x01u8, 0x80, 0xff] {
+                let mut m = bytes.clone();
+                m[at] ^= mask;
+                mutants.push((format!("flip{at}x{mask:02x}"), m));
+            }
+        }
+        for (what, m) in mutants {
+            inputs += 1;
+            let p = tmp.path().join(format!("{stem}.pftrace"));
+            write(&p, &m);
+            match catch_unwind(AssertUnwindSafe(|| {
+                tracelens::analyze(&p, &Default::default()).map(|r| r.sheets.len())
+            })) {
+                Err(_) => crashes.push(format!("{stem} {what}: panicked")),
+                Ok(Err(e)) => {
+                    refused += 1;
+                    let msg = e.to_string();
+                    if msg.contains('\n') || msg.trim().is_empty() {
+                        crashes.push(format!("{stem} {what}: error not one line: {msg:?}"));
+                    }
+                }
+                Ok(Ok(_)) => {}
+            }
+        }
+    }
+    eprintln!("pftrace mutants: {inputs} inputs, {refused} refused");
+    assert!(crashes.is_empty(), "{crashes:#?}");
 }

@@ -623,17 +623,17 @@ fn json_args(args: &[(String, ArgValue)]) -> serde_json::Map<String, serde_json:
         .collect()
 }
 
-#[test]
-#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
-fn fixture_matches_traceconv_json() {
-    let dir = corpus();
-    let bytes = std::fs::read(dir.join("rocprofv3_like.pftrace")).unwrap();
-    let text = std::fs::read_to_string(dir.join("rocprofv3_like.traceconv_style.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// Checks the decoding of `bytes` against the traceconv-style JSON `text`
+/// made from the same trace by the independent converter: metadata, and
+/// slice by slice (order, category, name, pid/tid, times, args). A slice
+/// the JSON leaves open (`B`, or a `b` with no `e`) must be kept with zero
+/// length. Returns the decoding.
+fn matches_traceconv_json(bytes: &[u8], text: &str, what: &str) -> Decoded {
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
 
-    // Expected slices: X as they are; b with the ts of the e that closes it
-    // (innermost open b of the same async id).
+    // Expected slices: X and I as they are; b with the ts of the e that
+    // closes it (innermost open b of the same async id).
     let mut expected: Vec<(serde_json::Value, Option<i64>)> = Vec::new();
     let mut open: std::collections::HashMap<String, Vec<usize>> = Default::default();
     let mut threads = Vec::new();
@@ -651,6 +651,8 @@ fn fixture_matches_traceconv_json() {
                 e["args"]["name"].as_str().unwrap().to_string(),
             )),
             "X" => expected.push((e.clone(), e["dur"].as_i64())),
+            "I" => expected.push((e.clone(), Some(0))),
+            "B" => expected.push((e.clone(), None)),
             "b" => {
                 open.entry(id).or_default().push(expected.len());
                 expected.push((e.clone(), None));
@@ -661,18 +663,18 @@ fn fixture_matches_traceconv_json() {
                 assert_eq!(b.0["name"], e["name"]);
                 b.1 = Some(e["ts"].as_i64().unwrap() - b.0["ts"].as_i64().unwrap());
             }
-            other => panic!("unexpected ph {other}"),
+            other => panic!("{what}: unexpected ph {other}"),
         }
     }
 
-    assert_eq!(expected.len(), 19, "11 API slices, 6 kernels, 2 copies");
-    let d = decode(&bytes).unwrap();
-    assert_eq!(d.threads, threads);
-    assert_eq!(d.processes, processes);
-    assert_eq!(d.slices.len(), expected.len());
+    let d = decode(bytes).unwrap();
+    assert_eq!(d.threads, threads, "{what}");
+    assert_eq!(d.processes, processes, "{what}");
+    assert_eq!(d.slices.len(), expected.len(), "{what}");
     for (i, (s, (e, dur))) in d.slices.iter().zip(&expected).enumerate() {
-        let ctx = format!("slice {i} ({})", s.name);
-        assert_eq!(s.thread_track, e["ph"] == "X", "{ctx}");
+        let ctx = format!("{what}: slice {i} ({})", s.name);
+        let thread_ph = matches!(e["ph"].as_str(), Some("X" | "I" | "B"));
+        assert_eq!(s.thread_track, thread_ph, "{ctx}");
         assert_eq!(s.cat, e["cat"].as_str().unwrap(), "{ctx}");
         assert_eq!(s.name, e["name"].as_str().unwrap(), "{ctx}");
         assert_eq!(s.pid, e["pid"].as_i64().unwrap(), "{ctx}");
@@ -687,7 +689,10 @@ fn fixture_matches_traceconv_json() {
         } else {
             s.end_ns.div_euclid(1000) - s.begin_ns.div_euclid(1000)
         };
-        assert_eq!(Some(got_dur), *dur, "{ctx}");
+        match dur {
+            Some(dur) => assert_eq!(got_dur, *dur, "{ctx}"),
+            None => assert_eq!(s.end_ns, s.begin_ns, "{ctx}: never ended"),
+        }
         let got = json_args(&s.args);
         let want = e["args"].as_object().unwrap();
         let got_keys: Vec<&String> = got.keys().collect();
@@ -702,7 +707,53 @@ fn fixture_matches_traceconv_json() {
             assert!(same(g, v), "{ctx}: arg {k}: {g} vs {v}");
         }
     }
+    d
+}
+
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn fixture_matches_traceconv_json() {
+    let dir = corpus();
+    let bytes = std::fs::read(dir.join("rocprofv3_like.pftrace")).unwrap();
+    let text = std::fs::read_to_string(dir.join("rocprofv3_like.traceconv_style.json")).unwrap();
+    let d = matches_traceconv_json(&bytes, &text, "rocprofv3_like");
+    assert_eq!(d.slices.len(), 19, "11 API slices, 6 kernels, 2 copies");
     assert_eq!(d.stats.counter_events, 3);
     assert_eq!(d.stats.unmatched_begins + d.stats.unmatched_ends, 0);
     assert_eq!(d.stats.unknown_tracks, 0);
+}
+
+/// Every fixture of `testdata/pftrace/` against its traceconv-style JSON.
+#[test]
+fn testdata_fixtures_match_traceconv_json() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pftrace");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".pftrace").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 9, "{names:?}");
+    for name in &names {
+        let bytes = std::fs::read(dir.join(format!("{name}.pftrace"))).unwrap();
+        let text = std::fs::read_to_string(dir.join(format!("{name}.traceconv.json"))).unwrap();
+        let d = matches_traceconv_json(&bytes, &text, name);
+        let st = &d.stats;
+        let (counters, unmatched) = match name.as_str() {
+            "counters" => (9, (0, 0)),
+            "unmatched" => (0, (2, 1)),
+            _ => (0, (0, 0)),
+        };
+        assert_eq!(st.counter_events, counters, "{name}");
+        assert_eq!(
+            (st.unmatched_begins, st.unmatched_ends),
+            unmatched,
+            "{name}"
+        );
+        let skipped = u64::from(name == "interning_reset");
+        assert_eq!(st.skipped_before_cleared, skipped, "{name}");
+        assert_eq!(st.unknown_tracks, 0, "{name}");
+    }
 }
