@@ -603,6 +603,15 @@ const CHECKED_ELSEWHERE: &[(&str, &str)] = &[
     ),
 ];
 
+/// Reference folders no test reads yet, with what is missing: listed
+/// here so that the gap is stated, printed on every run, and fails once a
+/// test reads the folder (then it moves to a test's list) or the folder
+/// goes.
+const NOT_YET_CHECKED: &[(&str, &str)] = &[(
+    "genesis/expected/sheets",
+    "`tracelens genesis` (the Genesis/Taichi report) is not built yet",
+)];
+
 /// Every reference folder of the corpus (`*.ref`, `*.ref_*`, `ref`,
 /// `ref_*`, and each folder holding CSV sheets under an `expected`
 /// folder) is one that some conformance test checks, and every folder a
@@ -650,6 +659,18 @@ fn every_reference_folder_is_checked() {
         if expected && has_csv {
             found.insert(dir);
         }
+    }
+    for (folder, why) in NOT_YET_CHECKED {
+        let path = corpus.join(folder);
+        assert!(
+            !checked.contains(&path),
+            "{folder} is checked now: take it off NOT_YET_CHECKED"
+        );
+        assert!(
+            found.remove(&path),
+            "{folder} is not in the corpus: take it off NOT_YET_CHECKED"
+        );
+        eprintln!("NOT CHECKED {folder}: {why}");
     }
     let unchecked: Vec<_> = found.difference(&checked).collect();
     assert!(unchecked.is_empty(), "checked by no test: {unchecked:?}");
