@@ -215,6 +215,23 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     }
 }
 
+/// All of `reader` in one buffer, read into place at once rather than
+/// copied on each doubling (a hint that memory refuses is only a hint).
+pub(crate) fn read_whole(
+    reader: &mut impl Read,
+    packing: Packing,
+    size_hint: Option<u64>,
+) -> Result<Vec<u8>, LoadError> {
+    let mut bytes = Vec::new();
+    if let Some(n) = size_hint.and_then(|n| usize::try_from(n).ok()) {
+        let _ = bytes.try_reserve_exact(n.saturating_add(1));
+    }
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| LoadError::read(packing, e))?;
+    Ok(bytes)
+}
+
 /// Parsing threads of a parallel loader: as many as the machine has
 /// cores, at most 8.
 pub(crate) fn worker_count() -> usize {

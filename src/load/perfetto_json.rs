@@ -193,15 +193,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
         f.write_str("an event object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PerfettoEvent, A::Error> {
-        let mut e = PerfettoEvent {
-            cat: PyValue::Missing,
-            name: PyValue::Missing,
-            pid: PyValue::Missing,
-            tid: PyValue::Missing,
-            ts: PyValue::Missing,
-            dur: PyValue::Missing,
-            args: (0, 0),
-        };
+        let mut e = PerfettoEvent::empty();
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let slot = match key {
                 Key::Cat => &mut e.cat,

@@ -68,6 +68,21 @@ pub struct PerfettoEvent {
     pub args: (u32, u32),
 }
 
+impl PerfettoEvent {
+    /// An event with no field given and no arguments.
+    pub fn empty() -> PerfettoEvent {
+        PerfettoEvent {
+            cat: PyValue::Missing,
+            name: PyValue::Missing,
+            pid: PyValue::Missing,
+            tid: PyValue::Missing,
+            ts: PyValue::Missing,
+            dur: PyValue::Missing,
+            args: (0, 0),
+        }
+    }
+}
+
 /// The slices of a Perfetto-style trace.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PerfettoData {
@@ -213,16 +228,10 @@ mod tests {
     fn last_repeated_argument_wins() {
         let mut d = PerfettoData::default();
         let k = d.intern("agent");
-        let ev = PerfettoEvent {
-            cat: PyValue::Missing,
-            name: PyValue::Missing,
-            pid: PyValue::Missing,
-            tid: PyValue::Missing,
-            ts: PyValue::Missing,
-            dur: PyValue::Missing,
-            args: (0, 0),
-        };
-        d.push(ev, [(k, PyValue::Int(1)), (k, PyValue::Int(2))]);
+        d.push(
+            PerfettoEvent::empty(),
+            [(k, PyValue::Int(1)), (k, PyValue::Int(2))],
+        );
         let e = d.events[0].clone();
         assert_eq!(d.arg(&e, Some(k)), PyValue::Int(2));
         assert_eq!(d.arg(&e, d.lookup("nope")), PyValue::Missing);

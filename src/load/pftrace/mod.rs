@@ -770,13 +770,7 @@ pub fn decode_trace<R: std::io::Read>(
 ) -> Result<crate::trace::Trace, crate::error::LoadError> {
     use crate::error::LoadError;
     let start = std::time::Instant::now();
-    let mut bytes = Vec::new();
-    if let Some(n) = size_hint.and_then(|n| usize::try_from(n).ok()) {
-        let _ = bytes.try_reserve_exact(n.saturating_add(1));
-    }
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| LoadError::read(packing, e))?;
+    let bytes = super::read_whole(&mut reader, packing, size_hint)?;
     let (data, decoded) = decode_events(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
     crate::timings::stage("decoding the Perfetto protobuf", start);
     let input_bytes = bytes.len() as u64;

@@ -40,15 +40,7 @@ pub fn decode<R: Read>(
     size_hint: Option<u64>,
 ) -> Result<Trace, LoadError> {
     let start = Instant::now();
-    let mut bytes = Vec::new();
-    // Read into place at once, not copied on each doubling of the buffer
-    // (a hint that memory refuses is only a hint).
-    if let Some(n) = size_hint.and_then(|n| usize::try_from(n).ok()) {
-        let _ = bytes.try_reserve_exact(n.saturating_add(1));
-    }
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| LoadError::read(packing, e))?;
+    let bytes = super::read_whole(&mut reader, packing, size_hint)?;
     let input_bytes = bytes.len() as u64;
 
     // Lines and events stay slices of this buffer until they are decoded.
