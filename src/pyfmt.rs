@@ -24,6 +24,36 @@ pub fn float_repr(x: f64) -> String {
     out
 }
 
+/// Python `format(x, "g")`: six significant digits, trailing zeros
+/// dropped, scientific notation (`1e+06`, `1.5e-05`) when the decimal
+/// exponent is below -4 or at least 6; `inf`, `-inf`, `nan`.
+pub fn float_g(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // The exponent after rounding to six digits decides the layout.
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let strip = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if (-4..6).contains(&exp) {
+        let decimals = (5 - exp) as usize;
+        strip(&format!("{x:.decimals$}"))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", strip(mantissa), exp.abs())
+    }
+}
+
 /// [`float_repr`] appended to `out` (a cell's text, without a string of
 /// its own).
 pub fn push_float_repr(out: &mut String, x: f64) {
@@ -326,6 +356,30 @@ pub fn np_int(x: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn g_format_is_pythons() {
+        for (x, want) in [
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (40000.0, "40000"),
+            (5666.666666666667, "5666.67"),
+            (45.97701149425287, "45.977"),
+            (0.687285, "0.687285"),
+            (0.005, "0.005"),
+            (100.0, "100"),
+            (999999.5, "1e+06"),
+            (1234567.0, "1.23457e+06"),
+            (0.0001, "0.0001"),
+            (0.00001234, "1.234e-05"),
+            (1e100, "1e+100"),
+            (f64::NAN, "nan"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(float_g(x), want, "{x}");
+        }
+    }
+
     #[test]
     fn whole_numbers_take_the_short_path_with_the_same_result() {
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;

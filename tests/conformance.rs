@@ -459,6 +459,62 @@ fn pftrace_jobs(corpus: &Path) -> Vec<Job> {
     jobs
 }
 
+/// The Genesis report's reference: each workbook sheet as CSV, beside
+/// the page (`genesis_summary.md`) one folder up.
+const GENESIS_REF: &str = "genesis/expected/sheets";
+
+/// `tracelens genesis` on the corpus capture: every workbook sheet
+/// conforms to the reference's, the workbook names them as the
+/// reference's does, and the page is byte-identical.
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn genesis_corpus_conforms() {
+    let (corpus, conform) = corpus_and_conform();
+    let ref_dir = corpus.join(GENESIS_REF);
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, csv) = (tmp.path().join("out"), tmp.path().join("csv"));
+    run(tracelens()
+        .arg("genesis")
+        .arg("--capture-dir")
+        .arg(corpus.join("genesis/capture"))
+        .arg("--output-dir")
+        .arg(&out)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("-q"))
+    .assert_ok();
+    let (by_conform, by_bytes) = reference_sheets(&ref_dir);
+    assert!(by_bytes.is_empty(), "{by_bytes:?}");
+    assert_eq!(by_conform.len(), 8, "{by_conform:?}");
+    if let Some(problem) = conform_problem(&conform, &ref_dir, &csv, &by_conform) {
+        panic!("{problem}");
+    }
+    let mut written: Vec<String> = std::fs::read_dir(&csv)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    written.sort();
+    let want: Vec<String> = by_conform.iter().map(|s| format!("{s}.csv")).collect();
+    assert_eq!(
+        written, want,
+        "the workbook has exactly the reference's sheets"
+    );
+    let expected = corpus.join("genesis/expected");
+    let book: calamine::Xlsx<_> =
+        calamine::open_workbook(out.join("genesis_perf_report.xlsx")).unwrap();
+    let reference: calamine::Xlsx<_> =
+        calamine::open_workbook(expected.join("genesis_perf_report.xlsx")).unwrap();
+    use calamine::Reader;
+    assert_eq!(book.sheet_names(), reference.sheet_names());
+    let page = std::fs::read_to_string(out.join("genesis_summary.md")).unwrap();
+    let want = std::fs::read_to_string(expected.join("genesis_summary.md")).unwrap();
+    assert_eq!(
+        page, want,
+        "genesis_summary.md differs from the reference's"
+    );
+}
+
 /// The JSON forms of the Perfetto fixture with references.
 const PFTRACE_INPUTS: [&str; 3] = ["traceconv_style", "all_x", "all_x_argtid"];
 
@@ -607,10 +663,7 @@ const CHECKED_ELSEWHERE: &[(&str, &str)] = &[
 /// here so that the gap is stated, printed on every run, and fails once a
 /// test reads the folder (then it moves to a test's list) or the folder
 /// goes.
-const NOT_YET_CHECKED: &[(&str, &str)] = &[(
-    "genesis/expected/sheets",
-    "`tracelens genesis` (the Genesis/Taichi report) is not built yet",
-)];
+const NOT_YET_CHECKED: &[(&str, &str)] = &[];
 
 /// Every reference folder of the corpus (`*.ref`, `*.ref_*`, `ref`,
 /// `ref_*`, and each folder holding CSV sheets under an `expected`
@@ -630,6 +683,7 @@ fn every_reference_folder_is_checked() {
     checked.insert(corpus.join(JAX_REF));
     checked.extend(ROCPROF_REFS.iter().map(|r| corpus.join(r)));
     checked.extend(pftrace_jobs(&corpus).into_iter().map(|j| j.1));
+    checked.insert(corpus.join(GENESIS_REF));
     let tracediff = TRACEDIFF_PAIRS
         .iter()
         .map(|p| corpus.join("tracediff").join(p.0));

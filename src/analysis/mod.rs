@@ -16,6 +16,7 @@
 pub mod commands;
 pub mod common;
 pub mod diagnosis;
+pub mod genesis;
 pub mod jax;
 pub mod perf_model;
 pub mod perfetto;

@@ -20,6 +20,7 @@ mod critical_path;
 pub mod default_paths;
 mod diff;
 mod fleet;
+mod genesis;
 pub mod output_paths;
 mod replay;
 mod report;
@@ -43,6 +44,9 @@ pub use diff::{
     check_diffable, default_out_dir, diff_loaded, diff_traces, diff_traces_checked, diff_tree,
 };
 pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
+pub use genesis::{
+    Capture, GenesisOptions, GenesisRun, Section, find_capture, genesis, run_log_window_s,
+};
 pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_paths};
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{

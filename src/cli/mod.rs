@@ -10,6 +10,7 @@ mod critical_path;
 mod diff;
 pub mod embed;
 mod fleet;
+mod genesis;
 mod output_flags;
 mod outputs;
 mod progress;
@@ -87,6 +88,13 @@ enum Command {
     /// heatmap, outlier ranks and steps, collectives across all ranks, and
     /// a before/after comparison usable as a CI gate (the reduce step).
     Fleet(fleet::FleetArgs),
+    /// The Genesis/Taichi physics-simulation report of a capture folder:
+    /// rocprof kernel sheets with physics categories, the steady-state GPU
+    /// timeline, the Perfetto HIP-activity and memory-copy sheets.
+    ///
+    /// Writes genesis_perf_report.xlsx and genesis_summary.md into
+    /// --output-dir (never into the capture folder).
+    Genesis(genesis::GenesisArgs),
 }
 
 /// Why arguments were not accepted.
@@ -167,6 +175,7 @@ where
             Err(e) => Err(e),
         },
         Command::Replay(a) => replay::run(a),
+        Command::Genesis(a) => genesis::run(a),
         Command::Summarize(a) => fleet::summarize(a),
         Command::Fleet(a) => return fleet::fleet(a),
     };

@@ -19,6 +19,7 @@ pub(crate) mod pages;
 pub mod perfetto_json;
 pub mod pftrace;
 pub mod rocprof;
+pub mod rocprof_csv;
 pub mod scan;
 mod structural;
 pub mod xplane;

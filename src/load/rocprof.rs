@@ -857,6 +857,55 @@ impl State {
     }
 }
 
+/// A rocprof trace built from dispatch records read from another of
+/// rocprofv3's outputs (its kernel-trace CSV): the same trace the JSON
+/// decoder makes of the same records.
+#[derive(Debug, Default)]
+pub struct DispatchRecords {
+    state: State,
+}
+
+impl DispatchRecords {
+    /// No records yet.
+    pub fn new() -> DispatchRecords {
+        DispatchRecords::default()
+    }
+
+    /// Keeps one dispatch of kernel `kernel_id`, whose name is `name` unless
+    /// an earlier record of the same id named it first. `k`'s name and
+    /// configuration indices are set here.
+    pub fn push(
+        &mut self,
+        kernel_id: u64,
+        name: &str,
+        k: KernelDispatch,
+        config: LaunchConfig,
+    ) -> Result<(), String> {
+        check_times(k.start_ns, k.end_ns)?;
+        self.state
+            .symbols
+            .entry(kernel_id)
+            .or_insert_with(|| name.to_string());
+        self.state.push_kernel(kernel_id, k, config)
+    }
+
+    /// The trace: profiling from `init_ns` to `fini_ns`, `gpu_agents`
+    /// GPUs, `input_bytes` read.
+    pub fn finish(
+        mut self,
+        init_ns: Option<i64>,
+        fini_ns: Option<i64>,
+        gpu_agents: usize,
+        input_bytes: u64,
+        needs: &Needs,
+    ) -> Result<Trace, LoadError> {
+        self.state.init_time_ns = init_ns;
+        self.state.fini_time_ns = fini_ns;
+        self.state.gpu_agents = gpu_agents;
+        self.state.finish(Some(1), needs, input_bytes)
+    }
+}
+
 fn check_times(start: i64, end: i64) -> Result<(), String> {
     if end < start {
         return Err(format!(

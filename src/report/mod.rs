@@ -14,11 +14,13 @@
 
 pub mod columns;
 pub mod csv;
+pub mod genesis_summary;
 pub mod heatmap;
 pub mod json;
 pub mod markdown;
 pub mod parquet;
 mod pieces;
+pub mod pipe_table;
 pub mod read;
 pub mod replay;
 pub mod roof_geometry;

@@ -1,0 +1,193 @@
+//! `genesis_summary.md`: the Genesis report's page, laid out as the
+//! reference writes it (the capture, the steady-state timeline, the
+//! kernel categories, the top kernels and HIP calls).
+
+use crate::api::GenesisRun;
+use crate::names::perfetto::sheet as pf;
+use crate::names::{col, sheet};
+use crate::report::markdown::{self, Place};
+use crate::report::pipe_table::pandas_markdown;
+use crate::table::Table;
+
+/// Python `str()` of a manifest value (`None` when missing).
+fn py_value(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None | Some(serde_json::Value::Null) => "None".into(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Bool(b)) => if *b { "True" } else { "False" }.into(),
+        Some(serde_json::Value::Number(n)) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => crate::pyfmt::float_repr(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Some(other) => other.to_string(),
+    }
+}
+
+/// `n` with `,` between groups of three digits (Python's `{:,}`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A kernel name cut as the page shows it: names over 52 characters keep
+/// their first 49 and `...`.
+fn cut_name(name: &str) -> String {
+    if name.chars().count() <= 52 {
+        name.to_string()
+    } else {
+        name.chars().take(49).collect::<String>() + "..."
+    }
+}
+
+fn text_cell(t: &Table, row: usize, name: &str) -> String {
+    t.column_index(name)
+        .map(|c| t.value(row, c).py_str())
+        .unwrap_or_default()
+}
+
+fn num_cell(t: &Table, row: usize, name: &str) -> f64 {
+    t.column_index(name)
+        .map_or(f64::NAN, |c| t.value(row, c).to_f64())
+}
+
+/// The page's text.
+pub fn summary_markdown(run: &GenesisRun) -> String {
+    let mut lines: Vec<String> = vec![
+        "# TraceLens Genesis Performance Report".into(),
+        String::new(),
+        "Extension report for physics-simulation workloads (Genesis/Taichi-style kernels).".into(),
+        String::new(),
+    ];
+    if let Some(m) = run.capture.manifest.as_ref().and_then(|m| m.as_object())
+        && !m.is_empty()
+    {
+        let dir_name = std::path::absolute(&run.capture.dir)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default();
+        let stamp = match m.get("timestamp") {
+            Some(v) => py_value(Some(v)),
+            None => dir_name,
+        };
+        lines.push(format!(
+            "**Capture:** {} — n_envs={}, steps={}, fp{}",
+            markdown::text(&stamp),
+            markdown::text(&py_value(m.get("n_envs"))),
+            markdown::text(&py_value(m.get("num_steps"))),
+            markdown::text(&py_value(m.get("precision"))),
+        ));
+    }
+    lines.push(String::new());
+    if let Some(tl) = run.sheet(None, sheet::GPU_TIMELINE) {
+        lines.push("## GPU Timeline (timed benchmark window)".into());
+        lines.push(String::new());
+        lines.push(match &run.steady {
+            Some(s) => format!(
+                "Steady-state window: `{}` — {} dispatches, **{:.1}%** GPU busy over {:.1} ms",
+                s.method,
+                thousands(s.dispatch_count),
+                s.gpu_util_pct,
+                s.window_ms
+            ),
+            None => "Steady-state window: not found (no kernel-trace CSV, or no dispatch in \
+                     the window) — the timeline below covers the whole profiling session"
+                .into(),
+        });
+        lines.push(String::new());
+        if run.steady.is_some() {
+            lines.push(
+                "> Full rocprof session idle (JIT/build) is excluded from this report.".into(),
+            );
+            lines.push(String::new());
+        }
+        for r in 0..tl.nrows() {
+            lines.push(format!(
+                "- **{}**: {:.2} ms ({:.1}%)",
+                markdown::text(&text_cell(tl, r, col::TYPE)),
+                num_cell(tl, r, col::TIME_MS),
+                num_cell(tl, r, col::PERCENT)
+            ));
+        }
+        lines.push(String::new());
+    }
+    if let Some(by_cat) = run
+        .sheet(None, sheet::KERNEL_SUMMARY_BY_CATEGORY)
+        .filter(|t| t.nrows() > 0)
+    {
+        lines.push("## Kernel Categories".into());
+        lines.push(String::new());
+        lines.push(pandas_markdown(by_cat));
+        lines.push(String::new());
+    }
+    if let Some(ks) = run.sheet(None, sheet::KERNEL_SUMMARY) {
+        lines.push("## Top 10 Kernels".into());
+        lines.push(String::new());
+        lines.push("| Kernel | Count | Total (ms) | % | Category |".into());
+        lines.push("|--------|-------|------------|---|----------|".into());
+        for r in 0..ks.nrows().min(10) {
+            let category = match ks.column_index(col::CATEGORY) {
+                Some(c) => ks.value(r, c).py_str(),
+                None => "Other".into(),
+            };
+            lines.push(format!(
+                "| {} | {} | {:.1} | {:.2} | {} |",
+                markdown::code_span(&cut_name(&text_cell(ks, r, col::NAME)), Place::Cell),
+                num_cell(ks, r, col::COUNT) as i64,
+                num_cell(ks, r, col::TOTAL_KERNEL_TIME_MS),
+                num_cell(ks, r, col::PERCENTAGE),
+                markdown::name(&category, Place::Cell),
+            ));
+        }
+        lines.push(String::new());
+    }
+    if let Some(hip) = run
+        .sheet(Some("pftrace_hip_activity"), pf::HIP_SUMMARY)
+        .filter(|t| t.nrows() > 0)
+    {
+        lines.push("## Top HIP API (pftrace)".into());
+        lines.push(String::new());
+        let top: Vec<usize> = (0..hip.nrows().min(10)).collect();
+        lines.push(pandas_markdown(&hip.take_rows(&top)));
+        lines.push(String::new());
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_get_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn long_names_are_cut_to_49_characters_and_dots() {
+        let long = "k".repeat(53);
+        assert_eq!(cut_name(&long), format!("{}...", "k".repeat(49)));
+        assert_eq!(cut_name(&"k".repeat(52)), "k".repeat(52));
+    }
+
+    #[test]
+    fn manifest_values_read_as_python_prints_them() {
+        let v: serde_json::Value =
+            serde_json::json!({"a": 4096, "b": "32", "c": 1.5, "d": null, "e": true});
+        assert_eq!(py_value(v.get("a")), "4096");
+        assert_eq!(py_value(v.get("b")), "32");
+        assert_eq!(py_value(v.get("c")), "1.5");
+        assert_eq!(py_value(v.get("d")), "None");
+        assert_eq!(py_value(v.get("e")), "True");
+        assert_eq!(py_value(v.get("missing")), "None");
+    }
+}
