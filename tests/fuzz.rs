@@ -668,3 +668,55 @@ fn pftrace_cuts_and_flips_never_panic() {
     eprintln!("pftrace mutants: {inputs} inputs, {refused} refused");
     assert!(crashes.is_empty(), "{crashes:#?}");
 }
+
+/// A Genesis capture folder whose kernel-trace CSV is cut short and has
+/// bytes flipped: `tracelens::genesis` answers with sheets or a one-line
+/// error, never a panic.
+#[test]
+fn genesis_kernel_csv_cuts_and_flips_never_panic() {
+    let bytes = std::fs::read(common::testdata("genesis/kernel_kernel_trace.csv")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let kt = tmp.path().join("kernel_trace");
+    std::fs::create_dir(&kt).unwrap();
+    std::fs::copy(
+        common::testdata("pftrace/corpus_fixture.pftrace"),
+        kt.join("kernel_results.pftrace"),
+    )
+    .unwrap();
+    let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
+    for cut in (1..bytes.len()).step_by(41) {
+        mutants.push((format!("cut{cut}"), bytes[..cut].to_vec()));
+    }
+    for at in (0..bytes.len()).step_by(59) {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut m = bytes.clone();
+            m[at] ^= mask;
+            mutants.push((format!("flip{at}x{mask:02x}"), m));
+        }
+    }
+    let (mut refused, mut crashes) = (0, Vec::new());
+    let inputs = mutants.len();
+    for (what, m) in mutants {
+        write(&kt.join("kernel_kernel_trace.csv"), &m);
+        let opts = tracelens::GenesisOptions::default();
+        match catch_unwind(AssertUnwindSafe(|| {
+            tracelens::genesis(tmp.path(), &opts, None)
+        })) {
+            Err(_) => crashes.push(format!("{what}: panicked")),
+            Ok(Err(e)) => {
+                refused += 1;
+                let msg = e.to_string();
+                if msg.contains('\n') || msg.trim().is_empty() {
+                    crashes.push(format!("{what}: error not one line: {msg:?}"));
+                }
+            }
+            Ok(Ok(run)) => {
+                // The page renders from whatever was read.
+                let _ = tracelens::report::genesis_summary::summary_markdown(&run.page_inputs());
+            }
+        }
+    }
+    eprintln!("genesis CSV mutants: {inputs} inputs, {refused} refused");
+    assert!(refused > 0, "no mutant was refused: the test reads nothing");
+    assert!(crashes.is_empty(), "{crashes:#?}");
+}

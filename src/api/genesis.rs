@@ -12,7 +12,13 @@ use crate::error::Error;
 use crate::load;
 use crate::names::perfetto::sheet as pf;
 use crate::names::sheet;
+use crate::report::genesis_summary::SummaryInputs;
 use crate::table::Table;
+
+/// The workbook prefix of the Perfetto HIP-activity sheets.
+const HIP_ACTIVITY: &str = "pftrace_hip_activity";
+/// The workbook prefix of the Perfetto memory-copy sheet.
+const MEMORY_COPY: &str = "pftrace_memory_copy";
 use crate::trace::Needs;
 
 /// Options of [`genesis`] (the reference's flags).
@@ -177,6 +183,20 @@ impl GenesisRun {
             .find(|t| t.name == name)
     }
 
+    /// What the summary page shows
+    /// ([`crate::report::genesis_summary::summary_markdown`]).
+    pub fn page_inputs(&self) -> SummaryInputs<'_> {
+        SummaryInputs {
+            capture_dir: &self.capture.dir,
+            manifest: self.capture.manifest.as_ref(),
+            steady: self.steady.as_ref(),
+            gpu_timeline: self.sheet(None, sheet::GPU_TIMELINE),
+            by_category: self.sheet(None, sheet::KERNEL_SUMMARY_BY_CATEGORY),
+            kernel_summary: self.sheet(None, sheet::KERNEL_SUMMARY),
+            hip_summary: self.sheet(Some(HIP_ACTIVITY), pf::HIP_SUMMARY),
+        }
+    }
+
     /// The workbook's sheets, in order, named as the reference names them
     /// (prefixed, cut to 31 characters, repeats numbered); sheets without
     /// rows are left out.
@@ -334,11 +354,11 @@ pub fn genesis(
         let hip_activity: Vec<Table> = activity.iter().filter_map(|n| take(n)).collect();
         let copies: Vec<Table> = take(pf::MEMORY_COPY_BY_COPY_BYTES).into_iter().collect();
         sections.push(Section {
-            prefix: Some("pftrace_hip_activity"),
+            prefix: Some(HIP_ACTIVITY),
             sheets: hip_activity,
         });
         sections.push(Section {
-            prefix: Some("pftrace_memory_copy"),
+            prefix: Some(MEMORY_COPY),
             sheets: copies,
         });
     }

@@ -109,7 +109,7 @@ pub(crate) fn run(a: GenesisArgs) -> Result<()> {
         parquet: None,
     };
     let mut written = stage_sheets(&mut staging, dirs, &doc, Some(&workbook), &doc)?;
-    staging.put(&page, summary_markdown(&run).as_bytes())?;
+    staging.put(&page, summary_markdown(&run.page_inputs()).as_bytes())?;
     written.push(page.display().to_string());
     super::outputs::commit(staging)?;
     for w in &run.warnings {

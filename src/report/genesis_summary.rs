@@ -2,9 +2,10 @@
 //! reference writes it (the capture, the steady-state timeline, the
 //! kernel categories, the top kernels and HIP calls).
 
-use crate::api::GenesisRun;
-use crate::names::perfetto::sheet as pf;
-use crate::names::{col, sheet};
+use std::path::Path;
+
+use crate::analysis::genesis::SteadyState;
+use crate::names::col;
 use crate::report::markdown::{self, Place};
 use crate::report::pipe_table::pandas_markdown;
 use crate::table::Table;
@@ -57,18 +58,37 @@ fn num_cell(t: &Table, row: usize, name: &str) -> f64 {
         .map_or(f64::NAN, |c| t.value(row, c).to_f64())
 }
 
+/// What the page shows.
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryInputs<'a> {
+    /// The capture folder (its name stands in for a missing timestamp).
+    pub capture_dir: &'a Path,
+    /// The capture manifest, when there is one.
+    pub manifest: Option<&'a serde_json::Value>,
+    /// The steady state, when one was found.
+    pub steady: Option<&'a SteadyState>,
+    /// The `gpu_timeline` sheet.
+    pub gpu_timeline: Option<&'a Table>,
+    /// The `kernel_summary_by_category` sheet.
+    pub by_category: Option<&'a Table>,
+    /// The `kernel_summary` sheet.
+    pub kernel_summary: Option<&'a Table>,
+    /// The Perfetto trace's `hip_summary`, when the capture has one.
+    pub hip_summary: Option<&'a Table>,
+}
+
 /// The page's text.
-pub fn summary_markdown(run: &GenesisRun) -> String {
+pub fn summary_markdown(run: &SummaryInputs) -> String {
     let mut lines: Vec<String> = vec![
         "# TraceLens Genesis Performance Report".into(),
         String::new(),
         "Extension report for physics-simulation workloads (Genesis/Taichi-style kernels).".into(),
         String::new(),
     ];
-    if let Some(m) = run.capture.manifest.as_ref().and_then(|m| m.as_object())
+    if let Some(m) = run.manifest.and_then(|m| m.as_object())
         && !m.is_empty()
     {
-        let dir_name = std::path::absolute(&run.capture.dir)
+        let dir_name = std::path::absolute(run.capture_dir)
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_default();
@@ -85,10 +105,10 @@ pub fn summary_markdown(run: &GenesisRun) -> String {
         ));
     }
     lines.push(String::new());
-    if let Some(tl) = run.sheet(None, sheet::GPU_TIMELINE) {
+    if let Some(tl) = run.gpu_timeline {
         lines.push("## GPU Timeline (timed benchmark window)".into());
         lines.push(String::new());
-        lines.push(match &run.steady {
+        lines.push(match run.steady {
             Some(s) => format!(
                 "Steady-state window: `{}` — {} dispatches, **{:.1}%** GPU busy over {:.1} ms",
                 s.method,
@@ -117,16 +137,13 @@ pub fn summary_markdown(run: &GenesisRun) -> String {
         }
         lines.push(String::new());
     }
-    if let Some(by_cat) = run
-        .sheet(None, sheet::KERNEL_SUMMARY_BY_CATEGORY)
-        .filter(|t| t.nrows() > 0)
-    {
+    if let Some(by_cat) = run.by_category.filter(|t| t.nrows() > 0) {
         lines.push("## Kernel Categories".into());
         lines.push(String::new());
         lines.push(pandas_markdown(by_cat));
         lines.push(String::new());
     }
-    if let Some(ks) = run.sheet(None, sheet::KERNEL_SUMMARY) {
+    if let Some(ks) = run.kernel_summary {
         lines.push("## Top 10 Kernels".into());
         lines.push(String::new());
         lines.push("| Kernel | Count | Total (ms) | % | Category |".into());
@@ -147,10 +164,7 @@ pub fn summary_markdown(run: &GenesisRun) -> String {
         }
         lines.push(String::new());
     }
-    if let Some(hip) = run
-        .sheet(Some("pftrace_hip_activity"), pf::HIP_SUMMARY)
-        .filter(|t| t.nrows() > 0)
-    {
+    if let Some(hip) = run.hip_summary.filter(|t| t.nrows() > 0) {
         lines.push("## Top HIP API (pftrace)".into());
         lines.push(String::new());
         let top: Vec<usize> = (0..hip.nrows().min(10)).collect();
