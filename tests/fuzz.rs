@@ -635,17 +635,7 @@ fn pftrace_cuts_and_flips_never_panic() {
     for path in &names {
         let bytes = std::fs::read(path).unwrap();
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
-        for cut in (1..bytes.len()).step_by(37) {
-            mutants.push((format!("cut{cut}"), bytes[..cut].to_vec()));
-        }
-        for at in (0..bytes.len()).step_by(53) {
-            for mask in [0x01u8, 0x80, 0xff] {
-                let mut m = bytes.clone();
-                m[at] ^= mask;
-                mutants.push((format!("flip{at}x{mask:02x}"), m));
-            }
-        }
+        let mutants = cuts_and_flips(&bytes, 37, 53);
         for (what, m) in mutants {
             inputs += 1;
             let p = tmp.path().join(format!("{stem}.pftrace"));
@@ -669,6 +659,23 @@ fn pftrace_cuts_and_flips_never_panic() {
     assert!(crashes.is_empty(), "{crashes:#?}");
 }
 
+/// Mutants of `bytes`, each named: cut after every `cut_step`-th byte,
+/// and with the low, high or all bits of every `flip_step`-th byte flipped.
+fn cuts_and_flips(bytes: &[u8], cut_step: usize, flip_step: usize) -> Vec<(String, Vec<u8>)> {
+    let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
+    for cut in (1..bytes.len()).step_by(cut_step) {
+        mutants.push((format!("cut{cut}"), bytes[..cut].to_vec()));
+    }
+    for at in (0..bytes.len()).step_by(flip_step) {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut m = bytes.to_vec();
+            m[at] ^= mask;
+            mutants.push((format!("flip{at}x{mask:02x}"), m));
+        }
+    }
+    mutants
+}
+
 /// A Genesis capture folder whose kernel-trace CSV is cut short and has
 /// bytes flipped: `tracelens::genesis` answers with sheets or a one-line
 /// error, never a panic.
@@ -683,17 +690,7 @@ fn genesis_kernel_csv_cuts_and_flips_never_panic() {
         kt.join("kernel_results.pftrace"),
     )
     .unwrap();
-    let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
-    for cut in (1..bytes.len()).step_by(41) {
-        mutants.push((format!("cut{cut}"), bytes[..cut].to_vec()));
-    }
-    for at in (0..bytes.len()).step_by(59) {
-        for mask in [0x01u8, 0x80, 0xff] {
-            let mut m = bytes.clone();
-            m[at] ^= mask;
-            mutants.push((format!("flip{at}x{mask:02x}"), m));
-        }
-    }
+    let mutants = cuts_and_flips(&bytes, 41, 59);
     let (mut refused, mut crashes) = (0, Vec::new());
     let inputs = mutants.len();
     for (what, m) in mutants {

@@ -5,9 +5,10 @@
 //! burst after JIT compilation and scene build) instead of the whole
 //! profiling session.
 
+use crate::analysis::rocprof::empty_by_category;
 use crate::names::{col, row, sheet};
 use crate::numeric::{kahan_sum, pairwise_sum};
-use crate::table::agg::order_desc;
+use crate::table::agg::{order_desc, percentages};
 use crate::table::{Column, Table, Value};
 
 /// The physics categories: the first whose patterns one is a substring of
@@ -129,14 +130,7 @@ pub fn fix_kernel_summary(summary: &mut Table) {
 /// descending (so the running share is not monotonic, as the reference
 /// leaves it).
 pub fn category_summary(summary: &Table) -> Table {
-    let cols = [
-        col::OP_CATEGORY,
-        col::COUNT,
-        col::TOTAL_DIRECT_KERNEL_TIME_MS,
-        col::PERCENTAGE,
-        col::CUMULATIVE_PERCENTAGE,
-    ];
-    let mut t = Table::new(sheet::KERNEL_SUMMARY_BY_CATEGORY, &cols);
+    let mut t = empty_by_category();
     let (Some(cats), Some(counts), Some(ms)) = (
         summary.column(col::CATEGORY),
         summary.column(col::COUNT),
@@ -159,19 +153,12 @@ pub fn category_summary(summary: &Table) -> Table {
         groups[i].2.push(m.as_f64().unwrap_or(f64::NAN));
     }
     let totals: Vec<f64> = groups.iter().map(|g| kahan_sum(&g.2)).collect();
-    let total = pairwise_sum(&totals);
-    let pct: Vec<f64> = totals
-        .iter()
-        .map(|v| if total > 0.0 { v / total * 100.0 } else { 0.0 })
-        .collect();
-    let mut run = 0.0;
-    let cum: Vec<f64> = pct
-        .iter()
-        .map(|p| {
-            run += p;
-            run
-        })
-        .collect();
+    // A zero total gives shares of 0, not NaN.
+    let (pct, cum) = if pairwise_sum(&totals) > 0.0 {
+        percentages(&totals)
+    } else {
+        (vec![0.0; totals.len()], vec![0.0; totals.len()])
+    };
     for i in order_desc(&totals) {
         t.push_row(vec![
             Value::from(groups[i].0.as_str()),

@@ -302,9 +302,9 @@ fn kernel_summary(d: &DispatchData, g: &NameGroups) -> Table {
     t
 }
 
-/// `kernel_summary_by_category`: count and time (the "ms" column holds µs)
-/// per category, percentages in category order, rows by time.
-fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
+/// `kernel_summary_by_category` without rows: category, count, time and
+/// the two percentages.
+pub fn empty_by_category() -> Table {
     let cols = [
         col::OP_CATEGORY,
         col::COUNT,
@@ -312,7 +312,13 @@ fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
         col::PERCENTAGE,
         col::CUMULATIVE_PERCENTAGE,
     ];
-    let mut t = Table::new(sheet::KERNEL_SUMMARY_BY_CATEGORY, &cols);
+    Table::new(sheet::KERNEL_SUMMARY_BY_CATEGORY, &cols)
+}
+
+/// `kernel_summary_by_category`: count and time (the "ms" column holds µs)
+/// per category, percentages in category order, rows by time.
+fn kernel_summary_by_category(d: &DispatchData, g: &NameGroups) -> Table {
+    let mut t = empty_by_category();
     if d.kernels.is_empty() {
         return t;
     }
