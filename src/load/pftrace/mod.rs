@@ -13,6 +13,7 @@
 mod clock;
 pub mod proto;
 mod sniff;
+mod view;
 mod wire;
 
 #[cfg(test)]
@@ -24,8 +25,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::trace::perfetto::{PerfettoData, PerfettoEvent, PyValue, TextId};
 
 use clock::{BOOTTIME, Clocks, FIRST_SEQUENCE_CLOCK};
-use proto::{DebugAnnotation, TracePacket, TrackDescriptor, TrackEvent, debug_annotation};
+use proto::{TracePacket, TrackDescriptor};
 pub use sniff::sniff;
+use view::{AnnotationView, EventView, NameView, PacketView, ValueView};
 use wire::{Fields, Value, WireError};
 
 /// One slice as traceconv's JSON export would give it.
@@ -268,7 +270,6 @@ pub fn decode_events(bytes: &[u8]) -> Result<(PerfettoData, Decoded), PftraceErr
 const BATCH: usize = 4096;
 
 fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), PftraceError> {
-    use rayon::prelude::*;
     let mut decoder = Decoder::default();
     let mut fields = Fields::new(bytes);
     let mut next_batch = || -> (Vec<(&[u8], usize)>, Option<PftraceError>) {
@@ -297,28 +298,19 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
         }
         (batch, None)
     };
-    type Parsed = Vec<(Result<TracePacket, PftraceError>, usize)>;
-    let parse = |batch: &[(&[u8], usize)]| -> Parsed {
-        batch
-            .par_iter()
-            .map(|&(packet, offset)| {
-                let p = TracePacket::decode(packet).map_err(|e| PftraceError::Malformed {
-                    offset,
-                    what: e.to_string(),
-                });
-                (p, offset)
-            })
-            .collect()
-    };
+
     let (mut batch, mut stop) = next_batch();
-    let mut parsed = parse(&batch);
+    let mut parsed = parse_batch(&batch);
     loop {
         // The next batch is parsed while this one is applied.
         let last = stop.is_some() || batch.len() < BATCH;
         let (applied, upcoming) = rayon::join(
             || -> Result<(), PftraceError> {
                 for (packet, offset) in std::mem::take(&mut parsed) {
-                    decoder.packet(packet?, offset)?;
+                    match packet? {
+                        Packet::View(v) => decoder.packet(&v, None, offset)?,
+                        Packet::Full(p) => decoder.packet(&PacketView::of(&p), Some(&p), offset)?,
+                    }
                 }
                 Ok(())
             },
@@ -327,7 +319,7 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
                     return None;
                 }
                 let (b, s) = next_batch();
-                let p = parse(&b);
+                let p = parse_batch(&b);
                 Some((b, s, p))
             },
         );
@@ -342,7 +334,41 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
     if let Some(e) = stop {
         return Err(e);
     }
-    Ok(decoder.finish())
+    let start = std::time::Instant::now();
+    let finished = decoder.finish();
+    crate::timings::stage("placing the Perfetto slices", start);
+    Ok(finished)
+}
+
+/// Parsed packets with their offsets.
+type Parsed<'a> = Vec<(Result<Packet<'a>, PftraceError>, usize)>;
+
+/// Parses a batch of packets (bytes, offset) on every core: each read in
+/// place when it can be, else decoded whole.
+fn parse_batch<'a>(batch: &[(&'a [u8], usize)]) -> Parsed<'a> {
+    use rayon::prelude::*;
+    batch
+        .par_iter()
+        .map(|&(packet, offset)| {
+            let p = match view::packet(packet) {
+                Some(v) => Ok(Packet::View(v)),
+                None => TracePacket::decode(packet)
+                    .map(|p| Packet::Full(Box::new(p)))
+                    .map_err(|e| PftraceError::Malformed {
+                        offset,
+                        what: e.to_string(),
+                    }),
+            };
+            (p, offset)
+        })
+        .collect()
+}
+
+/// A packet as parsed: read in place, or decoded whole (see [`view`]).
+enum Packet<'a> {
+    View(PacketView<'a>),
+    /// Boxed: rare, and twice the size of a view.
+    Full(Box<TracePacket>),
 }
 
 /// The incremental state of one writer sequence.
@@ -407,22 +433,29 @@ struct Decoder {
 }
 
 impl Decoder {
-    fn packet(&mut self, packet: TracePacket, offset: usize) -> Result<(), PftraceError> {
+    /// Applies one packet: its fields, and `full`'s nested messages other
+    /// than the event (None when the packet has none).
+    fn packet(
+        &mut self,
+        packet: &PacketView,
+        full: Option<&TracePacket>,
+        offset: usize,
+    ) -> Result<(), PftraceError> {
         self.stats.packets += 1;
-        let seq_id = packet.trusted_packet_sequence_id.unwrap_or(0);
+        let seq_id = packet.seq_id.unwrap_or(0);
         let seq = self.sequences.entry(seq_id).or_default();
-        let flags = packet.sequence_flags.unwrap_or(0);
-        if flags & 1 != 0 || packet.incremental_state_cleared == Some(true) {
+        let flags = packet.flags.unwrap_or(0);
+        if flags & 1 != 0 || packet.cleared == Some(true) {
             seq.clear();
         }
-        if let Some(defaults) = &packet.trace_packet_defaults {
+        if let Some(defaults) = full.and_then(|p| p.trace_packet_defaults.as_ref()) {
             seq.default_clock = defaults.timestamp_clock_id;
             seq.default_track = defaults
                 .track_event_defaults
                 .as_ref()
                 .and_then(|d| d.track_uuid);
         }
-        if let Some(snapshot) = &packet.clock_snapshot {
+        if let Some(snapshot) = full.and_then(|p| p.clock_snapshot.as_ref()) {
             seq.clocks.add_snapshot(snapshot, true);
             self.global_clocks.add_snapshot(snapshot, false);
         }
@@ -430,31 +463,30 @@ impl Decoder {
             self.stats.skipped_before_cleared += 1;
             return Ok(());
         }
-        if let Some(interned) = &packet.interned_data {
+        if let Some(interned) = &packet.interned {
             let data = &mut self.data;
-            for e in &interned.event_categories {
-                intern(data, &mut seq.categories, e.iid, e.name.as_deref());
-            }
-            for e in &interned.event_names {
-                intern(data, &mut seq.names, e.iid, e.name.as_deref());
-            }
-            for e in &interned.debug_annotation_names {
-                intern(data, &mut seq.annotation_names, e.iid, e.name.as_deref());
-            }
-            for e in &interned.debug_annotation_string_values {
-                if let Some(iid) = e.iid {
-                    let s = String::from_utf8_lossy(e.str.as_deref().unwrap_or_default());
-                    seq.annotation_strings.insert(iid, data.intern(&s));
+            let tables = [
+                (&mut seq.categories, &interned.event_categories),
+                (&mut seq.names, &interned.event_names),
+                (&mut seq.annotation_names, &interned.debug_annotation_names),
+                (
+                    &mut seq.annotation_strings,
+                    &interned.debug_annotation_string_values,
+                ),
+            ];
+            for (table, entries) in tables {
+                for &(iid, name) in entries {
+                    if let Some(iid) = iid {
+                        let text = String::from_utf8_lossy(name.unwrap_or_default());
+                        table.insert(iid, data.intern(&text));
+                    }
                 }
             }
         }
 
         let time = match packet.timestamp {
             Some(raw) => {
-                let clock = packet
-                    .timestamp_clock_id
-                    .or(seq.default_clock)
-                    .unwrap_or(BOOTTIME);
+                let clock = packet.clock_id.or(seq.default_clock).unwrap_or(BOOTTIME);
                 let converted = if clock == BOOTTIME {
                     Some(i64::try_from(raw).unwrap_or(i64::MAX))
                 } else if clock >= FIRST_SEQUENCE_CLOCK {
@@ -475,18 +507,18 @@ impl Decoder {
             None => Ok(self.last_ns),
         };
 
-        if let Some(desc) = &packet.track_descriptor {
+        if let Some(desc) = full.and_then(|p| p.track_descriptor.as_ref()) {
             self.descriptor(desc);
         }
-        let Some(event) = &packet.track_event else {
+        let Some(event) = &packet.event else {
             return Ok(());
         };
         let time = time.map_err(|clock| PftraceError::UnknownClock { offset, clock })?;
         let seq = &self.sequences[&seq_id];
         let track = event.track_uuid.or(seq.default_track).unwrap_or(0);
-        match event.r#type {
+        match event.kind {
             Some(1) | Some(3) => {
-                let instant = event.r#type == Some(3);
+                let instant = event.kind == Some(3);
                 let mut cx = SliceCx {
                     seq,
                     data: &mut self.data,
@@ -645,17 +677,6 @@ struct Placed {
     thread_track: bool,
 }
 
-fn intern(
-    data: &mut PerfettoData,
-    table: &mut HashMap<u64, TextId>,
-    iid: Option<u64>,
-    name: Option<&str>,
-) {
-    if let Some(iid) = iid {
-        table.insert(iid, data.intern(name.unwrap_or_default()));
-    }
-}
-
 fn lookup(
     table: &HashMap<u64, TextId>,
     name: &'static str,
@@ -681,7 +702,7 @@ impl SliceCx<'_> {
     /// A begin or instant event as a slice, its names resolved on the sequence.
     fn slice(
         &mut self,
-        event: &TrackEvent,
+        event: &EventView,
         track: u64,
         time: i64,
         instant: bool,
@@ -696,19 +717,17 @@ impl SliceCx<'_> {
                     let id = lookup(&seq.categories, "event_categories", iid, offset)?;
                     cats.push(self.data.text(id).to_string());
                 }
-                cats.extend(names.iter().cloned());
+                cats.extend(names.iter().map(|n| n.to_string()));
                 self.data.intern(&cats.join(","))
             }
         };
-        let name = match &event.name_field {
-            Some(proto::track_event::NameField::NameIid(iid)) => {
-                lookup(&seq.names, "event_names", *iid, offset)?
-            }
-            Some(proto::track_event::NameField::Name(name)) => self.data.intern(name),
+        let name = match event.name {
+            Some(NameView::Iid(iid)) => lookup(&seq.names, "event_names", iid, offset)?,
+            Some(NameView::Text(name)) => self.data.intern(name),
             None => self.data.intern(""),
         };
         let start = self.args.len() as u32;
-        for a in &event.debug_annotations {
+        for a in &event.annotations {
             if let Some(arg) = self.annotation(a)? {
                 self.args.push(arg);
             }
@@ -726,35 +745,31 @@ impl SliceCx<'_> {
     /// One annotation as a named value; None for kinds not read (nested values).
     fn annotation(
         &mut self,
-        a: &DebugAnnotation,
+        a: &AnnotationView,
     ) -> Result<Option<(TextId, PyValue)>, PftraceError> {
-        use debug_annotation::{NameField, Value as V};
         let (seq, offset) = (self.seq, self.offset);
-        let value = match &a.value {
-            Some(V::BoolValue(b)) => PyValue::Bool(*b),
-            Some(V::UintValue(u)) => {
-                i64::try_from(*u).map_or(PyValue::Float(*u as f64), PyValue::Int)
+        let value = match a.value {
+            Some(ValueView::Bool(b)) => PyValue::Bool(b),
+            Some(ValueView::Uint(u)) => {
+                i64::try_from(u).map_or(PyValue::Float(u as f64), PyValue::Int)
             }
-            Some(V::IntValue(i)) => PyValue::Int(*i),
-            Some(V::DoubleValue(d)) => PyValue::Float(*d),
-            Some(V::StringValue(s)) => PyValue::Str(self.data.intern(s)),
-            Some(V::PointerValue(p)) => PyValue::Str(self.data.intern(&format!("0x{p:x}"))),
-            Some(V::StringValueIid(iid)) => PyValue::Str(lookup(
+            Some(ValueView::Int(i)) => PyValue::Int(i),
+            Some(ValueView::Double(d)) => PyValue::Float(d),
+            Some(ValueView::Str(s)) => PyValue::Str(self.data.intern(s)),
+            Some(ValueView::Pointer(p)) => PyValue::Str(self.data.intern(&format!("0x{p:x}"))),
+            Some(ValueView::StrIid(iid)) => PyValue::Str(lookup(
                 &seq.annotation_strings,
                 "debug_annotation_string_values",
-                *iid,
+                iid,
                 offset,
             )?),
             None => return Ok(None),
         };
-        let name = match &a.name_field {
-            Some(NameField::NameIid(iid)) => lookup(
-                &seq.annotation_names,
-                "debug_annotation_names",
-                *iid,
-                offset,
-            )?,
-            Some(NameField::Name(name)) => self.data.intern(name),
+        let name = match a.name {
+            Some(NameView::Iid(iid)) => {
+                lookup(&seq.annotation_names, "debug_annotation_names", iid, offset)?
+            }
+            Some(NameView::Text(name)) => self.data.intern(name),
             None => self.data.intern(""),
         };
         Ok(Some((name, value)))
@@ -771,6 +786,8 @@ pub fn decode_trace<R: std::io::Read>(
     use crate::error::LoadError;
     let start = std::time::Instant::now();
     let bytes = super::read_whole(&mut reader, packing, size_hint)?;
+    crate::timings::stage("reading the Perfetto protobuf", start);
+    let start = std::time::Instant::now();
     let (data, decoded) = decode_events(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
     crate::timings::stage("decoding the Perfetto protobuf", start);
     let input_bytes = bytes.len() as u64;

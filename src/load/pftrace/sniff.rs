@@ -21,7 +21,7 @@ pub fn sniff(head: &[u8]) -> bool {
                 let xplane_like = match f.value {
                     Value::Varint(_) => f.number == 1,
                     Value::Len(_) => (2..=6).contains(&f.number),
-                    Value::Fixed32 | Value::Fixed64 => false,
+                    Value::Fixed32(_) | Value::Fixed64(_) => false,
                 };
                 perfetto |= !xplane_like;
             }

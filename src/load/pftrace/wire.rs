@@ -1,5 +1,5 @@
 //! Walking the top-level fields of one encoded protobuf message, with the
-//! byte offset of each field, without decoding the field values. The trace
+//! byte offset of each field, without decoding nested messages. The trace
 //! is read this way so that its packets are decoded one at a time, and the
 //! sniffer reads a message that the head of a file may cut short.
 
@@ -8,12 +8,12 @@
 pub(super) enum Value<'a> {
     /// Wire type 0.
     Varint(u64),
-    /// Wire type 1 (eight bytes).
-    Fixed64,
+    /// Wire type 1: eight bytes, little-endian.
+    Fixed64(u64),
     /// Wire type 2: the field's bytes.
     Len(&'a [u8]),
-    /// Wire type 5 (four bytes).
-    Fixed32,
+    /// Wire type 5: four bytes, little-endian.
+    Fixed32(u32),
 }
 
 /// Why a message's fields cannot be walked further.
@@ -52,7 +52,19 @@ impl<'a> Fields<'a> {
         }
     }
 
+    #[inline(always)]
     fn varint(&mut self, start: usize) -> Result<u64, WireError> {
+        // One byte: most keys, small ids and lengths.
+        if let Some(&b) = self.buf.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
+        self.varint_long(start)
+    }
+
+    fn varint_long(&mut self, start: usize) -> Result<u64, WireError> {
         let mut value = 0u64;
         for i in 0..10 {
             let Some(&b) = self.buf.get(self.pos) else {
@@ -70,6 +82,7 @@ impl<'a> Fields<'a> {
         Err(WireError::Malformed(start, "varint longer than 64 bits"))
     }
 
+    #[inline(always)]
     fn take(&mut self, n: u64, start: usize) -> Result<&'a [u8], WireError> {
         let rest = self.buf.len() - self.pos;
         // Compared before any use, so that a hostile length allocates nothing.
@@ -82,6 +95,7 @@ impl<'a> Fields<'a> {
         Ok(bytes)
     }
 
+    #[inline(always)]
     fn field(&mut self) -> Result<Field<'a>, WireError> {
         let offset = self.pos;
         let key = self.varint(offset)?;
@@ -92,16 +106,16 @@ impl<'a> Fields<'a> {
         let value = match key & 7 {
             0 => Value::Varint(self.varint(offset)?),
             1 => {
-                self.take(8, offset)?;
-                Value::Fixed64
+                let b = self.take(8, offset)?;
+                Value::Fixed64(u64::from_le_bytes(b.try_into().unwrap_or_default()))
             }
             2 => {
                 let n = self.varint(offset)?;
                 Value::Len(self.take(n, offset)?)
             }
             5 => {
-                self.take(4, offset)?;
-                Value::Fixed32
+                let b = self.take(4, offset)?;
+                Value::Fixed32(u32::from_le_bytes(b.try_into().unwrap_or_default()))
             }
             _ => return Err(WireError::Malformed(offset, "unsupported wire type")),
         };
@@ -116,6 +130,7 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<Field<'a>, WireError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
