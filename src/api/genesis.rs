@@ -21,7 +21,7 @@ const HIP_ACTIVITY: &str = "pftrace_hip_activity";
 const MEMORY_COPY: &str = "pftrace_memory_copy";
 use crate::trace::Needs;
 
-/// Options of [`genesis`] (the reference's flags).
+/// Options of [`genesis()`] (the reference's flags).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenesisOptions {
     /// Add the `kernel_details` sheet (a row per dispatch).
@@ -154,7 +154,7 @@ pub struct Section {
     pub sheets: Vec<Table>,
 }
 
-/// What [`genesis`] found and computed.
+/// What [`genesis()`] found and computed.
 #[derive(Debug, Clone)]
 pub struct GenesisRun {
     /// The capture's files.
@@ -218,7 +218,7 @@ impl GenesisRun {
     }
 }
 
-/// Called as each step of [`genesis`] starts, with what it does.
+/// Called as each step of [`genesis()`] starts, with what it does.
 pub type Progress<'a> = &'a dyn Fn(&str);
 
 /// The Genesis report of the capture folder `dir`.
