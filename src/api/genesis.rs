@@ -232,76 +232,13 @@ pub fn genesis(
             p(what);
         }
     };
-    let fail = |msg: String| Error::Capture {
-        dir: dir.to_path_buf(),
-        msg,
-    };
-    let gap_ms = opts.steady_state_gap_ms;
-    if !(gap_ms.is_finite() && gap_ms >= 0.0) {
-        return Err(fail(format!(
-            "--steady-state-gap-ms must be a number of ms >= 0, got {gap_ms}"
-        )));
-    }
+    let (steady_opts, fallback_s) = steady_options(dir, opts)?;
     let capture = find_capture(dir)?;
-    let fallback_s = match opts.steady_state_fallback_s {
-        Some(s) => s,
-        None => run_log_window_s(dir).unwrap_or(5.0),
-    };
-    if !(fallback_s.is_finite() && fallback_s >= 0.0) {
-        return Err(fail(format!(
-            "--steady-state-fallback-s must be a number of seconds >= 0, got {fallback_s}"
-        )));
-    }
-    let needs = Needs::default();
     step("reading the kernel trace");
-    let load_error = |path: &Path| {
-        let path = path.to_path_buf();
-        move |error| Error::Load { path, error }
-    };
-    let trace = match (&capture.kernel_csv, &capture.profile_json) {
-        (Some(csv), _) => {
-            let agents = agent_info_beside(csv);
-            load::rocprof_csv::read_kernel_trace(csv, agents.as_deref(), &needs)
-                .map_err(load_error(csv))?
-        }
-        (None, Some(json)) => load::load_as(json, &needs, Some(load::Format::RocprofJson))
-            .map_err(load_error(json))?,
-        (None, None) => {
-            return Err(fail(format!(
-                "no kernel trace: neither *_kernel_trace.csv nor *_results.json in {} or {}",
-                capture.rocprof_dir.display(),
-                dir.display()
-            )));
-        }
-    };
+    let trace = kernel_trace(&capture)?;
     step("computing the kernel sheets");
-    let report_opts = ReportOptions::default();
-    let mut rocprof_sheets = rocprof::run_report(&trace, &report_opts).sheets;
-    rocprof_sheets.retain(|t| match t.name.as_str() {
-        sheet::KERNEL_DETAILS => opts.kernel_details,
-        sheet::SHORT_KERNELS_SUMMARY | sheet::SHORT_KERNEL_HISTOGRAM => opts.short_kernel_study,
-        _ => true,
-    });
-    let summary = rocprof_sheets
-        .iter_mut()
-        .find(|t| t.name == sheet::KERNEL_SUMMARY);
-    if let Some(summary) = summary
-        && summary.nrows() > 0
-    {
-        genesis::fix_kernel_summary(summary);
-        let by_category = genesis::category_summary(summary);
-        if let Some(slot) = rocprof_sheets
-            .iter_mut()
-            .find(|t| t.name == sheet::KERNEL_SUMMARY_BY_CATEGORY)
-        {
-            *slot = by_category;
-        }
-    }
+    let mut rocprof_sheets = kernel_sheets(&trace, opts);
     let mut warnings = Vec::new();
-    let steady_opts = SteadyOptions {
-        gap_threshold_ns: (gap_ms * 1e6) as i64,
-        fallback_window_ns: (fallback_s * 1e9) as i64,
-    };
     let steady = if capture.kernel_csv.is_some() {
         let times: Vec<(i64, i64)> = trace
             .dispatches()
@@ -322,12 +259,8 @@ pub fn genesis(
         );
         None
     };
-    if let Some(s) = &steady
-        && let Some(slot) = rocprof_sheets
-            .iter_mut()
-            .find(|t| t.name == sheet::GPU_TIMELINE)
-    {
-        *slot = s.timeline.clone();
+    if let Some(s) = &steady {
+        replace_sheet(&mut rocprof_sheets, s.timeline.clone());
     }
     drop(trace);
     let mut sections = vec![Section {
@@ -338,38 +271,133 @@ pub fn genesis(
         step("reading the Perfetto trace");
         let trace = load::load(pftrace, &Needs::default()).map_err(load_error(pftrace))?;
         step("computing the Perfetto sheets");
-        let mut sheets = perfetto::run_report(&trace, &report_opts).sheets;
-        let mut take = |name: &str| {
-            sheets
-                .iter()
-                .position(|t| t.name == name)
-                .map(|i| sheets.remove(i))
-        };
-        let activity = [
-            pf::CATEGORY_SUMMARY,
-            pf::XLA_TOP,
-            pf::KERNEL_SUMMARY,
-            pf::HIP_SUMMARY,
-        ];
-        let hip_activity: Vec<Table> = activity.iter().filter_map(|n| take(n)).collect();
-        let copies: Vec<Table> = take(pf::MEMORY_COPY_BY_COPY_BYTES).into_iter().collect();
-        sections.push(Section {
-            prefix: Some(HIP_ACTIVITY),
-            sheets: hip_activity,
-        });
-        sections.push(Section {
-            prefix: Some(MEMORY_COPY),
-            sheets: copies,
-        });
+        sections.extend(perfetto_sections(&trace));
     }
     Ok(GenesisRun {
         capture,
         fallback_s,
-        gap_threshold_ms: gap_ms,
+        gap_threshold_ms: opts.steady_state_gap_ms,
         steady,
         sections,
         warnings,
     })
+}
+
+/// How the steady state is found, checked, and the fallback window (s)
+/// it uses: the option's, else the capture's `run.log` window, else 5 s.
+fn steady_options(dir: &Path, opts: &GenesisOptions) -> Result<(SteadyOptions, f64), Error> {
+    let fail = |msg: String| Error::Capture {
+        dir: dir.to_path_buf(),
+        msg,
+    };
+    let gap_ms = opts.steady_state_gap_ms;
+    if !(gap_ms.is_finite() && gap_ms >= 0.0) {
+        return Err(fail(format!(
+            "--steady-state-gap-ms must be a number of ms >= 0, got {gap_ms}"
+        )));
+    }
+    let fallback_s = match opts.steady_state_fallback_s {
+        Some(s) => s,
+        None => run_log_window_s(dir).unwrap_or(5.0),
+    };
+    if !(fallback_s.is_finite() && fallback_s >= 0.0) {
+        return Err(fail(format!(
+            "--steady-state-fallback-s must be a number of seconds >= 0, got {fallback_s}"
+        )));
+    }
+    // Python's int() of the products: cut toward zero.
+    let steady = SteadyOptions {
+        gap_threshold_ns: (gap_ms * 1e6) as i64,
+        fallback_window_ns: (fallback_s * 1e9) as i64,
+    };
+    Ok((steady, fallback_s))
+}
+
+/// The error of loading the file at `path`.
+fn load_error(path: &Path) -> impl FnOnce(load::LoadError) -> Error {
+    let path = path.to_path_buf();
+    move |error| Error::Load { path, error }
+}
+
+/// The capture's dispatches: from its kernel-trace CSV, else its
+/// `*_results.json`.
+fn kernel_trace(capture: &Capture) -> Result<crate::trace::Trace, Error> {
+    let needs = Needs::default();
+    match (&capture.kernel_csv, &capture.profile_json) {
+        (Some(csv), _) => {
+            let agents = agent_info_beside(csv);
+            load::rocprof_csv::read_kernel_trace(csv, agents.as_deref(), &needs)
+                .map_err(load_error(csv))
+        }
+        (None, Some(json)) => {
+            load::load_as(json, &needs, Some(load::Format::RocprofJson)).map_err(load_error(json))
+        }
+        (None, None) => Err(Error::Capture {
+            dir: capture.dir.clone(),
+            msg: format!(
+                "no kernel trace: neither *_kernel_trace.csv nor *_results.json in {} or {}",
+                capture.rocprof_dir.display(),
+                capture.dir.display()
+            ),
+        }),
+    }
+}
+
+/// Puts `table` in place of the sheet of its name in `sheets`.
+fn replace_sheet(sheets: &mut [Table], table: Table) {
+    if let Some(slot) = sheets.iter_mut().find(|t| t.name == table.name) {
+        *slot = table;
+    }
+}
+
+/// The rocprof report's sheets the options keep, the kernel summary in
+/// its true units with physics categories, and the summary by category.
+fn kernel_sheets(trace: &crate::trace::Trace, opts: &GenesisOptions) -> Vec<Table> {
+    let mut sheets = rocprof::run_report(trace, &ReportOptions::default()).sheets;
+    sheets.retain(|t| match t.name.as_str() {
+        sheet::KERNEL_DETAILS => opts.kernel_details,
+        sheet::SHORT_KERNELS_SUMMARY | sheet::SHORT_KERNEL_HISTOGRAM => opts.short_kernel_study,
+        _ => true,
+    });
+    let summary = sheets.iter_mut().find(|t| t.name == sheet::KERNEL_SUMMARY);
+    if let Some(summary) = summary
+        && summary.nrows() > 0
+    {
+        genesis::fix_kernel_summary(summary);
+        let by_category = genesis::category_summary(summary);
+        replace_sheet(&mut sheets, by_category);
+    }
+    sheets
+}
+
+/// The Perfetto report's HIP-activity and memory-copy sheets, as the
+/// workbook's two Perfetto sections.
+fn perfetto_sections(trace: &crate::trace::Trace) -> [Section; 2] {
+    let mut sheets = perfetto::run_report(trace, &ReportOptions::default()).sheets;
+    let mut take = |name: &str| {
+        sheets
+            .iter()
+            .position(|t| t.name == name)
+            .map(|i| sheets.remove(i))
+    };
+    let activity = [
+        pf::CATEGORY_SUMMARY,
+        pf::XLA_TOP,
+        pf::KERNEL_SUMMARY,
+        pf::HIP_SUMMARY,
+    ];
+    let hip_activity: Vec<Table> = activity.iter().filter_map(|n| take(n)).collect();
+    let copies: Vec<Table> = take(pf::MEMORY_COPY_BY_COPY_BYTES).into_iter().collect();
+    [
+        Section {
+            prefix: Some(HIP_ACTIVITY),
+            sheets: hip_activity,
+        },
+        Section {
+            prefix: Some(MEMORY_COPY),
+            sheets: copies,
+        },
+    ]
 }
 
 /// The agent-info CSV written beside a kernel-trace CSV

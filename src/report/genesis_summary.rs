@@ -77,7 +77,8 @@ pub struct SummaryInputs<'a> {
     pub hip_summary: Option<&'a Table>,
 }
 
-/// The page's text.
+/// The page's text: its lines joined by newlines (the blank line after
+/// the last section ends it with one).
 pub fn summary_markdown(run: &SummaryInputs) -> String {
     let mut lines: Vec<String> = vec![
         "# TraceLens Genesis Performance Report".into(),
@@ -88,90 +89,108 @@ pub fn summary_markdown(run: &SummaryInputs) -> String {
     if let Some(m) = run.manifest.and_then(|m| m.as_object())
         && !m.is_empty()
     {
-        let dir_name = std::path::absolute(run.capture_dir)
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_default();
-        let stamp = match m.get("timestamp") {
-            Some(v) => py_value(Some(v)),
-            None => dir_name,
-        };
-        lines.push(format!(
-            "**Capture:** {} — n_envs={}, steps={}, fp{}",
-            markdown::text(&stamp),
-            markdown::text(&py_value(m.get("n_envs"))),
-            markdown::text(&py_value(m.get("num_steps"))),
-            markdown::text(&py_value(m.get("precision"))),
-        ));
+        lines.push(capture_line(m, run.capture_dir));
     }
     lines.push(String::new());
     if let Some(tl) = run.gpu_timeline {
-        lines.push("## GPU Timeline (timed benchmark window)".into());
-        lines.push(String::new());
-        lines.push(match run.steady {
-            Some(s) => format!(
-                "Steady-state window: `{}` — {} dispatches, **{:.1}%** GPU busy over {:.1} ms",
-                s.method,
-                thousands(s.dispatch_count),
-                s.gpu_util_pct,
-                s.window_ms
-            ),
-            None => "Steady-state window: not found (no kernel-trace CSV, or no dispatch in \
-                     the window) — the timeline below covers the whole profiling session"
-                .into(),
-        });
-        lines.push(String::new());
-        if run.steady.is_some() {
-            lines.push(
-                "> Full rocprof session idle (JIT/build) is excluded from this report.".into(),
-            );
-            lines.push(String::new());
-        }
-        for r in 0..tl.nrows() {
-            lines.push(format!(
-                "- **{}**: {:.2} ms ({:.1}%)",
-                markdown::text(&text_cell(tl, r, col::TYPE)),
-                num_cell(tl, r, col::TIME_MS),
-                num_cell(tl, r, col::PERCENT)
-            ));
-        }
-        lines.push(String::new());
+        timeline_section(&mut lines, tl, run.steady);
     }
     if let Some(by_cat) = run.by_category.filter(|t| t.nrows() > 0) {
-        lines.push("## Kernel Categories".into());
-        lines.push(String::new());
-        lines.push(pandas_markdown(by_cat));
-        lines.push(String::new());
+        section(
+            &mut lines,
+            "Kernel Categories",
+            vec![pandas_markdown(by_cat)],
+        );
     }
     if let Some(ks) = run.kernel_summary {
-        lines.push("## Top 10 Kernels".into());
-        lines.push(String::new());
-        lines.push("| Kernel | Count | Total (ms) | % | Category |".into());
-        lines.push("|--------|-------|------------|---|----------|".into());
-        for r in 0..ks.nrows().min(10) {
-            let category = match ks.column_index(col::CATEGORY) {
-                Some(c) => ks.value(r, c).py_str(),
-                None => "Other".into(),
-            };
-            lines.push(format!(
-                "| {} | {} | {:.1} | {:.2} | {} |",
-                markdown::code_span(&cut_name(&text_cell(ks, r, col::NAME)), Place::Cell),
-                num_cell(ks, r, col::COUNT) as i64,
-                num_cell(ks, r, col::TOTAL_KERNEL_TIME_MS),
-                num_cell(ks, r, col::PERCENTAGE),
-                markdown::name(&category, Place::Cell),
-            ));
-        }
-        lines.push(String::new());
+        section(&mut lines, "Top 10 Kernels", top_kernels(ks));
     }
     if let Some(hip) = run.hip_summary.filter(|t| t.nrows() > 0) {
-        lines.push("## Top HIP API (pftrace)".into());
-        lines.push(String::new());
         let top: Vec<usize> = (0..hip.nrows().min(10)).collect();
-        lines.push(pandas_markdown(&hip.take_rows(&top)));
-        lines.push(String::new());
+        let table = pandas_markdown(&hip.take_rows(&top));
+        section(&mut lines, "Top HIP API (pftrace)", vec![table]);
     }
     lines.join("\n")
+}
+
+/// A `## title` section: its heading, a blank line, `body`, a blank line.
+fn section(lines: &mut Vec<String>, title: &str, body: Vec<String>) {
+    lines.push(format!("## {title}"));
+    lines.push(String::new());
+    lines.extend(body);
+    lines.push(String::new());
+}
+
+/// `**Capture:** <timestamp, else the folder's name> — n_envs=…, steps=…, fp…`.
+fn capture_line(m: &serde_json::Map<String, serde_json::Value>, dir: &Path) -> String {
+    let stamp = match m.get("timestamp") {
+        Some(v) => py_value(Some(v)),
+        None => std::path::absolute(dir)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default(),
+    };
+    format!(
+        "**Capture:** {} — n_envs={}, steps={}, fp{}",
+        markdown::text(&stamp),
+        markdown::text(&py_value(m.get("n_envs"))),
+        markdown::text(&py_value(m.get("num_steps"))),
+        markdown::text(&py_value(m.get("precision"))),
+    )
+}
+
+/// The timeline section: the steady-state window (or why there is none)
+/// and a bullet per timeline row.
+fn timeline_section(lines: &mut Vec<String>, tl: &Table, steady: Option<&SteadyState>) {
+    let mut body = vec![match steady {
+        Some(s) => format!(
+            "Steady-state window: `{}` — {} dispatches, **{:.1}%** GPU busy over {:.1} ms",
+            s.method,
+            thousands(s.dispatch_count),
+            s.gpu_util_pct,
+            s.window_ms
+        ),
+        None => "Steady-state window: not found (no kernel-trace CSV, or no dispatch in \
+                 the window) — the timeline below covers the whole profiling session"
+            .into(),
+    }];
+    body.push(String::new());
+    if steady.is_some() {
+        body.push("> Full rocprof session idle (JIT/build) is excluded from this report.".into());
+        body.push(String::new());
+    }
+    for r in 0..tl.nrows() {
+        body.push(format!(
+            "- **{}**: {:.2} ms ({:.1}%)",
+            markdown::text(&text_cell(tl, r, col::TYPE)),
+            num_cell(tl, r, col::TIME_MS),
+            num_cell(tl, r, col::PERCENT)
+        ));
+    }
+    section(lines, "GPU Timeline (timed benchmark window)", body);
+}
+
+/// The top-10 kernel table's lines.
+fn top_kernels(ks: &Table) -> Vec<String> {
+    let mut rows = vec![
+        "| Kernel | Count | Total (ms) | % | Category |".to_string(),
+        "|--------|-------|------------|---|----------|".to_string(),
+    ];
+    for r in 0..ks.nrows().min(10) {
+        let category = match ks.column_index(col::CATEGORY) {
+            Some(c) => ks.value(r, c).py_str(),
+            None => "Other".into(),
+        };
+        rows.push(format!(
+            "| {} | {} | {:.1} | {:.2} | {} |",
+            markdown::code_span(&cut_name(&text_cell(ks, r, col::NAME)), Place::Cell),
+            num_cell(ks, r, col::COUNT) as i64,
+            num_cell(ks, r, col::TOTAL_KERNEL_TIME_MS),
+            num_cell(ks, r, col::PERCENTAGE),
+            markdown::name(&category, Place::Cell),
+        ));
+    }
+    rows
 }
 
 #[cfg(test)]
