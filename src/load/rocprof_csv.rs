@@ -135,24 +135,9 @@ fn count_gpu_agents<R: Read>(reader: R) -> Result<usize, String> {
     Ok(n)
 }
 
-/// An integer as Python's `int()` reads text: surrounding whitespace and a
-/// sign allowed, `_` between digits.
+/// An integer as Python's `int()` reads text, within `i64`.
 fn parse_int(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let (sign, digits) = match t.as_bytes().first()? {
-        b'+' => ("", &t[1..]),
-        b'-' => ("-", &t[1..]),
-        _ => ("", t),
-    };
-    let ok = !digits.is_empty()
-        && !digits.starts_with('_')
-        && !digits.ends_with('_')
-        && !digits.contains("__")
-        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_');
-    if !ok {
-        return None;
-    }
-    format!("{sign}{}", digits.replace('_', "")).parse().ok()
+    crate::numeric::py_int(text).and_then(|v| i64::try_from(v).ok())
 }
 
 fn csv_error(e: csv::Error) -> LoadError {

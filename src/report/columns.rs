@@ -134,7 +134,7 @@ fn significant(x: f64) -> String {
 
 /// A decimal number's text with `,` between thousands of its whole part:
 /// `-1234567.5` becomes `-1,234,567.5`.
-fn grouped(text: &str) -> String {
+pub(crate) fn grouped(text: &str) -> String {
     let (sign, unsigned) = match text.strip_prefix('-') {
         Some(rest) => ("-", rest),
         None => ("", text),

@@ -26,15 +26,7 @@ fn py_value(v: Option<&serde_json::Value>) -> String {
 
 /// `n` with `,` between groups of three digits (Python's `{:,}`).
 fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::report::columns::grouped(&n.to_string())
 }
 
 /// A kernel name cut as the page shows it: names over 52 characters keep

@@ -27,13 +27,7 @@ enum Kind {
 /// Whether Python's `int()` reads `s` (whitespace around, a sign, `_`
 /// between digits).
 fn reads_as_int(s: &str) -> bool {
-    let t = s.trim();
-    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
-    !digits.is_empty()
-        && !digits.starts_with('_')
-        && !digits.ends_with('_')
-        && !digits.contains("__")
-        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    crate::numeric::py_int(s).is_some()
 }
 
 /// Python's `float()` of `s`, for the text tabulate takes as a number.
