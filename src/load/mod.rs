@@ -211,7 +211,7 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
         Format::KinetoJson => kineto::decode_sized(input, packing, needs, threads, size_hint),
         Format::XPlane => xplane::decode(input, packing, needs, size_hint),
         Format::RocprofJson => rocprof::decode(input, packing, needs),
-        Format::Pftrace => pftrace::decode_trace(input, packing, size_hint),
+        Format::Pftrace => pftrace::decode_trace(input, packing),
         Format::PerfettoJson => perfetto_json::decode(input, packing),
     }
 }

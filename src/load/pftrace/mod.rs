@@ -27,7 +27,8 @@ use crate::trace::perfetto::{PerfettoData, PerfettoEvent, PyValue, TextId};
 use clock::{BOOTTIME, Clocks, FIRST_SEQUENCE_CLOCK};
 use proto::{TracePacket, TrackDescriptor};
 pub use sniff::sniff;
-use view::{AnnotationView, EventView, NameView, PacketView, ValueView};
+use std::io::Read;
+use view::{AnnotationView, EventView, Lists, NameView, PacketView, ValueView};
 use wire::{Fields, Value, WireError};
 
 /// One slice as traceconv's JSON export would give it.
@@ -184,6 +185,9 @@ pub enum PftraceError {
         /// The clock id.
         clock: u32,
     },
+    /// The input cannot be read.
+    #[error("cannot read the Perfetto trace: {0}")]
+    Read(std::io::Error),
 }
 
 impl PftraceError {
@@ -201,7 +205,7 @@ impl PftraceError {
 /// Decodes a whole `.pftrace` (unpacked bytes) into slices with their
 /// texts (see [`decode_events`] for the form the report reads).
 pub fn decode(bytes: &[u8]) -> Result<Decoded, PftraceError> {
-    let (data, placed, mut meta) = decode_placed(bytes)?;
+    let (data, placed, mut meta, _) = decode_placed(bytes)?;
     let arg = |v: PyValue| match v {
         PyValue::Bool(b) => ArgValue::Bool(b),
         PyValue::Int(i) => ArgValue::Int(i),
@@ -236,7 +240,12 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, PftraceError> {
 /// on thread-track slices, as traceconv writes the others as `b`/`e` pairs
 /// without one), and the names and statistics (no slices).
 pub fn decode_events(bytes: &[u8]) -> Result<(PerfettoData, Decoded), PftraceError> {
-    let (mut data, placed, meta) = decode_placed(bytes)?;
+    let (data, placed, meta, _) = decode_placed(bytes)?;
+    Ok((events_of(data, placed), meta))
+}
+
+/// The placed slices as the events traceconv's JSON export would list.
+fn events_of(mut data: PerfettoData, placed: Vec<Placed>) -> PerfettoData {
     let micros = |ns: i64| {
         if ns % 1000 == 0 {
             PyValue::Int(ns / 1000)
@@ -262,15 +271,100 @@ pub fn decode_events(bytes: &[u8]) -> Result<(PerfettoData, Decoded), PftraceErr
             args: s.args,
         });
     }
-    Ok((data, meta))
+    data
 }
+
+/// Bytes of the input decoded at a time: the next chunk is read while
+/// one is decoded, so that the whole input is never held at once.
+const CHUNK: usize = 16 << 20;
 
 /// Packets decoded together: their messages are parsed on every core,
 /// then applied to the sequences' state in file order.
 const BATCH: usize = 4096;
 
-fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), PftraceError> {
+/// Packets parsed on one core at a time (with their events' lists).
+const RUN: usize = 256;
+
+/// Decodes the trace `reader` gives, a chunk at a time, into the placed
+/// slices, their texts and the statistics; also the bytes read.
+fn decode_placed(reader: impl Read + Send) -> Result<Placing, PftraceError> {
+    decode_in_chunks(reader, CHUNK)
+}
+
+/// What [`decode_placed`] gives.
+type Placing = (PerfettoData, Vec<Placed>, Decoded, u64);
+
+/// [`decode_placed`], reading at least `chunk` bytes at a time.
+fn decode_in_chunks(mut reader: impl Read + Send, chunk: usize) -> Result<Placing, PftraceError> {
     let mut decoder = Decoder::default();
+    let mut current = Vec::new();
+    let mut eof = fill(&mut reader, &mut current, chunk)?;
+    let mut spare = Vec::new();
+    let mut base = 0usize;
+    loop {
+        let whole = whole_fields(&current, eof);
+        if whole == 0 && !eof {
+            // One packet longer than a chunk: read on until it is whole.
+            eof = fill(&mut reader, &mut current, chunk)?;
+            continue;
+        }
+        // The cut field at the end starts the next chunk.
+        spare.clear();
+        spare.extend_from_slice(&current[whole..]);
+        let piece = &current[..whole];
+        if eof {
+            decode_chunk(&mut decoder, piece, base)?;
+            break;
+        }
+        let (decoded, filled) = rayon::join(
+            || decode_chunk(&mut decoder, piece, base),
+            || fill(&mut reader, &mut spare, chunk),
+        );
+        decoded?;
+        eof = filled?;
+        base += whole;
+        std::mem::swap(&mut current, &mut spare);
+    }
+    let read = (base + current.len()) as u64;
+    let start = std::time::Instant::now();
+    let (data, placed, meta) = decoder.finish();
+    crate::timings::stage("placing the Perfetto slices", start);
+    Ok((data, placed, meta, read))
+}
+
+/// Reads `chunk` more bytes onto `buf` (fewer at the end of the input);
+/// true at the end of the input.
+fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, chunk: usize) -> Result<bool, PftraceError> {
+    let before = buf.len();
+    // Room first: growing while reading would copy the chunk many times.
+    buf.reserve(chunk);
+    reader
+        .take(chunk as u64)
+        .read_to_end(buf)
+        .map_err(PftraceError::Read)?;
+    Ok(buf.len() - before < chunk)
+}
+
+/// Where the last whole top-level field of `buf` ends: a field cut by
+/// the chunk's end is left for the next chunk, unless the input ends
+/// there (`eof`), when the walk reports it; so does any other fault.
+fn whole_fields(buf: &[u8], eof: bool) -> usize {
+    if eof {
+        return buf.len();
+    }
+    for f in Fields::new(buf) {
+        match f {
+            Ok(_) => {}
+            Err(WireError::Truncated(at)) => return at,
+            Err(WireError::Malformed(..)) => break,
+        }
+    }
+    buf.len()
+}
+
+/// Decodes the whole fields of one chunk, whose first byte is byte `base`
+/// of the input.
+fn decode_chunk(decoder: &mut Decoder, bytes: &[u8], base: usize) -> Result<(), PftraceError> {
     let mut fields = Fields::new(bytes);
     let mut next_batch = || -> (Vec<(&[u8], usize)>, Option<PftraceError>) {
         let mut batch = Vec::with_capacity(BATCH);
@@ -281,19 +375,19 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
                     (1, Value::Len(packet)) => {
                         // The packet's own bytes start after its key and length.
                         let start = packet.as_ptr() as usize - bytes.as_ptr() as usize;
-                        batch.push((packet, start));
+                        batch.push((packet, base + start));
                     }
                     (1, _) => {
                         let what = "Trace.packet is not length-delimited".to_string();
                         let e = PftraceError::Malformed {
-                            offset: f.offset,
+                            offset: base + f.offset,
                             what,
                         };
                         return (batch, Some(e));
                     }
                     _ => {}
                 },
-                Err(e) => return (batch, Some(PftraceError::from_wire(e, 0))),
+                Err(e) => return (batch, Some(PftraceError::from_wire(e, base))),
             }
         }
         (batch, None)
@@ -305,15 +399,7 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
         // The next batch is parsed while this one is applied.
         let last = stop.is_some() || batch.len() < BATCH;
         let (applied, upcoming) = rayon::join(
-            || -> Result<(), PftraceError> {
-                for (packet, offset) in std::mem::take(&mut parsed) {
-                    match packet? {
-                        Packet::View(v) => decoder.packet(&v, None, offset)?,
-                        Packet::Full(p) => decoder.packet(&PacketView::of(&p), Some(&p), offset)?,
-                    }
-                }
-                Ok(())
-            },
+            || decoder.apply(std::mem::take(&mut parsed)),
             || {
                 if last {
                     return None;
@@ -331,35 +417,42 @@ fn decode_placed(bytes: &[u8]) -> Result<(PerfettoData, Vec<Placed>, Decoded), P
             None => break,
         }
     }
-    if let Some(e) = stop {
-        return Err(e);
+    match stop {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    let start = std::time::Instant::now();
-    let finished = decoder.finish();
-    crate::timings::stage("placing the Perfetto slices", start);
-    Ok(finished)
 }
 
-/// Parsed packets with their offsets.
-type Parsed<'a> = Vec<(Result<Packet<'a>, PftraceError>, usize)>;
+/// Packets parsed on one core, with their offsets and their events' lists.
+struct ParsedRun<'a> {
+    packets: Vec<(Result<Packet<'a>, PftraceError>, usize)>,
+    lists: Lists<'a>,
+}
 
-/// Parses a batch of packets (bytes, offset) on every core: each read in
-/// place when it can be, else decoded whole.
-fn parse_batch<'a>(batch: &[(&'a [u8], usize)]) -> Parsed<'a> {
+/// Parses a batch of packets (bytes, offset) on every core, [`RUN`] at a
+/// time: each read in place when it can be, else decoded whole.
+fn parse_batch<'a>(batch: &[(&'a [u8], usize)]) -> Vec<ParsedRun<'a>> {
     use rayon::prelude::*;
     batch
-        .par_iter()
-        .map(|&(packet, offset)| {
-            let p = match view::packet(packet) {
-                Some(v) => Ok(Packet::View(v)),
-                None => TracePacket::decode(packet)
-                    .map(|p| Packet::Full(Box::new(p)))
-                    .map_err(|e| PftraceError::Malformed {
-                        offset,
-                        what: e.to_string(),
-                    }),
-            };
-            (p, offset)
+        .par_chunks(RUN)
+        .map(|run| {
+            let mut lists = Lists::default();
+            let packets = run
+                .iter()
+                .map(|&(packet, offset)| {
+                    let p = match view::packet(packet, &mut lists) {
+                        Some(v) => Ok(Packet::View(v)),
+                        None => TracePacket::decode(packet)
+                            .map(|p| Packet::Full(Box::new(p)))
+                            .map_err(|e| PftraceError::Malformed {
+                                offset,
+                                what: e.to_string(),
+                            }),
+                    };
+                    (p, offset)
+                })
+                .collect();
+            ParsedRun { packets, lists }
         })
         .collect()
 }
@@ -376,10 +469,10 @@ enum Packet<'a> {
 struct Sequence {
     /// A "cleared" packet was seen: packets needing the state are read.
     valid: bool,
-    categories: HashMap<u64, TextId>,
-    names: HashMap<u64, TextId>,
-    annotation_names: HashMap<u64, TextId>,
-    annotation_strings: HashMap<u64, TextId>,
+    categories: IidTable,
+    names: IidTable,
+    annotation_names: IidTable,
+    annotation_strings: IidTable,
     default_clock: Option<u32>,
     default_track: Option<u64>,
     clocks: Clocks,
@@ -391,6 +484,48 @@ impl Sequence {
             valid: true,
             ..Sequence::default()
         };
+    }
+}
+
+/// One interning table of a sequence: iid -> text. Writers number their
+/// entries 1, 2, 3 …, so small ids are looked up by index; the index grows
+/// only with the entries (twice their number), so that a hostile id costs
+/// no memory, and other ids are hashed.
+#[derive(Debug, Default)]
+struct IidTable {
+    /// The text of each small id; [`NO_TEXT`] where none.
+    by_index: Vec<TextId>,
+    hashed: HashMap<u64, TextId>,
+    entries: usize,
+}
+
+/// An index of [`IidTable::by_index`] with no entry.
+const NO_TEXT: TextId = TextId::MAX;
+
+impl IidTable {
+    fn insert(&mut self, iid: u64, text: TextId) {
+        self.entries += 1;
+        let room = 2 * self.entries as u64 + 64;
+        match usize::try_from(iid) {
+            Ok(i) if iid < room && text != NO_TEXT => {
+                if i >= self.by_index.len() {
+                    self.by_index.resize(i + 1, NO_TEXT);
+                }
+                // Lookups try the index first: a later definition of an id
+                // hashed before (when the index was shorter) wins, as it should.
+                self.by_index[i] = text;
+            }
+            _ => {
+                self.hashed.insert(iid, text);
+            }
+        }
+    }
+
+    fn get(&self, iid: u64) -> Option<TextId> {
+        match usize::try_from(iid).ok().and_then(|i| self.by_index.get(i)) {
+            Some(&t) if t != NO_TEXT => Some(t),
+            _ => self.hashed.get(&iid).copied(),
+        }
     }
 }
 
@@ -433,11 +568,30 @@ struct Decoder {
 }
 
 impl Decoder {
-    /// Applies one packet: its fields, and `full`'s nested messages other
-    /// than the event (None when the packet has none).
+    /// Applies parsed packets in file order.
+    fn apply(&mut self, parsed: Vec<ParsedRun>) -> Result<(), PftraceError> {
+        for run in parsed {
+            for (packet, offset) in run.packets {
+                match packet? {
+                    Packet::View(v) => self.packet(&v, &run.lists, None, offset)?,
+                    Packet::Full(p) => {
+                        let mut lists = Lists::default();
+                        let v = PacketView::of(&p, &mut lists);
+                        self.packet(&v, &lists, Some(&p), offset)?
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one packet: its fields (its event's lists in `lists`), and
+    /// `full`'s nested messages other than the event (None when the packet
+    /// has none).
     fn packet(
         &mut self,
         packet: &PacketView,
+        lists: &Lists,
         full: Option<&TracePacket>,
         offset: usize,
     ) -> Result<(), PftraceError> {
@@ -477,8 +631,13 @@ impl Decoder {
             for (table, entries) in tables {
                 for &(iid, name) in entries {
                     if let Some(iid) = iid {
-                        let text = String::from_utf8_lossy(name.unwrap_or_default());
-                        table.insert(iid, data.intern(&text));
+                        let bytes = name.unwrap_or_default();
+                        // Checked first: the lossy reading scans slower.
+                        let text = match std::str::from_utf8(bytes) {
+                            Ok(text) => data.intern(text),
+                            Err(_) => data.intern(&String::from_utf8_lossy(bytes)),
+                        };
+                        table.insert(iid, text);
                     }
                 }
             }
@@ -521,6 +680,7 @@ impl Decoder {
                 let instant = event.kind == Some(3);
                 let mut cx = SliceCx {
                     seq,
+                    lists,
                     data: &mut self.data,
                     args: &mut self.args,
                     offset,
@@ -678,12 +838,12 @@ struct Placed {
 }
 
 fn lookup(
-    table: &HashMap<u64, TextId>,
+    table: &IidTable,
     name: &'static str,
     iid: u64,
     offset: usize,
 ) -> Result<TextId, PftraceError> {
-    table.get(&iid).copied().ok_or(PftraceError::UnknownIid {
+    table.get(iid).ok_or(PftraceError::UnknownIid {
         offset,
         table: name,
         iid,
@@ -693,6 +853,7 @@ fn lookup(
 /// What turning one event into a slice reads and adds to.
 struct SliceCx<'a> {
     seq: &'a Sequence,
+    lists: &'a Lists<'a>,
     data: &'a mut PerfettoData,
     args: &'a mut Vec<(TextId, PyValue)>,
     offset: usize,
@@ -708,7 +869,10 @@ impl SliceCx<'_> {
         instant: bool,
     ) -> Result<Pending, PftraceError> {
         let (seq, offset) = (self.seq, self.offset);
-        let cat = match (event.category_iids.as_slice(), event.categories.as_slice()) {
+        let cat = match (
+            self.lists.category_iids(event),
+            self.lists.categories(event),
+        ) {
             ([iid], []) => lookup(&seq.categories, "event_categories", *iid, offset)?,
             ([], [one]) => self.data.intern(one),
             (iids, names) => {
@@ -727,7 +891,7 @@ impl SliceCx<'_> {
             None => self.data.intern(""),
         };
         let start = self.args.len() as u32;
-        for a in &event.annotations {
+        for a in self.lists.annotations(event) {
             if let Some(arg) = self.annotation(a)? {
                 self.args.push(arg);
             }
@@ -778,20 +942,18 @@ impl SliceCx<'_> {
 
 /// Reads a whole `.pftrace` from `reader` (unpacked) into a trace whose
 /// Perfetto slices are those traceconv's JSON export would list.
-pub fn decode_trace<R: std::io::Read>(
-    mut reader: R,
+pub fn decode_trace<R: Read + Send>(
+    reader: R,
     packing: super::Packing,
-    size_hint: Option<u64>,
 ) -> Result<crate::trace::Trace, crate::error::LoadError> {
     use crate::error::LoadError;
     let start = std::time::Instant::now();
-    let bytes = super::read_whole(&mut reader, packing, size_hint)?;
-    crate::timings::stage("reading the Perfetto protobuf", start);
-    let start = std::time::Instant::now();
-    let (data, decoded) = decode_events(&bytes).map_err(|e| LoadError::Syntax(e.to_string()))?;
-    crate::timings::stage("decoding the Perfetto protobuf", start);
-    let input_bytes = bytes.len() as u64;
-    drop(bytes);
+    let (data, placed, decoded, input_bytes) = decode_placed(reader).map_err(|e| match e {
+        PftraceError::Read(e) => LoadError::read(packing, e),
+        e => LoadError::Syntax(e.to_string()),
+    })?;
+    let data = events_of(data, placed);
+    crate::timings::stage("reading and decoding the Perfetto protobuf", start);
     let mut builder =
         crate::trace::builder::TraceBuilder::new(&crate::trace::needs::Needs::default());
     for w in decoded.stats.warnings() {

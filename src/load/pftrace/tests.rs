@@ -760,3 +760,44 @@ fn testdata_fixtures_match_traceconv_json() {
         assert_eq!(st.unknown_tracks, 0, "{name}");
     }
 }
+
+#[test]
+fn packets_cut_by_chunk_ends_decode_as_whole_input_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pftrace");
+    for name in [
+        "corpus_fixture",
+        "multi_sequence",
+        "interning_reset",
+        "clocks",
+    ] {
+        let bytes = std::fs::read(dir.join(format!("{name}.pftrace"))).unwrap();
+        let want = decode(&bytes).unwrap();
+        // One byte at a time, a few bytes (packets cut in their key, their
+        // length and their body), and more than the whole input.
+        for chunk in [1, 2, 7, 100, 1 << 20] {
+            let (data, placed, meta, read) = decode_in_chunks(&bytes[..], chunk).unwrap();
+            assert_eq!(read, bytes.len() as u64, "{name} by {chunk}");
+            assert_eq!(meta.stats, want.stats, "{name} by {chunk}");
+            let got: Vec<(String, i64, i64)> = placed
+                .iter()
+                .map(|p| {
+                    let name = data.text(p.pending.name).to_string();
+                    (name, p.pending.begin_ns, p.pending.end_ns.unwrap())
+                })
+                .collect();
+            let expected: Vec<(String, i64, i64)> = want
+                .slices
+                .iter()
+                .map(|s| (s.name.clone(), s.begin_ns, s.end_ns))
+                .collect();
+            assert_eq!(got, expected, "{name} by {chunk}");
+        }
+        // A cut input fails at the same byte however it is read.
+        let cut = &bytes[..bytes.len() - 2];
+        let whole = decode(cut).unwrap_err().to_string();
+        for chunk in [1, 3, 64] {
+            let by = decode_in_chunks(cut, chunk).err().map(|e| e.to_string());
+            assert_eq!(by.as_deref(), Some(whole.as_str()), "{name} by {chunk}");
+        }
+    }
+}

@@ -3,8 +3,7 @@
 //! decoding it into owned messages, and its event's names and arguments
 //! borrow the trace's bytes, as does its interned data. Any other packet
 //! (descriptors, clock snapshots, defaults), and any packet the walk finds unusual
-//! (a known field of the wrong wire type, text that is not UTF-8, more
-//! categories or annotations than it keeps inline, groups), is decoded
+//! (a known field of the wrong wire type, text that is not UTF-8, groups), is decoded
 //! whole by prost, so that both give the same events and the same errors.
 
 use super::proto::{DebugAnnotation, TracePacket, TrackEvent, debug_annotation, track_event};
@@ -84,31 +83,94 @@ pub(super) struct AnnotationView<'a> {
     pub value: Option<ValueView<'a>>,
 }
 
-/// A track event's fields the decoder reads.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct EventView<'a> {
+/// A run of one of [`Lists`]' vectors: `start..end`.
+pub(super) type Run = (u32, u32);
+
+/// The lists of a batch's events, one after another: an event names its
+/// own by [`Run`]s, so that reading an event allocates nothing of its own.
+#[derive(Debug, Default)]
+pub(super) struct Lists<'a> {
     pub category_iids: Vec<u64>,
     pub categories: Vec<&'a str>,
     pub annotations: Vec<AnnotationView<'a>>,
+}
+
+impl<'a> Lists<'a> {
+    fn lens(&self) -> (usize, usize, usize) {
+        (
+            self.category_iids.len(),
+            self.categories.len(),
+            self.annotations.len(),
+        )
+    }
+
+    /// Forgets what was added after `lens` (a walk that gave up).
+    fn truncate(&mut self, (a, b, c): (usize, usize, usize)) {
+        self.category_iids.truncate(a);
+        self.categories.truncate(b);
+        self.annotations.truncate(c);
+    }
+
+    /// An event's category ids.
+    pub fn category_iids(&self, e: &EventView) -> &[u64] {
+        &self.category_iids[e.category_iids.0 as usize..e.category_iids.1 as usize]
+    }
+
+    /// An event's categories given in place.
+    pub fn categories(&self, e: &EventView) -> &[&'a str] {
+        &self.categories[e.categories.0 as usize..e.categories.1 as usize]
+    }
+
+    /// An event's annotations.
+    pub fn annotations(&self, e: &EventView) -> &[AnnotationView<'a>] {
+        &self.annotations[e.annotations.0 as usize..e.annotations.1 as usize]
+    }
+}
+
+/// Where a vector's next run starts.
+fn start_of<T>(v: &[T]) -> Run {
+    let n = v.len() as u32;
+    (n, n)
+}
+
+/// A track event's fields the decoder reads; its lists are runs of the
+/// batch's [`Lists`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct EventView<'a> {
+    pub category_iids: Run,
+    pub categories: Run,
+    pub annotations: Run,
     pub kind: Option<i32>,
     pub name: Option<NameView<'a>>,
     pub track_uuid: Option<u64>,
 }
 
 impl<'a> EventView<'a> {
-    /// The view of a decoded event.
-    pub fn of(e: &'a TrackEvent) -> EventView<'a> {
-        EventView {
-            category_iids: e.category_iids.clone(),
-            categories: e.categories.iter().map(String::as_str).collect(),
-            annotations: e.debug_annotations.iter().map(annotation_of).collect(),
+    /// The view of a decoded event, its lists added to `lists`.
+    pub fn of(e: &'a TrackEvent, lists: &mut Lists<'a>) -> EventView<'a> {
+        let mut v = EventView {
+            category_iids: start_of(&lists.category_iids),
+            categories: start_of(&lists.categories),
+            annotations: start_of(&lists.annotations),
             kind: e.r#type,
             name: e.name_field.as_ref().map(|n| match n {
                 track_event::NameField::NameIid(i) => NameView::Iid(*i),
                 track_event::NameField::Name(s) => NameView::Text(s),
             }),
             track_uuid: e.track_uuid,
-        }
+        };
+        lists.category_iids.extend(&e.category_iids);
+        lists
+            .categories
+            .extend(e.categories.iter().map(String::as_str));
+        lists
+            .annotations
+            .extend(e.debug_annotations.iter().map(annotation_of));
+        let (a, b, c) = lists.lens();
+        v.category_iids.1 = a as u32;
+        v.categories.1 = b as u32;
+        v.annotations.1 = c as u32;
+        v
     }
 }
 
@@ -132,15 +194,15 @@ fn annotation_of(a: &DebugAnnotation) -> AnnotationView<'_> {
 }
 
 impl<'a> PacketView<'a> {
-    /// The view of a decoded packet.
-    pub fn of(p: &'a TracePacket) -> PacketView<'a> {
+    /// The view of a decoded packet, its event's lists added to `lists`.
+    pub fn of(p: &'a TracePacket, lists: &mut Lists<'a>) -> PacketView<'a> {
         PacketView {
             seq_id: p.trusted_packet_sequence_id,
             flags: p.sequence_flags,
             cleared: p.incremental_state_cleared,
             timestamp: p.timestamp,
             clock_id: p.timestamp_clock_id,
-            event: p.track_event.as_ref().map(EventView::of),
+            event: p.track_event.as_ref().map(|e| EventView::of(e, lists)),
             interned: p
                 .interned_data
                 .as_ref()
@@ -149,11 +211,18 @@ impl<'a> PacketView<'a> {
     }
 }
 
-/// The annotations an event may have for the walk to read it in place.
-const MOST_ANNOTATIONS: usize = 64;
+/// The packet read in place, its event's lists added to `lists`; or None
+/// (and `lists` as it was) when prost must decode it.
+pub(super) fn packet<'a>(bytes: &'a [u8], lists: &mut Lists<'a>) -> Option<PacketView<'a>> {
+    let lens = lists.lens();
+    let view = walk(bytes, lists);
+    if view.is_none() {
+        lists.truncate(lens);
+    }
+    view
+}
 
-/// The packet read in place, or None when prost must decode it.
-pub(super) fn packet(bytes: &[u8]) -> Option<PacketView<'_>> {
+fn walk<'a>(bytes: &'a [u8], lists: &mut Lists<'a>) -> Option<PacketView<'a>> {
     let mut view = PacketView::default();
     for f in Fields::new(bytes) {
         let f = f.ok()?;
@@ -164,7 +233,7 @@ pub(super) fn packet(bytes: &[u8]) -> Option<PacketView<'_>> {
             (41, Value::Varint(v)) => view.cleared = Some(v != 0),
             (58, Value::Varint(v)) => view.clock_id = Some(v as u32),
             // A repeated event merges into the first: left to prost.
-            (11, Value::Len(b)) if view.event.is_none() => view.event = Some(event(b)?),
+            (11, Value::Len(b)) if view.event.is_none() => view.event = Some(event(b, lists)?),
             // Repeated interned data merges: its lists append.
             (12, Value::Len(b)) => interned(b, view.interned.get_or_insert_with(Box::default))?,
             // Nested messages the walk does not read, or a wrong wire type.
@@ -218,30 +287,33 @@ fn text(b: &[u8]) -> Option<&str> {
     std::str::from_utf8(b).ok()
 }
 
-fn event(bytes: &[u8]) -> Option<EventView<'_>> {
-    let mut e = EventView::default();
+fn event<'a>(bytes: &'a [u8], lists: &mut Lists<'a>) -> Option<EventView<'a>> {
+    let mut e = EventView {
+        category_iids: start_of(&lists.category_iids),
+        categories: start_of(&lists.categories),
+        annotations: start_of(&lists.annotations),
+        ..EventView::default()
+    };
     for f in Fields::new(bytes) {
         let f = f.ok()?;
         match (f.number, f.value) {
-            (3, Value::Varint(v)) => e.category_iids.push(v),
-            (3, Value::Len(packed)) => {
-                for v in varints(packed)? {
-                    e.category_iids.push(v);
-                }
-            }
-            (4, Value::Len(b)) if e.annotations.len() < MOST_ANNOTATIONS => {
-                e.annotations.push(annotation(b)?)
-            }
+            (3, Value::Varint(v)) => lists.category_iids.push(v),
+            (3, Value::Len(packed)) => varints(packed, &mut lists.category_iids)?,
+            (4, Value::Len(b)) => lists.annotations.push(annotation(b)?),
             (9, Value::Varint(v)) => e.kind = Some(v as i32),
             (10, Value::Varint(v)) => e.name = Some(NameView::Iid(v)),
             (11, Value::Varint(v)) => e.track_uuid = Some(v),
-            (22, Value::Len(b)) => e.categories.push(text(b)?),
+            (22, Value::Len(b)) => lists.categories.push(text(b)?),
             (23, Value::Len(b)) => e.name = Some(NameView::Text(text(b)?)),
             (30, Value::Varint(_)) => {}
             (3 | 4 | 9 | 10 | 11 | 22 | 23 | 30, _) => return None,
             _ => {}
         }
     }
+    let (a, b, c) = lists.lens();
+    e.category_iids.1 = a as u32;
+    e.categories.1 = b as u32;
+    e.annotations.1 = c as u32;
     Some(e)
 }
 
@@ -269,9 +341,8 @@ fn annotation(bytes: &[u8]) -> Option<AnnotationView<'_>> {
     Some(a)
 }
 
-/// The varints of a packed field, or None when one is cut short.
-fn varints(mut b: &[u8]) -> Option<Vec<u64>> {
-    let mut out = Vec::new();
+/// Adds the varints of a packed field to `out`; None when one is cut short.
+fn varints(mut b: &[u8], out: &mut Vec<u64>) -> Option<()> {
     while !b.is_empty() {
         let mut value = 0u64;
         let mut i = 0;
@@ -292,13 +363,48 @@ fn varints(mut b: &[u8]) -> Option<Vec<u64>> {
         out.push(value);
         b = &b[i..];
     }
-    Some(out)
+    Some(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use prost::Message;
+
+    /// An event's fields with its lists resolved, to compare two readings.
+    type Resolved<'a> = (
+        Vec<u64>,
+        Vec<&'a str>,
+        Vec<AnnotationView<'a>>,
+        Option<i32>,
+        Option<NameView<'a>>,
+        Option<u64>,
+    );
+
+    fn resolved<'a>(e: &EventView<'a>, l: &Lists<'a>) -> Resolved<'a> {
+        (
+            l.category_iids(e).to_vec(),
+            l.categories(e).to_vec(),
+            l.annotations(e).to_vec(),
+            e.kind,
+            e.name,
+            e.track_uuid,
+        )
+    }
+
+    /// The walk's reading of `bytes` and that of prost's `decoded`, resolved;
+    /// None when the walk leaves the packet to prost.
+    type Both<'a> = (Option<Resolved<'a>>, Option<Resolved<'a>>);
+
+    fn both<'a>(bytes: &'a [u8], decoded: &'a TracePacket) -> Option<Both<'a>> {
+        let mut lists = Lists::default();
+        let walked = packet(bytes, &mut lists)?;
+        let walked = walked.event.as_ref().map(|e| resolved(e, &lists));
+        let mut plists = Lists::default();
+        let want = PacketView::of(decoded, &mut plists);
+        let want = want.event.as_ref().map(|e| resolved(e, &plists));
+        Some((walked, want))
+    }
 
     fn event_packet(e: TrackEvent) -> TracePacket {
         TracePacket {
@@ -339,9 +445,11 @@ mod tests {
     fn the_walk_reads_what_prost_reads() {
         let p = event_packet(full_event());
         let bytes = p.encode_to_vec();
-        let walked = packet(&bytes).expect("read in place");
-        let want = PacketView::of(&p);
-        assert_eq!(walked.event, want.event);
+        let decoded = TracePacket::decode(&bytes[..]).unwrap();
+        let (walked_event, want_event) = both(&bytes, &decoded).expect("read in place");
+        assert_eq!(walked_event, want_event);
+        let walked = packet(&bytes, &mut Lists::default()).unwrap();
+        let want = PacketView::of(&p, &mut Lists::default());
         assert_eq!(
             (
                 walked.seq_id,
@@ -371,11 +479,12 @@ mod tests {
         e.extend([0x48, 0x01]); // 9: 1
         let mut p = vec![0x5a, e.len() as u8];
         p.extend(&e);
-        let walked = packet(&p).unwrap().event.unwrap();
         let decoded = TracePacket::decode(&p[..]).unwrap();
-        assert_eq!(walked, EventView::of(decoded.track_event.as_ref().unwrap()));
-        assert_eq!(walked.name, Some(NameView::Iid(8)));
-        assert_eq!(walked.category_iids, [5, 6]);
+        let (walked, want) = both(&p, &decoded).expect("read in place");
+        assert_eq!(walked, want);
+        let walked = walked.unwrap();
+        assert_eq!(walked.4, Some(NameView::Iid(8)));
+        assert_eq!(walked.0, [5, 6]);
     }
 
     #[test]
@@ -398,9 +507,14 @@ mod tests {
             ..event_packet(full_event())
         };
         let bytes = p.encode_to_vec();
-        let walked = packet(&bytes).expect("read in place");
-        assert_eq!(walked.interned, PacketView::of(&p).interned);
-        assert_eq!(walked.event, PacketView::of(&p).event);
+        let walked = packet(&bytes, &mut Lists::default()).expect("read in place");
+        assert_eq!(
+            walked.interned,
+            PacketView::of(&p, &mut Lists::default()).interned
+        );
+        let decoded = TracePacket::decode(&bytes[..]).unwrap();
+        let (walked_event, want_event) = both(&bytes, &decoded).unwrap();
+        assert_eq!(walked_event, want_event);
         // Two interned-data fields merge: their lists append.
         let twice = [bytes.clone(), bytes].concat();
         let decoded = TracePacket::decode(&twice[..]).unwrap();
@@ -408,7 +522,10 @@ mod tests {
             TracePacket::decode(&twice[..]).map(|d| d.interned_data.unwrap().event_names.len()),
             Ok(6)
         );
-        assert!(packet(&twice).is_none(), "the repeated event is prost's");
+        assert!(
+            packet(&twice, &mut Lists::default()).is_none(),
+            "the repeated event is prost's"
+        );
         assert!(decoded.track_event.is_some());
     }
 
@@ -418,24 +535,27 @@ mod tests {
             track_descriptor: Some(Default::default()),
             ..event_packet(full_event())
         };
-        assert!(packet(&with_descriptor.encode_to_vec()).is_none());
+        assert!(packet(&with_descriptor.encode_to_vec(), &mut Lists::default()).is_none());
         // A name that is not UTF-8.
         let e = [0xba, 0x01, 0x01, 0xff];
         let mut p = vec![0x5a, e.len() as u8];
         p.extend(e);
-        assert!(packet(&p).is_none());
+        assert!(packet(&p, &mut Lists::default()).is_none());
         assert!(TracePacket::decode(&p[..]).is_err());
         // The event's type as a length-delimited field.
         let e = [0x4a, 0x00];
         let mut p = vec![0x5a, e.len() as u8];
         p.extend(e);
-        assert!(packet(&p).is_none());
+        assert!(packet(&p, &mut Lists::default()).is_none());
         // Two events in one packet merge: prost's business.
         let one = event_packet(full_event()).encode_to_vec();
         let twice = [one.clone(), one].concat();
-        assert!(packet(&twice).is_none());
+        assert!(packet(&twice, &mut Lists::default()).is_none());
         // Cut short.
         let bytes = event_packet(full_event()).encode_to_vec();
-        assert!(packet(&bytes[..bytes.len() - 3]).is_none());
+        let mut lists = Lists::default();
+        assert!(packet(&bytes[..bytes.len() - 3], &mut lists).is_none());
+        // A walk that gives up leaves nothing in the lists.
+        assert_eq!(lists.lens(), (0, 0, 0));
     }
 }
