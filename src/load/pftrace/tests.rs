@@ -801,3 +801,26 @@ fn packets_cut_by_chunk_ends_decode_as_whole_input_does() {
         }
     }
 }
+
+#[test]
+fn interned_ids_small_and_large_are_found_and_redefined() {
+    let mut t = IidTable::default();
+    t.insert(1, 10);
+    t.insert(2, 20);
+    // Far beyond the entries: hashed, so a hostile id costs no memory.
+    t.insert(1 << 40, 30);
+    t.insert(5000, 40);
+    assert!(t.by_index.len() <= 3, "{}", t.by_index.len());
+    assert_eq!(
+        [t.get(1), t.get(2), t.get(1 << 40), t.get(5000), t.get(3)],
+        [Some(10), Some(20), Some(30), Some(40), None]
+    );
+    // Redefined (an interning reset writes ids again): the last one wins,
+    // also for an id hashed before the index reached it.
+    for i in 0..3000 {
+        t.insert(100 + i, 1);
+    }
+    t.insert(5000, 41);
+    t.insert(1, 11);
+    assert_eq!((t.get(5000), t.get(1)), (Some(41), Some(11)));
+}
