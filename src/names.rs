@@ -13,6 +13,9 @@ pub mod sheet {
 
     /// GPU time split into computation, communication, memcpy and idle.
     pub const GPU_TIMELINE: &str = "gpu_timeline";
+    /// One row per profiler step: its CPU range, its GPU figures as
+    /// `gpu_timeline` splits them, and what its kernels ran.
+    pub const STEP_SUMMARY: &str = "step_summary";
     /// Direct kernel time per op category.
     pub const OPS_SUMMARY_BY_CATEGORY: &str = "ops_summary_by_category";
     /// Direct and subtree kernel time per op name.
@@ -782,6 +785,10 @@ pub mod fleet {
         "idle_us",
         "gpu_events",
     ];
+
+    /// The columns after [`STEP_COLUMNS`] in the report's `step_summary`
+    /// sheet and the summary's `steps` table: what the step's kernels ran.
+    pub const STEP_WORK_COLUMNS: [&str; 3] = ["kernels", "top_category", "top_category_us"];
 }
 
 /// Sheet and column names of the Perfetto reports (rocprofv3 `.pftrace`),

@@ -438,3 +438,95 @@ fn the_fleet_json_carries_each_traces_health_as_its_report_gives_it() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(table.is_file());
 }
+
+/// `step_summary` of the report on testdata/steps/three_steps.json, worked
+/// out by hand from its events: step 1 a GEMM kernel 20–50 µs and an add
+/// 55–65; step 2 a GEMM 120–140, an all-reduce 135–160 and a copy 170–180;
+/// step 3 no GPU work.
+#[test]
+fn step_summary_of_three_hand_written_steps() {
+    let (_tmp, out, r) = common::report_csv(&testdata("steps/three_steps.json"), &[]);
+    r.assert_ok();
+    let steps = rows(&out, "step_summary");
+    assert_eq!(steps.len(), 3);
+    let cells = |i: usize, cols: &[&str]| -> Vec<String> {
+        cols.iter().map(|c| steps[i][*c].clone()).collect()
+    };
+    let cols = [
+        "step",
+        "cpu_start_us",
+        "cpu_dur_us",
+        "gpu_start_us",
+        "gpu_span_us",
+        "busy_us",
+        "computation_us",
+        "exposed_comm_us",
+        "exposed_memcpy_us",
+        "idle_us",
+        "gpu_events",
+        "kernels",
+        "top_category",
+        "top_category_us",
+    ];
+    let want = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+    assert_eq!(
+        cells(0, &cols),
+        want(&[
+            "1", "0.0", "100.0", "20.0", "45.0", "40.0", "40.0", "0.0", "0.0", "5.0", "2", "2",
+            "GEMM", "30.0"
+        ])
+    );
+    // The all-reduce overlaps the GEMM by 5 µs: 20 of its 25 µs exposed;
+    // its 25 µs make record_param_comms the top category.
+    assert_eq!(
+        cells(1, &cols),
+        want(&[
+            "2",
+            "100.0",
+            "100.0",
+            "120.0",
+            "60.0",
+            "50.0",
+            "20.0",
+            "20.0",
+            "10.0",
+            "10.0",
+            "3",
+            "2",
+            "record_param_comms",
+            "25.0"
+        ])
+    );
+    assert_eq!(
+        cells(2, &cols),
+        want(&[
+            "3", "200.0", "50.0", "", "", "", "", "", "", "", "0", "0", "", ""
+        ])
+    );
+}
+
+/// The report's `step_summary` and the fleet report's `fleet_steps` give a
+/// corpus trace's steps the same figures (one function makes both).
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared/corpus")]
+fn step_summary_equals_the_fleet_steps_on_a_corpus_trace() {
+    let trace = common::shared().join("corpus/pytorch/a100_allreduce_2rank.json.gz");
+    let tmp = tempfile::tempdir().unwrap();
+    let s = summarize(&trace, &tmp.path().join("s"));
+    let report = tmp.path().join("fleet");
+    fleet(&s, &report, &["-q"]).assert_ok();
+    let fleet_steps = rows(&report, "fleet_steps");
+    let (_t, out, r) = common::report_csv(&trace, &[]);
+    r.assert_ok();
+    let steps = rows(&out, "step_summary");
+    assert_eq!(steps.len(), 3);
+    assert_eq!(fleet_steps.len(), steps.len());
+    for (f, s) in fleet_steps.iter().zip(&steps) {
+        for (col, value) in s {
+            if let Some(v) = f.get(col) {
+                assert_eq!(v, value, "step {} column {col}", s["step"]);
+            }
+        }
+        assert_eq!(f["gpu_span_us"], s["gpu_span_us"]);
+    }
+}

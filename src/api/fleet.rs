@@ -25,7 +25,7 @@ use crate::analysis::commands::fleet::{
     CompareOptions, FleetReport, StepGrid, TimeShare, TraceRecord, compare, compare_sheet,
     outliers, outliers_sheet, percentile_sheet, steps_sheet,
 };
-use crate::analysis::commands::steps::{StepFigures, profiler_steps};
+use crate::analysis::commands::steps::{StepFigures, step_rows, steps_table};
 use crate::analysis::diagnosis::{self, fleet::TraceHealth};
 use crate::error::{CollectivesError, Error, FleetError};
 use crate::load::kineto::parse_value;
@@ -48,7 +48,7 @@ pub fn summarize(path: &Path, opts: &AnalyzeOptions) -> Result<Vec<Table>, Error
     let (trace, tree, report) = analyze_full(path, opts)?;
     let steps = tree
         .as_ref()
-        .map(|t| profiler_steps(&trace, t))
+        .map(|t| step_rows(&trace, t))
         .unwrap_or_default();
     let kernels = collective_kernels(&trace);
     let info = trace.info();
@@ -75,17 +75,11 @@ pub fn summarize(path: &Path, opts: &AnalyzeOptions) -> Result<Vec<Table>, Error
     );
     let mut tables = vec![
         trace_info,
-        steps_table(&steps),
+        steps_table(sheet::STEPS, &steps),
         collectives_table(rank, &kernels),
     ];
     tables.extend(report.sheets);
     Ok(tables)
-}
-
-/// The per-step figures as the `steps` table.
-fn steps_table(steps: &[StepFigures]) -> Table {
-    let rows = steps.iter().map(StepFigures::cells).collect();
-    Table::from_rows(sheet::STEPS, &STEP_COLUMNS, rows)
 }
 
 /// The recorded collective arguments, in [`COLLECTIVE_ARG_KEYS`] order, as

@@ -6,10 +6,15 @@
 //! started. The launch time, not the call tree, decides: backward ops run
 //! on autograd threads that are not below the step's annotation.
 
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::analysis::common::op_categories::{categorize_with, launcher_category};
 use crate::analysis::common::timeline::{BucketIntervals, Classifier, Timeline};
-use crate::table::Value;
+use crate::analysis::pytorch::attribution::{Attribution, CommNames, attribute, launcher_of};
+use crate::names::fleet::{STEP_COLUMNS, STEP_WORK_COLUMNS};
+use crate::table::{Table, Value};
 use crate::trace::tree::Tree;
-use crate::trace::{Cat, Trace};
+use crate::trace::{Cat, EventId, Trace};
 
 /// The name prefix of the profiler's step annotations.
 const STEP_PREFIX: &str = "ProfilerStep#";
@@ -45,7 +50,7 @@ pub struct StepFigures {
 }
 
 impl StepFigures {
-    /// The figures as cells, in [`STEP_COLUMNS`](crate::names::fleet::STEP_COLUMNS)
+    /// The figures as cells, in [`STEP_COLUMNS`]
     /// order (NaN: empty).
     pub fn cells(&self) -> Vec<Value> {
         let f = Value::float_or_null;
@@ -92,6 +97,61 @@ fn step_number(name: &str) -> Option<i64> {
 /// The trace's profiler steps in time order with their GPU figures (empty
 /// when it recorded no `ProfilerStep#N` range).
 pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
+    step_rows(trace, tree)
+        .into_iter()
+        .map(|r| r.figures)
+        .collect()
+}
+
+/// One profiler step with what its kernels ran: a row of the report's
+/// `step_summary` sheet and of the fleet summary's `steps` table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepRow {
+    /// The step's times (µs).
+    pub figures: StepFigures,
+    /// Kernels launched in the step (copies and fills not counted).
+    pub kernels: usize,
+    /// The op category with the most kernel time in the step (as
+    /// `ops_summary_by_category` names it); "" without kernels.
+    pub top_category: &'static str,
+    /// That category's kernel time in the step (µs, kernel durations summed).
+    pub top_category_us: f64,
+}
+
+impl StepRow {
+    /// The row's cells: [`STEP_COLUMNS`] then [`STEP_WORK_COLUMNS`].
+    pub fn cells(&self) -> Vec<Value> {
+        let mut cells = self.figures.cells();
+        cells.push(Value::Int(self.kernels as i64));
+        cells.push(Value::from(self.top_category));
+        cells.push(Value::float_or_null(self.top_category_us));
+        cells
+    }
+}
+
+/// The steps as a table named `name`: [`STEP_COLUMNS`] then
+/// [`STEP_WORK_COLUMNS`], one row per step in time order.
+pub fn steps_table(name: &str, rows: &[StepRow]) -> Table {
+    let columns: Vec<&str> = STEP_COLUMNS
+        .iter()
+        .chain(&STEP_WORK_COLUMNS)
+        .copied()
+        .collect();
+    Table::from_rows(name, &columns, rows.iter().map(StepRow::cells).collect())
+}
+
+/// The GPU work of one step: its events by bucket, and kernel time by op
+/// category.
+#[derive(Default)]
+struct StepWork {
+    parts: BucketIntervals,
+    kernels: usize,
+    by_category: Vec<(&'static str, f64)>,
+}
+
+/// The trace's profiler steps with their GPU figures and top categories
+/// (empty when it recorded no `ProfilerStep#N` range).
+pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
     // (start, end, number) of each CPU step range.
     let mut ranges: Vec<(f64, f64, i64)> = trace
         .events()
@@ -102,8 +162,9 @@ pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
     if ranges.is_empty() {
         return Vec::new();
     }
-    let mut parts: Vec<BucketIntervals> = vec![Default::default(); ranges.len()];
+    let mut work: Vec<StepWork> = (0..ranges.len()).map(|_| StepWork::default()).collect();
     let mut classifier = Classifier::default();
+    let mut categories = OpCategories::default();
     for (id, e) in trace.events() {
         if !e.cat.is_gpu() || e.ts.is_nan() {
             continue;
@@ -117,31 +178,86 @@ pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
         if k == 0 || at > ranges[k - 1].1 {
             continue;
         }
-        parts[k - 1].push((e.ts, e.t_end()), classifier.bucket(trace, e));
+        let w = &mut work[k - 1];
+        w.parts.push((e.ts, e.t_end()), classifier.bucket(trace, e));
+        if e.cat == Cat::Kernel {
+            w.kernels += 1;
+            let category = categories.of(trace, tree, id);
+            match w.by_category.iter_mut().find(|(c, _)| *c == category) {
+                Some((_, t)) => *t += e.dur,
+                None => w.by_category.push((category, e.dur)),
+            }
+        }
     }
     ranges
         .iter()
-        .zip(parts)
-        .map(|(&(start, end, step), p)| {
-            let gpu_events = p.len();
-            let gpu_start = p.start();
-            let t = p.timeline(None);
+        .zip(work)
+        .map(|(&(start, end, step), w)| {
+            let gpu_events = w.parts.len();
+            let gpu_start = w.parts.start();
+            let t = w.parts.timeline(None);
             let get = |f: fn(&Timeline) -> f64| t.as_ref().map_or(f64::NAN, f);
-            StepFigures {
-                step,
-                cpu_start: start,
-                cpu_dur: end - start,
-                gpu_start,
-                gpu_span: get(|t| t.total),
-                busy: get(|t| t.busy),
-                computation: get(|t| t.computation),
-                exposed_comm: get(|t| t.exposed_comm),
-                exposed_memcpy: get(|t| t.exposed_memcpy),
-                idle: get(|t| t.idle),
-                gpu_events,
+            // Most time first; equal times by name, so the choice is stable.
+            let top = w
+                .by_category
+                .iter()
+                .min_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            StepRow {
+                figures: StepFigures {
+                    step,
+                    cpu_start: start,
+                    cpu_dur: end - start,
+                    gpu_start,
+                    gpu_span: get(|t| t.total),
+                    busy: get(|t| t.busy),
+                    computation: get(|t| t.computation),
+                    exposed_comm: get(|t| t.exposed_comm),
+                    exposed_memcpy: get(|t| t.exposed_memcpy),
+                    idle: get(|t| t.idle),
+                    gpu_events,
+                },
+                kernels: w.kernels,
+                top_category: top.map_or("", |t| t.0),
+                top_category_us: top.map_or(f64::NAN, |t| t.1),
             }
         })
         .collect()
+}
+
+/// The op category of each kernel's launching op, as the op sheets give
+/// it: a cpu_op's category from its name (and, when the name does not
+/// decide, its first kernel), else the runtime call's.
+#[derive(Default)]
+struct OpCategories {
+    /// Per launching op: its category, once known.
+    of_op: HashMap<EventId, &'static str>,
+    /// The launcher table, built on first need (most op names decide alone).
+    attribution: Option<Attribution>,
+}
+
+impl OpCategories {
+    fn of(&mut self, trace: &Trace, tree: &Tree, kernel: EventId) -> &'static str {
+        let Some(op) = launcher_of(trace, tree, kernel) else {
+            return "";
+        };
+        if let Some(&c) = self.of_op.get(&op) {
+            return c;
+        }
+        let e = trace.event(op);
+        let name = trace.name_of(e);
+        let category = if e.cat == Cat::CpuOp {
+            let attribution = &mut self.attribution;
+            categorize_with(name, || {
+                attribution
+                    .get_or_insert_with(|| attribute(trace, tree, &mut CommNames::new(trace)))
+                    .first_kernel(trace, op)
+            })
+        } else {
+            launcher_category(name)
+        };
+        self.of_op.insert(op, category);
+        category
+    }
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ use super::common::quality::TraceQuality;
 use super::common::timeline;
 use super::diagnosis;
 use super::{Pass, PassOutput, Report, ReportOptions, Schedule, run_scheduled};
-use crate::analysis::commands::collectives;
+use crate::analysis::commands::{collectives, steps};
 use crate::names::sheet;
 use crate::table::Table;
 use crate::timings;
@@ -54,14 +54,18 @@ use ops::LauncherRow;
 pub const REPORT_NEEDS: Needs = Needs::EVENTS;
 
 /// The position of the critical-path pass in [`report_passes`].
-const CRITICAL_PATH_PASS: usize = 10;
+const CRITICAL_PATH_PASS: usize = 11;
 
 /// The passes of the PyTorch report, in the order of their sheets.
-fn report_passes<'a>() -> [Pass<Context<'a>>; 11] {
+fn report_passes<'a>() -> [Pass<Context<'a>>; 12] {
     [
         Pass {
             name: sheet::GPU_TIMELINE,
             run: gpu_timeline_pass,
+        },
+        Pass {
+            name: sheet::STEP_SUMMARY,
+            run: step_summary_pass,
         },
         Pass {
             name: sheet::OPS_SUMMARY_BY_CATEGORY,
@@ -150,6 +154,19 @@ pub fn run_report(trace: &Trace, tree: &Tree, opts: &ReportOptions) -> Report {
 /// `gpu_timeline`, when there is GPU activity.
 fn gpu_timeline_pass(cx: &Context) -> PassOutput {
     cx.timeline.as_ref().map(timeline::sheet).into()
+}
+
+/// `step_summary`, when the trace recorded profiler steps (the inference
+/// layout writes the reference's sheets only).
+fn step_summary_pass(cx: &Context) -> PassOutput {
+    if cx.opts.inference.layout {
+        return PassOutput::default();
+    }
+    let rows = steps::step_rows(cx.trace, cx.tree);
+    if rows.is_empty() {
+        return PassOutput::default();
+    }
+    steps::steps_table(sheet::STEP_SUMMARY, &rows).into()
 }
 
 /// The sheets `sheets` makes, or none when the trace has no launchers (the

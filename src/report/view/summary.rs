@@ -129,6 +129,7 @@ pub fn page(report: &Report, title: &str) -> Page {
     ));
     super::findings::section(&mut p, &report.diagnosis, title);
     timeline_section(&mut p, report);
+    steps_section(&mut p, report);
     if let Some((c, t)) = categories(report) {
         let cols = [
             shown(col::OP_CATEGORY, "Category"),
@@ -507,6 +508,36 @@ fn timeline_section(p: &mut Page, report: &Report) {
             None if find(report, crate::names::perfetto::sheet::GPU_AGENTS).is_some() => {}
             None => p.blocks.push(line("No GPU activity to put on a timeline.")),
         },
+    }
+}
+
+/// The profiler steps, when there are several: a step far from the others
+/// hides behind the whole-trace figures.
+fn steps_section(p: &mut Page, report: &Report) {
+    const SHOWN: usize = 20;
+    let Some(s) = find(report, sheet::STEP_SUMMARY) else {
+        return;
+    };
+    if s.nrows() < 2 {
+        return;
+    }
+    let cols = [
+        shown("step", "Step"),
+        shown("cpu_dur_us", "CPU (µs)"),
+        shown("gpu_span_us", "GPU span (µs)"),
+        shown("busy_us", "Busy (µs)"),
+        shown("idle_us", "Idle (µs)"),
+        shown("exposed_comm_us", "Exposed comm (µs)"),
+        shown("kernels", "Kernels"),
+        shown("top_category", "Top category"),
+    ];
+    section(p, "Profiler steps", s, &cols, SHOWN);
+    if s.nrows() > SHOWN {
+        p.blocks.push(line(format!(
+            "{} steps; all of them in the `{}` sheet.",
+            s.nrows(),
+            sheet::STEP_SUMMARY
+        )));
     }
 }
 
