@@ -9,6 +9,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use serde_json::{Value, json};
 
 use super::outputs::Kind;
 use tracelens::api::output_paths::{self, Input, Output, check_output_paths};
@@ -215,6 +216,46 @@ pub(crate) fn summary(m: &Merged) -> String {
     text.push_str(&format!("clock: {}\n", clock_note(&r.ranks)));
     text.push_str(&format!("wrote {}\n", m.output.display()));
     text
+}
+
+/// The summary as one JSON object, for the Python package.
+pub(crate) fn summary_json(m: &Merged) -> String {
+    let r = &m.run;
+    // Multipliers past 64 bits (never in practice) go as text.
+    let int = |v: i128| i64::try_from(v).map_or_else(|_| Value::String(v.to_string()), Value::from);
+    let offsets: serde_json::Map<String, Value> = r
+        .offsets
+        .multipliers
+        .iter()
+        .map(|(f, mult)| (f.to_string(), int(*mult)))
+        .collect();
+    let ranks: Vec<Value> = r
+        .ranks
+        .iter()
+        .map(|s| {
+            json!({
+                "rank": s.rank,
+                "path": s.path.display().to_string(),
+                "events": s.events,
+                "kept": s.kept,
+                "dropped_metadata": s.dropped_metadata,
+                "dropped_filter": s.dropped_filter,
+                "dropped_window": s.dropped_window,
+                "base_time_ns": s.base_time_ns.map(int),
+            })
+        })
+        .collect();
+    json!({
+        "output": m.output.display().to_string(),
+        "bytes": m.bytes,
+        "linking_key": r.offsets.linking_key,
+        "offsets": offsets,
+        "ranks": ranks,
+        "processes": r.processes,
+        "clock": clock_note(&r.ranks),
+        "warnings": m.warnings,
+    })
+    .to_string()
 }
 
 /// One rank's line: events read, kept, and dropped by reason.
