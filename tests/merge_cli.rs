@@ -373,3 +373,37 @@ fn eight_dlrm_ranks_match_the_reference_and_open_in_report_and_tree() {
     tree.assert_ok();
     assert!(tree.stdout.contains("(kernel)"));
 }
+
+#[test]
+fn clock_bases_are_reported_and_timestamps_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = Vec::new();
+    for (r, base) in [
+        (0, 1_700_000_000_000_000_000i64),
+        (1, 1_700_000_000_000_250_000),
+    ] {
+        let text = std::fs::read_to_string(testdata(&format!("merge/rank{r}.json"))).unwrap();
+        let with_base = text.replacen(
+            "{\"schemaVersion\": 1,",
+            &format!("{{\"baseTimeNanoseconds\": {base}, \"schemaVersion\": 1,"),
+            1,
+        );
+        assert_ne!(with_base, text);
+        let path = dir.path().join(format!("rank{r}.json"));
+        std::fs::write(&path, with_base).unwrap();
+        traces.push(path);
+    }
+    let out = dir.path().join("out").join("m.json.gz");
+    let r = merge(&[&traces[0], &traces[1], Path::new("-o"), &out]);
+    r.assert_ok();
+    assert!(
+        r.stdout
+            .contains("baseTimeNanoseconds differs between the traces by up to 250000 ns"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("not aligned"), "{}", r.stdout);
+    let ev = events_of(&out);
+    assert_eq!(ev[10]["name"], "gemm_rank1");
+    assert_eq!(ev[10]["ts"], 1600);
+}
