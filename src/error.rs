@@ -293,6 +293,9 @@ pub enum Error {
     CriticalPath(#[from] crate::analysis::pytorch::critical_path::Failure),
     #[error(transparent)]
     Setting(#[from] SettingError),
+    /// Traces that could not be merged into one timeline.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// The capture folder could not be read or merged.
     #[error("{}: {msg}", quoted(&.dir))]
     Capture {
@@ -301,6 +304,18 @@ pub enum Error {
         /// What went wrong, naming the file when one is at fault.
         msg: String,
     },
+}
+
+/// Why traces could not be merged (a trace that cannot be read is an
+/// [`Error::Load`] naming it).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No trace was given.
+    #[error("no traces to merge")]
+    NoTraces,
+    /// The merged trace could not be written.
+    #[error("cannot write the merged trace")]
+    Write(#[source] io::Error),
 }
 
 /// Why the collective analysis refused the ranks' traces: its reason.

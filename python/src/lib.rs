@@ -153,6 +153,14 @@ fn compare(py: Python<'_>, args: Vec<String>) -> PyResult<Report> {
         .map_err(TracelensError::new_err)
 }
 
+/// `tracelens merge ARGS`: writes the merged trace and returns the
+/// command's summary as JSON text.
+#[pyfunction]
+fn merge(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
+    py.detach(|| embed::merge(args))
+        .map_err(TracelensError::new_err)
+}
+
 /// Runs the command line `argv` (program name first); returns the exit
 /// code. The `tracelens` console script.
 #[pyfunction]
@@ -168,6 +176,7 @@ fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(critical_path, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_class::<tree::Tree>()?;
     m.add_class::<tree::Node>()?;

@@ -32,6 +32,7 @@ __all__ = [
     "compare",
     "critical_path",
     "fleet",
+    "merge",
     "report",
     "roofline",
     "tree",
@@ -234,6 +235,45 @@ def critical_path(
         a, b = window
         args.append(f"--window={float(a)!r}:{float(b)!r}")
     return Report(_tracelens.critical_path(args))
+
+
+def merge(
+    *traces: PathLike,
+    output: PathLike,
+    trace_dir: Optional[PathLike] = None,
+    include_pyfunc: bool = False,
+    window: Optional[Tuple[float, float]] = None,
+    **options: Any,
+) -> Dict[str, Any]:
+    """Merges several ranks' PyTorch traces into one timeline at
+    ``output``, as ``tracelens merge`` does (the reference's TraceFuse):
+    the traces in rank order, or ``trace_dir`` to find the ranks as
+    ``collectives`` does. ``output`` is written exactly as named, gzip
+    JSON when it ends in ``.gz``.
+
+    ``include_pyfunc=True`` keeps ``python_function`` events;
+    ``window=(a, b)`` keeps events overlapping ``a``..``b`` (µs, the
+    traces' own ``ts``). Other keywords are the command's flags:
+    ``world_size=8``, ``rank_regex=r"rank(\\d+)"``, ``recursive=True``.
+
+    Returns the summary: ``output``, ``bytes``, ``linking_key``,
+    ``offsets`` (field to multiplier), ``ranks`` (per rank: ``path``,
+    ``events``, ``kept``, ``dropped_metadata``, ``dropped_filter``,
+    ``dropped_window``, ``base_time_ns``), ``processes``, ``clock`` and
+    ``warnings``. Raises :class:`TracelensError` with the command's
+    one-line message on a bad trace or output path; nothing is written
+    then.
+    """
+    if traces and trace_dir is not None:
+        raise TracelensError("merge: give traces or trace_dir, not both")
+    args = [os.fspath(p) for p in traces]
+    args += _flags(
+        {"trace_dir": trace_dir, "output": output, "include_pyfunc": include_pyfunc, **options}
+    )
+    if window is not None:
+        a, b = window
+        args.append(f"--window={float(a)!r}:{float(b)!r}")
+    return json.loads(_tracelens.merge(args))
 
 
 class Tree:

@@ -114,6 +114,7 @@ pub fn collectives(
 ) -> Result<CollectivesRun, Error> {
     let (found, mut warnings) = discover_rank_files(opts, progress)?;
     let (paths, ranks): (Vec<PathBuf>, Vec<Trace>) = found.into_iter().unzip();
+    warn_empty_ranks(&ranks.iter().collect::<Vec<_>>(), &mut warnings);
     let defaults = CollectiveOptions::default();
     let copts = CollectiveOptions {
         world_size: ranks.len(),
@@ -139,8 +140,22 @@ pub fn discover_ranks(
     opts: &CollectivesOptions,
     progress: Option<LoadProgress>,
 ) -> Result<(Vec<Trace>, Vec<RankWarning>), Error> {
+    let (found, mut warnings) = discover_rank_files(opts, progress)?;
+    let ranks: Vec<Trace> = found.into_iter().map(|(_, t)| t).collect();
+    warn_empty_ranks(&ranks.iter().collect::<Vec<_>>(), &mut warnings);
+    Ok((ranks, warnings))
+}
+
+/// Finds one trace per rank as [`discover_ranks`] does (by
+/// `rank_regex`, `distributedInfo.rank` or the file name; every rank
+/// `0..world_size` present) and returns their files: index = rank.
+/// `gpus_per_node` and `agg_metrics` are not read.
+pub fn discover_rank_paths(
+    opts: &CollectivesOptions,
+    progress: Option<LoadProgress>,
+) -> Result<(Vec<PathBuf>, Vec<RankWarning>), Error> {
     let (found, warnings) = discover_rank_files(opts, progress)?;
-    Ok((found.into_iter().map(|(_, t)| t).collect(), warnings))
+    Ok((found.into_iter().map(|(p, _)| p).collect(), warnings))
 }
 
 /// Each rank's trace with its file, index = rank.
@@ -175,8 +190,6 @@ fn discover_rank_files(
         .into_values()
         .map(|(i, t)| (files[i].0.path.clone(), t))
         .collect();
-    let traces: Vec<&Trace> = ranks.iter().map(|r| &r.1).collect();
-    warn_empty_ranks(&traces, &mut warnings);
     Ok((ranks, warnings))
 }
 

@@ -21,6 +21,7 @@ pub mod default_paths;
 mod diff;
 mod fleet;
 mod genesis;
+pub mod merge;
 pub mod output_paths;
 mod replay;
 mod report;
@@ -32,8 +33,8 @@ pub use crate::analysis::{InferenceOptions, Report, ReportOptions, common::quali
 pub use crate::error::Error;
 pub use checks::{SettingError, check_gate_options, check_percentage};
 pub use collectives::{
-    CollectivesOptions, CollectivesRun, LoadProgress, RankWarning, collectives, discover_ranks,
-    trace_files,
+    CollectivesOptions, CollectivesRun, LoadProgress, RankWarning, collectives,
+    discover_rank_paths, discover_ranks, trace_files,
 };
 pub use compare::{
     CompareInputs, CompareLoadOptions, InputKind, check_tag_count, default_tag, input_kind,
@@ -47,6 +48,7 @@ pub use fleet::{FleetOptions, find_summaries, fleet, summarize};
 pub use genesis::{
     Capture, GenesisOptions, GenesisRun, Section, find_capture, genesis, run_log_window_s,
 };
+pub use merge::{MergeOptions, MergeRun, RankSummary, merge_traces};
 pub use output_paths::{DirWrites, Input, Output, OutputPathError, check_output_paths};
 pub use replay::{ReplayPlan, ReplaySelection, SelectedOp, replay_plan};
 pub use report::{

@@ -35,8 +35,8 @@ pub(crate) struct CriticalPathArgs {
     json: Option<PathBuf>,
 }
 
-/// `--window A:B` as two times.
-fn parse_window(w: &str) -> Result<(f64, f64)> {
+/// `--window A:B` as two times (also `merge --window`).
+pub(super) fn parse_window(w: &str) -> Result<(f64, f64)> {
     let bad = || anyhow!("--window: expected A:B (µs, A <= B), got {w:?}");
     let (a, b) = w.split_once(':').ok_or_else(bad)?;
     let (a, b): (f64, f64) = (

@@ -138,6 +138,24 @@ where
     Ok(parse_args(argv).map_err(parse_error)?.command)
 }
 
+/// Runs `tracelens merge ARGS` (`args`: what follows `merge`): writes the
+/// merged trace at `-o` as the command does, all or nothing, and returns
+/// what the command's summary says, as a JSON object (output, bytes,
+/// linking key, offsets, ranks with their counts, processes, clock,
+/// warnings).
+pub fn merge<I, T>(args: I) -> Result<String, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::Merge(mut a) = parse_command("merge", args)? else {
+        return Err("not a merge command".to_string());
+    };
+    a.quiet = true;
+    let merged = super::merge::execute(&a).map_err(|e| super::error_text(&e))?;
+    Ok(super::merge::summary_json(&merged))
+}
+
 /// Computes what `tracelens collectives ARGS` would write (`args`: what
 /// follows `collectives`), without a progress display.
 pub fn collectives<I, T>(args: I) -> Result<SheetsRun, String>

@@ -11,6 +11,7 @@ mod diff;
 pub mod embed;
 mod fleet;
 mod genesis;
+mod merge;
 mod output_flags;
 mod outputs;
 mod progress;
@@ -95,6 +96,13 @@ enum Command {
     /// Writes genesis_perf_report.xlsx and genesis_summary.md into
     /// --output-dir (never into the capture folder).
     Genesis(genesis::GenesisArgs),
+    /// Merge several ranks' PyTorch traces into one timeline (the
+    /// reference's TraceFusion): each rank's pids, flow ids and
+    /// correlations moved into a range of their own, every event tagged
+    /// with args.rank, each process labelled RANK <r> - GPU|CPU.
+    ///
+    /// Writes exactly the -o path, gzip-packed when it ends in .gz.
+    Merge(merge::MergeArgs),
 }
 
 /// Why arguments were not accepted.
@@ -176,6 +184,7 @@ where
         },
         Command::Replay(a) => replay::run(a),
         Command::Genesis(a) => genesis::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Summarize(a) => fleet::summarize(a),
         Command::Fleet(a) => return fleet::fleet(a),
     };

@@ -216,6 +216,19 @@ pub fn load_as(path: &Path, needs: &Needs, format: Option<Format>) -> Result<Tra
     }
 }
 
+/// The unpacked bytes of the input at `path` (`-` for stdin), whole:
+/// gzip and zip unpacked as for [`load`], bounded by [`max_input_bytes`].
+/// For commands that rewrite a trace's JSON rather than analyse it
+/// (`merge`).
+pub fn read_unpacked(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let Opened {
+        mut reader,
+        packing,
+        size_hint,
+    } = open(path)?;
+    read_whole(&mut reader, packing, size_hint)
+}
+
 /// All of `reader` in one buffer, read into place at once rather than
 /// copied on each doubling (a hint that memory refuses is only a hint).
 pub(crate) fn read_whole(
