@@ -188,16 +188,18 @@ pub struct GpuEvents {
 }
 
 impl GpuEvents {
-    /// The GPU events of `trace` with finite times.
+    /// The GPU events of `trace` with finite times. A stream is the
+    /// `stream` argument on its process (the device): stream numbers
+    /// repeat across the GPUs of one trace and the ranks of a merged one.
     pub fn of(trace: &Trace) -> GpuEvents {
-        let mut work = Vec::new();
-        for (id, e) in trace.events() {
-            if e.cat.is_gpu() {
-                let stream = trace.args(id).and_then(|a| a.links().stream).unwrap_or(-1);
-                work.push((stream, e.ts, e.t_end(), Some(id)));
-            }
-        }
-        GpuEvents::of_work(work)
+        let work = trace
+            .events()
+            .filter(|(_, e)| e.cat.is_gpu())
+            .map(|(id, e)| {
+                let stream = trace.args(id).and_then(|a| a.links().stream);
+                (stream.map(|s| (e.pid, s)), e.ts, e.t_end(), Some(id))
+            });
+        GpuEvents::of_keyed(work)
     }
 
     /// GPU work given as (stream, start µs, end µs, event); items with a
@@ -823,6 +825,18 @@ mod tests {
         assert!((value(c, "overlap_time") - 0.005).abs() < 1e-12);
         assert_eq!(c.status, Status::Fail);
         assert_eq!(c.events.len(), 2);
+    }
+
+    #[test]
+    fn the_same_stream_number_on_two_devices_is_two_streams() {
+        // k1 [10, 30) on device 0 and k2 [25, 45) on device 1, both "stream 7"
+        // (two GPUs of one process, or two ranks of a merged trace).
+        let other_device = launch(5.0, 2, 25.0, 20.0)
+            .replace(r#""pid": 0, "tid": 7"#, r#""pid": 1000000, "tid": 7"#);
+        let checks = run(&[launch(0.0, 1, 10.0, 20.0), other_device]);
+        let c = find(&checks, "health.overlapping_kernels");
+        assert_eq!(value(c, "overlapping_pairs"), 0.0, "{}", c.summary);
+        assert_eq!(c.status, Status::Pass);
     }
 
     #[test]
