@@ -649,6 +649,7 @@ fn health_checks_read_the_kernels_launches_and_records() {
         "health.dropped_kernels",
         "health.graph_hidden",
         "health.truncated",
+        "health.uneven_steps",
     ] {
         assert_eq!(status(id).0, "cannot_tell", "{id}");
     }

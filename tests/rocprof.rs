@@ -68,6 +68,7 @@ fn small_trace_sheets() {
             ("health.graph_hidden", "cannot_tell"),
             ("health.no_shapes", "cannot_tell"),
             ("health.truncated", "cannot_tell"),
+            ("health.uneven_steps", "cannot_tell"),
         ]
     );
     assert!(

@@ -51,6 +51,7 @@ CASES = [
     ("testdata", "example.json", []),
     ("testdata", "example.json", ["--gpu-arch", "H100"]),
     ("testdata", "rocprof/small.json", []),
+    ("testdata", "steps/three_steps.json", []),
     ("corpus", "pytorch/h100_bert_small.json.gz", ["--gpu-arch", "H100"]),
     ("corpus", "pytorch/mi300_qwen15_05b.json.gz", ["--gpu-arch", "MI300X"]),
     ("corpus", "pytorch/mi300_torch_compile_triton.json.gz", []),
@@ -101,6 +102,18 @@ def test_options_are_the_commands_flags(tmp_path):
     strict = tracelens.report(trace, short_kernel_threshold_us=1)["short_kernels_summary"]
     assert len(strict) <= len(default)
     assert "ops_summary" in tracelens.report(trace, include_unlinked_kernels=True)
+
+
+def test_step_summary_is_a_sheet():
+    # testdata/steps/three_steps.json, worked out by hand: step 2's
+    # all-reduce overlaps its GEMM by 5 of 25 µs; step 3 launched nothing.
+    steps = tracelens.report(TESTDATA / "steps" / "three_steps.json")["step_summary"]
+    assert list(steps["step"]) == [1, 2, 3]
+    assert list(steps["kernels"]) == [2, 2, 0]
+    assert list(steps["busy_us"][:2]) == [40.0, 50.0]
+    assert list(steps["exposed_comm_us"][:2]) == [0.0, 20.0]
+    assert list(steps["top_category"][:2]) == ["GEMM", "record_param_comms"]
+    assert pd.isna(steps["busy_us"][2]) and pd.isna(steps["top_category"][2])
 
 
 def test_idle_breakdown_is_a_sheet(tmp_path):

@@ -90,14 +90,14 @@ impl StepFigures {
 }
 
 /// The step number of a `ProfilerStep#N` name.
-fn step_number(name: &str) -> Option<i64> {
+pub fn step_number(name: &str) -> Option<i64> {
     name.strip_prefix(STEP_PREFIX)?.trim().parse().ok()
 }
 
 /// The trace's profiler steps in time order with their GPU figures (empty
 /// when it recorded no `ProfilerStep#N` range).
 pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
-    step_rows(trace, tree)
+    steps_of(trace, tree, None)
         .into_iter()
         .map(|r| r.figures)
         .collect()
@@ -123,7 +123,11 @@ impl StepRow {
     pub fn cells(&self) -> Vec<Value> {
         let mut cells = self.figures.cells();
         cells.push(Value::Int(self.kernels as i64));
-        cells.push(Value::from(self.top_category));
+        // Empty, not "", without kernels: as a CSV reader reads the cell.
+        cells.push(match self.top_category {
+            "" => Value::Null,
+            c => Value::from(c),
+        });
         cells.push(Value::float_or_null(self.top_category_us));
         cells
     }
@@ -152,6 +156,12 @@ struct StepWork {
 /// The trace's profiler steps with their GPU figures and top categories
 /// (empty when it recorded no `ProfilerStep#N` range).
 pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
+    steps_of(trace, tree, Some(&mut OpCategories::default()))
+}
+
+/// [`step_rows`]; the categories only with `categories` (the rows have
+/// none without).
+fn steps_of(trace: &Trace, tree: &Tree, mut categories: Option<&mut OpCategories>) -> Vec<StepRow> {
     // (start, end, number) of each CPU step range.
     let mut ranges: Vec<(f64, f64, i64)> = trace
         .events()
@@ -164,7 +174,6 @@ pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
     }
     let mut work: Vec<StepWork> = (0..ranges.len()).map(|_| StepWork::default()).collect();
     let mut classifier = Classifier::default();
-    let mut categories = OpCategories::default();
     for (id, e) in trace.events() {
         if !e.cat.is_gpu() || e.ts.is_nan() {
             continue;
@@ -182,6 +191,9 @@ pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
         w.parts.push((e.ts, e.t_end()), classifier.bucket(trace, e));
         if e.cat == Cat::Kernel {
             w.kernels += 1;
+            let Some(categories) = categories.as_deref_mut() else {
+                continue;
+            };
             let category = categories.of(trace, tree, id);
             match w.by_category.iter_mut().find(|(c, _)| *c == category) {
                 Some((_, t)) => *t += e.dur,

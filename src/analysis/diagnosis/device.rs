@@ -68,6 +68,10 @@ pub fn diagnose(t: &DeviceTrace) -> Diagnosis {
         ),
         shapes(t),
         truncated(t.trace),
+        cannot(
+            "health.uneven_steps",
+            format!("profiler steps are not read from {format} traces"),
+        ),
     ];
     debug_assert!(checks.iter().map(|c| c.id).eq(CHECK_IDS.iter().copied()));
     let mut d = Diagnosis {

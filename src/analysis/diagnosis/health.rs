@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use super::Figure;
+use crate::analysis::commands::steps::{profiler_steps, step_number};
 use crate::analysis::common::intervals::{Interval, length, union};
 use crate::trace::tree::{Tree, is_graph_launch};
 use crate::trace::{EventId, Trace};
@@ -126,6 +127,7 @@ pub fn checks_of(trace: &Trace, tree: &Tree, gpu: &GpuEvents) -> Vec<Check> {
         graph_hidden(trace, tree, gpu),
         no_shapes(trace),
         truncated(trace),
+        uneven_steps(trace, tree),
     ]
 }
 
@@ -139,6 +141,7 @@ pub const CHECK_IDS: &[&str] = &[
     "health.graph_hidden",
     "health.no_shapes",
     "health.truncated",
+    "health.uneven_steps",
 ];
 
 /// Host calls that launch one kernel each.
@@ -602,6 +605,98 @@ pub fn truncated(trace: &Trace) -> Check {
     c
 }
 
+/// A step whose CPU length is at least this many times the median step's,
+/// or at most its inverse, is far from the others.
+pub const UNEVEN_STEP_RATIO: f64 = 2.0;
+
+/// `health.uneven_steps`: profiler steps far from the typical one — a CPU
+/// length at least [`UNEVEN_STEP_RATIO`] times the median step's or at
+/// most its inverse, or no GPU work where the median step has some (a
+/// warm-up step, a profiler flush, a degenerate batch). Each step's own
+/// figures stand (`step_summary`), but the trace's totals and means mix
+/// the odd steps in. One step passes (the trace's figures are its own);
+/// a trace without steps cannot tell.
+pub fn uneven_steps(trace: &Trace, tree: &Tree) -> Check {
+    let steps = profiler_steps(trace, tree);
+    let cpu: Vec<f64> = steps.iter().map(|s| s.cpu_dur).collect();
+    let median_us = crate::numeric::median(&cpu);
+    let gpu: Vec<f64> = steps.iter().map(|s| s.gpu_events as f64).collect();
+    let works = crate::numeric::median(&gpu) > 0.0;
+    // (step, ratio to the median, launched nothing) of each odd step.
+    let odd: Vec<(i64, f64, bool)> = steps
+        .iter()
+        .filter_map(|s| {
+            // A zero median (steps of no length) makes no step far.
+            let ratio = if median_us > 0.0 {
+                s.cpu_dur / median_us
+            } else {
+                1.0
+            };
+            let idle = works && s.gpu_events == 0;
+            let far = ratio >= UNEVEN_STEP_RATIO || ratio <= 1.0 / UNEVEN_STEP_RATIO;
+            (far || idle).then_some((s.step, ratio, idle))
+        })
+        .collect();
+    let status = match (steps.len(), odd.is_empty()) {
+        (0, _) => Status::CannotTell,
+        (1, _) | (_, true) => Status::Pass,
+        _ => Status::Warn,
+    };
+    let named: Vec<String> = odd
+        .iter()
+        .take(MAX_EVENTS)
+        .map(|&(step, ratio, idle)| {
+            let idle = if idle { ", no GPU work" } else { "" };
+            format!("#{step} ({ratio:.2}x{idle})")
+        })
+        .collect();
+    let summary = match status {
+        Status::CannotTell => {
+            "the trace names no profiler step: whether its steps are even cannot be told"
+                .to_string()
+        }
+        _ => format!(
+            "{} of {} profiler steps are far from the median step ({:.3} ms on the CPU){}{}",
+            odd.len(),
+            steps.len(),
+            median_us / 1e3,
+            if named.is_empty() { "" } else { ": " },
+            named.join(", ")
+        ),
+    };
+    let worst = odd
+        .iter()
+        .map(|o| if o.1 >= 1.0 { o.1 } else { 1.0 / o.1 })
+        .fold(1.0, f64::max);
+    let mut c = check(
+        "health.uneven_steps",
+        status,
+        summary,
+        vec![
+            Evidence::new("uneven_steps", odd.len() as f64, "count"),
+            Evidence::new("steps", steps.len() as f64, "count"),
+            Evidence::new("median_step", median_us / 1e3, "ms"),
+            Evidence::new("worst_ratio", worst, "x"),
+        ],
+    );
+    if status == Status::Warn {
+        c.events = step_events(trace, &odd.iter().map(|o| o.0).collect::<Vec<_>>());
+    }
+    c
+}
+
+/// The `ProfilerStep#N` annotations of the step numbers `numbers`, in
+/// trace order (at most [`MAX_EVENTS`]).
+fn step_events(trace: &Trace, numbers: &[i64]) -> Vec<EventId> {
+    trace
+        .events()
+        .filter(|(_, e)| e.cat == crate::trace::Cat::UserAnnotation)
+        .filter(|(_, e)| step_number(trace.name_of(e)).is_some_and(|n| numbers.contains(&n)))
+        .map(|(id, _)| id)
+        .take(MAX_EVENTS)
+        .collect()
+}
+
 /// `health.graph_hidden`: GPU work booked to CUDA/HIP graph launches
 /// because the ops that captured it are in another trace (not merged
 /// with `--capture-dir`). The timeline stands; the op sheets show the
@@ -687,9 +782,32 @@ mod tests {
 
     /// `ProfilerStep#1` over `[ts, ts + dur)`.
     fn step(ts: f64, dur: f64) -> String {
+        step_n(1, ts, dur)
+    }
+
+    /// `ProfilerStep#n` over `[ts, ts + dur)`.
+    fn step_n(n: i64, ts: f64, dur: f64) -> String {
         format!(
-            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1}}"#
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{n}", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1}}"#
         )
+    }
+
+    /// Steps `#1..` of the given CPU lengths end to end from 0, each with an
+    /// op launching one 10 µs kernel (none where `works` is false), and a
+    /// last op ending with the last step (nothing is cut).
+    fn steps_of(lengths: &[f64], works: &[bool]) -> Vec<String> {
+        let mut events = Vec::new();
+        let mut t = 0.0;
+        for (i, (&len, &work)) in lengths.iter().zip(works).enumerate() {
+            events.push(step_n(i as i64 + 1, t, len));
+            if work {
+                events.push(op(t, 8.0));
+                events.push(launch(t + 1.0, i as u32 + 1, t + 4.0, 10.0));
+            }
+            t += len;
+        }
+        events.push(op(t - 8.0, 8.0));
+        events
     }
 
     #[test]
@@ -710,12 +828,22 @@ mod tests {
 
     #[test]
     fn a_clean_trace_passes_every_check() {
-        let checks = run(&[
-            step(0.0, 50.0),
+        let mut events = vec![
             op(0.0, 8.0),
             launch(0.0, 1, 10.0, 20.0),
             launch(5.0, 2, 30.0, 20.0),
+        ];
+        // Three even steps of 50 µs; the last kernel ends with the last one.
+        for n in 1..=3 {
+            events.push(step_n(n, 50.0 * (n - 1) as f64, 50.0));
+        }
+        events.extend([
+            op(60.0, 8.0),
+            launch(61.0, 4, 70.0, 10.0),
+            op(120.0, 8.0),
+            launch(121.0, 3, 130.0, 20.0),
         ]);
+        let checks = run(&events);
         for c in &checks {
             assert_eq!(c.status, Status::Pass, "{c:?}");
         }
@@ -723,6 +851,57 @@ mod tests {
         // The ids the health sheet is read back with are the checks made.
         let ids: Vec<&str> = checks.iter().map(|c| c.id).collect();
         assert_eq!(ids, CHECK_IDS);
+    }
+
+    #[test]
+    fn steps_far_from_the_median_are_uneven() {
+        // Four steps of 100 µs but the third (250 µs: 2.5x); the fourth
+        // launched nothing while the others did.
+        let checks = run(&steps_of(
+            &[100.0, 100.0, 250.0, 100.0],
+            &[true, true, true, false],
+        ));
+        let c = find(&checks, "health.uneven_steps");
+        assert_eq!(c.status, Status::Warn, "{}", c.summary);
+        assert_eq!(value(c, "uneven_steps"), 2.0);
+        assert_eq!(value(c, "median_step"), 0.1);
+        assert_eq!(value(c, "worst_ratio"), 2.5);
+        assert!(c.summary.contains("#3 (2.50x)"), "{}", c.summary);
+        assert!(
+            c.summary.contains("#4 (1.00x, no GPU work)"),
+            "{}",
+            c.summary
+        );
+        assert_eq!(c.events.len(), 2);
+        // A step half the median's length is far too.
+        let short = run(&steps_of(&[100.0, 50.0, 100.0], &[true; 3]));
+        let c = find(&short, "health.uneven_steps");
+        assert_eq!((c.status, value(c, "worst_ratio")), (Status::Warn, 2.0));
+    }
+
+    #[test]
+    fn even_steps_pass_and_a_trace_without_steps_cannot_tell() {
+        // Within a factor of two of the median, all launching work.
+        let even = run(&steps_of(&[100.0, 190.0, 60.0, 100.0], &[true; 4]));
+        let c = find(&even, "health.uneven_steps");
+        assert_eq!(c.status, Status::Pass, "{}", c.summary);
+        assert!(c.events.is_empty());
+        // Steps that all launch nothing: none is odd for that.
+        let host_only = run(&steps_of(&[100.0, 100.0, 100.0], &[false; 3]));
+        assert_eq!(find(&host_only, "health.uneven_steps").status, Status::Pass);
+        // Two steps: the median is their mean, so only the one far below
+        // it is odd (100 of a 500 µs median; 900 is 1.8x).
+        let two = run(&steps_of(&[100.0, 900.0], &[true; 2]));
+        let c = find(&two, "health.uneven_steps");
+        assert_eq!(c.status, Status::Warn, "{}", c.summary);
+        assert!(c.summary.contains("#1 (0.20x)"), "{}", c.summary);
+        // One step is its trace; no step cannot tell.
+        let one = run(&steps_of(&[100.0], &[false]));
+        assert_eq!(find(&one, "health.uneven_steps").status, Status::Pass);
+        let none = run(&[launch(0.0, 1, 10.0, 20.0)]);
+        let c = find(&none, "health.uneven_steps");
+        assert_eq!(c.status, Status::CannotTell);
+        assert!(c.summary.contains("no profiler step"), "{}", c.summary);
     }
 
     #[test]
