@@ -106,7 +106,7 @@ fn rocprof_summary_shows_busy_idle_and_categories_in_ms() {
     );
     assert!(
         md.contains(
-            "\nTrace health: **pass: no check found a problem** (6 of 8 checks could not tell)\n"
+            "\nTrace health: **pass: no check found a problem** (7 of 9 checks could not tell)\n"
         ),
         "{md}"
     );
