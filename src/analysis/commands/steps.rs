@@ -159,9 +159,22 @@ pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
     steps_of(trace, tree, Some(&mut OpCategories::default()))
 }
 
+/// [`step_rows`] with the trace's launcher table already built.
+pub fn step_rows_with(trace: &Trace, tree: &Tree, attribution: &Attribution) -> Vec<StepRow> {
+    let mut categories = OpCategories {
+        given: Some(attribution),
+        ..OpCategories::default()
+    };
+    steps_of(trace, tree, Some(&mut categories))
+}
+
 /// [`step_rows`]; the categories only with `categories` (the rows have
 /// none without).
-fn steps_of(trace: &Trace, tree: &Tree, mut categories: Option<&mut OpCategories>) -> Vec<StepRow> {
+fn steps_of(
+    trace: &Trace,
+    tree: &Tree,
+    mut categories: Option<&mut OpCategories<'_>>,
+) -> Vec<StepRow> {
     // (start, end, number) of each CPU step range.
     let mut ranges: Vec<(f64, f64, i64)> = trace
         .events()
@@ -240,14 +253,16 @@ fn steps_of(trace: &Trace, tree: &Tree, mut categories: Option<&mut OpCategories
 /// it: a cpu_op's category from its name (and, when the name does not
 /// decide, its first kernel), else the runtime call's.
 #[derive(Default)]
-struct OpCategories {
+struct OpCategories<'a> {
     /// Per launching op: its category, once known.
     of_op: HashMap<EventId, &'static str>,
-    /// The launcher table, built on first need (most op names decide alone).
-    attribution: Option<Attribution>,
+    /// The caller's launcher table (the report has one).
+    given: Option<&'a Attribution>,
+    /// Else one built on first need (most op names decide alone).
+    built: Option<Attribution>,
 }
 
-impl OpCategories {
+impl OpCategories<'_> {
     fn of(&mut self, trace: &Trace, tree: &Tree, kernel: EventId) -> &'static str {
         let Some(op) = launcher_of(trace, tree, kernel) else {
             return "";
@@ -258,10 +273,14 @@ impl OpCategories {
         let e = trace.event(op);
         let name = trace.name_of(e);
         let category = if e.cat == Cat::CpuOp {
-            let attribution = &mut self.attribution;
+            let (given, built) = (self.given, &mut self.built);
             categorize_with(name, || {
-                attribution
-                    .get_or_insert_with(|| attribute(trace, tree, &mut CommNames::new(trace)))
+                given
+                    .unwrap_or_else(|| {
+                        built.get_or_insert_with(|| {
+                            attribute(trace, tree, &mut CommNames::new(trace))
+                        })
+                    })
                     .first_kernel(trace, op)
             })
         } else {

@@ -162,7 +162,7 @@ fn step_summary_pass(cx: &Context) -> PassOutput {
     if cx.opts.inference.layout {
         return PassOutput::default();
     }
-    let rows = steps::step_rows(cx.trace, cx.tree);
+    let rows = steps::step_rows_with(cx.trace, cx.tree, cx.attribution);
     if rows.is_empty() {
         return PassOutput::default();
     }
