@@ -296,6 +296,12 @@ pub enum Error {
     /// Traces that could not be merged into one timeline.
     #[error(transparent)]
     Merge(#[from] MergeError),
+    /// A trace that could not be split.
+    #[error(transparent)]
+    Split(#[from] SplitError),
+    /// An output file that could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
     /// The capture folder could not be read or merged.
     #[error("{}: {msg}", quoted(&.dir))]
     Capture {
@@ -316,6 +322,31 @@ pub enum MergeError {
     /// The merged trace could not be written.
     #[error("cannot write the merged trace")]
     Write(#[source] io::Error),
+}
+
+/// Why a trace could not be split (a trace that cannot be read is an
+/// [`Error::Load`] naming it).
+#[derive(Debug, thiserror::Error)]
+pub enum SplitError {
+    /// No roots, or no window, to write: nothing was written.
+    #[error("{}: {why}; nothing written", quoted(.path))]
+    NothingFound {
+        /// The trace.
+        path: PathBuf,
+        /// What was (not) found.
+        why: String,
+    },
+    /// An iteration range that names no iteration.
+    #[error("-i {given}: {why}")]
+    Range {
+        /// The range as given.
+        given: String,
+        /// Why it names nothing.
+        why: String,
+    },
+    /// A setting out of its range.
+    #[error("{0}")]
+    Setting(String),
 }
 
 /// Why the collective analysis refused the ranks' traces: its reason.

@@ -19,6 +19,7 @@ mod compare;
 mod critical_path;
 pub mod default_paths;
 mod diff;
+mod event_text;
 mod fleet;
 mod genesis;
 pub mod merge;
@@ -26,6 +27,7 @@ pub mod output_paths;
 mod replay;
 mod report;
 mod roofline;
+pub mod split;
 mod tree;
 
 pub use crate::analysis::commands::fleet::FleetReport;
@@ -56,4 +58,5 @@ pub use report::{
     trace_title,
 };
 pub use roofline::{Roofline, RooflineOp, RooflineQuery, roofline};
+pub use split::{RootSource, SplitOptions, SplitRun, SplitSink, split_trace};
 pub use tree::{CallTree, load_tree};

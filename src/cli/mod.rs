@@ -18,6 +18,7 @@ mod progress;
 mod replay;
 mod report;
 mod roofline;
+mod split;
 mod stage;
 mod stdout;
 mod tree;
@@ -103,6 +104,14 @@ enum Command {
     ///
     /// Writes exactly the -o path, gzip-packed when it ends in .gz.
     Merge(merge::MergeArgs),
+    /// Cut an inference trace (vLLM, SGLang, ATOM, diffusion) into
+    /// per-iteration or steady-state window traces, as the reference's
+    /// TraceLens_split_inference_trace does.
+    ///
+    /// Writes gzip JSON traces and execution_details.json/.csv into
+    /// --output-dir; with no step annotations the iterations are the call
+    /// tree's repeating blocks.
+    Split(split::SplitArgs),
 }
 
 /// Why arguments were not accepted.
@@ -185,6 +194,7 @@ where
         Command::Replay(a) => replay::run(a),
         Command::Genesis(a) => genesis::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Split(a) => split::run(a),
         Command::Summarize(a) => fleet::summarize(a),
         Command::Fleet(a) => return fleet::fleet(a),
     };

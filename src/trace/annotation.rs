@@ -382,6 +382,195 @@ pub fn capture_annotation(name: &str) -> Option<(i128, &str)> {
     Some((bs, c.get(2).map_or("", |m| m.as_str())))
 }
 
+/// The request and token counts of one serving step, as its execution-root
+/// name gives them (the reference's `IterationAnnotation.iter_details()`):
+/// a name no format parses counts as one decode request of batch 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepCounts {
+    /// Tokens in the step's batch.
+    pub batch_size: i128,
+    /// Prefill (context) requests.
+    pub context_requests: i128,
+    /// Prefill tokens.
+    pub context_sum: i128,
+    /// Decode (generation) requests.
+    pub generation_requests: i128,
+    /// Decode tokens.
+    pub generation_sum: i128,
+}
+
+impl StepCounts {
+    /// The counts of a name no format parses: one decode-equivalent step.
+    const UNPARSED: StepCounts = StepCounts {
+        batch_size: 1,
+        context_requests: 0,
+        context_sum: 0,
+        generation_requests: 1,
+        generation_sum: 1,
+    };
+
+    /// Requests in the step (prefill plus decode).
+    pub fn num_requests(&self) -> i128 {
+        self.context_requests + self.generation_requests
+    }
+
+    /// The step runs at least one prefill request.
+    pub fn has_context(&self) -> bool {
+        self.context_requests > 0
+    }
+
+    /// The step runs at least one decode request.
+    pub fn has_generation(&self) -> bool {
+        self.generation_requests > 0
+    }
+
+    /// Prefill and decode requests in one step.
+    pub fn is_mixed(&self) -> bool {
+        self.has_context() && self.has_generation()
+    }
+
+    /// Decode requests only.
+    pub fn is_decode_only(&self) -> bool {
+        self.has_generation() && !self.has_context()
+    }
+
+    /// Prefill requests only.
+    pub fn is_prefill_only(&self) -> bool {
+        self.has_context() && !self.has_generation()
+    }
+}
+
+/// The counts of the step an execution-root name describes: the first
+/// format (in the reference's priority order) whose pattern matches and
+/// whose fields parse decides.
+pub fn step_counts(name: &str) -> StepCounts {
+    let zero = StepCounts {
+        batch_size: 0,
+        context_requests: 0,
+        context_sum: 0,
+        generation_requests: 0,
+        generation_sum: 0,
+    };
+    if DETAILED[0].is_match(name) {
+        let t = tokens(name);
+        let (c_sq, g_sq) = (t(5), t(13));
+        return StepCounts {
+            batch_size: c_sq + g_sq,
+            context_requests: t(3),
+            context_sum: c_sq,
+            generation_requests: t(11),
+            generation_sum: g_sq,
+        };
+    }
+    if NATIVE[0].is_match(name) {
+        let t = tokens(name);
+        let (c_sum, g_sum) = (t(3), t(7));
+        return StepCounts {
+            batch_size: c_sum + g_sum,
+            context_requests: t(2),
+            context_sum: c_sum,
+            generation_requests: t(6),
+            generation_sum: g_sum,
+        };
+    }
+    if let Some(kv) = sglang_pairs(name) {
+        let body = &name[name.find('[').unwrap_or(0) + 1..name.rfind(']').unwrap_or(name.len())];
+        let mode = body.split_whitespace().next().unwrap_or("");
+        let v = |k: &str| get(&kv, k);
+        let (c_sq, g_sq) = (v("c_sq"), v("g_sq"));
+        let mut s = zero;
+        match mode {
+            "DECODE" => (s.generation_requests, s.generation_sum) = (v("bs"), g_sq),
+            "EXTEND" => (s.context_requests, s.context_sum) = (v("bs"), c_sq),
+            _ => {
+                (s.context_requests, s.generation_requests) = (v("c"), v("g"));
+                (s.context_sum, s.generation_sum) = (c_sq, g_sq);
+            }
+        }
+        s.batch_size = first_nonzero(&[c_sq + g_sq, v("toks"), v("bs")]);
+        return s;
+    }
+    if NATIVE[1].is_match(name)
+        && let Some(c) = SGLANG_NATIVE.captures(name)
+    {
+        let bs = py_int(&c[2]).unwrap_or(0);
+        let toks = c.get(3).and_then(|t| py_int(t.as_str())).unwrap_or(0);
+        let mut s = zero;
+        if &c[1] == "DECODE" {
+            (s.generation_requests, s.generation_sum) = (bs, bs);
+            s.batch_size = first_nonzero(&[bs, bs]);
+        } else {
+            (s.context_requests, s.context_sum) = (bs, toks);
+            s.batch_size = first_nonzero(&[toks, bs]);
+        }
+        return s;
+    }
+    if (DETAILED[1].is_match(name) || NATIVE[2].is_match(name))
+        && let Some((decode, kv)) = atom_parts(name)
+    {
+        let bs = kv
+            .iter()
+            .find(|(k, _)| *k == "bs")
+            .map_or(0, |(_, v)| first_int(v));
+        let tok = atom_int(&kv, "tok");
+        let mut s = zero;
+        if decode {
+            (s.generation_requests, s.generation_sum) = (bs, tok);
+        } else {
+            (s.context_requests, s.context_sum) = (bs, tok);
+        }
+        s.batch_size = tok;
+        return s;
+    }
+    if let Some(c) = NATIVE[3].captures(name) {
+        return StepCounts {
+            batch_size: py_int(&c[1]).unwrap_or(0),
+            ..zero
+        };
+    }
+    StepCounts::UNPARSED
+}
+
+/// The first non-zero value (Python's `a or b or c`), else the last.
+fn first_nonzero(values: &[i128]) -> i128 {
+    values
+        .iter()
+        .copied()
+        .find(|v| *v != 0)
+        .unwrap_or(*values.last().unwrap_or(&0))
+}
+
+/// The first run of digits in `text` as an integer (0 without one): the
+/// real batch of a CUDA-graph padded `bs=117/128`.
+fn first_int(text: &str) -> i128 {
+    let Some(start) = text.find(|c: char| c.is_ascii_digit()) else {
+        return 0;
+    };
+    digits(&text[start..]).map_or(0, |(v, _)| v)
+}
+
+/// The reference's tokens of a vLLM name: `(` and `)` become `_`, every
+/// run of the letters s, q, k becomes `_`, split on `_`; field `i` as an
+/// integer (0 when absent or not one).
+fn tokens(name: &str) -> impl Fn(usize) -> i128 {
+    let mut flat = String::with_capacity(name.len());
+    let mut in_run = false;
+    for c in name.chars() {
+        let c = if c == '(' || c == ')' { '_' } else { c };
+        if matches!(c, 's' | 'q' | 'k') {
+            if !in_run {
+                flat.push('_');
+            }
+            in_run = true;
+        } else {
+            flat.push(c);
+            in_run = false;
+        }
+    }
+    let fields: Vec<i128> = flat.split('_').map(|f| py_int(f).unwrap_or(0)).collect();
+    move |i| fields.get(i).copied().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

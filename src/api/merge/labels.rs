@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
-use super::object::{self, Kind, Object};
+use crate::api::event_text::object::{self, Kind, Object};
 
 /// The categories of GPU work: a process with any of them is a GPU.
 const GPU_CATS: [&str; 3] = ["kernel", "gpu_memcpy", "gpu_memset"];

@@ -6,19 +6,16 @@
 //! loaded into the trace model: fields keep their order and their bytes.
 
 mod labels;
-mod object;
 mod offsets;
 mod rank;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::value::RawValue;
-
+use crate::api::event_text::{Document, Object};
 use crate::error::{Error, LoadError, MergeError};
 use crate::load;
 use labels::Labels;
-use object::{Kind, Object};
 use offsets::OffsetScan;
 pub use offsets::{CORRELATION, EXTERNAL_ID, Offsets};
 use rank::{Dropped, RankRules};
@@ -180,47 +177,4 @@ fn merge_rank(
 /// The error of event `i`, which is not an object.
 fn not_an_object(i: usize) -> LoadError {
     LoadError::Invalid(format!("event {i} of traceEvents is not a JSON object"))
-}
-
-/// A trace document: its events as JSON text, and its clock base.
-struct Document<'a> {
-    events: Vec<&'a RawValue>,
-    base_time_ns: Option<i128>,
-}
-
-impl<'a> Document<'a> {
-    /// Reads `bytes` as `{"traceEvents": [...], ...}` or, as Chrome's trace
-    /// format allows, a bare array of events.
-    fn parse(bytes: &'a [u8]) -> Result<Document<'a>, LoadError> {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            LoadError::Syntax(format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.valid_up_to()
-            ))
-        })?;
-        let syntax = |e: serde_json::Error| LoadError::Syntax(format!("invalid JSON: {e}"));
-        if text.trim_start().starts_with('[') {
-            let events = serde_json::from_str(text).map_err(syntax)?;
-            return Ok(Document {
-                events,
-                base_time_ns: None,
-            });
-        }
-        let top = Object::parse(text).map_err(syntax)?;
-        let Some(events) = top.borrowed("traceEvents") else {
-            return Err(LoadError::NotATrace(
-                "not a PyTorch trace: no \"traceEvents\"".to_string(),
-            ));
-        };
-        let events = serde_json::from_str(events)
-            .map_err(|_| LoadError::Invalid("\"traceEvents\" is not an array".to_string()))?;
-        let base_time_ns = match top.get("baseTimeNanoseconds").map(object::kind) {
-            Some(Kind::Int(n)) => Some(n),
-            _ => None,
-        };
-        Ok(Document {
-            events,
-            base_time_ns,
-        })
-    }
 }

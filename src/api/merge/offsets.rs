@@ -2,7 +2,7 @@
 //! (`correlation` or `External id`) and, for it, `id` and `pid`, a power of
 //! ten larger than any of the first trace's values, times the rank.
 
-use super::object::{self, Kind, Object};
+use crate::api::event_text::object::{self, Kind, Object};
 
 /// The key in `args` that links a launch to its GPU work.
 pub const CORRELATION: &str = "correlation";

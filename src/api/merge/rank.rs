@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 
-use super::object::{self, Kind, Object};
 use super::offsets::Offsets;
+use crate::api::event_text::object::{self, Kind, Object};
 
 /// Process metadata the merge replaces with its own rank labels.
 const REPLACED_METADATA: [&str; 3] = ["process_name", "process_sort_index", "process_labels"];

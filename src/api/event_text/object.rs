@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 /// text. A repeated key keeps its first place and its last value, as
 /// Python's `json` does.
 #[derive(Debug, Default)]
-pub(super) struct Object<'a> {
+pub(crate) struct Object<'a> {
     entries: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
@@ -65,7 +65,7 @@ impl<'de> de::Deserialize<'de> for Object<'de> {
 
 /// What a value's JSON text is, as Python's `json` would type it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     /// An integer literal (Python `int`; any size that fits in 128 bits).
     Int(i128),
     /// `true` or `false` (Python `bool`, an `int` subclass).
@@ -78,7 +78,7 @@ pub(super) enum Kind {
 }
 
 /// The kind of the JSON value whose text is `text`.
-pub(super) fn kind(text: &str) -> Kind {
+pub(crate) fn kind(text: &str) -> Kind {
     let t = text.trim();
     match t {
         "true" => return Kind::Bool(true),
@@ -98,7 +98,7 @@ pub(super) fn kind(text: &str) -> Kind {
 }
 
 /// The value `text` as a string, when it is a JSON string.
-pub(super) fn as_str(text: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn as_str(text: &str) -> Option<Cow<'_, str>> {
     let t = text.trim();
     if !t.starts_with('"') {
         return None;
@@ -111,7 +111,7 @@ pub(super) fn as_str(text: &str) -> Option<Cow<'_, str>> {
 
 /// The value `text` as a number (an integer, a float or a bool), for
 /// comparing times.
-pub(super) fn as_f64(text: &str) -> Option<f64> {
+pub(crate) fn as_f64(text: &str) -> Option<f64> {
     match kind(text) {
         Kind::Int(i) => Some(i as f64),
         Kind::Float(f) => Some(f),
@@ -122,12 +122,12 @@ pub(super) fn as_f64(text: &str) -> Option<f64> {
 
 impl<'a> Object<'a> {
     /// Reads the object whose JSON text is `text`.
-    pub(super) fn parse(text: &'a str) -> serde_json::Result<Object<'a>> {
+    pub(crate) fn parse(text: &'a str) -> serde_json::Result<Object<'a>> {
         serde_json::from_str(text)
     }
 
     /// The text of `key`'s value.
-    pub(super) fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.entries
             .iter()
             .find(|(k, _)| k == key)
@@ -136,7 +136,7 @@ impl<'a> Object<'a> {
 
     /// `key`'s value text, as held (borrowed from the input when read
     /// from it).
-    pub(super) fn value(&self, key: &str) -> Option<Cow<'a, str>> {
+    pub(crate) fn value(&self, key: &str) -> Option<Cow<'a, str>> {
         self.entries
             .iter()
             .find(|(k, _)| k == key)
@@ -145,21 +145,26 @@ impl<'a> Object<'a> {
 
     /// `key`'s value text borrowed from the input it was read from (None
     /// for a value set since).
-    pub(super) fn borrowed(&self, key: &str) -> Option<&'a str> {
+    pub(crate) fn borrowed(&self, key: &str) -> Option<&'a str> {
         match self.value(key)? {
             Cow::Borrowed(v) => Some(v),
             Cow::Owned(_) => None,
         }
     }
 
+    /// The entries in order: each key and its value's JSON text.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))
+    }
+
     /// Whether the object has `key`.
-    pub(super) fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
     /// Sets `key` to the JSON text `value`: in its place when present, else
     /// at the end (a Python dict's assignment).
-    pub(super) fn set(&mut self, key: Cow<'a, str>, value: Cow<'a, str>) {
+    pub(crate) fn set(&mut self, key: Cow<'a, str>, value: Cow<'a, str>) {
         match self.entries.iter_mut().find(|(k, _)| *k == key) {
             Some(entry) => entry.1 = value,
             None => self.entries.push((key, value)),
@@ -167,7 +172,7 @@ impl<'a> Object<'a> {
     }
 
     /// Writes the object as compact JSON.
-    pub(super) fn write(&self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    pub(crate) fn write(&self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
         out.write_all(b"{")?;
         for (i, (k, v)) in self.entries.iter().enumerate() {
             if i > 0 {
@@ -181,7 +186,7 @@ impl<'a> Object<'a> {
     }
 
     /// The object as compact JSON text.
-    pub(super) fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = Vec::new();
         self.write(&mut out).expect("writing to memory cannot fail");
         String::from_utf8(out).expect("keys and values are UTF-8 text")
