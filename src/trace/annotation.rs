@@ -575,6 +575,64 @@ fn tokens(name: &str) -> impl Fn(usize) -> i128 {
 mod tests {
     use super::*;
 
+    /// Expected counts printed by the reference's `IterationAnnotation`
+    /// on the same names: [batch, context requests, context tokens,
+    /// generation requests, generation tokens].
+    #[test]
+    fn step_counts_follow_each_format_as_the_reference_reads_it() {
+        let cases: [(&str, [i128; 5]); 14] = [
+            (
+                "execute_7_context_3(sq128sk256sqsq1sqsk1)_generation_2(sq1sk300sqsq1sqsk1)",
+                [129, 3, 128, 2, 1],
+            ),
+            (
+                "execute_context_2(14721)_generation_3(3)",
+                [14724, 2, 14721, 3, 3],
+            ),
+            (
+                "step[EXTEND bs=2 toks=14721 c_sq=14721 c_sqsq=108745533 c_sqsk=108745533 c_sk=14721]",
+                [14721, 2, 14721, 0, 0],
+            ),
+            (
+                "step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]",
+                [128, 0, 0, 64, 128],
+            ),
+            (
+                "step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]",
+                [6, 1, 5, 1, 1],
+            ),
+            ("step[DECODE bs=32]", [32, 0, 0, 32, 32]),
+            ("step[EXTEND bs=2 toks=14721]", [14721, 2, 14721, 0, 0]),
+            ("step[MIXED bs=2]", [2, 2, 0, 0, 0]),
+            (
+                "prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]",
+                [14721, 2, 14721, 0, 0],
+            ),
+            ("decode[bs=117/128 tok=117 d=117]", [117, 0, 0, 117, 117]),
+            (
+                "prefill[bs=6 tok=17408 ctx=[4096, 4096, 4096]...+3]",
+                [17408, 6, 17408, 0, 0],
+            ),
+            ("execute_diffusion_4_1024x1024", [4, 0, 0, 0, 0]),
+            ("aten::mm", [1, 0, 0, 1, 1]),
+            ("step[DECODE bs=x]", [1, 0, 0, 1, 1]),
+        ];
+        for (name, want) in cases {
+            let c = step_counts(name);
+            let got = [
+                c.batch_size,
+                c.context_requests,
+                c.context_sum,
+                c.generation_requests,
+                c.generation_sum,
+            ];
+            assert_eq!(got, want, "{name}");
+        }
+        let mixed = step_counts("step[MIXED bs=2 c=1 g=1 c_sq=5 c_sqsq=25 g_sq=1]");
+        assert!(mixed.is_mixed() && !mixed.is_decode_only() && !mixed.is_prefill_only());
+        assert_eq!(mixed.num_requests(), 2);
+    }
+
     fn stats(c: [i128; 4], g: [i128; 4]) -> ChunkStats {
         ChunkStats {
             c_sq: c[0],
