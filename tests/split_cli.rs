@@ -764,3 +764,31 @@ fn split_conforms_to_the_reference_folders() {
         }
     }
 }
+
+#[test]
+fn the_manifest_of_a_small_serving_trace_equals_the_references() {
+    // testdata/split/serving_steady4.reference.*: the reference's
+    // manifests for this trace and these flags, its paths under `rs/`.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::testdata("split/serving.json"),
+        dir.path().join("serving.json"),
+    )
+    .unwrap();
+    split_in(
+        dir.path(),
+        "serving.json",
+        "rs",
+        &["--find-steady-state", "--num-steps", "4"],
+    )
+    .assert_ok();
+    for ext in ["csv", "json"] {
+        let want = std::fs::read_to_string(common::testdata(&format!(
+            "split/serving_steady4.reference.{ext}"
+        )))
+        .unwrap();
+        let got = std::fs::read_to_string(dir.path().join(format!("rs/execution_details.{ext}")))
+            .unwrap();
+        assert_eq!(got, want, "execution_details.{ext}");
+    }
+}

@@ -161,6 +161,14 @@ fn merge(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
         .map_err(TracelensError::new_err)
 }
 
+/// `tracelens split ARGS`: writes the split traces and manifests and
+/// returns the command's summary as JSON text.
+#[pyfunction]
+fn split(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
+    py.detach(|| embed::split(args))
+        .map_err(TracelensError::new_err)
+}
+
 /// Runs the command line `argv` (program name first); returns the exit
 /// code. The `tracelens` console script.
 #[pyfunction]
@@ -177,6 +185,7 @@ fn _tracelens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(critical_path, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_class::<tree::Tree>()?;
     m.add_class::<tree::Node>()?;

@@ -35,6 +35,7 @@ __all__ = [
     "merge",
     "report",
     "roofline",
+    "split",
     "tree",
     "__version__",
 ]
@@ -274,6 +275,53 @@ def merge(
         a, b = window
         args.append(f"--window={float(a)!r}:{float(b)!r}")
     return json.loads(_tracelens.merge(args))
+
+
+def split(
+    trace: PathLike,
+    output_dir: PathLike,
+    *,
+    iterations: str = "all",
+    store_single_iteration: bool = False,
+    find_steady_state: bool = False,
+    divide_phases: bool = False,
+    num_steps: Optional[int] = None,
+    conc: Optional[int] = None,
+    osl: Optional[float] = None,
+    r: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Cuts an inference trace into per-iteration or steady-state window
+    traces in ``output_dir``, as ``tracelens split`` does (the reference's
+    ``TraceLens_split_inference_trace``), with ``execution_details.json``
+    and ``.csv`` beside them. Give at least one of
+    ``store_single_iteration``, ``find_steady_state`` and
+    ``divide_phases``; ``iterations`` is ``"all"``, ``"N"`` or
+    ``"START:END"``; ``num_steps`` the steady-state window length (32);
+    ``conc``, ``osl`` and ``r`` the expected concurrency and output lengths.
+
+    Returns the summary: ``trace``, ``output_dir``, ``events``, ``roots``,
+    ``root_source`` (``detailed``, ``native`` or ``call_tree``), ``range``,
+    ``regions`` (with ``regions_fallback``), ``notes`` (what was chosen and
+    why), ``outputs`` (the traces written) and ``manifest``. Raises
+    :class:`TracelensError` with the command's one-line message when there
+    is nothing to split, a range names no iteration, or the trace or
+    folder is refused; nothing is written then.
+    """
+    args = [os.fspath(trace)]
+    args += _flags(
+        {
+            "output_dir": output_dir,
+            "iterations": iterations,
+            "store_single_iteration": store_single_iteration,
+            "find_steady_state": find_steady_state,
+            "divide_phases": divide_phases,
+            "num_steps": num_steps,
+            "conc": conc,
+            "osl": osl,
+            "r": r,
+        }
+    )
+    return json.loads(_tracelens.split(args))
 
 
 class Tree:

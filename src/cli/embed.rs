@@ -156,6 +156,25 @@ where
     Ok(super::merge::summary_json(&merged))
 }
 
+/// Runs `tracelens split ARGS` (`args`: what follows `split`): writes the
+/// traces and manifests into `-o` as the command does, all or nothing,
+/// and returns what the command's summary says, as a JSON object (trace,
+/// output folder, events, roots and where they came from, the working
+/// range, the steady-state regions, notes, the files written, the
+/// manifest).
+pub fn split<I, T>(args: I) -> Result<String, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Command::Split(mut a) = parse_command("split", args)? else {
+        return Err("not a split command".to_string());
+    };
+    a.quiet = true;
+    let run = super::split::execute(&a).map_err(|e| super::error_text(&e))?;
+    Ok(super::split::summary_json(&a, &run))
+}
+
 /// Computes what `tracelens collectives ARGS` would write (`args`: what
 /// follows `collectives`), without a progress display.
 pub fn collectives<I, T>(args: I) -> Result<SheetsRun, String>
