@@ -163,8 +163,8 @@ pub fn split_trace(opts: &SplitOptions, sink: &mut dyn SplitSink) -> Result<Spli
     };
     let mut planned: Vec<Planned> = Vec::new();
     if opts.store_single_iteration {
-        for i in range.0..range.1 {
-            planned.push(cutter.single(&roots[i], i));
+        for (i, root) in roots.iter().enumerate().take(range.1).skip(range.0) {
+            planned.push(cutter.single(root, i));
         }
     }
     let working = &roots[range.0..range.1];
@@ -522,13 +522,13 @@ impl Cutter<'_> {
 /// `:` go, spaces become `_` (the reference's rule), and control
 /// characters, which no file name should hold, become `_`.
 fn file_part(name: &str) -> String {
-    name.replace('/', "_")
-        .replace('(', "_")
-        .replace(')', "")
-        .replace(':', "")
-        .replace(' ', "_")
-        .chars()
-        .map(|c| if c.is_control() { '_' } else { c })
+    name.chars()
+        .filter_map(|c| match c {
+            '/' | '(' | ' ' => Some('_'),
+            ')' | ':' => None,
+            c if c.is_control() => Some('_'),
+            c => Some(c),
+        })
         .collect()
 }
 

@@ -50,10 +50,10 @@ fn insert<K: PartialEq>(table: &mut [Option<(K, u64)>], key: K, hash: u64) -> bo
         } else {
             0
         };
-        for j in i..=i + probes {
-            match &table[j] {
+        for slot in &mut table[i..=i + probes] {
+            match slot {
                 None => {
-                    table[j] = Some((key, hash));
+                    *slot = Some((key, hash));
                     return true;
                 }
                 Some((k, h)) if *h == hash && *k == key => return false,

@@ -230,10 +230,10 @@ impl Phase {
 pub fn phase_runs(steps: &[StepCounts], regions: &[Span]) -> Vec<(Phase, Vec<usize>)> {
     let mut runs: Vec<(Phase, Vec<usize>)> = Vec::new();
     for &(s, e) in regions {
-        for i in s..e.min(steps.len()) {
-            let phase = if steps[i].has_context() {
+        for (i, step) in steps.iter().enumerate().take(e).skip(s) {
+            let phase = if step.has_context() {
                 Phase::PrefillDecodeMix
-            } else if steps[i].has_generation() {
+            } else if step.has_generation() {
                 Phase::DecodeOnly
             } else {
                 continue;
