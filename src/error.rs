@@ -322,6 +322,13 @@ pub enum MergeError {
     /// The merged trace could not be written.
     #[error("cannot write the merged trace")]
     Write(#[source] io::Error),
+    /// Clocks to align, but a trace records no clock base.
+    #[error(
+        "{}: --align-clock: the trace records no baseTimeNanoseconds, so its clock cannot be \
+         aligned with rank 0's",
+        quoted(.0)
+    )]
+    NoClock(PathBuf),
 }
 
 /// Why a trace could not be split (a trace that cannot be read is an

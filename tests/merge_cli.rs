@@ -407,3 +407,93 @@ fn clock_bases_are_reported_and_timestamps_left_alone() {
     assert_eq!(ev[10]["name"], "gemm_rank1");
     assert_eq!(ev[10]["ts"], 1600);
 }
+
+/// The hand-made ranks written into `dir` with `baseTimeNanoseconds`
+/// values `bases` (None: left without one).
+fn ranks_with_bases(dir: &Path, bases: [Option<i64>; 2]) -> [PathBuf; 2] {
+    let mut out = ranks();
+    for (i, base) in bases.iter().enumerate() {
+        let mut doc: Value = serde_json::from_slice(&std::fs::read(&out[i]).unwrap()).unwrap();
+        if let Some(b) = base {
+            doc["baseTimeNanoseconds"] = json!(b);
+        }
+        let path = dir.join(format!("r{i}.json"));
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        out[i] = path;
+    }
+    out
+}
+
+#[test]
+fn align_clock_moves_each_rank_onto_rank_0s_base() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 1's clock starts 2.5 ms after rank 0's: its ts + 2500 µs.
+    let [a, b] = ranks_with_bases(dir.path(), [Some(1_000_000_000), Some(1_002_500_000)]);
+    let plain = dir.path().join("plain.json");
+    let aligned = dir.path().join("aligned.json");
+    run(tracelens()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&plain))
+    .assert_ok();
+    let r = run(tracelens()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&aligned)
+        .arg("--align-clock"));
+    r.assert_ok();
+    assert!(
+        r.stdout
+            .contains("clock: aligned on rank 0's baseTimeNanoseconds: rank 1 +2500 µs"),
+        "{}",
+        r.stdout
+    );
+    let (p, q) = (events_of(&plain), events_of(&aligned));
+    assert_eq!(p.len(), q.len());
+    for (e, f) in p.iter().zip(&q) {
+        match (e["args"]["rank"].as_i64(), e["ts"].as_i64()) {
+            (Some(1), Some(ts)) => assert_eq!(f["ts"], ts + 2500, "{e}"),
+            _ => assert_eq!(e["ts"], f["ts"], "{e}"),
+        }
+    }
+    // A shift of part of a µs makes the shifted ts floats.
+    let [a, b] = ranks_with_bases(dir.path(), [Some(0), Some(1500)]);
+    let frac = dir.path().join("frac.json");
+    run(tracelens()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&frac)
+        .arg("--align-clock"))
+    .assert_ok();
+    let gemm = events_of(&frac)
+        .into_iter()
+        .find(|e| e["name"] == "gemm_rank1")
+        .unwrap();
+    let want = events_of(&plain)
+        .into_iter()
+        .find(|e| e["name"] == "gemm_rank1")
+        .unwrap()["ts"]
+        .as_f64()
+        .unwrap()
+        + 1.5;
+    assert_eq!(gemm["ts"].as_f64(), Some(want));
+    // A trace without a clock base: one line naming it, nothing written.
+    let [a, b] = ranks_with_bases(dir.path(), [Some(0), None]);
+    let out = dir.path().join("none.json");
+    let r = run(tracelens()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .arg("--align-clock"));
+    let line = r.assert_one_error_line("records no baseTimeNanoseconds");
+    assert!(line.contains("r1.json"), "{line}");
+    assert!(!out.exists());
+}

@@ -255,7 +255,9 @@ def merge(
     ``include_pyfunc=True`` keeps ``python_function`` events;
     ``window=(a, b)`` keeps events overlapping ``a``..``b`` (µs, the
     traces' own ``ts``). Other keywords are the command's flags:
-    ``world_size=8``, ``rank_regex=r"rank(\\d+)"``, ``recursive=True``.
+    ``world_size=8``, ``rank_regex=r"rank(\\d+)"``, ``recursive=True``,
+    ``align_clock=True`` (every rank's ``ts`` moved onto rank 0's
+    ``baseTimeNanoseconds``).
 
     Returns the summary: ``output``, ``bytes``, ``linking_key``,
     ``offsets`` (field to multiplier), ``ranks`` (per rank: ``path``,

@@ -57,6 +57,11 @@ pub(crate) struct MergeArgs {
     /// inclusive); events without a `ts` (thread names) are kept.
     #[arg(long, value_name = "START:END")]
     pub(crate) window: Option<String>,
+    /// Move every rank's timestamps onto rank 0's clock (each trace's
+    /// baseTimeNanoseconds, which Kineto's ts count from); every trace
+    /// must record one. Off by default, as in the reference.
+    #[arg(long)]
+    pub(crate) align_clock: bool,
     /// Print nothing but warnings and errors.
     #[arg(short, long)]
     pub(crate) quiet: bool,
@@ -102,6 +107,7 @@ pub(crate) fn execute(a: &MergeArgs) -> Result<Merged> {
             .as_deref()
             .map(super::critical_path::parse_window)
             .transpose()?,
+        align_clock: a.align_clock,
     };
     let mut staging = Staging::new();
     if let Some(parent) = a.output.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -242,6 +248,7 @@ pub(crate) fn summary_json(m: &Merged) -> String {
                 "dropped_filter": s.dropped_filter,
                 "dropped_window": s.dropped_window,
                 "base_time_ns": s.base_time_ns.map(int),
+                "shift_us": s.shift_us,
             })
         })
         .collect();
@@ -278,6 +285,18 @@ fn rank_line(s: &RankSummary) -> String {
 /// What the traces say about a common clock, and that timestamps are
 /// left as recorded.
 pub(crate) fn clock_note(ranks: &[RankSummary]) -> String {
+    if ranks.iter().any(|s| s.shift_us.is_some()) {
+        let shifts: Vec<String> = ranks
+            .iter()
+            .skip(1)
+            .map(|s| format!("rank {} {:+} µs", s.rank, s.shift_us.unwrap_or(0.0)))
+            .collect();
+        return format!(
+            "aligned on rank 0's baseTimeNanoseconds{}{}",
+            if shifts.is_empty() { "" } else { ": " },
+            shifts.join(", ")
+        );
+    }
     let bases: Vec<i128> = ranks.iter().filter_map(|s| s.base_time_ns).collect();
     let kept = "timestamps are left as recorded, not aligned";
     if bases.is_empty() {
@@ -297,7 +316,7 @@ pub(crate) fn clock_note(ranks: &[RankSummary]) -> String {
             bases[0]
         ),
         d => format!(
-            "baseTimeNanoseconds differs between the traces by up to {d} ns; {kept} (each rank's ts stay on its own base)"
+            "baseTimeNanoseconds differs between the traces by up to {d} ns; {kept} (each rank's ts stay on its own base; --align-clock moves them onto rank 0's)"
         ),
     }
 }

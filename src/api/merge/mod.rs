@@ -18,7 +18,7 @@ use crate::load;
 use labels::Labels;
 use offsets::OffsetScan;
 pub use offsets::{CORRELATION, EXTERNAL_ID, Offsets};
-use rank::{Dropped, RankRules};
+use rank::{Dropped, RankRules, Shift};
 
 /// What to merge and which events to keep.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +30,10 @@ pub struct MergeOptions {
     /// Keep only events overlapping [start, end] (µs, the traces' own
     /// `ts`); events without a `ts` are kept.
     pub window: Option<(f64, f64)>,
+    /// Move every rank's `ts` onto rank 0's clock: Kineto writes `ts`
+    /// relative to the trace's `baseTimeNanoseconds`, so rank r's events
+    /// get (base_r − base_0) / 1000 µs added. Every trace must record one.
+    pub align_clock: bool,
 }
 
 /// One rank's part of the merge.
@@ -51,6 +55,8 @@ pub struct RankSummary {
     pub dropped_window: usize,
     /// The trace's `baseTimeNanoseconds` (Kineto's clock base), if any.
     pub base_time_ns: Option<i128>,
+    /// With `align_clock`: the µs added to its `ts`.
+    pub shift_us: Option<f64>,
 }
 
 /// What a merge did.
@@ -82,16 +88,29 @@ pub fn merge_traces(opts: &MergeOptions, out: &mut dyn Write) -> Result<MergeRun
     let mut written = false;
     let mut ranks = Vec::with_capacity(opts.traces.len());
     let mut first_bytes = Some(bytes);
+    let mut base0: Option<i128> = None;
     for (r, path) in opts.traces.iter().enumerate() {
         let bytes = match first_bytes.take() {
             Some(b) => b,
             None => read(path)?,
+        };
+        let shift_us = match opts.align_clock {
+            false => None,
+            true => {
+                let base = Document::parse(&bytes).map_err(at(path))?.base_time_ns;
+                let Some(base) = base else {
+                    return Err(MergeError::NoClock(path.clone()).into());
+                };
+                let b0 = *base0.get_or_insert(base);
+                Some(Shift::new(base - b0))
+            }
         };
         let rules = RankRules {
             rank: r,
             offsets: &offsets,
             include_pyfunc: opts.include_pyfunc,
             window: opts.window,
+            shift: shift_us,
         };
         let summary = merge_rank(&bytes, path, &rules, &mut labels, &mut written, out)?;
         ranks.push(summary);
@@ -149,6 +168,7 @@ fn merge_rank(
         dropped_filter: 0,
         dropped_window: 0,
         base_time_ns: doc.base_time_ns,
+        shift_us: rules.shift.map(|s| s.us()),
     };
     for (i, raw) in doc.events.iter().enumerate() {
         let mut e = Object::parse(raw.get()).map_err(|_| at(path)(not_an_object(i)))?;

@@ -20,6 +20,38 @@ pub(super) struct RankRules<'o> {
     pub include_pyfunc: bool,
     /// Keep only events overlapping [start, end] (µs, trace time).
     pub window: Option<(f64, f64)>,
+    /// Added to every `ts`, when the clocks are aligned.
+    pub shift: Option<Shift>,
+}
+
+/// A clock shift of whole nanoseconds, added to `ts` (µs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Shift {
+    ns: i128,
+}
+
+impl Shift {
+    /// A shift of `ns` nanoseconds.
+    pub(super) fn new(ns: i128) -> Shift {
+        Shift { ns }
+    }
+
+    /// The shift in µs.
+    pub(super) fn us(self) -> f64 {
+        self.ns as f64 / 1000.0
+    }
+
+    /// `ts` (JSON text) shifted: an integer stays one when the shift is
+    /// whole µs; None for a value that is not a number (left as it is) or
+    /// past 128 bits.
+    fn apply(self, ts: &str) -> Option<String> {
+        match object::kind(ts) {
+            Kind::Int(i) if self.ns % 1000 == 0 => Some(i.checked_add(self.ns / 1000)?.to_string()),
+            Kind::Int(i) => serde_json::to_string(&(i as f64 + self.us())).ok(),
+            Kind::Float(f) => serde_json::to_string(&(f + self.us())).ok(),
+            _ => None,
+        }
+    }
 }
 
 /// Why an event is left out of the merged trace, if it is.
@@ -87,6 +119,11 @@ impl RankRules<'_> {
             }
         }
         e.set(Cow::Borrowed("args"), Cow::Owned(args.to_text()));
+        if let Some(shift) = self.shift.filter(|s| s.ns != 0)
+            && let Some(new) = e.get("ts").and_then(|ts| shift.apply(ts))
+        {
+            e.set(Cow::Borrowed("ts"), Cow::Owned(new));
+        }
         Ok(())
     }
 }
