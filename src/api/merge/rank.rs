@@ -155,7 +155,16 @@ mod tests {
             offsets,
             include_pyfunc: false,
             window: Some((100.0, 200.0)),
+            shift: None,
         }
+    }
+
+    #[test]
+    fn shifts_keep_integers_whole_and_leave_other_values() {
+        assert_eq!(Shift::new(2_000).apply("10").as_deref(), Some("12"));
+        assert_eq!(Shift::new(-1_500).apply("10").as_deref(), Some("8.5"));
+        assert_eq!(Shift::new(500).apply("1.25").as_deref(), Some("1.75"));
+        assert_eq!(Shift::new(1_000).apply("\"x\""), None);
     }
 
     #[test]
