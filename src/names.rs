@@ -787,8 +787,15 @@ pub mod fleet {
     ];
 
     /// The columns after [`STEP_COLUMNS`] in the report's `step_summary`
-    /// sheet and the summary's `steps` table: what the step's kernels ran.
-    pub const STEP_WORK_COLUMNS: [&str; 3] = ["kernels", "top_category", "top_category_us"];
+    /// sheet and the summary's `steps` table: what the step's kernels ran,
+    /// and for a serving iteration its batch (tokens) and phase.
+    pub const STEP_WORK_COLUMNS: [&str; 5] = [
+        "kernels",
+        "top_category",
+        "top_category_us",
+        "batch_size",
+        "phase",
+    ];
 }
 
 /// Sheet and column names of the Perfetto reports (rocprofv3 `.pftrace`),

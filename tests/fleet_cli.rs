@@ -505,6 +505,86 @@ fn step_summary_of_three_hand_written_steps() {
     );
 }
 
+/// `step_summary` of a serving trace without profiler steps: one row per
+/// iteration of testdata/split/serving.json (steps at 1000 + 1000·i µs,
+/// 100 µs long, each launching one 40 µs kernel 200 µs after it starts),
+/// with the batch and phase of its annotation: two prefill steps of 200
+/// tokens, then 20 decode requests a step, with one prefill request (100
+/// tokens + 19 decode) at 3, 7 and 11. The health check of uneven steps
+/// stays on profiler steps (a serving trace's steps differ by design).
+#[test]
+fn step_summary_of_serving_iterations() {
+    let (_tmp, out, r) = common::report_csv(&testdata("split/serving.json"), &[]);
+    r.assert_ok();
+    let steps = rows(&out, "step_summary");
+    assert_eq!(steps.len(), 12);
+    let cols = [
+        "step",
+        "cpu_start_us",
+        "cpu_dur_us",
+        "gpu_start_us",
+        "gpu_span_us",
+        "kernels",
+        "batch_size",
+        "phase",
+    ];
+    let cells = |i: usize| -> Vec<&str> { cols.iter().map(|c| steps[i][*c].as_str()).collect() };
+    assert_eq!(
+        cells(0),
+        [
+            "0",
+            "1000.0",
+            "100.0",
+            "1200.0",
+            "40.0",
+            "1",
+            "200",
+            "prefill_only"
+        ]
+    );
+    assert_eq!(
+        cells(2),
+        [
+            "2",
+            "3000.0",
+            "100.0",
+            "3200.0",
+            "40.0",
+            "1",
+            "20",
+            "decode_only"
+        ]
+    );
+    assert_eq!(
+        cells(7),
+        [
+            "7",
+            "8000.0",
+            "100.0",
+            "8200.0",
+            "40.0",
+            "1",
+            "119",
+            "prefilldecode"
+        ]
+    );
+    let health = rows(&out, "health");
+    let uneven = health
+        .iter()
+        .find(|h| h["id"] == "health.uneven_steps")
+        .unwrap();
+    assert_eq!(uneven["status"], "cannot_tell");
+    // A profiler-step trace has no batch or phase.
+    let (_tmp, out, r) = common::report_csv(&testdata("steps/three_steps.json"), &[]);
+    r.assert_ok();
+    let steps = rows(&out, "step_summary");
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["batch_size"].is_empty() && s["phase"].is_empty())
+    );
+}
+
 /// The report's `step_summary` and the fleet report's `fleet_steps` give a
 /// corpus trace's steps the same figures (one function makes both).
 #[test]

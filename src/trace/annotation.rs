@@ -438,6 +438,17 @@ impl StepCounts {
     pub fn is_prefill_only(&self) -> bool {
         self.has_context() && !self.has_generation()
     }
+
+    /// The step's phase as the reference names it: `prefilldecode`,
+    /// `prefill_only` or `decode_only`; None for a step with no request.
+    pub fn phase(&self) -> Option<&'static str> {
+        match (self.has_context(), self.has_generation()) {
+            (true, true) => Some("prefilldecode"),
+            (true, false) => Some("prefill_only"),
+            (false, true) => Some("decode_only"),
+            (false, false) => None,
+        }
+    }
 }
 
 /// The counts of the step an execution-root name describes: the first

@@ -1,6 +1,9 @@
 //! Per-step figures of one trace: for each `ProfilerStep#N` range that the
 //! profiler recorded on the CPU, the GPU work launched while it ran and
 //! where that work's time went (the `gpu_timeline` buckets over the step).
+//! A serving trace without profiler steps has its iterations instead: the
+//! step annotations of vLLM, SGLang, ATOM or diffusion servers, numbered
+//! from 0 in time order, with the batch and phase their names give.
 //!
 //! A GPU event belongs to the step during which its launching runtime call
 //! started. The launch time, not the call tree, decides: backward ops run
@@ -13,6 +16,7 @@ use crate::analysis::common::timeline::{BucketIntervals, Classifier, Timeline};
 use crate::analysis::pytorch::attribution::{Attribution, CommNames, attribute, launcher_of};
 use crate::names::fleet::{STEP_COLUMNS, STEP_WORK_COLUMNS};
 use crate::table::{Table, Value};
+use crate::trace::annotation::{RootTier, root_tier, step_counts};
 use crate::trace::tree::Tree;
 use crate::trace::{Cat, EventId, Trace};
 
@@ -97,7 +101,7 @@ pub fn step_number(name: &str) -> Option<i64> {
 /// The trace's profiler steps in time order with their GPU figures (empty
 /// when it recorded no `ProfilerStep#N` range).
 pub fn profiler_steps(trace: &Trace, tree: &Tree) -> Vec<StepFigures> {
-    steps_of(trace, tree, None)
+    steps_of(trace, tree, None, false)
         .into_iter()
         .map(|r| r.figures)
         .collect()
@@ -116,6 +120,11 @@ pub struct StepRow {
     pub top_category: &'static str,
     /// That category's kernel time in the step (µs, kernel durations summed).
     pub top_category_us: f64,
+    /// A serving iteration's batch (tokens, as its annotation gives it).
+    pub batch_size: Option<i128>,
+    /// A serving iteration's phase (`prefilldecode`, `prefill_only`,
+    /// `decode_only`; None for a profiler step or a step without requests).
+    pub phase: Option<&'static str>,
 }
 
 impl StepRow {
@@ -129,6 +138,10 @@ impl StepRow {
             c => Value::from(c),
         });
         cells.push(Value::float_or_null(self.top_category_us));
+        cells.push(self.batch_size.map_or(Value::Null, |b| {
+            i64::try_from(b).map_or(Value::Float(b as f64), Value::Int)
+        }));
+        cells.push(self.phase.map_or(Value::Null, Value::from));
         cells
     }
 }
@@ -153,10 +166,10 @@ struct StepWork {
     by_category: Vec<(&'static str, f64)>,
 }
 
-/// The trace's profiler steps with their GPU figures and top categories
-/// (empty when it recorded no `ProfilerStep#N` range).
+/// The trace's profiler steps (else its serving iterations) with their
+/// GPU figures and top categories (empty when it recorded neither).
 pub fn step_rows(trace: &Trace, tree: &Tree) -> Vec<StepRow> {
-    steps_of(trace, tree, Some(&mut OpCategories::default()))
+    steps_of(trace, tree, Some(&mut OpCategories::default()), true)
 }
 
 /// [`step_rows`] with the trace's launcher table already built.
@@ -165,23 +178,65 @@ pub fn step_rows_with(trace: &Trace, tree: &Tree, attribution: &Attribution) -> 
         given: Some(attribution),
         ..OpCategories::default()
     };
-    steps_of(trace, tree, Some(&mut categories))
+    steps_of(trace, tree, Some(&mut categories), true)
+}
+
+/// One CPU step range: start, end, number, and a serving iteration's
+/// annotation name.
+type Range<'t> = (f64, f64, i64, Option<&'t str>);
+
+/// The `ProfilerStep#N` ranges in time order.
+fn profiler_ranges(trace: &Trace) -> Vec<Range<'_>> {
+    let mut ranges: Vec<Range> = trace
+        .events()
+        .filter(|(_, e)| e.cat == Cat::UserAnnotation && !e.ts.is_nan() && !e.dur.is_nan())
+        .filter_map(|(_, e)| Some((e.ts, e.t_end(), step_number(trace.name_of(e))?, None)))
+        .collect();
+    ranges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+    ranges
+}
+
+/// The serving iterations in time order, numbered from 0: the step
+/// annotations of the detailed formats, else of the native ones.
+fn serving_ranges(trace: &Trace) -> Vec<Range<'_>> {
+    let mut by_tier: [Vec<Range>; 2] = [Vec::new(), Vec::new()];
+    for (_, e) in trace.events() {
+        if e.cat != Cat::UserAnnotation || e.ts.is_nan() || e.dur.is_nan() {
+            continue;
+        }
+        let name = trace.name_of(e);
+        match root_tier(name) {
+            Some(RootTier::Detailed) => by_tier[0].push((e.ts, e.t_end(), 0, Some(name))),
+            Some(RootTier::Native) => by_tier[1].push((e.ts, e.t_end(), 0, Some(name))),
+            None => {}
+        }
+    }
+    let [detailed, native] = by_tier;
+    let mut ranges = if detailed.is_empty() {
+        native
+    } else {
+        detailed
+    };
+    ranges.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (i, r) in ranges.iter_mut().enumerate() {
+        r.2 = i as i64;
+    }
+    ranges
 }
 
 /// [`step_rows`]; the categories only with `categories` (the rows have
-/// none without).
+/// none without); serving iterations when `serving` and the trace has no
+/// profiler step.
 fn steps_of(
     trace: &Trace,
     tree: &Tree,
     mut categories: Option<&mut OpCategories<'_>>,
+    serving: bool,
 ) -> Vec<StepRow> {
-    // (start, end, number) of each CPU step range.
-    let mut ranges: Vec<(f64, f64, i64)> = trace
-        .events()
-        .filter(|(_, e)| e.cat == Cat::UserAnnotation && !e.ts.is_nan() && !e.dur.is_nan())
-        .filter_map(|(_, e)| Some((e.ts, e.t_end(), step_number(trace.name_of(e))?)))
-        .collect();
-    ranges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+    let mut ranges = profiler_ranges(trace);
+    if ranges.is_empty() && serving {
+        ranges = serving_ranges(trace);
+    }
     if ranges.is_empty() {
         return Vec::new();
     }
@@ -217,7 +272,7 @@ fn steps_of(
     ranges
         .iter()
         .zip(work)
-        .map(|(&(start, end, step), w)| {
+        .map(|(&(start, end, step, annotation), w)| {
             let gpu_events = w.parts.len();
             let gpu_start = w.parts.start();
             let t = w.parts.timeline(None);
@@ -244,6 +299,8 @@ fn steps_of(
                 kernels: w.kernels,
                 top_category: top.map_or("", |t| t.0),
                 top_category_us: top.map_or(f64::NAN, |t| t.1),
+                batch_size: annotation.map(|n| step_counts(n).batch_size),
+                phase: annotation.and_then(|n| step_counts(n).phase()),
             }
         })
         .collect()

@@ -521,8 +521,12 @@ fn steps_section(p: &mut Page, report: &Report) {
     if s.nrows() < 2 {
         return;
     }
-    let cols = [
-        shown("step", "Step"),
+    // Serving iterations carry a batch and phase; profiler steps do not.
+    let serving = s
+        .column("batch_size")
+        .is_some_and(|c| c.values.iter().any(|v| !v.is_missing()));
+    let mut cols = vec![
+        shown("step", if serving { "Iteration" } else { "Step" }),
         shown("cpu_dur_us", "CPU (µs)"),
         shown("gpu_span_us", "GPU span (µs)"),
         shown("busy_us", "Busy (µs)"),
@@ -531,7 +535,15 @@ fn steps_section(p: &mut Page, report: &Report) {
         shown("kernels", "Kernels"),
         shown("top_category", "Top category"),
     ];
-    section(p, "Profiler steps", s, &cols, SHOWN);
+    if serving {
+        cols.extend([shown("batch_size", "Batch"), shown("phase", "Phase")]);
+    }
+    let title = if serving {
+        "Serving iterations"
+    } else {
+        "Profiler steps"
+    };
+    section(p, title, s, &cols, SHOWN);
     if s.nrows() > SHOWN {
         p.blocks.push(line(format!(
             "{} steps; all of them in the `{}` sheet.",
