@@ -1,9 +1,9 @@
-//! The reference's command lines (`generate_perf_report_pytorch`,
-//! `compare_perf_reports_pytorch`) run unchanged: each of its flags is a
-//! hidden alias giving the same sheets as the tracelens flag, is accepted
-//! and ignored where tracelens always does what it asks, or is refused
-//! with one line saying what replaces it. (The collective script's flags:
-//! tests/collectives_cli.rs.)
+//! The reference's command lines run unchanged: each flag of each of its
+//! console scripts (read from their argument parsers) is a hidden alias
+//! giving the same sheets as the tracelens flag, is accepted and ignored
+//! where tracelens always does what it asks, or is refused with one line
+//! saying what replaces it; docs/migrating.md lists every one. (The
+//! collective script's flags in use: tests/collectives_cli.rs.)
 
 mod common;
 
@@ -219,4 +219,236 @@ fn compare_flags_of_the_reference() {
         "the sheets differ"
     );
     assert!(!entries(Path::new(&a)).is_empty());
+}
+
+/// Prints, for each of the reference's console scripts (its `setup.py`
+/// names them), a line per `add_argument` call: the script's module, the
+/// spellings joined by `,`, and `switch`, `value`, `values` or
+/// `positional`. Read with Python's own parser, so that no flag is missed.
+const ARGPARSE_WALK: &str = r#"
+import ast, pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+setup = (root / "setup.py").read_text()
+for module in re.findall(r'"TraceLens_\w+ = ([\w.]+):main"', setup):
+    tree = ast.parse((root / (module.replace(".", "/") + ".py")).read_text())
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "add_argument"):
+            continue
+        names = [a.value for a in call.args if isinstance(a, ast.Constant)]
+        kw = {k.arg: k.value for k in call.keywords}
+        action = kw.get("action")
+        action = action.value if isinstance(action, ast.Constant) else None
+        nargs = kw.get("nargs")
+        nargs = nargs.value if isinstance(nargs, ast.Constant) else None
+        if not names[0].startswith("-"):
+            kind = "positional"
+        elif action in ("store_true", "store_false"):
+            kind = "switch"
+        elif nargs in ("+", "*"):
+            kind = "values"
+        else:
+            kind = "value"
+        print(module.rsplit(".", 1)[1], ",".join(names), kind, sep="\t")
+"#;
+
+/// One flag of a reference script, as [`ARGPARSE_WALK`] prints it.
+struct RefArg {
+    script: String,
+    names: Vec<String>,
+    kind: String,
+}
+
+fn reference_args() -> Vec<RefArg> {
+    common::require_python3();
+    let root = std::fs::read_dir(common::shared().join("reference"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("setup.py").is_file())
+        .expect("the reference's source under ../shared/reference");
+    let out = std::process::Command::new("python3")
+        .args(["-c", ARGPARSE_WALK])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            RefArg {
+                script: f[0].to_string(),
+                names: f[1].split(',').map(str::to_string).collect(),
+                kind: f[2].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The tracelens command line that stands for `script`, its input missing
+/// (so that an accepted flag ends in "no such file"), without the input
+/// when `flag` is itself the way the script names its input.
+fn stand_in(script: &str, flag: &str, missing: &str) -> Vec<String> {
+    let input_flags = [
+        "--profile_json_path",
+        "--profile_path",
+        "--trace_path",
+        "--trace_dir",
+        "--capture-dir",
+        "--combined-run-dir",
+        "trace_path",
+        "reports",
+    ];
+    let names_input = input_flags.contains(&flag);
+    let mut args: Vec<String> = match script {
+        "compare_perf_reports_pytorch" => vec!["compare".into()],
+        "generate_multi_rank_collective_report_pytorch" => vec!["collectives".into()],
+        "generate_perf_report_genesis" => vec!["genesis".into()],
+        "split_inference_trace_annotation" => {
+            vec!["split".into(), "-o".into(), format!("{missing}.out")]
+        }
+        "generate_perf_report_pytorch_inference" => vec!["report".into(), "--inference".into()],
+        s if s.starts_with("generate_perf_report_") => vec!["report".into()],
+        s => panic!("a reference script with no tracelens command in this test: {s}"),
+    };
+    let names_output = ["-o", "--output-dir"].contains(&flag);
+    if args[0] == "split" && names_output {
+        args.truncate(1);
+    }
+    if !names_input {
+        match args[0].as_str() {
+            "compare" => args.extend([format!("{missing}.a.xlsx"), format!("{missing}.b.xlsx")]),
+            "collectives" => args.extend(["--trace-dir".into(), missing.into()]),
+            "genesis" => args.extend(["--capture-dir".into(), missing.into()]),
+            _ => args.push(missing.into()),
+        }
+    }
+    let names_mode = [
+        "--store-single-iteration",
+        "--find-steady-state",
+        "--divide-phases",
+    ];
+    if args[0] == "split" && !names_mode.contains(&flag) {
+        args.push("--store-single-iteration".into());
+    }
+    args
+}
+
+/// A value the flag accepts (its reference type, or the spelling tracelens
+/// knows it by).
+fn value_for(flag: &str, missing: &str) -> String {
+    match flag.trim_start_matches('-') {
+        "iterations" | "i" => "0:3".into(),
+        "OSL" | "R" | "steady-state-gap-ms" | "steady-state-fallback-s" => "0.5".into(),
+        "kernel_summary_baseline" => "total".into(),
+        "kernel_summary_group" => "config".into(),
+        "hip_summary_group" => "name".into(),
+        "agg_metrics" => "mean".into(),
+        "sheets" => "ops_summary".into(),
+        "rank_regex" => r"rank(\d+)".into(),
+        "exclude_kernel_regex" => "nccl".into(),
+        "o" | "output" | "output_xlsx_path" => format!("{missing}.xlsx"),
+        f if f.contains("path")
+            || f.contains("dir")
+            || f.contains("folder")
+            || f.contains("file")
+            || f.starts_with("output")
+            || f == "o"
+            || f.starts_with("trace")
+            || f == "python_path" =>
+        {
+            format!("{missing}.{}", f.replace('-', "_"))
+        }
+        _ => "3".into(),
+    }
+}
+
+#[test]
+#[cfg_attr(no_shared_corpus, ignore = "needs ../shared (the reference's source)")]
+fn every_flag_of_every_reference_script_is_accepted_or_refused_with_its_replacement() {
+    let args = reference_args();
+    let scripts: std::collections::BTreeSet<&str> =
+        args.iter().map(|a| a.script.as_str()).collect();
+    assert_eq!(scripts.len(), 11, "{scripts:?}");
+    let guide = std::fs::read_to_string(common::root().join("docs/migrating.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let mut problems = Vec::new();
+    for a in &args {
+        for flag in &a.names {
+            // The guide's table names every spelling (a positional by name).
+            let cited = if a.kind == "positional" {
+                format!("`{flag}`")
+            } else {
+                flag.clone()
+            };
+            let listed = guide.match_indices(&cited).any(|(i, _)| {
+                let before = guide[..i].chars().next_back();
+                let after = guide[i + cited.len()..].chars().next();
+                matches!(before, Some('`' | ' ' | '/')) && matches!(after, Some('`' | ' ' | '='))
+            });
+            if !listed {
+                problems.push(format!("{}: {flag} is not in docs/migrating.md", a.script));
+            }
+            let mut line = stand_in(&a.script, flag, missing);
+            let value = value_for(flag, missing);
+            match a.kind.as_str() {
+                // `compare`'s reports: two of them.
+                "positional" if flag == "reports" => {
+                    line.extend([format!("{missing}.a.xlsx"), format!("{missing}.b.xlsx")])
+                }
+                "positional" => line.push(value),
+                "switch" => line.push(flag.clone()),
+                // Two values (`--names` gives one per input).
+                "values" => line.extend([flag.clone(), value.clone(), value]),
+                _ => line.extend([flag.clone(), value]),
+            }
+            let r = run(tracelens().current_dir(dir.path()).args(&line));
+            r.assert_no_panic();
+            let lines = r.stderr_lines();
+            let refused = format!("tracelens: error: {flag} (from the Python TraceLens): ");
+            let one_line = lines.len() == 1;
+            // Refused in one line that names the flag and what replaces it.
+            let refused = r.code == Some(2) && one_line && lines[0].starts_with(&refused);
+            // Accepted: the run went on to the missing input (`compare` says
+            // so with 2, as for any bad input of its own).
+            let accepted = matches!(r.code, Some(1 | 2))
+                && one_line
+                && lines[0].starts_with("tracelens: error: ")
+                && !lines[0].contains("from the Python TraceLens")
+                && lines[0].contains("missing");
+            let ok = refused || accepted;
+            if !ok {
+                problems.push(format!("{}: {line:?}: {r:?}", a.script));
+            }
+        }
+    }
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_refused_flag_is_named_even_when_a_required_argument_is_missing() {
+    for line in [
+        &["collectives", "--trace_pattern", "/p/rank_*_step3.json"][..],
+        &["collectives", "--trace_glob=/p/**/*.json"],
+        &["report", "--topk_kernels", "5"],
+    ] {
+        let r = run(tracelens().args(line));
+        assert_eq!(r.code, Some(2), "{line:?}: {r:?}");
+        let lines = r.stderr_lines();
+        assert_eq!(lines.len(), 1, "{line:?}: {r:?}");
+        let flag = line[1].split('=').next().unwrap();
+        assert!(
+            lines[0].starts_with(&format!(
+                "tracelens: error: {flag} (from the Python TraceLens): "
+            )),
+            "{r:?}"
+        );
+    }
 }

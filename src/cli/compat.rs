@@ -1,6 +1,6 @@
-//! Compatibility with the reference's scripts (`generate_perf_report_pytorch`,
-//! the three `generate_perf_report_pftrace_*`, `compare_perf_reports_pytorch`,
-//! `generate_multi_rank_collective_report_pytorch`):
+//! Compatibility with the reference's console scripts (the PyTorch,
+//! inference, rocprofv3, JAX and three pftrace reports, the comparison,
+//! the multi-rank collective report, Genesis and the inference splitter):
 //! every long flag is also accepted spelled with underscores, as the
 //! reference spells them; the reference's flags with another name are
 //! hidden aliases on the flag they match (declared with the flag); and the
@@ -20,13 +20,24 @@ enum Handling {
     Refused(&'static str),
 }
 
+/// How many values a reference flag takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Values {
+    /// A switch.
+    None,
+    /// One value.
+    One,
+    /// One or more (argparse's `nargs="+"`).
+    Many,
+}
+
 /// A reference flag without a tracelens flag of the same meaning.
 #[derive(Debug, Clone, Copy)]
 struct RefFlag {
     /// The reference's spelling, without the leading dashes.
     name: &'static str,
-    /// Whether it takes a value (else it is a switch).
-    takes_value: bool,
+    /// The values it takes.
+    values: Values,
     /// Accepted or refused.
     handling: Handling,
 }
@@ -34,7 +45,11 @@ struct RefFlag {
 const fn ignored(name: &'static str, takes_value: bool) -> RefFlag {
     RefFlag {
         name,
-        takes_value,
+        values: if takes_value {
+            Values::One
+        } else {
+            Values::None
+        },
         handling: Handling::Ignored,
     }
 }
@@ -42,15 +57,48 @@ const fn ignored(name: &'static str, takes_value: bool) -> RefFlag {
 const fn refused(name: &'static str, takes_value: bool, instead: &'static str) -> RefFlag {
     RefFlag {
         name,
-        takes_value,
+        values: if takes_value {
+            Values::One
+        } else {
+            Values::None
+        },
         handling: Handling::Refused(instead),
     }
 }
 
-/// `generate_perf_report_pytorch`'s (and the pftrace scripts') flags that
-/// `tracelens report` does not have.
+const fn refused_list(name: &'static str, instead: &'static str) -> RefFlag {
+    RefFlag {
+        name,
+        values: Values::Many,
+        handling: Handling::Refused(instead),
+    }
+}
+
+/// The flags of the reference's report scripts (PyTorch, inference,
+/// rocprofv3, JAX, pftrace) that `tracelens report` does not have.
 const REPORT: &[RefFlag] = &[
     ignored("enable_kernel_summary", false),
+    // The rocprofv3 report always has its kernel_details sheet.
+    ignored("kernel_details", false),
+    refused(
+        "topk_kernels",
+        true,
+        "not supported: kernel_details keeps every dispatch, longest first (read its first N rows)",
+    ),
+    refused(
+        "disable_kernel_summary",
+        false,
+        "not supported: the kernel_summary sheets are always written",
+    ),
+    refused_list(
+        "kernel_metadata_keyword_filters",
+        "not supported: every kernel is analysed (filter the sheets by their op and metadata columns instead)",
+    ),
+    refused(
+        "comparison_capture_folder",
+        true,
+        "not supported: make each report with its own --capture-dir, then `tracelens compare BASELINE VARIANT`",
+    ),
     // Perfetto traces are decoded natively: no converter to name.
     ignored("traceconv", true),
     refused(
@@ -165,10 +213,13 @@ pub(crate) fn with_reference_flags(cmd: Command) -> Command {
         cmd = cmd.mut_subcommand(name, |sub| {
             table(name).iter().fold(sub, |sub, f| {
                 let arg = Arg::new(id(f)).long(f.name).hide(true);
-                sub.arg(if f.takes_value {
-                    arg.action(ArgAction::Set).value_name("VALUE")
-                } else {
-                    arg.action(ArgAction::SetTrue)
+                sub.arg(match f.values {
+                    Values::None => arg.action(ArgAction::SetTrue),
+                    Values::One => arg.action(ArgAction::Set).value_name("VALUE"),
+                    Values::Many => arg
+                        .action(ArgAction::Append)
+                        .num_args(1..)
+                        .value_name("VALUE"),
                 })
             })
         });
@@ -207,15 +258,38 @@ pub(crate) fn check(matches: &ArgMatches) -> Result<(), String> {
         return Ok(());
     };
     for f in table(name) {
-        let given = sub.value_source(&id(f)) == Some(ValueSource::CommandLine);
-        if let (true, Handling::Refused(instead)) = (given, f.handling) {
-            return Err(format!(
-                "--{} (from the Python TraceLens): {instead}",
-                f.name
-            ));
+        if sub.value_source(&id(f)) == Some(ValueSource::CommandLine) {
+            refusal(f)?;
         }
     }
     Ok(())
+}
+
+/// The refusal of a command line that clap did not accept, when it holds a
+/// refused reference flag: the reference's command lines often lack an
+/// argument tracelens requires (`--trace_pattern` instead of
+/// `--trace-dir`), and the line that says what replaces the flag helps
+/// more than the missing argument's. `args` follow the program name.
+pub(crate) fn refusal_in(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut words = args.iter().filter_map(|a| a.to_str());
+    let sub = words.by_ref().find(|w| !w.starts_with('-'))?;
+    let table = table(sub);
+    words
+        .filter_map(|w| w.strip_prefix("--"))
+        .map(|w| w.split_once('=').map_or(w, |(flag, _)| flag))
+        .find_map(|w| table.iter().find(|f| f.name == w))
+        .and_then(|f| refusal(f).err())
+}
+
+/// `Err` with the line that refuses `f`, when it is refused.
+fn refusal(f: &RefFlag) -> Result<(), String> {
+    match f.handling {
+        Handling::Refused(instead) => Err(format!(
+            "--{} (from the Python TraceLens): {instead}",
+            f.name
+        )),
+        Handling::Ignored => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -129,9 +129,15 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     let matches = compat::with_reference_flags(Cli::command())
-        .try_get_matches_from(args)
-        .map_err(ParseFailure::Clap)?;
+        .try_get_matches_from(&args)
+        .map_err(
+            |e| match compat::refusal_in(args.get(1..).unwrap_or_default()) {
+                Some(line) if e.use_stderr() => ParseFailure::Refused(line),
+                _ => ParseFailure::Clap(e),
+            },
+        )?;
     compat::check(&matches).map_err(ParseFailure::Refused)?;
     Cli::from_arg_matches(&matches).map_err(ParseFailure::Clap)
 }

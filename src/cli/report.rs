@@ -30,10 +30,10 @@ pub(crate) struct ReportArgs {
     #[arg(required_unless_present = "profile_json_path")]
     trace: Option<PathBuf>,
     /// The reference's spelling of TRACE (`--trace_path` in its pftrace
-    /// scripts).
+    /// scripts, `--profile_path` in its JAX script).
     #[arg(
         long = "profile_json_path",
-        alias = "trace_path",
+        aliases = ["trace_path", "profile_path"],
         hide = true,
         value_name = "FILE",
         conflicts_with = "trace"
@@ -83,7 +83,12 @@ pub(crate) struct ReportArgs {
     /// Folder of CUDA/HIP graph capture traces (with execution_details.json):
     /// attribute kernels replayed under graph launches to the ops that
     /// captured them.
-    #[arg(long, value_name = "DIR", help_heading = "Inference servers")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        help_heading = "Inference servers",
+        alias = "capture_folder"
+    )]
     capture_dir: Option<PathBuf>,
     /// Add a kernel_category column (one keyword table for every input
     /// format, see docs/kernel-categories.md) to the kernel summary, and
